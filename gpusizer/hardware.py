@@ -1,0 +1,118 @@
+"""GPU hardware facts: one row per canonical GPU model, read from data/gpus.yaml.
+
+Every figure carries its source and date in that file. Memory is what the
+driver reports (nvidia-smi MiB / 1024 = GiB), not the marketing GB: an
+"80 GB" H100 shows 81559 MiB = 79.65 GiB.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import importlib.resources
+
+import yaml
+
+from gpusizer import errors
+
+PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class GpuSpec:
+    """Facts about one GPU model.
+
+    Attributes:
+        name: canonical name (T4, L4, A10G, L40S, A100-40GB, A100-80GB, H100, ...).
+        memory_gib: memory as the driver reports it, GiB.
+        memory_gb: vendor nominal capacity, decimal GB (for display only).
+        hbm_bw_gbs: peak memory bandwidth, GB/s (1e9 B/s).
+        tflops: dense peak tensor throughput per precision, TFLOPS (TOPS for
+            integers); a precision the GPU cannot run natively is absent.
+        nvlink_gbs: GPU-to-GPU bandwidth per GPU, GB/s; 0 means PCIe only.
+        pcie_gen: host interface generation.
+        tdp_w: board power, W.
+        source: where the numbers come from; as_of: when they were read.
+    """
+
+    name: str
+    vendor: str
+    arch: str
+    memory_gib: float
+    memory_gb: float
+    hbm_bw_gbs: float
+    tflops: dict[str, float]
+    nvlink_gbs: float
+    pcie_gen: int
+    tdp_w: float
+    source: str
+    as_of: str
+    aliases: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        if self.memory_gib <= 0 or self.hbm_bw_gbs <= 0:
+            raise errors.CatalogError(f"GPU {self.name}: memory and bandwidth must be positive")
+        if "fp16" not in self.tflops and "fp32" not in self.tflops:
+            raise errors.CatalogError(f"GPU {self.name}: needs at least an fp16 or fp32 TFLOPS figure")
+
+    def peak_tflops(self, precision: str) -> float:
+        """Dense peak for `precision`, falling back to the next wider native format.
+
+        A GPU without native fp8 (Ampere) runs fp8/int4 weight-only kernels at
+        its fp16 tensor rate; T4 runs bf16 models in fp16.
+        """
+        for p in _FALLBACK[precision]:
+            if p in self.tflops:
+                return self.tflops[p]
+        raise errors.CatalogError(f"GPU {self.name} has no usable TFLOPS figure for {precision}")
+
+
+# Compute format actually used for each weight precision, in order of preference.
+_FALLBACK = {
+    "fp32": ("tf32", "fp32"),
+    "tf32": ("tf32", "fp32"),
+    "bf16": ("bf16", "fp16", "fp32"),
+    "fp16": ("fp16", "bf16", "fp32"),
+    "fp8": ("fp8", "fp16", "bf16", "fp32"),
+    # Weight-only int8/int4 (GPTQ/AWQ/Marlin) dequantize to 16-bit for the matmul.
+    "int8": ("fp16", "bf16", "fp32"),
+    "int4": ("fp16", "bf16", "fp32"),
+}
+
+
+@functools.cache
+def load_gpus() -> dict[str, GpuSpec]:
+    """The packaged GPU table, keyed by canonical name."""
+    text = importlib.resources.files("gpusizer").joinpath("data/gpus.yaml").read_text()
+    doc = yaml.safe_load(text)
+    table = {}
+    for name, row in doc["gpus"].items():
+        table[name] = GpuSpec(
+            name=name,
+            vendor=row["vendor"],
+            arch=row["arch"],
+            memory_gib=float(row["memory_gib"]),
+            memory_gb=float(row["memory_gb"]),
+            hbm_bw_gbs=float(row["hbm_bw_gbs"]),
+            tflops={k: float(v) for k, v in row["tflops"].items() if v is not None},
+            nvlink_gbs=float(row.get("nvlink_gbs") or 0),
+            pcie_gen=int(row["pcie_gen"]),
+            tdp_w=float(row["tdp_w"]),
+            source=row["source"],
+            as_of=str(row["as_of"]),
+            aliases=tuple(row.get("aliases", ())),
+        )
+    return table
+
+
+def canonical_gpu(name: str) -> str | None:
+    """Canonical GPU name for a user or provider spelling ("nvidia-l4", "a100 80gb"), or None."""
+    wanted = _norm(name)
+    for gpu in load_gpus().values():
+        if wanted == _norm(gpu.name) or wanted in {_norm(a) for a in gpu.aliases}:
+            return gpu.name
+    return None
+
+
+def _norm(s: str) -> str:
+    return "".join(ch for ch in s.lower() if ch.isalnum())
