@@ -1,0 +1,150 @@
+"""`gpusizer` command line (CONTRACT.md section 2).
+
+Exit codes: 0 a choice was made; 2 invalid input (message on stderr, no
+traceback); 3 valid input but no feasible offer (the output still explains
+every rejection). Imports nothing from Pulumi or cloud SDKs on this path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+EXIT_OK, EXIT_INVALID, EXIT_INFEASIBLE, EXIT_BUG = 0, 2, 3, 1
+
+
+def _parser() -> argparse.ArgumentParser:
+    from gpusizer.catalog.offer import PROVIDERS, PURCHASES
+
+    p = argparse.ArgumentParser(prog="gpusizer", description="GPU right-sizing: from a workload spec to the cheapest adequate GPU offer.")
+    p.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    plan = sub.add_parser("plan", help="size a workload and choose the cheapest adequate offer")
+    plan.add_argument("spec", help="workload spec YAML")
+    plan.add_argument("--format", choices=("table", "json", "markdown"), default="table")
+    plan.add_argument("--catalog", help="catalog directory or CSV (default: the freshest of cache and snapshot)")
+    plan.add_argument("--pools", help="on-prem pools YAML (hybrid)")
+    plan.add_argument("--top", type=int, default=8, help="candidates shown per group in table/markdown")
+
+    est = sub.add_parser("estimate", help="requirements and the minimum count of each GPU model")
+    est.add_argument("spec")
+    est.add_argument("--format", choices=("table", "json", "markdown"), default="table")
+    est.add_argument("--catalog")
+
+    sub.add_parser("schema", help="print the workload spec's JSON Schema")
+
+    cat = sub.add_parser("catalog", help="inspect the offers")
+    cat_sub = cat.add_subparsers(dest="catalog_command", required=True)
+    lst = cat_sub.add_parser("list", help="list offers with their source and date")
+    lst.add_argument("--provider", choices=PROVIDERS)
+    lst.add_argument("--region")
+    lst.add_argument("--gpu")
+    lst.add_argument("--min-gpu-memory-gib", type=float)
+    lst.add_argument("--purchase", choices=PURCHASES)
+    lst.add_argument("--catalog")
+    lst.add_argument("--format", choices=("table", "json"), default="table")
+    return p
+
+
+def _catalog(path):
+    from gpusizer.catalog import Catalog
+
+    return Catalog.load(path)
+
+
+def _cmd_plan(args) -> int:
+    import gpusizer
+    from gpusizer import report
+
+    pools = gpusizer.load_pools(args.pools) if args.pools else ()
+    decision = gpusizer.plan(args.spec, catalog=_catalog(args.catalog), pools=pools)
+    print(report.render(decision, args.format, top=args.top))
+    return EXIT_OK if decision.chosen is not None else EXIT_INFEASIBLE
+
+
+def _cmd_estimate(args) -> int:
+    import gpusizer
+    from gpusizer import report
+
+    print(report.render(gpusizer.estimate(args.spec, catalog=_catalog(args.catalog)), args.format))
+    return EXIT_OK
+
+
+def _cmd_schema(args) -> int:
+    from gpusizer import spec
+
+    print(json.dumps(spec.json_schema(), indent=2))
+    return EXIT_OK
+
+
+def _cmd_catalog_list(args) -> int:
+    from gpusizer import hardware
+
+    gpu = None
+    if args.gpu:
+        gpu = hardware.canonical_gpu(args.gpu)
+        if gpu is None:
+            from gpusizer.errors import SpecError
+
+            raise SpecError(f"--gpu: unknown GPU {args.gpu!r}. To fix: use one of {', '.join(hardware.load_gpus())}", "--gpu")
+    rows = []
+    for o in _catalog(args.catalog).offers:
+        if (args.provider and o.provider != args.provider) or (args.region and o.region != args.region):
+            continue
+        if (gpu and o.gpu != gpu) or (args.min_gpu_memory_gib and o.gpu_memory_gib < args.min_gpu_memory_gib):
+            continue
+        for purchase in ((args.purchase,) if args.purchase else ("on-demand", "spot")):
+            price = o.price(purchase)
+            if price is None:
+                continue
+            rows.append(
+                {
+                    "provider": o.provider, "region": o.region, "zone": o.zone, "instance_type": o.instance_type,
+                    "gpu": o.gpu, "gpu_count": o.gpu_count, "gpu_fraction": o.gpu_fraction,
+                    "gpu_memory_gib": round(o.gpu_memory_gib, 2), "vcpus": o.vcpus, "ram_gib": o.ram_gib,
+                    "nvlink": o.nvlink, "fabric": o.fabric, "opt_in": o.opt_in, "purchase": purchase,
+                    "hourly_usd": price, "source": o.source, "as_of": o.as_of,
+                }
+            )
+    rows.sort(key=lambda r: (r["hourly_usd"], r["provider"], r["region"], r["zone"] or "", r["instance_type"], r["purchase"]))
+    if args.format == "json":
+        print(json.dumps(rows, indent=2))
+    else:
+        print(f"{'provider':<8} {'where':<22} {'instance type':<32} {'GPUs':<18} {'purchase':<9} {'$/h':>10}  as of")
+        for r in rows:
+            gpus = f"{r['gpu_count']} x {r['gpu']}" if r["gpu_fraction"] == 1 else f"1/{round(1 / r['gpu_fraction'])} x {r['gpu']}"
+            print(f"{r['provider']:<8} {(r['zone'] or r['region']):<22} {r['instance_type']:<32} {gpus:<18} "
+                  f"{r['purchase']:<9} {r['hourly_usd']:>10.4f}  {r['as_of']}")
+        print(f"{len(rows)} offers")
+    return EXIT_OK
+
+
+_COMMANDS = {"plan": _cmd_plan, "estimate": _cmd_estimate, "schema": _cmd_schema}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns the exit code (the console script exits with it)."""
+    args = _parser().parse_args(argv)
+    from gpusizer import errors
+
+    handler = _COMMANDS.get(args.command)
+    if args.command == "catalog":
+        handler = {"list": _cmd_catalog_list}[args.catalog_command]
+    try:
+        return handler(args)
+    except errors.SizingError as exc:
+        print(f"gpusizer: error: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as exc:  # a bug: say so plainly; --debug shows the traceback
+        if args.debug:
+            raise
+        print(f"gpusizer: internal error ({type(exc).__name__}: {exc}); rerun with --debug and report it", file=sys.stderr)
+        return EXIT_BUG
+
+
+if __name__ == "__main__":
+    sys.exit(main())

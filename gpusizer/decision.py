@@ -1,0 +1,193 @@
+"""What the optimizer returns: the choice, every candidate with its reasons, and the plan JSON."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from gpusizer import units
+from gpusizer.catalog.offer import Offer
+from gpusizer.estimate.fit import Fit
+from gpusizer.estimate.workload import Workload
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Rejection:
+    """Why a candidate lost: a stable code and a sentence with numbers.
+
+    Codes: provider, region, gpu, opt-in, purchase, memory, interconnect, ttft,
+    tpot, throughput, deadline, host-vcpu, host-ram, capacity, quota, budget.
+    """
+
+    code: str
+    detail: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Candidate:
+    """One offer at one purchase option and node count, judged."""
+
+    offer: Offer
+    purchase: str
+    nodes: int
+    hourly_usd: float | None
+    fit: Fit | None
+    rejection: Rejection | None
+    usd_per_mtok: float | None = None
+
+    @property
+    def feasible(self) -> bool:
+        return self.rejection is None
+
+    @property
+    def gpu_count(self) -> int:
+        return self.offer.gpu_count * self.nodes
+
+    def to_dict(self) -> dict:
+        o = self.offer
+        return {
+            "provider": o.provider,
+            "region": o.region,
+            "zone": o.zone,
+            "instance_type": o.instance_type,
+            "gpu": o.gpu,
+            "gpu_count": self.gpu_count,
+            "gpu_fraction": o.gpu_fraction,
+            "gpu_memory_gib": round(o.gpu_memory_gib, 2),
+            "nodes": self.nodes,
+            "purchase": self.purchase,
+            "hourly_usd": None if self.hourly_usd is None else round(self.hourly_usd, 4),
+            "usd_per_million_tokens": None if self.usd_per_mtok is None else round(self.usd_per_mtok, 4),
+            "feasible": self.feasible,
+            "reasons": [] if self.feasible else [self.rejection.detail],
+            "reason_code": None if self.feasible else self.rejection.code,
+            "source": o.source,
+            "as_of": o.as_of,
+        }
+
+
+@dataclasses.dataclass(frozen=True)
+class Decision:
+    """The cheapest adequate candidate and the explanation of every other.
+
+    Attributes:
+        workload: the resolved spec and its requirements.
+        objective: "hourly" ($/hour) or "per-token" ($ per million tokens).
+        chosen: the winner, or None when nothing is feasible.
+        candidates: feasible ones in rank order, then rejected ones by price.
+        next_cheaper: the cheapest rejected candidate cheaper per hour than the
+            choice, i.e. what a reviewer asks about first ("why not that?").
+        burst: set when an on-prem pool was full and the choice went to a cloud.
+        notes: provenance of the prices used (their ages) and warnings.
+    """
+
+    workload: Workload
+    objective: str
+    chosen: Candidate | None
+    candidates: tuple[Candidate, ...]
+    next_cheaper: Candidate | None
+    burst: str | None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def feasible(self) -> list[Candidate]:
+        return [c for c in self.candidates if c.feasible]
+
+    def margin(self) -> dict:
+        """How much room the choice has: memory per GPU and each target."""
+        if self.chosen is None or self.chosen.fit is None:
+            return {}
+        f = self.chosen.fit
+        out = {
+            "memory_gib_per_gpu": round(f.usable_gib - f.need_gib, 2),
+            "memory_utilization": round(f.need_gib / f.usable_gib, 3),
+        }
+        t = self.workload.targets if self.workload.spec.task == "inference" else None
+        if f.speed and t:
+            if t.ttft_ms:
+                out["ttft_ms"] = round(t.ttft_ms - f.speed.ttft_ms, 1)
+            if t.tpot_ms:
+                out["tpot_ms"] = round(t.tpot_ms - f.speed.tpot_ms, 2)
+            if t.tokens_per_second:
+                out["tokens_per_second"] = round(f.speed.tokens_per_second * self.workload.spec.deploy.replicas - t.tokens_per_second, 1)
+        if f.train_hours and self.workload.spec.train.deadline_hours:
+            out["deadline_hours"] = round(self.workload.spec.train.deadline_hours - f.train_hours, 1)
+        return out
+
+    def requirements(self) -> dict:
+        return requirements_dict(self.workload)
+
+    def to_dict(self) -> dict:
+        """The plan JSON of CONTRACT.md section 2 (plus explanation fields)."""
+        chosen = None
+        if self.chosen is not None:
+            chosen = self.chosen.to_dict()
+            for k in ("feasible", "reasons", "reason_code"):
+                chosen.pop(k)
+            f = self.chosen.fit
+            chosen["performance"] = _performance(f)
+            chosen["sharding"] = f.sharding if f else None
+        return {
+            "workload": self.workload.spec.name,
+            "model": self.workload.model.key,
+            "task": self.workload.spec.task,
+            "objective": self.objective,
+            "requirements": self.requirements(),
+            "choice": chosen,
+            "margin": self.margin(),
+            "next_cheaper": None
+            if self.next_cheaper is None
+            else {**_brief(self.next_cheaper), "lacked": self.next_cheaper.rejection.detail},
+            "burst": self.burst,
+            "notes": list(self.notes),
+            "candidates": [c.to_dict() for c in self.candidates],
+        }
+
+
+def _brief(c: Candidate) -> dict:
+    d = c.to_dict()
+    return {k: d[k] for k in ("provider", "region", "zone", "instance_type", "gpu", "gpu_count", "purchase", "hourly_usd")}
+
+
+def _performance(f: Fit | None) -> dict:
+    if f is None:
+        return {}
+    out = {"gpu_memory_needed_gib_per_gpu": round(f.need_gib, 2), "gpu_memory_usable_gib_per_gpu": round(f.usable_gib, 2)}
+    if f.speed:
+        out.update(
+            ttft_ms=round(f.speed.ttft_ms, 1),
+            tpot_ms=round(f.speed.tpot_ms, 2),
+            tokens_per_second=round(f.speed.tokens_per_second, 1),
+            bound=f.speed.bound,
+        )
+    if f.train_hours is not None:
+        out["train_hours"] = round(f.train_hours, 2)
+    return out
+
+
+def requirements_dict(w: Workload) -> dict:
+    """The requirements block shared by the plan and estimate JSON."""
+    b = w.breakdown
+    out = {
+        "memory_gib": b.to_gib(),
+        "weights_precision": "nf4" if w.spec.method == "qlora" else w.spec.precision,
+        "host": {
+            "vcpus_per_gpu": w.min_vcpus(1),
+            "ram_gib_per_node": round(w.min_ram_gib(), 1),
+            "disk_gib": w.disk_gib,
+        },
+    }
+    if w.spec.task == "inference":
+        inf = w.spec.serving
+        t = w.targets
+        out["kv_cache_precision"] = w.kv_precision
+        out["kv_cache_gib_per_sequence"] = round(units.gib(b.kv_cache / inf.batch_size), 3)
+        out["targets"] = {
+            "tokens_per_second": t.tokens_per_second,
+            "ttft_ms": t.ttft_ms,
+            "tpot_ms": t.tpot_ms,
+            "replicas": w.spec.deploy.replicas,
+        }
+    elif w.training_flops:
+        out["training_flops"] = w.training_flops
+        out["deadline_hours"] = w.spec.train.deadline_hours
+    return out

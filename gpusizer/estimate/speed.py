@@ -1,0 +1,120 @@
+"""Speed of a workload on a GPU shape: a roofline with documented efficiency factors.
+
+Decode is memory-bandwidth bound at small batches: every output step reads
+the (active) weights once and each sequence's KV cache once, so
+time per output token = bytes read / (GPUs x bandwidth x MBU), unless the
+FLOPs at that batch take longer at the achievable fraction of peak.
+Prefill is compute bound. Training time is 6 x N x tokens over
+GPUs x peak x MFU (Kaplan et al. 2020, arXiv:2001.08361, section 2.1).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from gpusizer import hardware, registry
+from gpusizer.estimate import memory
+
+# Achieved fraction of peak HBM bandwidth while decoding ("model bandwidth
+# utilization"). Databricks, "LLM Inference Performance Engineering: Best
+# Practices" (2023-10-12) reports MBU of about 55-60% for 7-70B models on
+# A100/H100 with tensor parallelism; we take 0.6.
+DECODE_MBU = 0.6
+# Achieved fraction of peak tensor FLOPS in prefill and batched decode matmuls.
+# Large-prompt prefill reaches 50-70% MFU in vLLM/TensorRT-LLM; we take 0.5.
+INFERENCE_MFU = 0.5
+# Training MFU: Llama 3 pre-training reached 38-43% BF16 MFU on H100
+# (Llama Team, "The Llama 3 Herd of Models", arXiv:2407.21783, Table 4); 0.4.
+TRAINING_MFU = 0.4
+# Latency of one small tensor-parallel all-reduce, seconds. nccl-tests
+# all_reduce_perf on 8 KiB-1 MiB messages: ~10 us over NVLink/NVSwitch and
+# ~30 us over PCIe (NVIDIA nccl-tests README figures and published runs).
+ALLREDUCE_S = {"nvlink": 10e-6, "pcie": 30e-6}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class InferenceSpeed:
+    """Estimated serving speed of one model replica."""
+
+    tpot_ms: float
+    ttft_ms: float
+    tokens_per_second: float
+    bound: str  # "memory-bandwidth" or "compute"
+
+
+def expert_read_fraction(model: registry.ModelArch, batch: int) -> float:
+    """Fraction of all weights one decode step reads.
+
+    A dense model reads everything. An MoE with E experts and top-k routing
+    reads the shared part D and, with uniformly random routing, each expert
+    with probability 1 - (1 - k/E)^batch. With total = D + X and
+    active = D + X*k/E: X = (total - active) / (1 - k/E).
+    """
+    if not model.is_moe:
+        return 1.0
+    share = model.experts_per_token / model.experts
+    experts_params = (model.params - model.active_params) / (1 - share)
+    dense_params = model.params - experts_params
+    touched = 1 - (1 - share) ** batch
+    return (dense_params + experts_params * touched) / model.params
+
+
+def inference_speed(
+    model: registry.ModelArch,
+    gpu: hardware.GpuSpec,
+    gpus: float,
+    nvlink: bool,
+    precision: str,
+    kv_precision: str,
+    context: int,
+    prompt: int,
+    batch: int,
+) -> InferenceSpeed:
+    """Decode and prefill speed of one replica on `gpus` GPUs (fractional allowed).
+
+    Args:
+        gpus: GPUs per replica; a fractional GPU (g6f) passes its share.
+        context: tokens held per sequence at the end of generation (the KV read
+            per step is taken at this, the worst case).
+        prompt: prompt tokens for time to first token.
+    """
+    bw = gpus * gpu.hbm_bw_gbs * 1e9 * DECODE_MBU
+    flops = gpus * gpu.peak_tflops(precision) * 1e12 * INFERENCE_MFU
+    weights = memory.weight_bytes(model, precision) * expert_read_fraction(model, batch)
+    kv = memory.kv_bytes_per_sequence(model, context, kv_precision) * batch
+    mem_s = (weights + kv) / bw
+    compute_s = 2 * model.active_params * batch / flops
+    comm_s = 0.0
+    if gpus > 1 and model.kind == "llm":
+        # Two all-reduces per layer (after attention and after the MLP), Megatron-LM TP.
+        comm_s = 2 * model.layers * ALLREDUCE_S["nvlink" if nvlink else "pcie"]
+    step_s = max(mem_s, compute_s) + comm_s
+    attn_flops = 2 * model.layers * prompt * prompt * model.attention_heads * model.head_dim
+    prefill_flops = 2 * model.active_params * prompt + attn_flops
+    ttft_s = max(prefill_flops / flops, memory.weight_bytes(model, precision) / bw) + comm_s
+    return InferenceSpeed(
+        tpot_ms=step_s * 1e3,
+        ttft_ms=ttft_s * 1e3,
+        tokens_per_second=batch / step_s,
+        bound="memory-bandwidth" if mem_s >= compute_s else "compute",
+    )
+
+
+def training_flops(model: registry.ModelArch, tokens: float, method: str, checkpointing: bool) -> float:
+    """Hardware FLOPs to train on `tokens` tokens.
+
+    Full training: 6*N per token (2N forward, 4N backward; Kaplan et al.
+    2020). LoRA/QLoRA skip the frozen weights' gradients: 4*N. Activation
+    checkpointing recomputes the forward pass: +2*N (Korthikanti et al. 2022).
+    N is the active parameter count (MoE).
+    """
+    per_token = 6.0 if method == "full" else 4.0
+    if checkpointing:
+        per_token += 2.0
+    return per_token * model.active_params * tokens
+
+
+def training_hours(flops: float, gpu: hardware.GpuSpec, gpus: float, precision: str) -> float:
+    """Wall-clock hours for `flops` on `gpus` GPUs at TRAINING_MFU of dense peak."""
+    compute = "bf16" if precision in ("int4", "int8") else precision  # QLoRA computes in 16-bit
+    return flops / (gpus * gpu.peak_tflops(compute) * 1e12 * TRAINING_MFU) / 3600

@@ -1,0 +1,126 @@
+"""A spec resolved against its model: the shape-independent requirements, computed once."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from gpusizer import hardware, registry, spec as spec_mod, units
+from gpusizer.estimate import memory, speed
+
+# Host balance (gpusizer defaults, 2026-11; the right-sizing method's "coupled
+# limits"). Serving: 2 vCPUs per GPU for the API server, tokenizer and
+# scheduler (vLLM runs one process per GPU plus the front end); the smallest
+# cloud GPU shapes give 4 (g6.xlarge, g2-standard-4). Training: 4 vCPUs per
+# GPU for data-loader workers (PyTorch DataLoader guidance: workers per GPU).
+VCPUS_PER_GPU = {"inference": 2, "training": 4, "finetune": 4}
+# Root disk: the OS, CUDA and framework images of a Deep Learning AMI/VM take
+# about 75 GiB (AWS DLAMI GPU images ship a 75 GiB root volume, 2025); we add
+# 25 GiB of margin and the model files (weights; training also keeps two
+# checkpoints of weights + optimizer states).
+BASE_DISK_GIB = 100
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class EffectiveTargets:
+    tokens_per_second: float | None
+    ttft_ms: float | None
+    tpot_ms: float | None
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Workload:
+    """A validated spec, its model, and everything about it that does not depend on the GPU."""
+
+    spec: spec_mod.WorkloadSpec
+    model: registry.ModelArch
+    breakdown: memory.MemoryBreakdown
+    kv_precision: str | None
+    training_flops: float | None
+    _speeds: dict = dataclasses.field(default_factory=dict, repr=False)
+
+    @property
+    def targets(self) -> EffectiveTargets:
+        """Serving targets with growth applied (latency targets are not scaled)."""
+        t = self.spec.serving.targets
+        tps = t.tokens_per_second * self.spec.growth if t.tokens_per_second else None
+        return EffectiveTargets(tps, t.ttft_ms, t.tpot_ms)
+
+    @property
+    def tokens_per_second_per_replica(self) -> float | None:
+        tps = self.targets.tokens_per_second
+        return tps / self.spec.deploy.replicas if tps else None
+
+    @property
+    def weights_gib(self) -> float:
+        return units.gib(self.breakdown.weights)
+
+    def serving_speed(self, gpu: hardware.GpuSpec, gpus: float, nvlink: bool) -> speed.InferenceSpeed:
+        """Serving speed of one replica on `gpus` of `gpu` (memoised per shape)."""
+        key = (gpu.name, gpus, nvlink)
+        if key not in self._speeds:
+            inf = self.spec.serving
+            self._speeds[key] = speed.inference_speed(
+                self.model,
+                gpu,
+                gpus,
+                nvlink,
+                self.spec.precision,
+                self.kv_precision,
+                inf.context_length,
+                inf.prompt_tokens or inf.context_length,
+                inf.batch_size,
+            )
+        return self._speeds[key]
+
+    def min_vcpus(self, gpus: float) -> int:
+        return max(2, math.ceil(VCPUS_PER_GPU[self.spec.task] * gpus))
+
+    def min_ram_gib(self, nodes: int = 1) -> float:
+        """Host RAM per node: the node's share of the weights, which load through host memory."""
+        return self.weights_gib / nodes
+
+    @property
+    def disk_gib(self) -> int:
+        """Root disk per node: base image + model files (+ two checkpoints when training)."""
+        if self.spec.deploy.disk_gib:
+            return self.spec.deploy.disk_gib
+        files = self.breakdown.weights
+        if self.spec.task != "inference":
+            files += 2 * (self.breakdown.weights + self.breakdown.optimizer_states)
+        return BASE_DISK_GIB + memory.ceil_gib(files)
+
+
+def default_kv_precision(precision: str) -> str:
+    """KV cache follows the weights, except quantized int weights keep a 16-bit cache."""
+    return {"int8": "fp16", "int4": "fp16"}.get(precision, precision)
+
+
+def resolve(spec: spec_mod.WorkloadSpec, model: registry.ModelArch) -> Workload:
+    """Compute the shape-independent requirements of `spec` running `model`."""
+    if spec.task == "inference":
+        inf = spec.serving
+        kv_p = inf.kv_cache_precision or default_kv_precision(spec.precision)
+        b = memory.MemoryBreakdown(
+            weights=memory.weight_bytes(model, spec.precision),
+            kv_cache=memory.kv_bytes_per_sequence(model, inf.context_length, kv_p) * inf.batch_size,
+            activations=memory.inference_activation_bytes(model, inf.context_length, inf.batch_size),
+            gradients=0.0,
+            optimizer_states=0.0,
+            overhead=memory.overhead_bytes("inference", 1),
+        )
+        return Workload(spec, model, b, kv_p, None)
+    t = spec.train
+    weights, grads, opt = memory.training_state_bytes(model, spec.precision, spec.method, t.optimizer, t.lora_rank)
+    b = memory.MemoryBreakdown(
+        weights=weights,
+        kv_cache=0.0,
+        activations=memory.training_activation_bytes(
+            model, t.sequence_length, t.micro_batch_size, t.activation_checkpointing
+        ),
+        gradients=grads,
+        optimizer_states=opt,
+        overhead=memory.overhead_bytes(spec.task, 1),
+    )
+    flops = speed.training_flops(model, t.tokens, spec.method, t.activation_checkpointing) if t.tokens else None
+    return Workload(spec, model, b, None, flops)

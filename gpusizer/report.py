@@ -1,0 +1,203 @@
+"""Render a Decision or an Estimate as a terminal table, markdown (for a PR comment) or JSON.
+
+Rendering only reads; all numbers come from the decision. Candidates are
+listed cheapest first with a CHOSEN mark; rejected offers are collapsed to
+one row per (provider, instance type, purchase, reason) so a 5,000-offer
+catalog stays readable, and every reason is counted.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+
+from gpusizer.decision import Candidate, Decision
+from gpusizer.plan import Estimate
+
+FORMATS = ("table", "markdown", "json")
+
+
+def render(obj: Decision | Estimate, fmt: str = "table", top: int = 8) -> str:
+    """Render a Decision or an Estimate in `fmt` ("table", "markdown" or "json")."""
+    if fmt == "json":
+        return json.dumps(obj.to_dict(), indent=2)
+    if isinstance(obj, Estimate):
+        return _estimate_text(obj, markdown=fmt == "markdown")
+    return _plan_markdown(obj, top) if fmt == "markdown" else _plan_table(obj, top)
+
+
+def _money(x: float | None) -> str:
+    return "-" if x is None else f"${x:,.2f}" if x >= 0.1 else f"${x:.4f}"
+
+
+def _where(c: Candidate) -> str:
+    return c.offer.zone or c.offer.region
+
+
+def _shape(c: Candidate) -> str:
+    o = c.offer
+    if o.gpu_fraction < 1:
+        return f"1/{round(1 / o.gpu_fraction)} x {o.gpu} ({o.gpu_memory_gib:.1f} GiB)"
+    nodes = f" on {c.nodes} nodes" if c.nodes > 1 else ""
+    return f"{c.gpu_count} x {o.gpu} ({o.gpu_memory_gib:.1f} GiB){nodes}"
+
+
+def _memory_line(d: Decision | Estimate) -> str:
+    m = d.workload.breakdown.to_gib()
+    parts = [f"{k.replace('_', ' ')} {v:.1f}" for k, v in m.items() if k != "total" and v]
+    return f"{m['total']:.1f} GiB = " + " + ".join(parts)
+
+
+def _targets_line(d: Decision | Estimate) -> str | None:
+    w = d.workload
+    if w.spec.task != "inference":
+        t = w.spec.train
+        if not t.tokens:
+            return None
+        deadline = f" within {t.deadline_hours:g} h" if t.deadline_hours else ""
+        return f"{t.tokens:.3g} tokens{deadline} ({w.training_flops:.3g} FLOPs)"
+    t = w.targets
+    parts = []
+    if t.tokens_per_second:
+        parts.append(f"{t.tokens_per_second:,.0f} tokens/s (growth x{w.spec.growth:g}, {w.spec.deploy.replicas} replica(s))")
+    if t.ttft_ms:
+        parts.append(f"TTFT <= {t.ttft_ms:g} ms")
+    if t.tpot_ms:
+        parts.append(f"TPOT <= {t.tpot_ms:g} ms")
+    return ", ".join(parts) or None
+
+
+def _header(d: Decision | Estimate) -> list[tuple[str, str]]:
+    w = d.workload
+    s = w.spec
+    what = f"{w.model.display_name}, {s.task}{' (' + s.method + ')' if s.task == 'finetune' else ''}, {s.precision}"
+    if s.task == "inference":
+        what += f", context {s.serving.context_length} x batch {s.serving.batch_size}"
+    else:
+        what += f", sequence {s.train.sequence_length} x micro-batch {s.train.micro_batch_size}"
+    rows = [("workload", f"{s.name}: {what}"), ("GPU memory", _memory_line(d))]
+    targets = _targets_line(d)
+    if targets:
+        rows.append(("targets", targets))
+    rows.append(
+        ("host", f">= {w.min_vcpus(1)} vCPU/GPU, {w.min_ram_gib():.1f} GiB RAM, {w.disk_gib} GiB disk per node")
+    )
+    return rows
+
+
+def _performance(c: Candidate) -> str:
+    f = c.fit
+    if f is None:
+        return ""
+    parts = [f"{f.need_gib:.1f}/{f.usable_gib:.1f} GiB per GPU"]
+    if f.speed:
+        parts.append(f"TTFT {f.speed.ttft_ms:,.0f} ms, TPOT {f.speed.tpot_ms:.1f} ms, {f.speed.tokens_per_second:,.0f} tok/s")
+    if f.train_hours is not None:
+        parts.append(f"{f.train_hours:,.1f} h")
+    if f.sharding and f.sharding != "none":
+        parts.append(f.sharding)
+    return ", ".join(parts)
+
+
+def _collapsed(d: Decision, top: int) -> tuple[list[Candidate], list[tuple[Candidate, int]]]:
+    """Top feasible candidates, and rejected ones grouped by (provider, type, purchase, reason)."""
+    feasible = d.feasible[:top]
+    groups: dict[tuple, list[Candidate]] = collections.OrderedDict()
+    for c in d.candidates:
+        if c.feasible or c.rejection.code in ("provider", "region", "gpu", "opt-in"):
+            continue
+        key = (c.offer.provider, c.offer.instance_type, c.purchase, c.rejection.code)
+        groups.setdefault(key, []).append(c)
+    rejected = [(cs[0], len(cs)) for cs in list(groups.values())[:top]]
+    return feasible, rejected
+
+
+def _reason_counts(d: Decision) -> str:
+    counts = collections.Counter(c.rejection.code for c in d.candidates if not c.feasible)
+    return ", ".join(f"{code} {n}" for code, n in counts.most_common())
+
+
+def _choice_lines(d: Decision) -> list[str]:
+    c = d.chosen
+    if c is None:
+        return ["CHOICE: none feasible - every offer was rejected (reasons below). Exit code 3."]
+    price = f"{_money(c.hourly_usd)}/h"
+    if c.usd_per_mtok is not None:
+        price += f", {_money(c.usd_per_mtok)} per million tokens"
+    lines = [
+        f"CHOICE: {c.offer.provider} {_where(c)} {c.offer.instance_type}: {_shape(c)}, {c.purchase}, {price}",
+        f"  performance: {_performance(c)}",
+        "  margin: " + ", ".join(f"{k} {v:g}" for k, v in d.margin().items()),
+    ]
+    if c.offer.note:
+        lines.append(f"  cost basis: {c.offer.note}")
+    if d.next_cheaper is not None:
+        n = d.next_cheaper
+        lines.append(
+            f"  next cheaper: {n.offer.provider} {_where(n)} {n.offer.instance_type} "
+            f"({_money(n.hourly_usd)}/h) lacked: {n.rejection.detail}"
+        )
+    if d.burst:
+        lines.append(f"  BURST: {d.burst}")
+    return lines
+
+
+def _plan_table(d: Decision, top: int) -> str:
+    out = [f"{k:<11} {v}" for k, v in _header(d)]
+    out += ["", *_choice_lines(d), ""]
+    feasible, rejected = _collapsed(d, top)
+    cols = ("", "provider", "where", "instance type", "GPUs", "purchase", "$/h", "$/Mtok", "why not")
+    rows = [
+        ("CHOSEN" if c is d.chosen else f"#{i + 1}", c.offer.provider, _where(c), c.offer.instance_type, _shape(c),
+         c.purchase, _money(c.hourly_usd), _money(c.usd_per_mtok), "")
+        for i, c in enumerate(feasible)
+    ]
+    rows += [
+        ("x" if n == 1 else f"x{n}", c.offer.provider, _where(c) if n == 1 else f"{n} places", c.offer.instance_type,
+         _shape(c), c.purchase, _money(c.hourly_usd), "", c.rejection.detail)
+        for c, n in rejected
+    ]
+    widths = [max(len(str(r[i])) for r in [cols, *rows]) for i in range(len(cols) - 1)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths) + "  {}"
+    out.append(f"Candidates ({len(d.feasible)} feasible of {len(d.candidates)}; cheapest shown):")
+    out += [fmt.format(*cols)] + [fmt.format(*r) for r in rows]
+    out += ["", f"Rejections by reason: {_reason_counts(d) or 'none'}"]
+    out += [f"Prices: {n}" for n in d.notes]
+    return "\n".join(out)
+
+
+def _md_row(cells) -> str:
+    return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
+
+
+def _plan_markdown(d: Decision, top: int) -> str:
+    out = [f"### gpusizer plan: `{d.workload.spec.name}`", ""]
+    out += [f"- **{k}**: {v}" for k, v in _header(d)]
+    out += ["", *(f"**{line}**" if line.startswith("CHOICE") else f"- {line.strip()}" for line in _choice_lines(d)), ""]
+    feasible, rejected = _collapsed(d, top)
+    out += [_md_row(("", "provider", "where", "instance type", "GPUs", "purchase", "$/h", "why not")), "|---" * 8 + "|"]
+    out += [
+        _md_row(("**CHOSEN**" if c is d.chosen else f"#{i + 1}", c.offer.provider, _where(c), f"`{c.offer.instance_type}`",
+                 _shape(c), c.purchase, _money(c.hourly_usd), ""))
+        for i, c in enumerate(feasible)
+    ]
+    out += [
+        _md_row(("rejected", c.offer.provider, _where(c) if n == 1 else f"{n} places", f"`{c.offer.instance_type}`",
+                 _shape(c), c.purchase, _money(c.hourly_usd), c.rejection.detail))
+        for c, n in rejected
+    ]
+    out += ["", f"Rejections by reason: {_reason_counts(d) or 'none'}", ""]
+    out += [f"> {n}" for n in d.notes]
+    return "\n".join(out)
+
+
+def _estimate_text(e: Estimate, markdown: bool) -> str:
+    rows = [(r["gpu"], "-" if r["min_count"] is None else str(r["min_count"]), r["limiting"]) for r in e.per_gpu]
+    if markdown:
+        out = [f"### gpusizer estimate: `{e.workload.spec.name}`", ""]
+        out += [f"- **{k}**: {v}" for k, v in _header(e)]
+        out += ["", _md_row(("GPU", "min count", "limiting")), "|---|---|---|"] + [_md_row(r) for r in rows]
+        return "\n".join(out)
+    out = [f"{k:<11} {v}" for k, v in _header(e)] + ["", f"{'GPU':<10} {'min count':>9}  limiting"]
+    out += [f"{g:<10} {n:>9}  {lim}" for g, n, lim in rows]
+    return "\n".join(out)

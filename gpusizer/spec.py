@@ -1,0 +1,310 @@
+"""The workload spec (CONTRACT.md section 1): one strict pydantic model, validated once.
+
+Every field is documented with its unit and default; `gpusizer schema` prints
+the JSON Schema generated from these models so editors can validate spec files.
+Bad input of any kind becomes a :class:`gpusizer.errors.SpecError` naming the
+field and the fix; nothing downstream ever sees an unvalidated value.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+from typing import Annotated, Any, Literal
+
+import pydantic
+import yaml
+
+from gpusizer import errors
+
+Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
+KvPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8"]
+Provider = Literal["aws", "gcp", "onprem"]
+PositiveInt = Annotated[int, pydantic.Field(ge=1)]
+PositiveFloat = Annotated[float, pydantic.Field(gt=0)]
+
+
+class _Strict(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(frozen=True, extra="forbid")
+
+
+class ModelRef(_Strict):
+    """The model: a registry name, a Hugging Face config.json, or an explicit architecture."""
+
+    name: str | None = pydantic.Field(None, description="Registry key or common spelling, e.g. llama-3.1-8b.")
+    hf_config: str | None = pydantic.Field(
+        None, description="Path to a Hugging Face config.json, read offline (relative to the spec file)."
+    )
+    params_b: PositiveFloat | None = pydantic.Field(None, description="Billions of parameters (total, for MoE).")
+    active_params_b: PositiveFloat | None = pydantic.Field(None, description="MoE: billions active per token.")
+    layers: PositiveInt | None = None
+    hidden_size: PositiveInt | None = None
+    attention_heads: PositiveInt | None = None
+    kv_heads: PositiveInt | None = pydantic.Field(None, description="GQA/MQA; defaults to attention_heads.")
+    head_dim: PositiveInt | None = pydantic.Field(None, description="Defaults to hidden_size / attention_heads.")
+
+    @pydantic.model_validator(mode="after")
+    def _one_way(self) -> ModelRef:
+        explicit = [self.params_b, self.layers, self.hidden_size, self.attention_heads]
+        ways = [self.name is not None, self.hf_config is not None, any(v is not None for v in explicit)]
+        if sum(ways) != 1:
+            raise ValueError(
+                "give exactly one of: name, hf_config, or an explicit architecture "
+                "(params_b, layers, hidden_size, attention_heads)"
+            )
+        if ways[2] and not all(v is not None for v in explicit):
+            raise ValueError("an explicit architecture needs params_b, layers, hidden_size and attention_heads")
+        if self.active_params_b and self.params_b and self.active_params_b > self.params_b:
+            raise ValueError("active_params_b cannot exceed params_b")
+        return self
+
+
+class Targets(_Strict):
+    """Serving targets; all optional. Multiplied by `growth` before sizing."""
+
+    tokens_per_second: PositiveFloat | None = pydantic.Field(None, description="Aggregate output tokens/s.")
+    ttft_ms: PositiveFloat | None = pydantic.Field(None, description="Time to first token, ms.")
+    tpot_ms: PositiveFloat | None = pydantic.Field(None, description="Time per output token, ms.")
+
+
+class InferenceSpec(_Strict):
+    context_length: PositiveInt = pydantic.Field(4096, description="Tokens per sequence, prompt + output.")
+    batch_size: PositiveInt = pydantic.Field(1, description="Concurrent sequences held in the KV cache.")
+    kv_cache_precision: KvPrecision | None = pydantic.Field(
+        None, description="Defaults from precision (16-bit for int8/int4 weights)."
+    )
+    prompt_tokens: PositiveInt | None = pydantic.Field(
+        None, description="Prompt length for time to first token; defaults to context_length (worst case)."
+    )
+    targets: Targets = Targets()
+
+    @pydantic.model_validator(mode="after")
+    def _prompt_fits(self) -> InferenceSpec:
+        if self.prompt_tokens is not None and self.prompt_tokens > self.context_length:
+            raise ValueError("prompt_tokens cannot exceed context_length")
+        return self
+
+
+class TrainingSpec(_Strict):
+    sequence_length: PositiveInt = pydantic.Field(4096, description="Tokens per training sequence.")
+    micro_batch_size: PositiveInt = pydantic.Field(1, description="Sequences per GPU per step.")
+    tokens: PositiveFloat | None = pydantic.Field(None, description="Total training tokens.")
+    deadline_hours: PositiveFloat | None = pydantic.Field(None, description="With tokens, sets a FLOPs rate.")
+    optimizer: Literal["adamw", "sgd", "adafactor", "adamw-8bit"] = "adamw"
+    activation_checkpointing: bool = True
+    sharding: Literal["auto", "none", "zero1", "zero2", "zero3"] = pydantic.Field(
+        "auto", description="auto: the least sharding that fits."
+    )
+    lora_rank: PositiveInt = pydantic.Field(16, description="LoRA/QLoRA adapter rank.")
+
+    @pydantic.model_validator(mode="after")
+    def _deadline_needs_tokens(self) -> TrainingSpec:
+        if self.deadline_hours is not None and self.tokens is None:
+            raise ValueError("deadline_hours needs tokens (the total training tokens)")
+        return self
+
+
+class Placement(_Strict):
+    providers: list[Provider] | None = pydantic.Field(None, description="Default: all configured.")
+    regions: list[str] | None = pydantic.Field(None, description="Default: every region in the catalog.")
+    purchase: Literal["on-demand", "spot", "any"] = "on-demand"
+    max_hourly_usd: PositiveFloat | None = pydantic.Field(None, description="Ceiling, $/hour for all nodes.")
+    allow_opt_in: bool = pydantic.Field(False, description="Allow AWS Local Zones and opt-in regions.")
+    gpus: list[str] | None = pydantic.Field(None, description="Only these GPU models (canonical names).")
+
+
+class Sizing(_Strict):
+    memory_headroom: float = pydantic.Field(
+        0.95, gt=0.5, le=1.0, description="Fraction of driver-reported GPU memory the workload may use."
+    )
+    objective: Literal["auto", "hourly", "per-token"] = pydantic.Field(
+        "auto", description="auto: $ per million output tokens when a throughput target is set, else $/hour."
+    )
+
+
+class Deploy(_Strict):
+    """How the components provision the choice (ignored by the CLI's sizing, except replicas)."""
+
+    replicas: PositiveInt = pydantic.Field(1, description="Copies of the workload; throughput targets are split.")
+    capacity_failover: bool = pydantic.Field(
+        False, description="AWS: an Auto Scaling group over the top adequate types, so capacity errors fall back."
+    )
+    failover_types: int = pydantic.Field(3, ge=1, le=20, description="How many ranked types the failover lists.")
+    image: str | None = pydantic.Field(None, description="Container image to run (on-prem Kubernetes pools).")
+    machine_image: str | None = pydantic.Field(None, description="AMI id or GCP image; default: Deep Learning image.")
+    disk_gib: PositiveInt | None = pydantic.Field(None, description="Root disk; default: weights plus margin.")
+
+
+class WorkloadSpec(_Strict):
+    """A workload to size. See CONTRACT.md section 1."""
+
+    name: str = pydantic.Field(pattern=r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$", description="[a-z0-9-]")
+    model: ModelRef
+    task: Literal["inference", "training", "finetune"] = "inference"
+    finetune_method: Literal["full", "lora", "qlora"] | None = pydantic.Field(
+        None, description="task: finetune only; default lora. qlora keeps base weights in 4-bit NF4."
+    )
+    precision: Precision = "bf16"
+    inference: InferenceSpec | None = None
+    training: TrainingSpec | None = None
+    growth: float = pydantic.Field(1.0, gt=0, description="Multiplies throughput targets (planned growth).")
+    placement: Placement = Placement()
+    sizing: Sizing = Sizing()
+    deploy: Deploy = Deploy()
+
+    @pydantic.model_validator(mode="after")
+    def _sections_match_task(self) -> WorkloadSpec:
+        if self.task == "inference":
+            if self.training is not None:
+                raise ValueError("training: applies to task training or finetune; remove it or change task")
+            if self.finetune_method is not None:
+                raise ValueError("finetune_method: applies only to task: finetune")
+        else:
+            if self.inference is not None:
+                raise ValueError(f"inference: does not apply to task: {self.task}; use training:")
+            if self.precision in ("int8", "int4") and self.finetune_method != "qlora":
+                raise ValueError(
+                    f"precision: {self.precision} weights cannot be trained; use bf16, or finetune_method: qlora"
+                )
+            if self.task == "training" and self.finetune_method is not None:
+                raise ValueError("finetune_method: applies only to task: finetune")
+        return self
+
+    @property
+    def serving(self) -> InferenceSpec:
+        """The inference section with its defaults (task inference)."""
+        return self.inference or InferenceSpec()
+
+    @property
+    def train(self) -> TrainingSpec:
+        """The training section with its defaults (task training/finetune)."""
+        return self.training or TrainingSpec()
+
+    @property
+    def method(self) -> str:
+        """full, lora or qlora for fine-tuning; full for training; "" for inference."""
+        if self.task == "finetune":
+            return self.finetune_method or "lora"
+        return "full" if self.task == "training" else ""
+
+
+# What each kind of pydantic failure means for a person editing YAML.
+_FIXES = {
+    "extra_forbidden": "remove it or check its spelling",
+    "missing": "add it",
+    "string_pattern_mismatch": "use lower-case letters, digits and '-' (it becomes part of resource names)",
+    "int_parsing": "give a whole number",
+    "int_type": "give a whole number",
+    "float_parsing": "give a number",
+    "float_type": "give a number",
+    "bool_parsing": "give true or false",
+    "greater_than_equal": "use a larger value",
+    "greater_than": "use a larger value",
+    "less_than_equal": "use a smaller value",
+    "list_type": "give a list, e.g. [aws, gcp]",
+    "model_type": "give a mapping of fields",
+}
+
+
+def _field_path(loc: tuple) -> str:
+    return ".".join(str(part) for part in loc)
+
+
+def errors_for(
+    exc: pydantic.ValidationError, prefix: str = "", what: str = "workload spec"
+) -> errors.SpecError:
+    """Turn pydantic's errors into one SpecError a person can act on.
+
+    Each line names the field (dotted, under `prefix`), what is wrong, the
+    value given, and "To fix: ...". The error's `field` is the first one.
+    """
+    root = exc.title
+    lines = []
+    first_field = ""
+    for err in exc.errors(include_url=False):
+        field = ".".join(filter(None, [prefix, _field_path(err["loc"])])) or "(top level)"
+        first_field = first_field or field
+        fix = _FIXES.get(err["type"])
+        if err["type"] == "literal_error":
+            fix = "use " + err["ctx"]["expected"]
+        if err["type"] == "extra_forbidden":
+            allowed = _allowed_fields(_models_by_title().get(root), err["loc"][:-1])
+            if allowed:
+                fix = f"{fix}; allowed here: {', '.join(allowed)}"
+        msg = err["msg"].removeprefix("Value error, ")
+        shown = err["input"]
+        got = "" if err["type"] in ("missing", "extra_forbidden") or isinstance(shown, dict) else f" (got {shown!r})"
+        lines.append(f"{field}: {msg}{got}." + (f" To fix: {fix}." if fix else ""))
+    return errors.SpecError(f"invalid {what}:\n  " + "\n  ".join(lines), field=first_field)
+
+
+def _allowed_fields(cls: type[pydantic.BaseModel] | None, loc: tuple) -> list[str]:
+    for part in loc:
+        field = cls.model_fields.get(str(part)) if cls else None
+        if field is None:
+            return []
+        ann = field.annotation
+        inner = [a for a in getattr(ann, "__args__", (ann,)) if isinstance(a, type) and issubclass(a, pydantic.BaseModel)]
+        cls = inner[0] if inner else None
+    return sorted(cls.model_fields) if cls else []
+
+
+def parse_spec(data: Any, base_dir: str | os.PathLike | None = None) -> WorkloadSpec:
+    """Validate a spec mapping.
+
+    Args:
+        data: the spec as a mapping (parsed YAML, stack config, a dict).
+        base_dir: directory that a relative `model.hf_config` is relative to.
+
+    Returns:
+        The validated, frozen spec; `model.hf_config` made absolute.
+
+    Raises:
+        SpecError: naming the first offending field, with every problem listed.
+    """
+    if isinstance(data, WorkloadSpec):
+        return data
+    if not isinstance(data, dict):
+        raise errors.SpecError(
+            f"a workload spec must be a mapping of fields (got {type(data).__name__}). "
+            "To fix: start the file with 'name: my-workload' and 'model: ...'",
+            field="",
+        )
+    try:
+        spec = WorkloadSpec.model_validate(data)
+    except pydantic.ValidationError as exc:
+        raise errors_for(exc) from None
+    if spec.model.hf_config and base_dir is not None:
+        path = pathlib.Path(base_dir, spec.model.hf_config)
+        spec = spec.model_copy(update={"model": spec.model.model_copy(update={"hf_config": str(path)})})
+    return spec
+
+
+def read_spec_file(path: str | os.PathLike) -> Any:
+    """Read a YAML (or JSON) spec file into plain data; a bad file is a SpecError."""
+    p = pathlib.Path(path)
+    try:
+        text = p.read_text()
+    except OSError as exc:
+        raise errors.SpecError(f"cannot read spec file {p}: {exc.strerror}. To fix: check the path", "") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise errors.SpecError(f"{p} is not valid YAML{where}: {getattr(exc, 'problem', exc)}", "") from None
+
+
+def _models_by_title() -> dict[str, type[pydantic.BaseModel]]:
+    from gpusizer.catalog import onprem
+
+    return {"WorkloadSpec": WorkloadSpec, "Pool": onprem.Pool}
+
+
+def json_schema() -> dict:
+    """JSON Schema of the spec, for editors (yaml-language-server) and CI linting."""
+    schema = WorkloadSpec.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "gpusizer workload spec"
+    return schema
+
