@@ -92,6 +92,32 @@ class Decision:
     def feasible(self) -> list[Candidate]:
         return [c for c in self.candidates if c.feasible]
 
+    @property
+    def required_gpu_memory_gib(self) -> float:
+        """Total GPU memory the workload needs (requirements.memory_gib.total): the sizing tag's value."""
+        return round(units.gib(self.workload.breakdown.total), 2)
+
+    def failover(self, n: int) -> list[Candidate]:
+        """The choice and up to n-1 next-ranked adequate instance types in the same place.
+
+        Same provider, region, purchase option and node count, distinct instance
+        types, in rank order: the override list of an Auto Scaling group or
+        fleet, so a capacity error on one type falls to the next adequate one,
+        never to an inadequate one.
+        """
+        c = self.chosen
+        if c is None:
+            return []
+        out: list[Candidate] = []
+        for other in self.feasible:
+            same_place = (other.offer.provider, other.offer.region, other.purchase, other.nodes) == (
+                c.offer.provider, c.offer.region, c.purchase, c.nodes)
+            if same_place and other.offer.instance_type not in {x.offer.instance_type for x in out}:
+                out.append(other)
+            if len(out) == n:
+                break
+        return out
+
     def margin(self) -> dict:
         """How much room the choice has: memory per GPU and each target."""
         if self.chosen is None or self.chosen.fit is None:

@@ -1,0 +1,52 @@
+"""Shared fixtures: a tiny hand-built catalog, and paths to the repo and ../shared."""
+
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+
+from gpusizer.catalog import Catalog
+from gpusizer.catalog.offer import Offer
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+
+
+def make_offer(instance_type: str, gpu: str, count: int, mem: float, price: float, **kw) -> Offer:
+    """An offer with sensible host figures; keyword arguments override any field."""
+    fields = dict(
+        provider="aws",
+        region="us-east-1",
+        zone=None,
+        instance_type=instance_type,
+        gpu=gpu,
+        gpu_count=count,
+        gpu_memory_gib=mem,
+        vcpus=8 * count,
+        ram_gib=64.0 * count,
+        on_demand_usd=price,
+        spot_usd=round(price * 0.4, 4),
+        source="test",
+        as_of="2026-11-01",
+        nvlink=count > 2,
+    )
+    fields.update(kw)
+    return Offer(**fields)
+
+
+@pytest.fixture
+def tiny_catalog() -> Catalog:
+    """Six shapes across two providers, priced like the real ones (2026 list prices, rounded)."""
+    return Catalog(
+        (
+            make_offer("g4dn.xlarge", "T4", 1, 15.0, 0.526),
+            make_offer("g6.xlarge", "L4", 1, 22.35, 0.805),
+            make_offer("g5.xlarge", "A10G", 1, 22.35, 1.006),
+            make_offer("g6e.xlarge", "L40S", 1, 44.7, 1.861),
+            make_offer("p4d.24xlarge", "A100-40GB", 8, 40.0, 21.96, fabric="efa"),
+            make_offer("p5.48xlarge", "H100", 8, 79.65, 55.04, fabric="efa"),
+            make_offer("a3-highgpu-2g", "H100", 2, 79.65, 22.0, provider="gcp", region="us-central1", nvlink=True),
+            make_offer("a3-highgpu-1g", "H100", 1, 79.65, 11.0, provider="gcp", region="us-central1"),
+        )
+    )

@@ -1,0 +1,94 @@
+"""The CLI contract: formats, exit codes 0/2/3, no tracebacks on bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO
+
+EXAMPLE = REPO / "stacks/examples/chat-8b.yaml"
+
+
+def run(*args, cwd=REPO):
+    return subprocess.run([sys.executable, "-m", "gpusizer.cli", *map(str, args)], capture_output=True, text=True, cwd=cwd)
+
+
+def test_plan_json_has_contract_fields():
+    r = run("plan", EXAMPLE, "--format", "json")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["workload"] == "support-chat"
+    assert d["requirements"]["memory_gib"]["total"] > 0
+    for key in ("provider", "region", "zone", "instance_type", "gpu", "gpu_count", "gpu_memory_gib", "purchase", "hourly_usd"):
+        assert key in d["choice"]
+    for c in d["candidates"]:
+        assert c["feasible"] == (c["reasons"] == [])
+
+
+def test_estimate_json_lists_every_gpu_model():
+    from gpusizer import hardware
+
+    r = run("estimate", EXAMPLE, "--format", "json")
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert {row["gpu"] for row in d["per_gpu"]} == set(hardware.load_gpus())
+    for key in ("weights", "kv_cache", "activations", "gradients", "optimizer_states", "overhead", "total"):
+        assert key in d["requirements"]["memory_gib"]
+
+
+@pytest.mark.parametrize("fmt, marker", [("table", "CHOICE:"), ("markdown", "| provider |")])
+def test_human_formats_show_the_choice(fmt, marker):
+    r = run("plan", EXAMPLE, "--format", fmt)
+    assert r.returncode == 0, r.stderr
+    assert marker in r.stdout
+    assert "Rejections by reason" in r.stdout
+
+
+def test_invalid_spec_exits_2_naming_the_field(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: chat\nmodel: {name: llama-3.1-8b}\ninference: {batch_size: -3}\n")
+    r = run("plan", bad)
+    assert r.returncode == 2
+    assert "inference.batch_size" in r.stderr
+    assert "Traceback" not in r.stderr + r.stdout
+
+
+def test_missing_file_exits_2(tmp_path):
+    r = run("plan", tmp_path / "nope.yaml")
+    assert r.returncode == 2
+    assert "cannot read" in r.stderr
+
+
+def test_infeasible_exits_3_and_still_explains(tmp_path):
+    spec = tmp_path / "s.yaml"
+    spec.write_text("name: x\nmodel: {name: llama-3.1-405b}\nplacement: {max_hourly_usd: 1}\n")
+    r = run("plan", spec, "--format", "json")
+    assert r.returncode == 3
+    d = json.loads(r.stdout)
+    assert d["choice"] is None and d["candidates"]
+
+
+def test_schema_is_json():
+    r = run("schema")
+    assert r.returncode == 0
+    assert json.loads(r.stdout)["title"] == "gpusizer workload spec"
+
+
+def test_catalog_list_filters_and_carries_provenance():
+    r = run("catalog", "list", "--provider", "aws", "--gpu", "L4", "--purchase", "on-demand", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)
+    assert rows and all(x["provider"] == "aws" and x["gpu"] == "L4" for x in rows)
+    assert all(x["source"] and x["as_of"] for x in rows)
+
+
+def test_cli_path_imports_no_pulumi_or_cloud_sdk():
+    code = ("import sys, gpusizer.cli as c; c.main(['plan', %r, '--format', 'json']);"
+            "bad = [m for m in sys.modules if m.split('.')[0] in ('pulumi', 'boto3', 'botocore', 'google')];"
+            "print('BAD', bad)") % str(EXAMPLE)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert "BAD []" in r.stdout, r.stdout[-500:] + r.stderr

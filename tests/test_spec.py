@@ -1,0 +1,114 @@
+"""The workload spec: strict, defaulted, and every bad input named with its fix."""
+
+from __future__ import annotations
+
+import pytest
+
+import gpusizer
+from gpusizer import spec as spec_mod
+
+BASE = {"name": "chat", "model": {"name": "llama-3.1-8b"}}
+
+
+def test_defaults_are_documented_values():
+    s = gpusizer.load_spec(BASE)
+    assert (s.task, s.precision, s.growth) == ("inference", "bf16", 1.0)
+    assert (s.serving.context_length, s.serving.batch_size) == (4096, 1)
+    assert s.placement.purchase == "on-demand"
+    assert s.sizing.memory_headroom == 0.95
+
+
+@pytest.mark.parametrize(
+    "patch, field, words",
+    [
+        # unknown top-level field: named, with the allowed ones listed
+        ({"colour": "red"}, "colour", "allowed here"),
+        # unknown nested field
+        ({"inference": {"batchsize": 4}}, "inference.batchsize", "batch_size"),
+        # wrong type
+        ({"inference": {"batch_size": "many"}}, "inference.batch_size", "whole number"),
+        # impossible value
+        ({"inference": {"batch_size": 0}}, "inference.batch_size", "larger value"),
+        # enum
+        ({"precision": "fp4"}, "precision", "'int4'"),
+        # resource-name rules
+        ({"name": "Chat_Bot"}, "name", "lower-case"),
+        # sections must match the task
+        ({"task": "training", "inference": {"batch_size": 2}}, "(top level)", "training:"),
+        ({"finetune_method": "lora"}, "(top level)", "finetune"),
+        # int4 weights cannot be trained
+        ({"task": "training", "precision": "int4"}, "(top level)", "qlora"),
+        # deadline without tokens
+        ({"task": "training", "training": {"deadline_hours": 3}}, "training", "tokens"),
+        # negative growth
+        ({"growth": -1}, "growth", "larger value"),
+        # providers from the one registry
+        ({"placement": {"providers": ["azure"]}}, "placement.providers.0", "'aws'"),
+    ],
+)
+def test_bad_input_names_field_and_fix(patch, field, words):
+    with pytest.raises(gpusizer.SpecError) as e:
+        gpusizer.load_spec({**BASE, **patch})
+    assert e.value.field == field
+    assert field in str(e.value)
+    assert words in str(e.value)
+    assert "To fix" in str(e.value) or "use" in str(e.value)
+
+
+def test_unknown_model_is_a_spec_error_with_suggestions():
+    with pytest.raises(gpusizer.UnknownModelError) as e:
+        gpusizer.load_spec({**BASE, "model": {"name": "llama-3.1-8x"}})
+    assert e.value.field == "model.name"
+    assert "llama-3.1-8b" in str(e.value)
+
+
+def test_model_needs_exactly_one_way():
+    with pytest.raises(gpusizer.SpecError) as e:
+        gpusizer.load_spec({**BASE, "model": {"name": "llama-3.1-8b", "params_b": 8}})
+    assert "exactly one" in str(e.value)
+
+
+def test_context_beyond_model_is_rejected():
+    with pytest.raises(gpusizer.SpecError) as e:
+        gpusizer.load_spec({**BASE, "inference": {"context_length": 1_000_000}})
+    assert e.value.field == "inference.context_length"
+    assert "131072" in str(e.value)
+
+
+def test_explicit_architecture_accepted():
+    arch = {"params_b": 7.0, "layers": 32, "hidden_size": 4096, "attention_heads": 32, "kv_heads": 8}
+    s = gpusizer.load_spec({**BASE, "model": arch})
+    assert s.model.kv_heads == 8
+
+
+def test_yaml_errors_name_the_line(tmp_path):
+    p = tmp_path / "bad.yaml"
+    p.write_text("name: x\nmodel: [unclosed\n")
+    with pytest.raises(gpusizer.SpecError) as e:
+        gpusizer.load_spec(p)
+    assert "line" in str(e.value)
+
+
+def test_spec_must_be_a_mapping(tmp_path):
+    p = tmp_path / "list.yaml"
+    p.write_text("- a\n- b\n")
+    with pytest.raises(gpusizer.SpecError) as e:
+        gpusizer.load_spec(p)
+    assert "mapping" in str(e.value)
+
+
+def test_errors_are_value_errors():
+    assert issubclass(gpusizer.SpecError, gpusizer.SizingError)
+    assert issubclass(gpusizer.SizingError, ValueError)
+
+
+def test_schema_forbids_unknown_fields():
+    schema = spec_mod.json_schema()
+    assert schema["additionalProperties"] is False
+    assert "inference" in schema["properties"]
+
+
+def test_spec_providers_match_catalog_registry():
+    from gpusizer.catalog import offer
+
+    assert set(spec_mod.Provider.__args__) == set(offer.PROVIDERS)
