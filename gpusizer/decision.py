@@ -198,7 +198,7 @@ def requirements_dict(w: Workload) -> dict:
         "weights_precision": "nf4" if w.spec.method == "qlora" else w.spec.precision,
         "host": {
             "vcpus_per_gpu": w.min_vcpus(1),
-            "ram_gib_per_node": round(w.min_ram_gib(), 1),
+            "ram_gib_one_gpu_node": round(w.min_ram_gib(1), 1),  # scales as 1 / GPUs per node
             "disk_gib": w.disk_gib,
         },
     }

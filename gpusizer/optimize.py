@@ -117,9 +117,9 @@ class _Judge:
         need_cpu = self.w.min_vcpus(gpus)
         if offer.vcpus < need_cpu:
             return Rejection("host-vcpu", f"{offer.instance_type}: {offer.vcpus} vCPUs < {need_cpu} needed for {gpus:g} GPU(s)")
-        need_ram = self.w.min_ram_gib(nodes)
+        need_ram = self.w.min_ram_gib(offer.gpu_count)
         if offer.ram_gib < need_ram:
-            return Rejection("host-ram", f"{offer.instance_type}: {offer.ram_gib:g} GiB host RAM < {need_ram:.1f} GiB to load the weights")
+            return Rejection("host-ram", f"{offer.instance_type}: {offer.ram_gib:g} GiB host RAM < {need_ram:.1f} GiB to hold a GPU's share of the weights")
         return None
 
     def _capacity(self, offer: Offer, nodes: int, purchase: str) -> Rejection | None:

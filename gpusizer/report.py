@@ -80,7 +80,8 @@ def _header(d: Decision | Estimate) -> list[tuple[str, str]]:
     if targets:
         rows.append(("targets", targets))
     rows.append(
-        ("host", f">= {w.min_vcpus(1)} vCPU/GPU, {w.min_ram_gib():.1f} GiB RAM, {w.disk_gib} GiB disk per node")
+        ("host", f">= {w.min_vcpus(1)} vCPU per GPU; RAM >= one GPU's share of the weights "
+                 f"({w.min_ram_gib(1):.1f} GiB on a 1-GPU node); {w.disk_gib} GiB disk per node")
     )
     return rows
 

@@ -167,7 +167,7 @@ def _oracle(spec, offers):
             if s.placement.regions and o.region not in s.placement.regions:
                 continue
             f = fit_mod.fit(w, fit_mod.Shape(o.gpu, o.gpu_memory_gib, o.gpu_count, 1.0, o.nvlink, o.fabric is not None))
-            if not f.ok or o.vcpus < w.min_vcpus(o.gpu_count) or o.ram_gib < w.min_ram_gib():
+            if not f.ok or o.vcpus < w.min_vcpus(o.gpu_count) or o.ram_gib < w.min_ram_gib(o.gpu_count):
                 continue
             if s.placement.max_hourly_usd is not None and price > s.placement.max_hourly_usd:
                 continue

@@ -76,9 +76,14 @@ class Workload:
     def min_vcpus(self, gpus: float) -> int:
         return max(2, math.ceil(VCPUS_PER_GPU[self.spec.task] * gpus))
 
-    def min_ram_gib(self, nodes: int = 1) -> float:
-        """Host RAM per node: the node's share of the weights, which load through host memory."""
-        return self.weights_gib / nodes
+    def min_ram_gib(self, gpus_per_node: int = 1) -> float:
+        """Host RAM per node: one GPU's share of the weights, which each worker streams through host memory.
+
+        vLLM and PyTorch load safetensors shards by memory-mapping them; a
+        tensor-parallel worker keeps its own shard resident while it copies it
+        to the GPU. A node with less RAM than that swaps or fails to load.
+        """
+        return self.weights_gib / max(1, gpus_per_node)
 
     @property
     def disk_gib(self) -> int:
