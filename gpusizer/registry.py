@@ -1,11 +1,24 @@
 """Model registry: architecture facts for known models, by any spelling users type.
 
-(Skeleton: the loader, lookup and Hugging Face config reader are being filled in.)
+The facts live in data/models.yaml, each entry with its source. Three ways
+in: a registry name (`lookup`), an explicit architecture from a spec
+(`from_architecture`), or a Hugging Face config.json read offline
+(`from_hf_config`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
+import functools
+import importlib.resources
+import json
+import pathlib
+import re
+
+import yaml
+
+from gpusizer import errors
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -31,6 +44,7 @@ class ModelArch:
         experts, experts_per_token: MoE routed experts and top-k; None for dense.
         activation_gib_per_item: non-LLMs: peak inference activation memory per
             batch item (one image at the model's default resolution), GiB.
+        tied_embeddings: the LM head shares the input embedding matrix.
         hf_id: Hugging Face repo id; aliases: other spellings accepted.
         source: where the figures come from.
     """
@@ -56,8 +70,15 @@ class ModelArch:
     experts: int | None = None
     experts_per_token: int | None = None
     activation_gib_per_item: float | None = None
+    tied_embeddings: bool = False
     hf_id: str | None = None
     aliases: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        if not 0 < self.active_params <= self.params:
+            raise errors.SpecError(f"model {self.key}: need 0 < active params <= params", "model")
+        if self.kv_heads < 1 or self.attention_heads % self.kv_heads:
+            raise errors.SpecError(f"model {self.key}: kv_heads must divide attention_heads", "model.kv_heads")
 
     @property
     def is_moe(self) -> bool:
@@ -66,3 +87,222 @@ class ModelArch:
     @property
     def is_mla(self) -> bool:
         return self.kv_lora_rank is not None
+
+
+def count_params(
+    layers: int,
+    hidden: int,
+    heads: int,
+    kv_heads: int,
+    head_dim: int,
+    ffn: int,
+    vocab: int,
+    tied: bool = False,
+    gated: bool = True,
+    experts: int | None = None,
+    experts_per_token: int | None = None,
+    moe_ffn: int | None = None,
+    shared_experts: int = 0,
+    dense_layers: int = 0,
+) -> tuple[int, int]:
+    """(total, active) parameters of a decoder-only transformer.
+
+    embeddings: vocab x hidden (x2 unless tied); per layer: attention
+    hidden x heads x head_dim (Q) + 2 x hidden x kv_heads x head_dim (K, V) +
+    heads x head_dim x hidden (O); MLP 3 x hidden x ffn when gated (SwiGLU/
+    GeGLU), else 2 x; MoE layers: experts x 3 x hidden x moe_ffn + a router of
+    hidden x experts, top-k (+ shared) of them active; two RMSNorms per layer
+    and a final one. Biases are ignored (< 0.1% for the models here).
+    """
+    emb = vocab * hidden * (1 if tied else 2)
+    attn = hidden * heads * head_dim * 2 + 2 * hidden * kv_heads * head_dim
+    mlp_mult = 3 if gated else 2
+    norms = 2 * hidden
+    total = active = emb + hidden
+    for i in range(layers):
+        if experts and i >= dense_layers:
+            ffn_e = moe_ffn or ffn
+            per_expert = mlp_mult * hidden * ffn_e
+            router = hidden * experts
+            total += attn + norms + router + (experts + shared_experts) * per_expert
+            active += attn + norms + router + (experts_per_token + shared_experts) * per_expert
+        else:
+            total += attn + norms + mlp_mult * hidden * ffn
+            active += attn + norms + mlp_mult * hidden * ffn
+    return total, active
+
+
+@functools.cache
+def load_models() -> dict[str, ModelArch]:
+    """The packaged registry (data/models.yaml), keyed by registry key."""
+    doc = yaml.safe_load(importlib.resources.files("gpusizer").joinpath("data/models.yaml").read_text())
+    return {key: _from_entry(key, entry) for key, entry in doc["models"].items()}
+
+
+def _from_entry(key: str, e: dict) -> ModelArch:
+    e = dict(e)
+    if "params" not in e:
+        e["params"], e["active_params"] = count_params(
+            e["layers"], e["hidden_size"], e["attention_heads"], e["kv_heads"], e["head_dim"],
+            e["intermediate_size"], e["vocab_size"], e.get("tied_embeddings", False), e.pop("gated", True),
+            e.get("experts"), e.get("experts_per_token"), e.pop("moe_intermediate_size", None),
+            e.pop("shared_experts", 0), e.pop("dense_layers", 0),
+        )
+    e.setdefault("active_params", e["params"])
+    for k in ("gated", "moe_intermediate_size", "shared_experts", "dense_layers"):
+        e.pop(k, None)
+    e["aliases"] = tuple(e.get("aliases", ()))
+    return ModelArch(key=key, **e)
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_./\s]", "", name.lower())
+
+
+_SUFFIXES = ("-instruct", "-it", "-chat", "-hf", "-base")
+
+
+@functools.cache
+def _index() -> dict[str, str]:
+    index = {}
+    for key, m in load_models().items():
+        for name in (key, m.display_name, m.hf_id or "", *m.aliases):
+            if name:
+                index.setdefault(_norm(name), key)
+                index.setdefault(_norm(name.split("/")[-1]), key)
+    return index
+
+
+def lookup(name: str) -> ModelArch:
+    """The registry entry for `name`, however it is spelled.
+
+    Matches case- and separator-insensitively against keys, display names,
+    Hugging Face ids and aliases; then retries without an "org/" prefix and
+    without -Instruct/-it/-chat/-hf/-base suffixes.
+
+    Raises:
+        UnknownModelError: naming `model.name` with the nearest known keys.
+    """
+    index = _index()
+    candidates = [name, name.split("/")[-1]]
+    bare = name.split("/")[-1].lower()
+    for suffix in _SUFFIXES:
+        if bare.endswith(suffix):
+            candidates.append(bare.removesuffix(suffix))
+    for c in candidates:
+        key = index.get(_norm(c))
+        if key:
+            return load_models()[key]
+    near = difflib.get_close_matches(_norm(name), list(index), n=12, cutoff=0.6)
+    keys = list(dict.fromkeys(index[n] for n in near))[:5]
+    hint = f" Nearest: {', '.join(keys)}." if keys else ""
+    raise errors.UnknownModelError(
+        f"model.name: unknown model {name!r}.{hint} To fix: use one of these, or give the architecture "
+        "explicitly (params_b, layers, hidden_size, attention_heads, ...) or model.hf_config: path/to/config.json",
+        "model.name",
+    )
+
+
+def from_architecture(
+    params_b: float,
+    layers: int,
+    hidden_size: int,
+    attention_heads: int,
+    kv_heads: int | None = None,
+    head_dim: int | None = None,
+    active_params_b: float | None = None,
+    name: str = "custom",
+) -> ModelArch:
+    """A model from an explicit architecture in a spec (params in billions)."""
+    return ModelArch(
+        key=name,
+        display_name=name,
+        kind="llm",
+        params=int(params_b * 1e9),
+        active_params=int((active_params_b or params_b) * 1e9),
+        layers=layers,
+        hidden_size=hidden_size,
+        attention_heads=attention_heads,
+        kv_heads=kv_heads or attention_heads,
+        head_dim=head_dim or hidden_size // attention_heads,
+        source="explicit architecture in the workload spec",
+    )
+
+
+def from_hf_config(path: str | pathlib.Path) -> ModelArch:
+    """A model from a Hugging Face config.json, read offline (no transformers import).
+
+    Understands Llama/Mistral/Qwen2/Qwen3/Gemma2/Gemma3 (text_config nested),
+    Mixtral and Qwen MoE (num_local_experts / num_experts,
+    num_experts_per_tok, moe_intermediate_size), DeepSeek-V3 (MLA and
+    n_routed_experts, first_k_dense_replace), Phi-3 and Falcon key spellings.
+    Parameters are counted with `count_params`.
+
+    Raises:
+        SpecError: naming model.hf_config and the missing key or the bad file.
+    """
+    p = pathlib.Path(path)
+    field = "model.hf_config"
+    try:
+        cfg = json.loads(p.read_text())
+    except OSError as exc:
+        raise errors.SpecError(f"{field}: cannot read {p}: {exc.strerror}. To fix: check the path", field) from None
+    except json.JSONDecodeError as exc:
+        raise errors.SpecError(f"{field}: {p} is not valid JSON ({exc.msg}, line {exc.lineno})", field) from None
+    if not isinstance(cfg, dict):
+        raise errors.SpecError(f"{field}: {p} must hold a JSON object", field)
+    cfg = {**cfg, **cfg.get("text_config", {})}
+
+    def need(*keys):
+        for k in keys:
+            if cfg.get(k) is not None:
+                return cfg[k]
+        raise errors.SpecError(
+            f"{field}: {p.name} has no {' / '.join(keys)}. To fix: use the model's original config.json", field
+        )
+
+    layers = need("num_hidden_layers", "n_layer", "num_layers")
+    hidden = need("hidden_size", "n_embd", "d_model")
+    heads = need("num_attention_heads", "n_head")
+    kv = cfg.get("num_key_value_heads") or cfg.get("num_kv_heads") or (1 if cfg.get("multi_query") else heads)
+    head_dim = cfg.get("head_dim") or hidden // heads
+    vocab = need("vocab_size")
+    ffn = cfg.get("intermediate_size") or cfg.get("ffn_hidden_size") or 4 * hidden
+    experts = cfg.get("num_local_experts") or cfg.get("num_experts") or cfg.get("n_routed_experts")
+    tied = bool(cfg.get("tie_word_embeddings", False))
+    name = cfg.get("_name_or_path") or p.parent.name or "hf-config"
+    common = dict(
+        key=_norm(name) or "hf-config", display_name=name, kind="llm", layers=layers, hidden_size=hidden,
+        attention_heads=heads, intermediate_size=ffn, vocab_size=vocab,
+        max_context=cfg.get("max_position_embeddings"), tied_embeddings=tied, source=f"Hugging Face config {p}",
+    )
+    if cfg.get("kv_lora_rank"):
+        # MLA: count attention from its low-rank projections (DeepSeek-V2 paper, section 2.1).
+        rope, nope, v_dim = cfg["qk_rope_head_dim"], cfg["qk_nope_head_dim"], cfg["v_head_dim"]
+        q_rank, kv_rank = cfg.get("q_lora_rank") or 0, cfg["kv_lora_rank"]
+        q = (hidden * q_rank + q_rank * heads * (nope + rope)) if q_rank else hidden * heads * (nope + rope)
+        attn = q + hidden * (kv_rank + rope) + kv_rank * heads * (nope + v_dim) + heads * v_dim * hidden
+        moe_ffn = cfg["moe_intermediate_size"]
+        dense = cfg.get("first_k_dense_replace", 0)
+        shared = cfg.get("n_shared_experts", 0)
+        k = cfg["num_experts_per_tok"]
+        emb = vocab * hidden * (1 if tied else 2)
+        dense_mlp = 3 * hidden * ffn
+        expert = 3 * hidden * moe_ffn
+        total = emb + layers * attn + dense * dense_mlp + (layers - dense) * ((experts + shared) * expert + hidden * experts)
+        active = emb + layers * attn + dense * dense_mlp + (layers - dense) * ((k + shared) * expert + hidden * experts)
+        return ModelArch(params=total, active_params=active, kv_heads=heads, head_dim=nope + rope,
+                         kv_lora_rank=kv_rank, qk_rope_head_dim=rope, experts=experts, experts_per_token=k, **common)
+    total, active = count_params(
+        layers, hidden, heads, kv, head_dim, ffn, vocab, tied,
+        gated=cfg.get("model_type") not in ("falcon", "gpt2", "gpt_neox"),
+        experts=experts, experts_per_token=cfg.get("num_experts_per_tok"),
+        moe_ffn=cfg.get("moe_intermediate_size"),
+    )
+    window = cfg.get("sliding_window") if cfg.get("use_sliding_window", True) else None
+    local = 0
+    if window:
+        pattern = cfg.get("sliding_window_pattern")
+        local = layers - layers // pattern if pattern else (layers // 2 if "gemma2" in str(cfg.get("model_type")) else layers)
+    return ModelArch(params=total, active_params=active, kv_heads=kv, head_dim=head_dim, sliding_window=window,
+                     local_layers=local, experts=experts, experts_per_token=cfg.get("num_experts_per_tok"), **common)
