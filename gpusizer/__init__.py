@@ -10,7 +10,7 @@ from gpusizer.catalog import Catalog
 from gpusizer.catalog.onprem import Pool, load_pools, parse_pools
 from gpusizer.decision import Decision
 from gpusizer.errors import CatalogError, SizingError, SpecError, UnknownModelError
-from gpusizer.plan import Estimate, estimate, load_spec, plan
+from gpusizer.planner import Estimate, estimate, load_spec, plan
 from gpusizer.spec import WorkloadSpec
 
 __all__ = [

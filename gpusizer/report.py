@@ -12,7 +12,7 @@ import collections
 import json
 
 from gpusizer.decision import Candidate, Decision
-from gpusizer.plan import Estimate
+from gpusizer.planner import Estimate
 
 FORMATS = ("table", "markdown", "json")
 

@@ -50,12 +50,12 @@ class ModelRef(_Strict):
         if sum(ways) != 1:
             raise ValueError(
                 "give exactly one of: name, hf_config, or an explicit architecture "
-                "(params_b, layers, hidden_size, attention_heads)"
+                "(params_b, layers, hidden_size, attention_heads). To fix: keep one and remove the others"
             )
         if ways[2] and not all(v is not None for v in explicit):
-            raise ValueError("an explicit architecture needs params_b, layers, hidden_size and attention_heads")
+            raise ValueError("an explicit architecture needs params_b, layers, hidden_size and attention_heads. To fix: add the missing ones")
         if self.active_params_b and self.params_b and self.active_params_b > self.params_b:
-            raise ValueError("active_params_b cannot exceed params_b")
+            raise ValueError("active_params_b cannot exceed params_b. To fix: give total parameters in params_b")
         return self
 
 
@@ -81,7 +81,7 @@ class InferenceSpec(_Strict):
     @pydantic.model_validator(mode="after")
     def _prompt_fits(self) -> InferenceSpec:
         if self.prompt_tokens is not None and self.prompt_tokens > self.context_length:
-            raise ValueError("prompt_tokens cannot exceed context_length")
+            raise ValueError("prompt_tokens cannot exceed context_length. To fix: lower prompt_tokens or raise context_length")
         return self
 
 
@@ -100,7 +100,7 @@ class TrainingSpec(_Strict):
     @pydantic.model_validator(mode="after")
     def _deadline_needs_tokens(self) -> TrainingSpec:
         if self.deadline_hours is not None and self.tokens is None:
-            raise ValueError("deadline_hours needs tokens (the total training tokens)")
+            raise ValueError("deadline_hours needs tokens. To fix: add training.tokens (total training tokens) or remove deadline_hours")
         return self
 
 
@@ -156,18 +156,18 @@ class WorkloadSpec(_Strict):
     def _sections_match_task(self) -> WorkloadSpec:
         if self.task == "inference":
             if self.training is not None:
-                raise ValueError("training: applies to task training or finetune; remove it or change task")
+                raise ValueError("training: applies to task training or finetune. To fix: remove it or change task")
             if self.finetune_method is not None:
-                raise ValueError("finetune_method: applies only to task: finetune")
+                raise ValueError("finetune_method: applies only to task: finetune. To fix: remove it or set task: finetune")
         else:
             if self.inference is not None:
-                raise ValueError(f"inference: does not apply to task: {self.task}; use training:")
+                raise ValueError(f"inference: does not apply to task: {self.task}. To fix: use a training: section")
             if self.precision in ("int8", "int4") and self.finetune_method != "qlora":
                 raise ValueError(
-                    f"precision: {self.precision} weights cannot be trained; use bf16, or finetune_method: qlora"
+                    f"precision: {self.precision} weights cannot be trained. To fix: use bf16, or finetune_method: qlora"
                 )
             if self.task == "training" and self.finetune_method is not None:
-                raise ValueError("finetune_method: applies only to task: finetune")
+                raise ValueError("finetune_method: applies only to task: finetune. To fix: remove it or set task: finetune")
         return self
 
     @property

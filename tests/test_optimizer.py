@@ -7,7 +7,7 @@ import random
 import pytest
 
 import gpusizer
-from gpusizer import optimize, plan as plan_mod
+from gpusizer import optimize, planner as plan_mod
 from gpusizer.catalog import Catalog
 from gpusizer.catalog.offer import PROVIDERS
 from gpusizer.estimate import fit as fit_mod
@@ -139,7 +139,7 @@ def _random_case(rng: random.Random):
         "name": "oracle",
         "model": {"name": rng.choice(MODELS)},
         "precision": rng.choice(["bf16", "fp8", "int4"]),
-        "inference": {"context_length": rng.choice([2048, 8192]), "batch_size": rng.choice([1, 8, 32]), "targets": targets},
+        "inference": {"context_length": rng.choice([2048, 4096]), "batch_size": rng.choice([1, 8, 32]), "targets": targets},
         "placement": {
             "purchase": rng.choice(["on-demand", "spot", "any"]),
             **({"providers": [rng.choice(["aws", "gcp"])]} if rng.random() < 0.3 else {}),

@@ -49,12 +49,7 @@ def model_of(ref: spec_mod.ModelRef) -> registry.ModelArch:
 def workload(spec: spec_mod.WorkloadSpec) -> workload_mod.Workload:
     """Resolve the model and compute the GPU-independent requirements."""
     model = model_of(spec.model)
-    if spec.model.kv_heads and spec.model.attention_heads and spec.model.attention_heads % spec.model.kv_heads:
-        raise errors.SpecError(
-            f"model.kv_heads: {spec.model.kv_heads} does not divide attention_heads {spec.model.attention_heads}. "
-            "To fix: use the model's num_key_value_heads",
-            "model.kv_heads",
-        )
+    spec = _default_lengths(spec, model)
     length, field = (
         (spec.serving.context_length, "inference.context_length")
         if spec.task == "inference"
@@ -73,6 +68,20 @@ def workload(spec: spec_mod.WorkloadSpec) -> workload_mod.Workload:
                 "placement.gpus",
             )
     return workload_mod.resolve(spec, model)
+
+
+def _default_lengths(spec: spec_mod.WorkloadSpec, model: registry.ModelArch) -> spec_mod.WorkloadSpec:
+    """Cap a defaulted context/sequence length (4096) at the model's trained context (Falcon: 2048)."""
+    if not model.max_context:
+        return spec
+    if spec.task == "inference":
+        section, field = spec.serving, "context_length"
+    else:
+        section, field = spec.train, "sequence_length"
+    if field in section.model_fields_set or getattr(section, field) <= model.max_context:
+        return spec
+    fixed = section.model_copy(update={field: model.max_context})
+    return spec.model_copy(update={"inference" if spec.task == "inference" else "training": fixed})
 
 
 def plan(
