@@ -74,8 +74,8 @@ class Decision:
         objective: "hourly" ($/hour) or "per-token" ($ per million tokens).
         chosen: the winner, or None when nothing is feasible.
         candidates: feasible ones in rank order, then rejected ones by price.
-        next_cheaper: the cheapest rejected candidate cheaper per hour than the
-            choice, i.e. what a reviewer asks about first ("why not that?").
+        next_cheaper: the rejected candidate closest below the choice in $/hour,
+            i.e. what a reviewer asks about first ("why not that one?").
         burst: set when an on-prem pool was full and the choice went to a cloud.
         notes: provenance of the prices used (their ages) and warnings.
     """

@@ -197,10 +197,12 @@ def choose(
     chosen = feasible[0] if feasible else None
     next_cheaper = None
     if chosen is not None:
-        next_cheaper = next(
-            (c for c in rejected if c.hourly_usd is not None and c.hourly_usd < chosen.hourly_usd and c.rejection.code not in _PLACEMENT),
-            None,
-        )
+        # The closest cheaper offer that lost on a sizing, host, capacity or budget limit.
+        cheaper = [
+            c for c in rejected
+            if c.hourly_usd is not None and c.hourly_usd < chosen.hourly_usd and c.rejection.code not in _PLACEMENT
+        ]
+        next_cheaper = max(cheaper, key=lambda c: c.hourly_usd, default=None)  # first of ties in rank order
     return Decision(w, judge.objective, chosen, tuple(feasible + rejected), next_cheaper, _burst(chosen, rejected), notes)
 
 
