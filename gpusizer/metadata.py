@@ -1,0 +1,30 @@
+"""Sizing metadata keys on provisioned GPU resources (CONTRACT.md section 3).
+
+Both the Pulumi components (which write them) and the policy pack (which
+reads them) import these names from the engine, so they cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import math
+
+AWS_REQUIRED = "gpusizer:required-gpu-memory-gib"
+AWS_WORKLOAD = "gpusizer:workload"
+GCP_REQUIRED = "gpusizer-required-gpu-memory-gib"
+GCP_WORKLOAD = "gpusizer-workload"
+K8S_REQUIRED = "gpusizer.io/required-gpu-memory-gib"
+K8S_WORKLOAD = "gpusizer.io/workload"
+
+
+def aws_tags(workload: str, required_gib: float, **extra: str) -> dict[str, str]:
+    """AWS tags: the requirement as a decimal string, plus the workload name."""
+    return {AWS_REQUIRED: f"{required_gib:.2f}", AWS_WORKLOAD: workload, **extra}
+
+
+def gcp_labels(workload: str, required_gib: float) -> dict[str, str]:
+    """GCP labels: values must be lower-case [a-z0-9_-], so the requirement is rounded up to an integer."""
+    return {GCP_REQUIRED: str(math.ceil(required_gib)), GCP_WORKLOAD: workload}
+
+
+def k8s_annotations(workload: str, required_gib: float) -> dict[str, str]:
+    return {K8S_REQUIRED: f"{required_gib:.2f}", K8S_WORKLOAD: workload}
