@@ -57,6 +57,7 @@ class AwsGpuCapacity(pulumi.ComponentResource):
         tags = metadata.aws_tags(
             spec.name,
             d.required_gpu_memory_gib,
+            d.sized_by,
             **{"gpusizer:gpu": f"{c.gpu_count}x{c.offer.gpu}", "gpusizer:hourly-usd": f"{c.hourly_usd:.4f}",
                "gpusizer:purchase": c.purchase},
         )

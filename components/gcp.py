@@ -59,7 +59,7 @@ class GcpGpuCapacity(pulumi.ComponentResource):
         c = d.chosen
         spec = d.workload.spec
         child = pulumi.ResourceOptions(parent=self)
-        labels = metadata.gcp_labels(spec.name, d.required_gpu_memory_gib)
+        labels = metadata.gcp_labels(spec.name, d.required_gpu_memory_gib, d.sized_by)
         machine, accels = machine_and_accelerators(c.offer.instance_type)
         spot = c.purchase == "spot"
         account = gcp.serviceaccount.Account(

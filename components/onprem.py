@@ -39,7 +39,7 @@ class OnPremGpuCapacity(pulumi.ComponentResource):
             f"{name}-cluster", kubeconfig=args.kubeconfig, opts=pulumi.ResourceOptions(parent=self)
         ) if args.kubeconfig is not None else None
         child = pulumi.ResourceOptions(parent=self, provider=provider)
-        annotations = metadata.k8s_annotations(spec.name, d.required_gpu_memory_gib)
+        annotations = metadata.k8s_annotations(spec.name, d.required_gpu_memory_gib, d.sized_by)
         gpus = c.gpu_count * spec.deploy.replicas
         ns = k8s.core.v1.Namespace(
             f"{name}-ns",

@@ -97,6 +97,26 @@ class Decision:
         """Total GPU memory the workload needs (requirements.memory_gib.total): the sizing tag's value."""
         return round(units.gib(self.workload.breakdown.total), 2)
 
+    @property
+    def sized_by(self) -> str:
+        """What set the size of the choice: "memory", a target ("throughput", "ttft", "tpot"),
+        the training "deadline", or "cost-per-token" when a bigger GPU won on $ per token.
+
+        The policy pack reads this (as a tag) to know whether GPU memory alone can judge
+        over-provisioning.
+        """
+        c = self.chosen
+        if c is None:
+            return "memory"
+        lost = {x.rejection.code for x in self.candidates
+                if not x.feasible and x.hourly_usd is not None and x.hourly_usd < c.hourly_usd}
+        for code in ("deadline", "throughput", "tpot", "ttft", "interconnect"):
+            if code in lost:
+                return code
+        if self.objective == "per-token" and any(x.hourly_usd < c.hourly_usd for x in self.feasible):
+            return "cost-per-token"
+        return "memory"
+
     def failover(self, n: int) -> list[Candidate]:
         """The choice and up to n-1 next-ranked adequate instance types in the same place.
 
@@ -164,6 +184,7 @@ class Decision:
             if self.next_cheaper is None
             else {**_brief(self.next_cheaper), "lacked": self.next_cheaper.rejection.detail},
             "burst": self.burst,
+            "sized_by": self.sized_by if self.chosen else None,
             "notes": list(self.notes),
             "candidates": [c.to_dict() for c in self.candidates],
         }

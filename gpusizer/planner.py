@@ -61,6 +61,13 @@ def workload(spec: spec_mod.WorkloadSpec) -> workload_mod.Workload:
             f"To fix: use at most {model.max_context}",
             field,
         )
+    t = spec.serving.targets
+    if model.kind != "llm" and (t.tokens_per_second or t.ttft_ms or t.tpot_ms):
+        raise errors.SpecError(
+            f"inference.targets: token targets apply to language models; {model.display_name} is a {model.kind} model. "
+            "To fix: remove the targets (size by memory and batch_size)",
+            "inference.targets",
+        )
     for gpu in spec.placement.gpus or ():
         if gpu not in hardware.load_gpus():
             raise errors.SpecError(

@@ -100,6 +100,8 @@ def _fit_inference(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: flo
     problem = tensor_parallel_problem(w, shape)
     if problem:
         return Fit("interconnect", f"{shape.label}: {problem}", need, usable)
+    if m.kind != "llm":
+        return Fit("", "", need, usable)  # images, not tokens: sized by memory at the batch
     s = w.serving_speed(gpu, n * shape.gpu_fraction, shape.nvlink)
     targets = w.targets
     if targets.ttft_ms and s.ttft_ms > targets.ttft_ms:
