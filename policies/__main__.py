@@ -1,0 +1,7 @@
+"""The gpusizer policy pack: `pulumi preview --policy-pack policies`. Builds the pack, nothing else."""
+
+from pulumi_policy import EnforcementLevel, PolicyPack
+
+from policies import pack
+
+PolicyPack(name="gpusizer", enforcement_level=EnforcementLevel.MANDATORY, policies=pack.policies())
