@@ -35,6 +35,11 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("schema", help="print the workload spec's JSON Schema")
 
+    if _pulumi_available():
+        from policies import offline  # Pulumi is imported only when it is installed and this runs
+
+        offline.add_parser(sub)
+
     cat = sub.add_parser("catalog", help="inspect the offers")
     cat_sub = cat.add_subparsers(dest="catalog_command", required=True)
     lst = cat_sub.add_parser("list", help="list offers with their source and date")
@@ -46,6 +51,13 @@ def _parser() -> argparse.ArgumentParser:
     lst.add_argument("--catalog")
     lst.add_argument("--format", choices=("table", "json"), default="table")
     return p
+
+
+def _pulumi_available() -> bool:
+    """`gpusizer preview` needs the [pulumi] extra; the plain CLI does not import it unless asked."""
+    import importlib.util
+
+    return len(sys.argv) > 1 and "preview" in sys.argv[1:3] and importlib.util.find_spec("pulumi_policy") is not None
 
 
 def _catalog(path):
@@ -130,6 +142,10 @@ def main(argv: list[str] | None = None) -> int:
     from gpusizer import errors
 
     handler = _COMMANDS.get(args.command)
+    if args.command == "preview":
+        from policies import offline
+
+        handler = offline.run
     if args.command == "catalog":
         handler = {"list": _cmd_catalog_list}[args.catalog_command]
     try:

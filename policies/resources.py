@@ -58,7 +58,7 @@ def _get(d: Any, *path, default=None):
 
 def _aws_tags(props: Mapping) -> dict[str, str]:
     tags = props.get("tags") or {}
-    if isinstance(tags, list):  # Auto Scaling groups: [{key, value, propagateAtLaunch}]
+    if isinstance(tags, list):  # Auto Scaling groups: [{key, value, propagateAtLaunch}] (props are plain())
         tags = {t.get("key"): t.get("value") for t in tags if isinstance(t, Mapping)}
     return dict(tags)
 

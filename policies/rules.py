@@ -7,7 +7,7 @@ not apply a schema's defaults (../shared/docs/pulumi-offline.md).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from gpusizer import audit
@@ -213,10 +213,24 @@ HOST_RULES = {
 }
 
 
+def plain(value: Any) -> Any:
+    """Deep copy of policy-SDK props (Mapping/Sequence proxies) as dicts and lists.
+
+    Reading an unknown preview value raises the SDK's UnknownValueError, which
+    is left to the SDK: it reports the policy as not applicable (advisory).
+    """
+    if isinstance(value, Mapping):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+        return [plain(v) for v in value]
+    return value
+
+
 def check_resource(name: str, resource_type: str, props: Mapping, config: Mapping[str, Any] | None = None) -> list[str]:
     """Messages of policy `name` for one resource; a malformed resource or config is a message, not a crash."""
     try:
         cfg = effective(name, config)
+        props = plain(props)
         if name in HOST_RULES:
             return HOST_RULES[name](resource_type, props, cfg)
         if resource_type not in res.COVERED:
@@ -240,7 +254,7 @@ def stack_budget(resources: Iterable[tuple[str, Mapping]], config: Mapping[str, 
         if resource_type in (res.AWS_LAUNCH_TEMPLATE, res.GCP_TEMPLATE):
             continue  # templates cost nothing until an instance or group launches them
         try:
-            gpu = res.gpu_resource(resource_type, props)
+            gpu = res.gpu_resource(resource_type, plain(props))
         except (ValueError, TypeError, AttributeError):
             continue
         if gpu and gpu.hourly_usd:
