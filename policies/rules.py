@@ -117,9 +117,19 @@ def allowed_gpus(r: res.GpuResource, cfg: Mapping) -> list[str]:
     return out
 
 
+def _gpu_host(resource_type: str, props: Mapping) -> bool:
+    """An AWS instance or launch template of a GPU type (a template without a type may feed a GPU group)."""
+    if resource_type not in (res.AWS_INSTANCE, res.AWS_LAUNCH_TEMPLATE):
+        return False
+    itype = props.get("instanceType")
+    if not itype:
+        return resource_type == res.AWS_LAUNCH_TEMPLATE
+    return audit.capacity_of_type("aws", itype) is not None
+
+
 def require_imdsv2(resource_type: str, props: Mapping) -> list[str]:
     """IMDSv2 (session tokens) on GPU instances and launch templates."""
-    if resource_type not in (res.AWS_INSTANCE, res.AWS_LAUNCH_TEMPLATE):
+    if not _gpu_host(resource_type, props):
         return []
     if resource_type == res.AWS_INSTANCE and props.get("launchTemplate") and not props.get("metadataOptions"):
         return []  # the launch template is judged on its own
@@ -143,6 +153,8 @@ def remediate_imdsv2(resource_type: str, props: Mapping) -> dict | None:
 def secure_gpu_hosts(resource_type: str, props: Mapping) -> list[str]:
     """Encrypted disks on AWS GPU hosts; no SSH (22) open to the internet anywhere."""
     out = []
+    if not _gpu_host(resource_type, props):
+        return _open_ssh(resource_type, props)
     if resource_type == res.AWS_INSTANCE:
         disks = [props.get("rootBlockDevice") or {}] + list(props.get("ebsBlockDevices") or [])
         if not props.get("launchTemplate") and any(d.get("encrypted") is not True for d in disks if d is not None):

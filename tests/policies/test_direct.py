@@ -1,0 +1,111 @@
+"""The policies called directly, as plain functions."""
+
+from __future__ import annotations
+
+import pytest
+
+from policies import rules
+from tests.policies import cases
+
+OVER = "gpusizer-no-overprovisioning"
+
+
+def test_h100_for_20_gib_names_a_cheaper_offer():
+    (msg,) = rules.check_resource(OVER, *cases.H100_FOR_20)
+    assert "p5.48xlarge: 8 x H100 = 637 GiB for a 20 GiB requirement (32x" in msg
+    assert "g6.xlarge" in msg and "$0.80/h fits" in msg
+
+
+def test_l4_for_18_gib_passes_every_policy():
+    for name in rules.DEFAULTS:
+        if name != "gpusizer-gpu-budget":
+            assert rules.check_resource(name, *cases.L4_FOR_18) == [], name
+
+
+def test_untagged_gpu_instance_is_flagged():
+    (msg,) = rules.check_resource("gpusizer-sized-gpu-capacity", *cases.UNTAGGED_GPU)
+    assert "g5.xlarge" in msg and "gpusizer:required-gpu-memory-gib" in msg
+
+
+def test_non_gpu_instance_is_ignored():
+    for name in ("gpusizer-sized-gpu-capacity", OVER, "gpusizer-no-underprovisioning"):
+        assert rules.check_resource(name, *cases.NON_GPU) == []
+
+
+@pytest.mark.parametrize("case", sorted(cases.OVER))
+def test_each_covered_type_is_judged(case):
+    typ, props = cases.OVER[case]
+    msgs = rules.check_resource(OVER, typ, props)
+    assert len(msgs) == 1 and "GiB requirement" in msgs[0], msgs
+    assert rules.check_resource("gpusizer-sized-gpu-capacity", typ, props) == []
+
+
+def test_under_provisioning_is_flagged():
+    typ, props = cases.L4_FOR_18
+    msgs = rules.check_resource("gpusizer-no-underprovisioning", typ, {**props, "tags": {cases.REQ: "30"}})
+    assert msgs and "< 30 GiB required" in msgs[0]
+
+
+def test_sized_by_a_target_is_not_judged_on_memory_alone():
+    typ, props = cases.H100_FOR_20
+    tags = {**props["tags"], "gpusizer:sized-by": "throughput"}
+    assert rules.check_resource(OVER, typ, {**props, "tags": tags}) == []
+
+
+def test_ratio_is_configurable():
+    typ, props = cases.OVER["gcp-template"]  # 8 x V100 = 126 GiB for 5 GiB
+    assert rules.check_resource(OVER, typ, props, {"maxRatio": 100}) == []
+    assert rules.check_resource(OVER, typ, props, {"maxRatio": 10})
+
+
+def test_allowed_gpus_and_spot_only():
+    typ, props = cases.H100_FOR_20
+    (msg,) = rules.check_resource("gpusizer-allowed-gpus", typ, props, {"allowed": ["L4", "A10G"]})
+    assert "H100 is not allowed" in msg
+    msgs = rules.check_resource("gpusizer-allowed-gpus", *cases.L4_FOR_18, {"spotOnly": True})
+    assert msgs and "spot" in msgs[0]
+
+
+def test_cost_ceiling_and_stack_budget():
+    typ, props = cases.H100_FOR_20
+    assert "ceiling" in rules.check_resource("gpusizer-cost-ceiling", typ, props, {"maxHourlyUsd": 10})[0]
+    assert rules.check_resource("gpusizer-cost-ceiling", typ, props) == []  # off by default
+    resources = [cases.H100_FOR_20, cases.L4_FOR_18]
+    (msg,) = rules.stack_budget(resources, {"maxHourlyUsd": 50})
+    assert "budget $50.00/h" in msg
+    assert rules.stack_budget(resources, {"maxHourlyUsd": 100}) == []
+
+
+@pytest.mark.parametrize("typ, props, words", [
+    ("aws:ec2/instance:Instance", {"instanceType": "g6.xlarge", "metadataOptions": {"httpTokens": "optional"}}, "IMDSv2"),
+    ("aws:ec2/launchTemplate:LaunchTemplate", {"instanceType": "g6.xlarge"}, "IMDSv2"),
+])
+def test_imdsv2_required_with_remediation(typ, props, words):
+    (msg,) = rules.check_resource("gpusizer-require-imdsv2", typ, props)
+    assert words in msg
+    assert rules.remediate_imdsv2(typ, props)["metadataOptions"]["httpTokens"] == "required"
+
+
+@pytest.mark.parametrize("typ, props", [
+    ("aws:ec2/securityGroup:SecurityGroup", {"ingress": [{"protocol": "tcp", "fromPort": 22, "toPort": 22, "cidrBlocks": ["0.0.0.0/0"]}]}),
+    ("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", {"cidrIpv4": "0.0.0.0/0", "fromPort": 0, "toPort": 65535, "ipProtocol": "tcp"}),
+    ("gcp:compute/firewall:Firewall", {"sourceRanges": ["0.0.0.0/0"], "allows": [{"protocol": "tcp", "ports": ["22"]}]}),
+    ("aws:ec2/instance:Instance", {"instanceType": "g6.xlarge", "rootBlockDevice": {"encrypted": False}}),
+])
+def test_insecure_hosts_are_flagged(typ, props):
+    assert rules.check_resource("gpusizer-secure-gpu-hosts", typ, props)
+
+
+def test_ssh_from_a_private_range_is_fine():
+    props = {"ingress": [{"protocol": "tcp", "fromPort": 22, "toPort": 22, "cidrBlocks": ["10.0.0.0/8"]}]}
+    assert rules.check_resource("gpusizer-secure-gpu-hosts", "aws:ec2/securityGroup:SecurityGroup", props) == []
+
+
+@pytest.mark.parametrize("props, config", [
+    ({"instanceType": "g6.xlarge", "tags": {cases.REQ: "lots"}}, None),  # malformed requirement
+    ({"instanceType": "g6.xlarge", "tags": {cases.REQ: "18"}}, {"maxRatio": "two"}),  # malformed config
+    ({"instanceType": "g6.xlarge", "tags": {cases.REQ: "18"}}, {"maxRatoi": 2}),  # unknown config key
+])
+def test_malformed_input_is_a_message_not_a_crash(props, config):
+    (msg,) = rules.check_resource(OVER, "aws:ec2/instance:Instance", props, config)
+    assert "could not judge" in msg
