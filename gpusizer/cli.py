@@ -50,6 +50,9 @@ def _parser() -> argparse.ArgumentParser:
     lst.add_argument("--purchase", choices=PURCHASES)
     lst.add_argument("--catalog")
     lst.add_argument("--format", choices=("table", "json"), default="table")
+    ref = cat_sub.add_parser("refresh", help="fetch live prices, shapes and quotas into the local cache")
+    ref.add_argument("--provider", choices=("aws", "gcp"), action="append", help="default: both")
+    ref.add_argument("--region", action="append", help="default: every region in the current catalog")
     return p
 
 
@@ -133,6 +136,21 @@ def _cmd_catalog_list(args) -> int:
     return EXIT_OK
 
 
+def _cmd_catalog_refresh(args) -> int:
+    """Exit 0 when everything was refreshed, 1 when something kept its previous data (listed, one line each)."""
+    from gpusizer.catalog import cache, refresh
+
+    problems = []
+    for provider in args.provider or refresh.PROVIDERS:
+        lines = refresh.refresh(provider, args.region)
+        problems += lines
+        status = "refreshed" if not lines else f"{len(lines)} part(s) kept their previous data"
+        print(f"{provider}: {status} (cache: {cache.cache_dir()})")
+    for line in problems:
+        print(f"  could not refresh: {line}")
+    return 1 if problems else EXIT_OK
+
+
 _COMMANDS = {"plan": _cmd_plan, "estimate": _cmd_estimate, "schema": _cmd_schema}
 
 
@@ -147,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
 
         handler = offline.run
     if args.command == "catalog":
-        handler = {"list": _cmd_catalog_list}[args.catalog_command]
+        handler = {"list": _cmd_catalog_list, "refresh": _cmd_catalog_refresh}[args.catalog_command]
     try:
         return handler(args)
     except errors.SizingError as exc:

@@ -64,7 +64,7 @@ def _placement_rejection(w: Workload, offer: Offer) -> Rejection | None:
 class _Judge:
     """Judges candidates for one workload, caching shape fits."""
 
-    def __init__(self, w: Workload, quotas: Mapping[tuple[str, str, str], float] | None):
+    def __init__(self, w: Workload, quotas: Mapping[tuple[str, str, str, str], float] | None):
         self.w = w
         self.quotas = quotas or {}
         self.fits: dict[fit_mod.Shape, fit_mod.Fit] = {}
@@ -126,9 +126,7 @@ class _Judge:
         gpus = offer.gpu_count * nodes
         if offer.gpus_free is not None and gpus > offer.gpus_free:
             return Rejection("capacity", f"pool {offer.instance_type} is full: needs {gpus} GPU(s), {offer.gpus_free} free")
-        quota = self.quotas.get((offer.provider, offer.region, purchase, offer.instance_type.split(".")[0]))
-        if quota is None:
-            quota = self.quotas.get((offer.provider, offer.region, purchase, "*"))
+        quota = self.quotas.get((offer.provider, offer.region, purchase, quota_class(offer)))
         if quota is not None and offer.vcpus * nodes > quota:
             return Rejection("quota", f"{offer.instance_type} x{nodes} needs {offer.vcpus * nodes} vCPUs; {purchase} quota in {offer.region} is {quota:g}")
         return None
@@ -149,6 +147,13 @@ class _Judge:
         if f.train_hours is None:
             return None
         return hourly * f.train_hours / self.w.spec.train.tokens * 1e6
+
+
+def quota_class(offer: Offer) -> str:
+    """The vCPU quota an offer counts against: AWS "G" (G and VT) or "P" instances; "" elsewhere."""
+    if offer.provider == "aws":
+        return offer.instance_type[:1].upper()
+    return ""
 
 
 def rank_key(c: Candidate) -> tuple:
@@ -182,7 +187,7 @@ def choose(
     Args:
         w: the resolved workload.
         offers: cloud offers and on-prem pool offers.
-        quotas: vCPU quotas by (provider, region, purchase, family or "*"),
+        quotas: vCPU quotas by (provider, region, purchase, quota_class),
             from a catalog refresh; offers exceeding them are rejected.
         notes: provenance lines to carry into the decision.
 

@@ -35,6 +35,12 @@ def make_offer(instance_type: str, gpu: str, count: int, mem: float, price: floa
     return Offer(**fields)
 
 
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path_factory, monkeypatch):
+    """Every test sees an empty catalog cache of its own, never the user's ~/.cache/gpusizer."""
+    monkeypatch.setenv("GPUSIZER_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
 @pytest.fixture
 def tiny_catalog() -> Catalog:
     """Six shapes across two providers, priced like the real ones (2026 list prices, rounded)."""

@@ -1,14 +1,16 @@
-"""Offers: the embedded dated snapshot, on-prem pools, and (optionally) a refreshed cache."""
+"""Offers: the embedded dated snapshot, a refreshed cache when fresher, and on-prem pools."""
 
 from __future__ import annotations
 
 import dataclasses
 import datetime
+import os
 from collections.abc import Iterable, Mapping
 
 from gpusizer.catalog.offer import Offer
 
-# Prices older than this are called out loudly in every report (days).
+# Prices older than this many days are called out loudly in every report.
+# Override with GPUSIZER_MAX_PRICE_AGE_DAYS or Catalog.load(max_age_days=...).
 STALE_AFTER_DAYS = 90
 
 
@@ -19,7 +21,7 @@ class Catalog:
     Attributes:
         offers: cloud offers (and on-prem pool offers once `with_pools` is applied).
         notes: provenance and warnings shown with every decision.
-        quotas: vCPU quotas by (provider, region, purchase, family or "*").
+        quotas: vCPU quotas by (provider, region, purchase, quota class) from a refresh.
     """
 
     offers: tuple[Offer, ...]
@@ -27,12 +29,49 @@ class Catalog:
     quotas: Mapping[tuple[str, str, str, str], float] = dataclasses.field(default_factory=dict)
 
     @classmethod
-    def load(cls, path=None, today: datetime.date | None = None) -> Catalog:
-        """The packaged snapshot, or the offers in `path` (a directory of CSVs or one CSV)."""
-        from gpusizer.catalog import store
+    def load(
+        cls,
+        path=None,
+        today: datetime.date | None = None,
+        *,
+        use_cache: bool = True,
+        max_age_days: int | None = None,
+    ) -> Catalog:
+        """The freshest offers per provider: the refreshed cache or the packaged snapshot.
 
-        offers = tuple(store.load_offers(path))
-        return cls(offers, age_notes(offers, today or datetime.date.today()))
+        Args:
+            path: a directory of CSVs or one CSV to use instead (no cache, no snapshot).
+            today: the date ages are measured against (default: today).
+            use_cache: consult the `gpusizer catalog refresh` cache.
+            max_age_days: stale bound (default GPUSIZER_MAX_PRICE_AGE_DAYS or 90).
+        """
+        from gpusizer.catalog import cache, store
+
+        today = today or datetime.date.today()
+        bound = max_age_days if max_age_days is not None else int(os.environ.get("GPUSIZER_MAX_PRICE_AGE_DAYS", STALE_AFTER_DAYS))
+        if path is not None:
+            offers = tuple(store.load_offers(path))
+            return cls(offers, (f"offers from {path}",) + age_notes(offers, today, bound))
+        snapshot = tuple(store.load_offers())
+        cached, problems = cache.read() if use_cache else ({}, [])
+        offers: list[Offer] = []
+        notes: list[str] = [f"WARNING: {p}" for p in problems]
+        quotas: dict = {}
+        for provider in sorted({o.provider for o in snapshot} | set(cached)):
+            snap = [o for o in snapshot if o.provider == provider]
+            entry = cached.get(provider)
+            newest_snap = max((o.as_of for o in snap), default="")
+            if entry and entry.fetched_at.date().isoformat() >= newest_snap:
+                offers += entry.offers
+                quotas.update(entry.quotas)
+                hours = (datetime.datetime.now(datetime.timezone.utc) - entry.fetched_at).total_seconds() / 3600
+                notes.append(f"{provider}: refreshed cache fetched {entry.fetched_at:%Y-%m-%d %H:%MZ} ({hours:.0f} h old)"
+                             + (f"; not refreshed then: {'; '.join(entry.errors)}" if entry.errors else ""))
+                notes += age_notes(entry.offers, today, bound)
+            else:
+                offers += snap
+                notes += age_notes(snap, today, bound, label="embedded snapshot")
+        return cls(tuple(offers), tuple(notes), quotas)
 
     def with_pools(self, pools: Iterable) -> Catalog:
         """This catalog plus the offers of on-prem pools (gpusizer.catalog.onprem.Pool)."""
@@ -40,8 +79,8 @@ class Catalog:
         return dataclasses.replace(self, offers=self.offers + extra)
 
 
-def age_notes(offers: Iterable[Offer], today: datetime.date) -> tuple[str, ...]:
-    """One line per provider: the oldest and newest as-of date, with a loud warning when stale."""
+def age_notes(offers: Iterable[Offer], today: datetime.date, bound: int = STALE_AFTER_DAYS, label: str = "prices") -> tuple[str, ...]:
+    """One line per provider: the oldest and newest as-of date, with a loud warning past `bound` days."""
     spans: dict[str, list[str]] = {}
     for o in offers:
         if o.provider == "onprem":
@@ -51,9 +90,9 @@ def age_notes(offers: Iterable[Offer], today: datetime.date) -> tuple[str, ...]:
         span[1] = max(span[1], o.as_of)
     notes = []
     for provider, (oldest, newest) in sorted(spans.items()):
-        age = (today - datetime.date.fromisoformat(oldest)).days
-        line = f"{provider} prices as of {oldest}..{newest} ({age} days old at most)"
-        if age > STALE_AFTER_DAYS:
-            line = f"WARNING: {line}, older than {STALE_AFTER_DAYS} days: run `gpusizer catalog refresh`"
+        age = (today - datetime.date.fromisoformat(oldest[:10])).days
+        line = f"{provider} {label} as of {oldest}..{newest} ({age} days old at most)"
+        if age > bound:
+            line = f"WARNING: {line}, older than {bound} days: run `gpusizer catalog refresh`"
         notes.append(line)
     return tuple(notes)

@@ -1,0 +1,221 @@
+"""Refresh AWS GPU offers from AWS's own APIs (boto3, imported only here, only when refreshing).
+
+Per region: EC2 DescribeInstanceTypes (GpuInfo, vCPU, memory, EFA, NVMe),
+DescribeInstanceTypeOfferings by zone id, DescribeSpotPriceHistory (latest
+price per zone), the Price List API GetProducts (Linux, shared tenancy, no
+pre-installed software, capacity status Used; served from us-east-1), and
+Service Quotas for the on-demand and spot G/VT and P vCPU quotas.
+
+Whatever fails (no credentials, throttling beyond the retries, a timeout, a
+partial page) is reported in one line and the region keeps its previous
+offers; nothing half-fetched is written.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import time
+from collections.abc import Callable, Iterable
+
+from gpusizer import hardware
+from gpusizer.catalog.build import aws as build_aws
+from gpusizer.catalog.offer import Offer
+
+# Service Quotas codes for EC2 vCPU limits (AWS docs, "Amazon EC2 service quotas"):
+QUOTAS = {
+    ("on-demand", "G"): "L-DB2E81BA",  # Running On-Demand G and VT instances
+    ("on-demand", "P"): "L-417A185B",  # Running On-Demand P instances
+    ("spot", "G"): "L-3819A6DF",  # All G and VT Spot Instance Requests
+    ("spot", "P"): "L-7212CCBC",  # All P Spot Instance Requests
+}
+# botocore's adaptive retry mode backs off on throttling (client-side rate limiting plus
+# exponential backoff), up to this many attempts per call.
+RETRIES = {"mode": "adaptive", "max_attempts": 8}
+PRICING_REGION = "us-east-1"
+
+
+def _client(session, service: str, region: str):
+    from botocore.config import Config
+
+    return session.client(service, region_name=region, config=Config(retries=RETRIES, connect_timeout=10, read_timeout=30))
+
+
+THROTTLING = {"Throttling", "ThrottlingException", "RequestLimitExceeded", "TooManyRequestsException"}
+
+
+def with_backoff(call: Callable, attempts: int = 5, base_s: float = 1.0):
+    """Run `call`, retrying throttling errors with exponential backoff (1, 2, 4, 8 s).
+
+    botocore's adaptive retries already back off per request; this also covers a
+    throttled page in the middle of a paginated listing, which restarts the listing.
+    """
+    from botocore.exceptions import ClientError
+
+    for attempt in range(attempts):
+        try:
+            return call()
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") not in THROTTLING or attempt == attempts - 1:
+                raise
+            time.sleep(base_s * 2**attempt)
+    raise AssertionError("unreachable")
+
+
+def _one_line(exc: Exception) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return f"{type(exc).__name__}: {text}"
+
+
+def gpu_types(ec2) -> dict[str, dict]:
+    """NVIDIA x86_64 GPU instance types in the client's region, as shape fields for an Offer."""
+    shapes = {}
+    for page in ec2.get_paginator("describe_instance_types").paginate():
+        for it in page["InstanceTypes"]:
+            gpus = (it.get("GpuInfo") or {}).get("Gpus") or []
+            if not gpus or gpus[0].get("Manufacturer") != "NVIDIA":
+                continue
+            if "x86_64" not in it.get("ProcessorInfo", {}).get("SupportedArchitectures", []):
+                continue
+            g = gpus[0]
+            mem_gib = g["MemoryInfo"]["SizeInMiB"] / 1024
+            gpu = build_aws._canonical(g["Name"], mem_gib)
+            if gpu is None:
+                continue
+            count = int(g.get("Count") or 0)
+            whole = hardware.load_gpus()[gpu].memory_gib
+            fraction = 1.0
+            if count == 0:  # fractional (g6f): a partition of one GPU, with its real memory
+                count, fraction = 1, round(min(1.0, mem_gib / whole), 4)
+            net = it.get("NetworkInfo", {})
+            shapes[it["InstanceType"]] = dict(
+                gpu=gpu,
+                gpu_count=count,
+                gpu_fraction=fraction,
+                gpu_memory_gib=build_aws._usable(gpu, mem_gib) if fraction == 1 else round(mem_gib, 2),
+                vcpus=int(it["VCpuInfo"]["DefaultVCpus"]),
+                ram_gib=it["MemoryInfo"]["SizeInMiB"] / 1024,
+                nvlink=count >= 8 and hardware.load_gpus()[gpu].nvlink_gbs > 0,
+                fabric="efa" if net.get("EfaSupported") and count >= 8 else None,
+                network_gbps=build_aws._network_gbps(str(net.get("NetworkPerformance", ""))),
+                local_nvme_gib=round(it.get("InstanceStorageInfo", {}).get("TotalSizeInGB", 0) * 1e9 / 2**30, 1),
+            )
+    return shapes
+
+
+def zones_of(ec2, types: Iterable[str]) -> dict[str, list[str]]:
+    """Zone ids where each type is offered."""
+    out: dict[str, list[str]] = {}
+    types = list(types)
+    for i in range(0, len(types), 100):
+        pages = ec2.get_paginator("describe_instance_type_offerings").paginate(
+            LocationType="availability-zone-id", Filters=[{"Name": "instance-type", "Values": types[i:i + 100]}]
+        )
+        for page in pages:
+            for o in page["InstanceTypeOfferings"]:
+                out.setdefault(o["InstanceType"], []).append(o["Location"])
+    return out
+
+
+def zone_ids(ec2) -> tuple[dict[str, str], set[str]]:
+    """Zone name -> zone id (spot prices come by name, offerings by id), and the ids of Local/Wavelength zones."""
+    zones = ec2.describe_availability_zones(AllAvailabilityZones=True)["AvailabilityZones"]
+    names = {z["ZoneName"]: z["ZoneId"] for z in zones}
+    local = {z["ZoneId"] for z in zones if z.get("ZoneType", "availability-zone") != "availability-zone"}
+    return names, local
+
+
+def spot_prices(ec2, types: Iterable[str], now: datetime.datetime, names: dict[str, str]) -> dict[tuple[str, str], float]:
+    """Latest Linux spot price per (type, zone id)."""
+    latest: dict[tuple[str, str], tuple[datetime.datetime, float]] = {}
+    pages = ec2.get_paginator("describe_spot_price_history").paginate(
+        InstanceTypes=list(types), ProductDescriptions=["Linux/UNIX"], StartTime=now
+    )
+    for page in pages:
+        for p in page["SpotPriceHistory"]:
+            key = (p["InstanceType"], names.get(p["AvailabilityZone"], p["AvailabilityZone"]))
+            stamp = p["Timestamp"]
+            if key not in latest or stamp > latest[key][0]:
+                latest[key] = (stamp, float(p["SpotPrice"]))
+    return {k: v for k, (_, v) in latest.items()}
+
+
+def on_demand_prices(pricing, region: str) -> dict[str, float]:
+    """On-demand Linux $/hour per instance type in `region` from the Price List API."""
+    filters = [
+        {"Type": "TERM_MATCH", "Field": "regionCode", "Value": region},
+        {"Type": "TERM_MATCH", "Field": "operatingSystem", "Value": "Linux"},
+        {"Type": "TERM_MATCH", "Field": "tenancy", "Value": "Shared"},
+        {"Type": "TERM_MATCH", "Field": "preInstalledSw", "Value": "NA"},
+        {"Type": "TERM_MATCH", "Field": "capacitystatus", "Value": "Used"},
+    ]
+    prices: dict[str, float] = {}
+    for page in pricing.get_paginator("get_products").paginate(ServiceCode="AmazonEC2", Filters=filters):
+        for item in page["PriceList"]:
+            doc = json.loads(item) if isinstance(item, str) else item
+            itype = doc["product"]["attributes"].get("instanceType")
+            for term in doc.get("terms", {}).get("OnDemand", {}).values():
+                for dim in term["priceDimensions"].values():
+                    usd = float(dim["pricePerUnit"].get("USD", 0))
+                    if itype and usd > 0:
+                        prices[itype] = usd
+    return prices
+
+
+def quotas(sq, region: str) -> dict[tuple[str, str, str, str], float]:
+    out = {}
+    for (purchase, klass), code in QUOTAS.items():
+        value = sq.get_service_quota(ServiceCode="ec2", QuotaCode=code)["Quota"]["Value"]
+        out[("aws", region, purchase, klass)] = float(value)
+    return out
+
+
+def refresh(session, regions: list[str], previous: list[Offer], now: datetime.datetime):
+    """(offers, quotas, errors): refreshed regions replace their previous offers; failed ones keep them."""
+    as_of = now.date().isoformat()
+    offers: list[Offer] = []
+    all_quotas: dict = {}
+    errors: list[str] = []
+    pricing = _client(session, "pricing", PRICING_REGION)
+    for region in regions:
+        kept = [o for o in previous if o.region == region]
+        try:
+            ec2 = _client(session, "ec2", region)
+            shapes = with_backoff(lambda: gpu_types(ec2))
+            names, local = with_backoff(lambda: zone_ids(ec2))
+            zones = with_backoff(lambda: zones_of(ec2, shapes)) if shapes else {}
+            spot = with_backoff(lambda: spot_prices(ec2, shapes, now, names)) if shapes else {}
+        except Exception as exc:  # one line per failure; the region keeps its last good offers
+            errors.append(f"aws {region}: EC2 not refreshed ({_one_line(exc)}); kept {len(kept)} previous offers")
+            offers += kept
+            continue
+        try:
+            od = with_backoff(lambda: on_demand_prices(pricing, region))
+        except Exception as exc:
+            errors.append(f"aws {region}: prices not refreshed ({_one_line(exc)}); kept {len(kept)} previous offers")
+            offers += kept
+            continue
+        try:
+            sq = _client(session, "service-quotas", region)
+            all_quotas.update(with_backoff(lambda: quotas(sq, region)))
+        except Exception as exc:
+            errors.append(f"aws {region}: quotas not read ({_one_line(exc)}); offers are not quota-checked there")
+        fresh = _offers(region, shapes, zones, spot, od, as_of, local)
+        refreshed = {o.instance_type for o in fresh}
+        offers += fresh + [o for o in kept if o.instance_type not in refreshed]
+    return offers, all_quotas, errors
+
+
+def _offers(region, shapes, zones, spot, od, as_of, local: set[str]) -> list[Offer]:
+    out = []
+    src = "AWS APIs: EC2 DescribeInstanceTypes/Offerings/SpotPriceHistory, Price List GetProducts"
+    for itype, shape in sorted(shapes.items()):
+        price = od.get(itype)
+        for zone in sorted(zones.get(itype, [])) or [None]:
+            s = build_aws._spot(price, spot.get((itype, zone)) if zone else None)
+            if price is None and s is None:
+                continue
+            out.append(Offer(provider="aws", region=region, zone=zone, instance_type=itype, on_demand_usd=price,
+                             spot_usd=s, source=src, as_of=as_of, opt_in=region in build_aws.OPT_IN_REGIONS
+                             or zone in local or bool(zone and build_aws._LOCAL_ZONE.match(zone)), **shape))
+    return out
