@@ -14,10 +14,12 @@ import sys
 EXIT_OK, EXIT_INVALID, EXIT_INFEASIBLE, EXIT_BUG = 0, 2, 3, 1
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(argv: list[str]) -> argparse.ArgumentParser:
     from gpusizer.catalog.offer import PROVIDERS, PURCHASES
 
-    p = argparse.ArgumentParser(prog="gpusizer", description="GPU right-sizing: from a workload spec to the cheapest adequate GPU offer.")
+    p = argparse.ArgumentParser(prog="gpusizer", description="GPU right-sizing: from a workload spec to the cheapest adequate GPU offer.",
+        epilog="Also: gpusizer preview --stack NAME [--format table|markdown] - the policy gate "
+               "offline, under Pulumi mocks (needs the [pulumi] extra).")
     p.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -35,7 +37,7 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("schema", help="print the workload spec's JSON Schema")
 
-    if _pulumi_available():
+    if _wants_preview(argv):
         from policies import offline  # Pulumi is imported only when it is installed and this runs
 
         offline.add_parser(sub)
@@ -56,11 +58,12 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _pulumi_available() -> bool:
-    """`gpusizer preview` needs the [pulumi] extra; the plain CLI does not import it unless asked."""
+def _wants_preview(argv: list[str]) -> bool:
+    """Register `gpusizer preview` only when asked for it and the [pulumi] extra is installed,
+    so the other commands never import Pulumi."""
     import importlib.util
 
-    return len(sys.argv) > 1 and "preview" in sys.argv[1:3] and importlib.util.find_spec("pulumi_policy") is not None
+    return "preview" in argv[:3] and importlib.util.find_spec("pulumi_policy") is not None
 
 
 def _catalog(path):
@@ -156,7 +159,8 @@ _COMMANDS = {"plan": _cmd_plan, "estimate": _cmd_estimate, "schema": _cmd_schema
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (the console script exits with it)."""
-    args = _parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = _parser(argv).parse_args(argv)
     from gpusizer import errors
 
     handler = _COMMANDS.get(args.command)
