@@ -1,97 +1,170 @@
-"""Read and write offer CSVs (header = CATALOG_FIELDS); a bad file is refused whole, never half-used."""
+"""Read and write offer CSVs whose header is exactly CATALOG_FIELDS.
+
+A catalog file is all or nothing: the first bad row raises CatalogError naming
+the file and line, and no offer from that load is returned (a corrupt cache is
+reported and ignored by the caller, never half-used).
+"""
 
 from __future__ import annotations
 
 import csv
+import datetime
 import functools
 import importlib.resources
 import io
+import math
 import pathlib
 from collections.abc import Iterable
 
-from gpusizer import errors
+from gpusizer import errors, hardware
 from gpusizer.catalog.offer import CATALOG_FIELDS, Offer
 
-PACKAGED = ("aws.csv", "gcp.csv")
-
-_INT = {"gpu_count", "vcpus"}
-_FLOAT = {"gpu_fraction", "gpu_memory_gib", "ram_gib", "network_gbps", "local_nvme_gib", "on_demand_usd", "spot_usd"}
-_BOOL = {"nvlink", "opt_in"}
+_INT = frozenset({"gpu_count", "vcpus"})
+_FLOAT = frozenset({"gpu_fraction", "gpu_memory_gib", "ram_gib", "network_gbps", "local_nvme_gib",
+                    "on_demand_usd", "spot_usd"})
+_BOOL = frozenset({"nvlink", "opt_in"})
+# Empty cell -> None for these; -> the Offer default for _DEFAULTS; anything else must be filled.
+_NULLABLE = frozenset({"zone", "fabric", "on_demand_usd", "spot_usd"})
+_DEFAULTS = {"gpu_fraction": 1.0, "nvlink": False, "network_gbps": 0.0, "local_nvme_gib": 0.0, "opt_in": False}
+# Decimal places written per column: prices keep the source's precision (AWS
+# prints up to 6 places, 21.957642), memory is meaningful to 0.01 GiB.
+_PLACES = {"on_demand_usd": 6, "spot_usd": 6, "gpu_memory_gib": 2, "ram_gib": 2, "gpu_fraction": 6,
+           "network_gbps": 3, "local_nvme_gib": 1}
 
 
 def _value(field: str, text: str):
     if text == "":
-        return None if field not in _BOOL | {"gpu_fraction", "network_gbps", "local_nvme_gib"} else _DEFAULTS[field]
+        if field in _NULLABLE:
+            return None
+        if field in _DEFAULTS:
+            return _DEFAULTS[field]
+        raise ValueError(f"{field} is empty")
     if field in _INT:
         return int(text)
     if field in _FLOAT:
-        return float(text)
+        value = float(text)
+        if not math.isfinite(value):
+            raise ValueError(f"{field} is {text}")
+        return value
     if field in _BOOL:
         if text not in ("true", "false"):
-            raise ValueError(f"{field} must be true or false")
+            raise ValueError(f"{field} must be true or false, not {text!r}")
         return text == "true"
+    if field == "as_of":
+        datetime.date.fromisoformat(text)  # raises ValueError on a non-ISO date
     return text
 
 
-_DEFAULTS = {"nvlink": False, "opt_in": False, "gpu_fraction": 1.0, "network_gbps": 0.0, "local_nvme_gib": 0.0}
+def _offer(row: list[str]) -> Offer:
+    if len(row) != len(CATALOG_FIELDS):
+        raise ValueError(f"{len(row)} columns, expected {len(CATALOG_FIELDS)}")
+    values = {f: _value(f, v) for f, v in zip(CATALOG_FIELDS, row)}
+    if values["gpu"] not in hardware.load_gpus():
+        raise ValueError(f"GPU {values['gpu']!r} is not a canonical name in gpusizer/data/gpus.yaml")
+    if values["on_demand_usd"] is None and values["spot_usd"] is None:
+        raise ValueError("no on-demand or spot price")
+    return Offer(**values)
 
 
 def parse_offers(text: str, name: str) -> list[Offer]:
-    """Offers from CSV text; raises CatalogError naming `name` and the line of the first bad row."""
+    """Offers from CSV text.
+
+    Args:
+        text: the file's content; the first line must equal CATALOG_FIELDS.
+        name: what to call the file in error messages.
+
+    Returns:
+        The offers, in file order.
+
+    Raises:
+        CatalogError: on a wrong header or the first bad row, naming `name`
+            and the 1-based line.
+    """
     reader = csv.reader(io.StringIO(text))
     header = next(reader, None)
     if tuple(header or ()) != CATALOG_FIELDS:
-        raise errors.CatalogError(f"{name}: header does not match CATALOG_FIELDS; rebuild with `python -m gpusizer.catalog.build`")
+        raise errors.CatalogError(
+            f"{name} line 1: header does not match CATALOG_FIELDS. "
+            "To fix: rebuild with `python -m gpusizer.catalog.build` or use the columns of gpusizer.catalog.offer")
     offers = []
-    for line, row in enumerate(reader, start=2):
+    for row in reader:
         try:
-            if len(row) != len(CATALOG_FIELDS):
-                raise ValueError(f"{len(row)} columns, expected {len(CATALOG_FIELDS)}")
-            offers.append(Offer(**{f: _value(f, v) for f, v in zip(CATALOG_FIELDS, row)}))
+            offers.append(_offer(row))
         except (ValueError, TypeError) as exc:
-            raise errors.CatalogError(f"{name} line {line}: {exc}") from None
+            raise errors.CatalogError(f"{name} line {reader.line_num}: {exc}") from None
     return offers
 
 
+def _cell(field: str, value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        value = round(value, _PLACES.get(field, 6))
+        return str(int(value)) if value.is_integer() else repr(value)
+    return str(value)
+
+
 def format_offers(offers: Iterable[Offer]) -> str:
-    """CSV text for `offers` in CATALOG_FIELDS order (floats rounded, booleans lower-case)."""
+    """CSV text for `offers` in CATALOG_FIELDS order, "\\n" line ends; parse_offers reads it back.
+
+    Floats are rounded per column (_PLACES) and written in their shortest form,
+    integers without ".0", booleans as true/false, None as an empty cell, so the
+    same offers always give the same bytes.
+    """
     out = io.StringIO()
-    w = csv.writer(out, lineterminator="\n")
-    w.writerow(CATALOG_FIELDS)
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CATALOG_FIELDS)
     for o in offers:
-        row = []
-        for f in CATALOG_FIELDS:
-            v = getattr(o, f)
-            if v is None:
-                row.append("")
-            elif isinstance(v, bool):
-                row.append("true" if v else "false")
-            elif isinstance(v, float):
-                row.append(f"{v:.6g}" if f != "on_demand_usd" and f != "spot_usd" else f"{round(v, 5):g}")
-            else:
-                row.append(str(v))
-        w.writerow(row)
+        writer.writerow([_cell(f, getattr(o, f)) for f in CATALOG_FIELDS])
     return out.getvalue()
+
+
+def check_unique(offers: list[Offer], name: str) -> None:
+    """Raise CatalogError when one (provider, region, zone, instance type) appears twice."""
+    seen: set[tuple] = set()
+    for o in offers:
+        key = (o.provider, o.region, o.zone, o.instance_type)
+        if key in seen:
+            raise errors.CatalogError(f"{name}: {o.instance_type} appears twice in {o.zone or o.region} ({o.provider})")
+        seen.add(key)
 
 
 @functools.cache
 def _packaged() -> tuple[Offer, ...]:
     root = importlib.resources.files("gpusizer").joinpath("data/catalog")
     offers: list[Offer] = []
-    for name in PACKAGED:
-        offers += parse_offers(root.joinpath(name).read_text(), f"gpusizer/data/catalog/{name}")
+    for entry in sorted((e for e in root.iterdir() if e.name.endswith(".csv")), key=lambda e: e.name):
+        offers += parse_offers(entry.read_text(encoding="utf-8"), f"gpusizer/data/catalog/{entry.name}")
+    check_unique(offers, "gpusizer/data/catalog")
     return tuple(offers)
 
 
 def load_offers(path: str | pathlib.Path | None = None) -> list[Offer]:
-    """The packaged snapshot, or the offers in `path` (a directory of *.csv, or one CSV file)."""
+    """The packaged snapshot, or the offers in `path`.
+
+    Args:
+        path: None for the snapshot packaged in gpusizer/data/catalog (parsed
+            once per process), a directory (every *.csv in it, by name), or
+            one CSV file.
+
+    Returns:
+        A new list of offers.
+
+    Raises:
+        CatalogError: the path holds no CSV, a file has a wrong header or a bad
+            row (message names file and line), or one offer appears twice.
+    """
     if path is None:
         return list(_packaged())
     p = pathlib.Path(path)
     files = sorted(p.glob("*.csv")) if p.is_dir() else [p]
     if not files or not all(f.is_file() for f in files):
-        raise errors.CatalogError(f"--catalog {p}: no catalog CSV there. To fix: give a directory of CSVs or a CSV file")
+        raise errors.CatalogError(
+            f"{p}: no catalog CSV there. To fix: give a directory of <provider>.csv files or one CSV file")
     offers: list[Offer] = []
     for f in files:
-        offers += parse_offers(f.read_text(), str(f))
+        offers += parse_offers(f.read_text(encoding="utf-8"), str(f))
+    check_unique(offers, str(p))
     return offers

@@ -67,7 +67,7 @@ def test_refresh_writes_live_offers_quotas_and_a_manifest(moto_ec2):
     entries, problems = cache.read()
     assert problems == []
     entry = entries["aws"]
-    g6 = [o for o in entry.offers if o.instance_type == "g6.xlarge"]
+    g6 = [o for o in entry.offers if o.instance_type == "g6.xlarge" and o.region == "us-east-1"]
     assert g6 and all(o.on_demand_usd == G6_PRICE and o.as_of == "2026-11-23" and o.zone for o in g6)
     assert entry.quotas[("aws", "us-east-1", "on-demand", "G")] == 64.0
     # Regions not refreshed keep their previous offers with their original dates.
@@ -95,12 +95,15 @@ def test_stale_prices_are_warned_loudly_with_a_configurable_bound(monkeypatch):
 
 
 def test_failed_provider_keeps_last_good_data_and_reports_one_line(moto_ec2):
+    assert refresh_mod.refresh("aws", ["us-east-1"], NOW, session=StubbedSession()) == []
+    later = NOW + datetime.timedelta(days=1)
     session = StubbedSession(pricing_errors=["AccessDeniedException"], pricing_ok=False)
-    errors = refresh_mod.refresh("aws", ["us-east-1"], NOW, session=session)
+    errors = refresh_mod.refresh("aws", ["us-east-1"], later, session=session)
     assert len(errors) == 1 and "\n" not in errors[0]
-    assert "us-east-1: prices not refreshed (ClientError" in errors[0] and "kept" in errors[0]
-    kept = [o for o in cache.read()[0]["aws"].offers if o.region == "us-east-1"]
-    assert kept and all(o.on_demand_usd != G6_PRICE for o in kept)
+    assert "us-east-1: prices not refreshed (AccessDeniedException" in errors[0] and "kept" in errors[0]
+    entry = cache.read()[0]["aws"]
+    assert entry.fetched_at == NOW  # the last good refresh stands
+    assert any(o.on_demand_usd == G6_PRICE for o in entry.offers)
 
 
 def test_no_credentials_is_one_line(monkeypatch):
@@ -134,7 +137,9 @@ def test_quotas_from_a_refresh_reject_offers_that_exceed_them(moto_ec2):
     spec = {"name": "big", "model": {"name": "llama-3.1-70b"},
             "placement": {"providers": ["aws"], "regions": ["us-east-1"]}}
     d = gpusizer.plan(spec)
-    p5 = [c for c in d.candidates if c.offer.instance_type == "p5.48xlarge" and c.purchase == "on-demand"]
+    p5 = [c for c in d.candidates
+          if c.offer.instance_type == "p5.48xlarge" and c.purchase == "on-demand" and c.offer.region == "us-east-1"
+          and not c.offer.opt_in]
     assert p5 and all(c.rejection and c.rejection.code == "quota" for c in p5)
     assert "quota in us-east-1 is 8" in p5[0].rejection.detail
 

@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Iterable
 
 from gpusizer import hardware
+from gpusizer.catalog import build
 from gpusizer.catalog.build import aws as build_aws
 from gpusizer.catalog.offer import Offer
 
@@ -79,7 +80,7 @@ def gpu_types(ec2) -> dict[str, dict]:
                 continue
             g = gpus[0]
             mem_gib = g["MemoryInfo"]["SizeInMiB"] / 1024
-            gpu = build_aws._canonical(g["Name"], mem_gib)
+            gpu = build_aws.canonical_gpu(g["Name"], mem_gib)
             if gpu is None:
                 continue
             count = int(g.get("Count") or 0)
@@ -92,12 +93,14 @@ def gpu_types(ec2) -> dict[str, dict]:
                 gpu=gpu,
                 gpu_count=count,
                 gpu_fraction=fraction,
-                gpu_memory_gib=build_aws._usable(gpu, mem_gib) if fraction == 1 else round(mem_gib, 2),
+                gpu_memory_gib=build_aws.memory_gib(gpu, mem_gib * 1024) if fraction == 1 else round(mem_gib, 2),
                 vcpus=int(it["VCpuInfo"]["DefaultVCpus"]),
                 ram_gib=it["MemoryInfo"]["SizeInMiB"] / 1024,
+                # DescribeInstanceTypes does not say NVLink; AWS's 8-GPU P types have NVSwitch, and the
+                # GPU table says which parts have NVLink at all (L4/L40S/A10G never do).
                 nvlink=count >= 8 and hardware.load_gpus()[gpu].nvlink_gbs > 0,
-                fabric="efa" if net.get("EfaSupported") and count >= 8 else None,
-                network_gbps=build_aws._network_gbps(str(net.get("NetworkPerformance", ""))),
+                fabric="efa" if net.get("EfaSupported") else None,
+                network_gbps=build_aws.network_gbps(str(net.get("NetworkPerformance", ""))) or 0.0,
                 local_nvme_gib=round(it.get("InstanceStorageInfo", {}).get("TotalSizeInGB", 0) * 1e9 / 2**30, 1),
             )
     return shapes
@@ -171,9 +174,10 @@ def quotas(sq, region: str) -> dict[tuple[str, str, str, str], float]:
 
 
 def refresh(session, regions: list[str], previous: list[Offer], now: datetime.datetime):
-    """(offers, quotas, errors): refreshed regions replace their previous offers; failed ones keep them."""
+    """(offers, quotas, errors): refreshed regions replace their previous offers; failed ones,
+    and regions not asked for, keep them."""
     as_of = now.date().isoformat()
-    offers: list[Offer] = []
+    offers: list[Offer] = [o for o in previous if o.region not in regions]
     all_quotas: dict = {}
     errors: list[str] = []
     pricing = _client(session, "pricing", PRICING_REGION)
@@ -212,10 +216,10 @@ def _offers(region, shapes, zones, spot, od, as_of, local: set[str]) -> list[Off
     for itype, shape in sorted(shapes.items()):
         price = od.get(itype)
         for zone in sorted(zones.get(itype, [])) or [None]:
-            s = build_aws._spot(price, spot.get((itype, zone)) if zone else None)
+            s = build.spot_offer(price, spot.get((itype, zone)) if zone else None)
             if price is None and s is None:
                 continue
             out.append(Offer(provider="aws", region=region, zone=zone, instance_type=itype, on_demand_usd=price,
-                             spot_usd=s, source=src, as_of=as_of, opt_in=region in build_aws.OPT_IN_REGIONS
-                             or zone in local or bool(zone and build_aws._LOCAL_ZONE.match(zone)), **shape))
+                             spot_usd=s, source=src, as_of=as_of,
+                             opt_in=zone in local or build_aws.is_opt_in(region, zone), **shape))
     return out
