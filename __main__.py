@@ -38,7 +38,7 @@ for item in workloads:
                            subnet_ids=subnet_ids, gcp_network=gcp_network)
     chosen = workload.plan.chosen
     if chosen.offer.provider == "onprem":
-        pools = [p.allocate(chosen.gpu_count * spec.deploy.replicas) if p.name == chosen.offer.instance_type else p
+        pools = [p.allocate(chosen.gpu_count * chosen.replicas) if p.name == chosen.offer.instance_type else p
                  for p in pools]
     pulumi.export(spec.name, {
         "instance_type": workload.instance_type,

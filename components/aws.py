@@ -146,7 +146,7 @@ class AwsGpuCapacity(pulumi.ComponentResource):
     def _group(self, name, d: Decision, lt, tags, args: AwsGpuCapacityArgs, child) -> aws.autoscaling.Group:
         c = d.chosen
         spec = d.workload.spec
-        size = spec.deploy.replicas * c.nodes
+        size = c.replicas * c.nodes
         types = [x.offer.instance_type for x in d.failover(spec.deploy.failover_types if spec.deploy.capacity_failover else 1)]
         subnets = args.subnet_ids or _default_subnets()
         spot = c.purchase == "spot"
@@ -185,7 +185,7 @@ class AwsGpuCapacity(pulumi.ComponentResource):
 
 def _uses_group(d: Decision) -> bool:
     deploy = d.workload.spec.deploy
-    return deploy.replicas > 1 or deploy.capacity_failover or d.chosen.nodes > 1
+    return d.chosen.replicas > 1 or deploy.capacity_failover or d.chosen.nodes > 1
 
 
 def _default_subnets() -> list[str]:

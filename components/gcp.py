@@ -82,7 +82,7 @@ class GcpGpuCapacity(pulumi.ComponentResource):
         sa = {"email": account.email, "scopes": SCOPES}
         self.instance_id = None
         self.group_id = None
-        if spec.deploy.replicas > 1 or c.nodes > 1:
+        if c.replicas > 1 or c.nodes > 1:
             template = gcp.compute.InstanceTemplate(
                 f"{name}-tmpl",
                 machine_type=machine,
@@ -103,7 +103,7 @@ class GcpGpuCapacity(pulumi.ComponentResource):
                 zone=c.offer.zone,
                 base_instance_name=spec.name,
                 versions=[gcp.compute.InstanceGroupManagerVersionArgs(instance_template=template.self_link_unique)],
-                target_size=spec.deploy.replicas * c.nodes,
+                target_size=c.replicas * c.nodes,
                 opts=child,
             )
             self.group_id = group.id

@@ -40,7 +40,7 @@ class OnPremGpuCapacity(pulumi.ComponentResource):
         ) if args.kubeconfig is not None else None
         child = pulumi.ResourceOptions(parent=self, provider=provider)
         annotations = metadata.k8s_annotations(spec.name, d.required_gpu_memory_gib, d.sized_by)
-        gpus = c.gpu_count * spec.deploy.replicas
+        gpus = c.gpu_count * c.replicas
         ns = k8s.core.v1.Namespace(
             f"{name}-ns",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=spec.name, annotations=annotations,
@@ -59,7 +59,7 @@ class OnPremGpuCapacity(pulumi.ComponentResource):
                 f"{name}-deploy",
                 metadata=k8s.meta.v1.ObjectMetaArgs(namespace=ns.metadata.name, name=spec.name, annotations=annotations),
                 spec=k8s.apps.v1.DeploymentSpecArgs(
-                    replicas=spec.deploy.replicas,
+                    replicas=c.replicas,
                     selector=k8s.meta.v1.LabelSelectorArgs(match_labels=labels),
                     template=k8s.core.v1.PodTemplateSpecArgs(
                         metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels, annotations=annotations),

@@ -40,7 +40,13 @@ class Candidate:
 
     @property
     def gpu_count(self) -> int:
+        """GPUs of one replica (all its nodes)."""
         return self.offer.gpu_count * self.nodes
+
+    @property
+    def replicas(self) -> int:
+        """Copies of the workload this candidate runs (deploy.replicas, or more to reach the throughput target)."""
+        return self.fit.replicas if self.fit else 1
 
     def to_dict(self) -> dict:
         o = self.offer
@@ -54,6 +60,7 @@ class Candidate:
             "gpu_fraction": o.gpu_fraction,
             "gpu_memory_gib": round(o.gpu_memory_gib, 2),
             "nodes": self.nodes,
+            "replicas": self.replicas,
             "purchase": self.purchase,
             "hourly_usd": None if self.hourly_usd is None else round(self.hourly_usd, 4),
             "usd_per_million_tokens": None if self.usd_per_mtok is None else round(self.usd_per_mtok, 4),
@@ -154,7 +161,7 @@ class Decision:
             if t.tpot_ms:
                 out["tpot_ms"] = round(t.tpot_ms - f.speed.tpot_ms, 2)
             if t.tokens_per_second:
-                out["tokens_per_second"] = round(f.speed.tokens_per_second * self.workload.spec.deploy.replicas - t.tokens_per_second, 1)
+                out["tokens_per_second"] = round(f.speed.tokens_per_second * f.replicas - t.tokens_per_second, 1)
         if f.train_hours and self.workload.spec.train.deadline_hours:
             out["deadline_hours"] = round(self.workload.spec.train.deadline_hours - f.train_hours, 1)
         return out
@@ -232,7 +239,7 @@ def requirements_dict(w: Workload) -> dict:
             "tokens_per_second": t.tokens_per_second,
             "ttft_ms": t.ttft_ms,
             "tpot_ms": t.tpot_ms,
-            "replicas": w.spec.deploy.replicas,
+            "min_replicas": w.spec.deploy.replicas,
         }
     elif w.training_flops:
         out["training_flops"] = w.training_flops

@@ -106,7 +106,7 @@ class _Judge:
         if price is None:
             return Candidate(offer, purchase, 1, None, None, Rejection("purchase", f"{offer.instance_type} is not sold as {purchase} in {offer.zone or offer.region}"))
         nodes, f = self.nodes_and_fit(offer)
-        hourly = price * nodes
+        hourly = price * nodes * f.replicas
         if not f.ok:
             return Candidate(offer, purchase, nodes, hourly, f, Rejection(f.code, f.detail))
         rej = self._host(offer, nodes) or self._capacity(offer, nodes, purchase) or self._budget(hourly)
@@ -141,9 +141,10 @@ class _Judge:
         if self.objective != "per-token":
             return None
         if self.w.spec.task == "inference":
-            if not f.tokens_per_second:
-                return None
-            return hourly / (f.tokens_per_second * 3600) * 1e6
+            # At the target rate when there is one (what the workload will really serve),
+            # else at full capacity (batch work that fills the GPUs).
+            rate = self.w.targets.tokens_per_second or (f.tokens_per_second or 0) * f.replicas
+            return hourly / (rate * 3600) * 1e6 if rate else None
         if f.train_hours is None:
             return None
         return hourly * f.train_hours / self.w.spec.train.tokens * 1e6

@@ -180,8 +180,8 @@ def _tightest(w: workload_mod.Workload, f: fit_mod.Fit) -> str:
             ratios["ttft"] = f.speed.ttft_ms / t.ttft_ms
         if t.tpot_ms:
             ratios["tpot"] = f.speed.tpot_ms / t.tpot_ms
-        if w.tokens_per_second_per_replica:
-            ratios["throughput"] = w.tokens_per_second_per_replica / f.speed.tokens_per_second
+        if t.tokens_per_second:
+            ratios["throughput"] = t.tokens_per_second / f.speed.tokens_per_second
     if f.train_hours and w.spec.train.deadline_hours:
         ratios["deadline"] = f.train_hours / w.spec.train.deadline_hours
     return max(ratios, key=ratios.get)

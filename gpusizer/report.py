@@ -39,7 +39,8 @@ def _shape(c: Candidate) -> str:
     if o.gpu_fraction < 1:
         return f"1/{round(1 / o.gpu_fraction)} x {o.gpu} ({o.gpu_memory_gib:.1f} GiB)"
     nodes = f" on {c.nodes} nodes" if c.nodes > 1 else ""
-    return f"{c.gpu_count} x {o.gpu} ({o.gpu_memory_gib:.1f} GiB){nodes}"
+    replicas = f", {c.replicas} replicas" if c.replicas > 1 else ""
+    return f"{c.gpu_count} x {o.gpu} ({o.gpu_memory_gib:.1f} GiB){nodes}{replicas}"
 
 
 def _memory_line(d: Decision | Estimate) -> str:
@@ -59,7 +60,7 @@ def _targets_line(d: Decision | Estimate) -> str | None:
     t = w.targets
     parts = []
     if t.tokens_per_second:
-        parts.append(f"{t.tokens_per_second:,.0f} tokens/s (growth x{w.spec.growth:g}, {w.spec.deploy.replicas} replica(s))")
+        parts.append(f"{t.tokens_per_second:,.0f} tokens/s (growth x{w.spec.growth:g}, at least {w.spec.deploy.replicas} replica(s))")
     if t.ttft_ms:
         parts.append(f"TTFT <= {t.ttft_ms:g} ms")
     if t.tpot_ms:

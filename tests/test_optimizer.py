@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
@@ -169,10 +170,13 @@ def _oracle(spec, offers):
             f = fit_mod.fit(w, fit_mod.Shape(o.gpu, o.gpu_memory_gib, o.gpu_count, 1.0, o.nvlink, o.fabric is not None))
             if not f.ok or o.vcpus < w.min_vcpus(o.gpu_count) or o.ram_gib < w.min_ram_gib(o.gpu_count):
                 continue
-            if s.placement.max_hourly_usd is not None and price > s.placement.max_hourly_usd:
+            target = w.targets.tokens_per_second
+            replicas = math.ceil(target / f.speed.tokens_per_second) if target else 1  # copies to serve the target
+            total = price * replicas
+            if s.placement.max_hourly_usd is not None and total > s.placement.max_hourly_usd:
                 continue
-            metric = price / (f.tokens_per_second * 3600) * 1e6 if per_token else price
-            key = (metric, price, o.gpu_count, PROVIDERS.index(o.provider), o.region, "", o.instance_type, purchase)
+            metric = total / (target * 3600) * 1e6 if per_token else total
+            key = (metric, total, o.gpu_count, PROVIDERS.index(o.provider), o.region, "", o.instance_type, purchase)
             if best is None or key < best[0]:
                 best = (key, o.instance_type, purchase)
     return None if best is None else best[1:]
@@ -190,3 +194,15 @@ def test_objective_of_respects_explicit_choice():
     s = gpusizer.load_spec({**CHAT_8B, "sizing": {"objective": "hourly"},
                             "inference": {"targets": {"tokens_per_second": 100}}})
     assert optimize.objective_of(plan_mod.workload(s)) == "hourly"
+
+
+def test_throughput_target_counts_the_replicas_it_takes(tiny_catalog):
+    # A faster GPU can be cheaper per token: a slow one needs more replicas to reach the target.
+    spec = {**CHAT_8B, "inference": {"context_length": 2048, "batch_size": 16, "targets": {"tokens_per_second": 1500}}}
+    d = gpusizer.plan(spec, catalog=tiny_catalog)
+    for c in d.feasible:
+        assert c.replicas * c.fit.speed.tokens_per_second >= 1500
+        assert c.hourly_usd == pytest.approx(c.offer.on_demand_usd * c.replicas)
+        assert c.usd_per_mtok == pytest.approx(c.hourly_usd / (1500 * 3600) * 1e6)
+    assert d.chosen.hourly_usd == min(c.hourly_usd for c in d.feasible)
+    assert d.to_dict()["choice"]["replicas"] == d.chosen.replicas

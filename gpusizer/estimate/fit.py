@@ -9,10 +9,14 @@ evaluates each shape once.
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from gpusizer import hardware, units
 from gpusizer.estimate import memory, speed
 from gpusizer.estimate.workload import Workload
+
+# Most replicas the engine will spread a throughput target over before calling the GPU too slow.
+MAX_REPLICAS = 16
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -46,7 +50,8 @@ class Fit:
         detail: the limit with numbers ("A10G x1: 21.3 GiB usable < 27.4 GiB needed").
         need_gib: GiB needed per GPU; usable_gib: GiB usable per GPU.
         sharding: ZeRO stage used (training), else None.
-        speed: serving speed (inference, when memory fits).
+        speed: serving speed of one replica (inference, when memory fits).
+        replicas: copies needed to serve the throughput target (at least deploy.replicas).
         train_hours: estimated training time (training with a token count).
     """
 
@@ -57,6 +62,7 @@ class Fit:
     sharding: str | None = None
     speed: speed.InferenceSpeed | None = None
     train_hours: float | None = None
+    replicas: int = 1
 
     @property
     def ok(self) -> bool:
@@ -100,24 +106,27 @@ def _fit_inference(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: flo
     problem = tensor_parallel_problem(w, shape)
     if problem:
         return Fit("interconnect", f"{shape.label}: {problem}", need, usable)
+    base = w.spec.deploy.replicas
     if m.kind != "llm":
-        return Fit("", "", need, usable)  # images, not tokens: sized by memory at the batch
+        return Fit("", "", need, usable, replicas=base)  # images, not tokens: sized by memory at the batch
     s = w.serving_speed(gpu, n * shape.gpu_fraction, shape.nvlink)
     targets = w.targets
     if targets.ttft_ms and s.ttft_ms > targets.ttft_ms:
         return Fit("ttft", f"{shape.label}: TTFT {s.ttft_ms:.0f} ms > {targets.ttft_ms:.0f} ms target", need, usable, speed=s)
     if targets.tpot_ms and s.tpot_ms > targets.tpot_ms:
         return Fit("tpot", f"{shape.label}: TPOT {s.tpot_ms:.1f} ms > {targets.tpot_ms:.1f} ms target", need, usable, speed=s)
-    tps = w.tokens_per_second_per_replica
-    if tps and s.tokens_per_second < tps:
+    tps = w.targets.tokens_per_second
+    replicas = max(base, math.ceil(tps / s.tokens_per_second)) if tps else base
+    if replicas > MAX_REPLICAS:
         return Fit(
             "throughput",
-            f"{shape.label}: {s.tokens_per_second:,.0f} tokens/s < {tps:,.0f} tokens/s target per replica",
+            f"{shape.label}: {s.tokens_per_second:,.0f} tokens/s per replica; {tps:,.0f} tokens/s would take "
+            f"{replicas} replicas (more than {MAX_REPLICAS})",
             need,
             usable,
             speed=s,
         )
-    return Fit("", "", need, usable, speed=s)
+    return Fit("", "", need, usable, speed=s, replicas=replicas)
 
 
 def tensor_parallel_problem(w: Workload, shape: Shape) -> str:

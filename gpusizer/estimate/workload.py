@@ -46,10 +46,6 @@ class Workload:
         tps = t.tokens_per_second * self.spec.growth if t.tokens_per_second else None
         return EffectiveTargets(tps, t.ttft_ms, t.tpot_ms)
 
-    @property
-    def tokens_per_second_per_replica(self) -> float | None:
-        tps = self.targets.tokens_per_second
-        return tps / self.spec.deploy.replicas if tps else None
 
     @property
     def weights_gib(self) -> float:
