@@ -144,7 +144,3 @@ def test_quotas_from_a_refresh_reject_offers_that_exceed_them(moto_ec2):
     assert "quota in us-east-1 is 8" in p5[0].rejection.detail
 
 
-def test_gcp_without_the_extra_keeps_the_snapshot():
-    errors = refresh_mod.refresh("gcp", ["us-central1"], NOW)
-    assert errors and "not installed" in errors[0]
-    assert "gcp" not in cache.read()[0]
