@@ -20,13 +20,17 @@ def load_spec(source: str | os.PathLike | Mapping[str, Any] | spec_mod.WorkloadS
     Raises:
         SpecError: naming the field and the fix (unknown model included).
     """
+    return _load(source).spec
+
+
+def _load(source) -> workload_mod.Workload:
+    """Validate `source` and resolve it into a Workload (the model looked up once)."""
     if isinstance(source, (str, os.PathLike)):
         path = pathlib.Path(source)
         spec = spec_mod.parse_spec(spec_mod.read_spec_file(path), base_dir=path.parent)
     else:
         spec = spec_mod.parse_spec(dict(source) if isinstance(source, Mapping) else source)
-    workload(spec)  # resolves the model and checks lengths against it
-    return spec
+    return workload(spec)
 
 
 def model_of(ref: spec_mod.ModelRef) -> registry.ModelArch:
@@ -103,8 +107,7 @@ def plan(
         catalog: offers to choose from; default Catalog.load().
         pools: on-prem pools (gpusizer.catalog.onprem.Pool) competing with the clouds.
     """
-    spec = load_spec(spec)
-    w = workload(spec)
+    w = _load(spec)
     catalog = (catalog or Catalog.load()).with_pools(pools)
     return optimize.choose(w, catalog.offers, catalog.quotas, catalog.notes)
 
@@ -134,8 +137,7 @@ def estimate(spec, catalog: Catalog | None = None) -> Estimate:
     node that exists. Training may span nodes; serving stays on one node.
     Fractional GPUs are left to `plan`.
     """
-    spec = load_spec(spec)
-    w = workload(spec)
+    w = _load(spec)
     offers = (catalog or Catalog.load()).offers
     shapes: dict[str, set[fit_mod.Shape]] = {name: set() for name in hardware.load_gpus()}
     for o in offers:
