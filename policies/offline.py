@@ -22,7 +22,7 @@ from typing import Any
 
 import pulumi
 import yaml
-from google.protobuf import json_format, struct_pb2
+from google.protobuf import struct_pb2
 from pulumi.runtime.proto import analyzer_pb2
 from pulumi_policy import policy as policy_sdk
 

@@ -12,7 +12,6 @@ import pathlib
 from typing import Any
 
 import pydantic
-import yaml
 
 from gpusizer import errors, hardware, units
 from gpusizer.catalog.offer import Offer
