@@ -1,51 +1,150 @@
 """The Pulumi program: stack config -> one GpuWorkload per workload spec.
 
-Config is read once here and passed down as plain values (STYLE.md section 1).
-Workloads are planned in order; each one placed on an on-prem pool takes its
-GPUs from the pool, so a later workload bursts to the cloud once it is full.
+Config is read once here and passed down as plain values (STYLE.md section 1):
+
+    gpusizer:workloads    list of workload specs: objects in the spec format (CONTRACT.md
+                          section 1) or paths of spec YAML files relative to this directory
+    gpusizer:pools        on-prem pools (README, "On-prem pools"), plus node_selector/tolerations
+    gpusizer:kubeconfigs  pool name -> kubeconfig, a secret (pulumi config set --secret --path)
+    gpusizer:kubeconfig   one kubeconfig (a secret) for pools not named in kubeconfigs
+    gpusizer:awsNetworks  region -> {vpcId, subnetIds}; default: the region's default VPC
+    gpusizer:gcpNetwork   GCP VPC network (default "default")
+    gpusizer:gcpSecureBoot  Shielded VM Secure Boot on GCP (default false)
+    aws:region            the default AWS provider's region; choices elsewhere get a regional provider
+
+Every spec is validated and every workload planned before the first resource
+is registered, so a bad spec or an infeasible one provisions nothing; the
+error names the workload and the field. Workloads are planned in order, and
+one placed on an on-prem pool takes its GPUs from it, so once the pool is full
+the next workload bursts to the cloud. Each workload's decision is exported
+under its name.
 """
 
+from __future__ import annotations
+
 import pathlib
+from typing import Any
 
 import pulumi
 
+import components
 import gpusizer
-from components import GpuWorkload
 
 PROJECT = pathlib.Path(__file__).resolve().parent
 
-config = pulumi.Config("gpusizer")
-workloads = config.require_object("workloads")
-pools = gpusizer.parse_pools(config.get_object("pools") or [])
-kubeconfigs = config.get_secret_object("kubeconfigs") or {}
-subnet_ids = config.get_object("subnetIds") or None
-gcp_network = config.get("gcpNetwork") or "default"
+
+def _fail(where: str, exc: Exception) -> pulumi.RunError:
+    """A RunError (Pulumi prints it without a traceback) naming the config key and, for specs, the field."""
+    field = getattr(exc, "field", "")
+    return pulumi.RunError(f"stack config {where}{f' (field {field})' if field else ''}: {exc}")
 
 
-def _spec(item):
-    """A spec object from config, or a spec file path relative to the project."""
-    if isinstance(item, str):
-        return gpusizer.load_spec(PROJECT / item)
-    return gpusizer.load_spec(item)
+def _specs(items: Any) -> list[gpusizer.WorkloadSpec]:
+    if not isinstance(items, list) or not items:
+        raise pulumi.RunError("stack config gpusizer:workloads must be a non-empty list of workload specs "
+                              "(objects, or paths of spec files such as stacks/examples/chat-8b.yaml)")
+    specs = []
+    for i, item in enumerate(items):
+        where = f"gpusizer:workloads[{i}]" + (f" ({item})" if isinstance(item, str) else "")
+        try:
+            specs.append(gpusizer.load_spec(PROJECT / item if isinstance(item, str) else item))
+        except gpusizer.SizingError as exc:
+            raise _fail(where, exc) from None
+    names = [s.name for s in specs]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise pulumi.RunError(f"stack config gpusizer:workloads: duplicate workload name(s) {', '.join(dupes)}. "
+                              "To fix: give each workload its own name (it names its resources)")
+    return specs
 
 
-# Secret kubeconfigs arrive as one Output; split it per pool without creating resources in apply.
-kube_by_pool = {p.name: pulumi.Output.secret(kubeconfigs).apply(lambda k, n=p.name: (k or {}).get(n)) for p in pools}
+def _kubeconfigs(config: pulumi.Config, pools: list[gpusizer.Pool]) -> dict[str, pulumi.Output[str]]:
+    """Pool name -> kubeconfig, each wrapped as a secret at once (only the pool names stay plain)."""
+    per_pool = config.get_object("kubeconfigs") or {}
+    if not isinstance(per_pool, dict) or not all(isinstance(v, str) for v in per_pool.values()):
+        raise pulumi.RunError("stack config gpusizer:kubeconfigs must map pool names to kubeconfig text")
+    unknown = sorted(set(per_pool) - {p.name for p in pools})
+    if unknown:
+        raise pulumi.RunError(f"stack config gpusizer:kubeconfigs names unknown pool(s) {', '.join(unknown)}. "
+                              f"To fix: use one of {', '.join(p.name for p in pools) or '(no pools configured)'}")
+    shared = config.get("kubeconfig")
+    for key, given in (("kubeconfigs", per_pool), ("kubeconfig", shared)):
+        if given and not pulumi.runtime.is_config_secret(f"gpusizer:{key}"):
+            pulumi.log.warn(f"gpusizer:{key} is stored in plain text. To fix: pulumi config set --secret ...")
+    found = {p.name: per_pool.get(p.name, shared) for p in pools}
+    return {name: pulumi.Output.secret(text) for name, text in found.items() if text}
 
-for item in workloads:
-    spec = _spec(item)
-    workload = GpuWorkload(spec.name, spec, pools=pools, kubeconfigs=kube_by_pool,
-                           subnet_ids=subnet_ids, gcp_network=gcp_network)
-    chosen = workload.plan.chosen
-    if chosen.offer.provider == "onprem":
-        pools = [p.allocate(chosen.gpu_count * chosen.replicas) if p.name == chosen.offer.instance_type else p
-                 for p in pools]
-    pulumi.export(spec.name, {
-        "instance_type": workload.instance_type,
-        "hourly_usd": workload.hourly_usd,
-        "provider": chosen.offer.provider,
-        "region": chosen.offer.region,
-        "gpu": f"{chosen.gpu_count} x {chosen.offer.gpu}",
-        "burst": workload.plan.burst,
-        "decision": workload.decision,
-    })
+
+def _aws_networks(raw: Any) -> dict[str, components.AwsNetwork]:
+    if raw is None:
+        return {}
+    try:
+        return {region: components.AwsNetwork(vpc_id=str(net["vpcId"]), subnet_ids=[str(s) for s in net["subnetIds"]])
+                for region, net in dict(raw).items()}
+    except (KeyError, TypeError, ValueError):
+        raise pulumi.RunError("stack config gpusizer:awsNetworks must map regions to {vpcId: vpc-..., "
+                              "subnetIds: [subnet-..., ...]}") from None
+
+
+def _summary(d: gpusizer.Decision) -> str:
+    """One line for `pulumi preview`: the choice, its price and what the next cheaper offer lacked."""
+    c = d.chosen
+    where = c.offer.zone or c.offer.region
+    line = (f"{c.offer.provider} {where} {c.offer.instance_type}: {c.gpu_count} x {c.offer.gpu}, {c.purchase}, "
+            f"${c.hourly_usd:,.2f}/h for {d.required_gpu_memory_gib:g} GiB of GPU memory (sized by {d.sized_by})")
+    if d.next_cheaper is not None:
+        line += f"; next cheaper {d.next_cheaper.offer.instance_type} lacked: {d.next_cheaper.rejection.detail}"
+    if d.burst:
+        line += f"; {d.burst}"
+    return line
+
+
+def main() -> None:
+    config = pulumi.Config("gpusizer")
+    specs = _specs(config.require_object("workloads"))
+    try:
+        pools = gpusizer.parse_pools(config.get_object("pools") or [])
+    except gpusizer.SizingError as exc:
+        raise _fail("gpusizer:pools", exc) from None
+    kubeconfigs = _kubeconfigs(config, pools)
+    aws_networks = _aws_networks(config.get_object("awsNetworks"))
+    aws_region = pulumi.Config("aws").get("region")
+    gcp_network = config.get("gcpNetwork") or "default"
+    gcp_secure_boot = config.get_bool("gcpSecureBoot") or False
+
+    # Plan everything first (plain values): nothing is registered unless every workload has a choice.
+    planned = []
+    for i, spec in enumerate(specs):
+        decision = gpusizer.plan(spec, pools=pools)
+        if decision.chosen is None:
+            raise pulumi.RunError(f"stack config gpusizer:workloads[{i}]: {components.workload.infeasible_message(decision)}")
+        planned.append((spec, decision, pools))
+        c = decision.chosen
+        if c.offer.provider == "onprem":  # the pool fills up; later workloads see what is left
+            pools = [p.allocate(c.gpu_count * c.replicas) if p.name == c.offer.instance_type else p for p in pools]
+
+    for spec, decision, pools_then in planned:
+        workload = components.GpuWorkload(spec.name, spec, args=components.GpuWorkloadArgs(
+            pools=pools_then, kubeconfigs=kubeconfigs, aws_region=aws_region, aws_networks=aws_networks,
+            gcp_network=gcp_network, gcp_secure_boot=gcp_secure_boot, decision=decision,
+        ))
+        c = decision.chosen
+        pulumi.export(spec.name, {
+            "summary": _summary(decision),
+            "provider": c.offer.provider,
+            "region": c.offer.region,
+            "zone": c.offer.zone,
+            "instance_type": workload.instance_type,
+            "gpu": f"{c.gpu_count} x {c.offer.gpu}",
+            "purchase": c.purchase,
+            "nodes": c.nodes,
+            "replicas": c.replicas,
+            "required_gpu_memory_gib": decision.required_gpu_memory_gib,
+            "hourly_usd": workload.hourly_usd,
+            "burst": decision.burst,
+            **{k: v for k, v in workload.ids.items() if v is not None},
+            "decision": workload.decision,
+        })
+
+
+main()

@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from gpusizer import metadata
+from components import tags as tagging
+from gpusizer import errors
 from gpusizer.catalog.onprem import Pool
 from gpusizer.decision import Decision
 
-GPU_RESOURCE = "nvidia.com/gpu"  # NVIDIA device plugin resource name
+GPU_RESOURCE = "nvidia.com/gpu"  # the NVIDIA device plugin's extended resource
+# Kubernetes toleration fields as written in pool YAML (camelCase) -> the SDK's argument names.
+_TOLERATION_FIELDS = {"key": "key", "operator": "operator", "value": "value", "effect": "effect",
+                      "tolerationSeconds": "toleration_seconds", "toleration_seconds": "toleration_seconds"}
 
 
 @dataclasses.dataclass
@@ -21,60 +27,80 @@ class OnPremGpuCapacityArgs:
     pool: Pool
     """The pool (node selector, tolerations)."""
     kubeconfig: pulumi.Input[str] | None = None
-    """The pool cluster's kubeconfig, as a Pulumi secret; None uses the ambient kubeconfig."""
+    """The pool cluster's kubeconfig, as a Pulumi secret; None uses the ambient kubeconfig/context."""
 
 
 class OnPremGpuCapacity(pulumi.ComponentResource):
-    """A namespace whose ResourceQuota caps requests.nvidia.com/gpu at the chosen count and,
-    when the spec names a container image, a Deployment requesting those GPUs on the pool's nodes."""
+    """GPU capacity on an on-prem Kubernetes pool.
+
+    A namespace named after the workload whose ResourceQuota caps
+    requests.nvidia.com/gpu (and limits) at the GPUs chosen for it, and, when
+    the spec names a container image, a Deployment of replicas x nodes pods,
+    each requesting one node's share of GPUs on the pool's nodes (its node
+    selector and tolerations). Everything carries the sizing annotations.
+    """
 
     namespace: pulumi.Output[str]
+    deployment_name: pulumi.Output[str] | None
 
     def __init__(self, name: str, args: OnPremGpuCapacityArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("gpusizer:onprem:GpuCapacity", name, {}, opts)
         d = args.decision
         c = d.chosen
+        if c is None or c.offer.provider != "onprem" or c.offer.instance_type != args.pool.name:
+            raise ValueError(f"OnPremGpuCapacity needs a decision whose choice is pool {args.pool.name}")
+        tolerations = [pod_toleration(t, args.pool.name) for t in args.pool.tolerations]  # before anything exists
+        super().__init__("gpusizer:onprem:GpuCapacity", name, {}, opts)
         spec = d.workload.spec
-        provider = k8s.Provider(
-            f"{name}-cluster", kubeconfig=args.kubeconfig, opts=pulumi.ResourceOptions(parent=self)
-        ) if args.kubeconfig is not None else None
+        provider = None
+        if args.kubeconfig is not None:
+            provider = k8s.Provider(f"{name}-cluster", kubeconfig=pulumi.Output.secret(args.kubeconfig),
+                                    opts=pulumi.ResourceOptions(parent=self))
         child = pulumi.ResourceOptions(parent=self, provider=provider)
-        annotations = metadata.k8s_annotations(spec.name, d.required_gpu_memory_gib, d.sized_by)
-        gpus = c.gpu_count * c.replicas
+        annotations = tagging.k8s_annotations(d)
+        labels = {"app.kubernetes.io/name": spec.name, "app.kubernetes.io/managed-by": "gpusizer"}
+        pods = c.replicas * c.nodes
+        gpus_per_pod = c.offer.gpu_count  # a pod lives on one node; a multi-node choice is one pod per node
         ns = k8s.core.v1.Namespace(
             f"{name}-ns",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=spec.name, annotations=annotations,
-                                                labels={"app.kubernetes.io/managed-by": "gpusizer"}),
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=spec.name, annotations=annotations, labels=labels),
             opts=child,
         )
+        gpus = str(pods * gpus_per_pod)
         k8s.core.v1.ResourceQuota(
             f"{name}-quota",
-            metadata=k8s.meta.v1.ObjectMetaArgs(namespace=ns.metadata.name, name="gpu", annotations=annotations),
-            spec=k8s.core.v1.ResourceQuotaSpecArgs(hard={f"requests.{GPU_RESOURCE}": str(gpus), f"limits.{GPU_RESOURCE}": str(gpus)}),
+            metadata=k8s.meta.v1.ObjectMetaArgs(namespace=ns.metadata.name, name="gpu", annotations=annotations,
+                                                labels=labels),
+            spec=k8s.core.v1.ResourceQuotaSpecArgs(hard={f"requests.{GPU_RESOURCE}": gpus, f"limits.{GPU_RESOURCE}": gpus}),
             opts=child,
         )
+        self.deployment_name = None
         if spec.deploy.image:
-            labels = {"app": spec.name}
-            k8s.apps.v1.Deployment(
+            selector = {"app.kubernetes.io/name": spec.name}
+            deployment = k8s.apps.v1.Deployment(
                 f"{name}-deploy",
-                metadata=k8s.meta.v1.ObjectMetaArgs(namespace=ns.metadata.name, name=spec.name, annotations=annotations),
+                metadata=k8s.meta.v1.ObjectMetaArgs(namespace=ns.metadata.name, name=spec.name,
+                                                    annotations=annotations, labels=labels),
                 spec=k8s.apps.v1.DeploymentSpecArgs(
-                    replicas=c.replicas,
-                    selector=k8s.meta.v1.LabelSelectorArgs(match_labels=labels),
+                    replicas=pods,
+                    selector=k8s.meta.v1.LabelSelectorArgs(match_labels=selector),
+                    # GPUs are quota-capped: a surge pod could never schedule, so replace in place.
+                    strategy=k8s.apps.v1.DeploymentStrategyArgs(type="Recreate"),
                     template=k8s.core.v1.PodTemplateSpecArgs(
                         metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels, annotations=annotations),
                         spec=k8s.core.v1.PodSpecArgs(
-                            node_selector=args.pool.node_selector or None,
-                            tolerations=[k8s.core.v1.TolerationArgs(**t) for t in args.pool.tolerations] or None,
+                            node_selector=dict(args.pool.node_selector) or None,
+                            tolerations=tolerations or None,
+                            automount_service_account_token=False,
                             containers=[k8s.core.v1.ContainerArgs(
                                 name="workload",
                                 image=spec.deploy.image,
                                 resources=k8s.core.v1.ResourceRequirementsArgs(
-                                    requests={GPU_RESOURCE: str(c.gpu_count)},
-                                    limits={GPU_RESOURCE: str(c.gpu_count)},
+                                    requests={GPU_RESOURCE: str(gpus_per_pod)},
+                                    limits={GPU_RESOURCE: str(gpus_per_pod)},
                                 ),
                                 security_context=k8s.core.v1.SecurityContextArgs(
-                                    allow_privilege_escalation=False, run_as_non_root=True
+                                    allow_privilege_escalation=False,
+                                    capabilities=k8s.core.v1.CapabilitiesArgs(drop=["ALL"]),
                                 ),
                             )],
                         ),
@@ -82,5 +108,22 @@ class OnPremGpuCapacity(pulumi.ComponentResource):
                 ),
                 opts=child,
             )
+            self.deployment_name = deployment.metadata.name
         self.namespace = ns.metadata.name
-        self.register_outputs({"namespace": self.namespace})
+        self.register_outputs({"namespace": self.namespace, "deployment_name": self.deployment_name})
+
+
+def pod_toleration(t: Mapping[str, Any], pool: str) -> k8s.core.v1.TolerationArgs:
+    """A pool's toleration (Kubernetes field names) as the SDK's TolerationArgs.
+
+    Raises:
+        SpecError: a field Kubernetes tolerations do not have, naming the pool.
+    """
+    unknown = sorted(set(t) - set(_TOLERATION_FIELDS))
+    if unknown:
+        raise errors.SpecError(
+            f"pool {pool}: toleration field(s) {', '.join(unknown)} unknown. "
+            "To fix: use key, operator, value, effect, tolerationSeconds",
+            field=f"pools.{pool}.tolerations",
+        )
+    return k8s.core.v1.TolerationArgs(**{_TOLERATION_FIELDS[k]: v for k, v in t.items()})

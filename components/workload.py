@@ -2,81 +2,128 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pulumi
 
 import gpusizer
-from components.aws import AwsGpuCapacity, AwsGpuCapacityArgs
+from components.aws import AwsGpuCapacity, AwsGpuCapacityArgs, AwsNetwork
 from components.gcp import GcpGpuCapacity, GcpGpuCapacityArgs
-from components.onprem import OnPremGpuCapacity, OnPremGpuCapacityArgs
+from components.onprem import OnPremGpuCapacity, OnPremGpuCapacityArgs, pod_toleration
 
-# Candidates kept in the `decision` output: enough for a reviewer, small enough for the state file.
+# Candidates kept in the `decision` output: enough for a reviewer, small enough for the state file
+# (the full list runs to ~2,000 offers, ~1 MB of JSON).
 DECISION_CANDIDATES = 20
+
+
+class InfeasibleWorkloadError(gpusizer.SizingError):
+    """A valid spec that no offer satisfies. Raised before any resource exists.
+
+    Attributes:
+        decision: the engine's decision, every candidate with its reason.
+    """
+
+    def __init__(self, message: str, decision: gpusizer.Decision):
+        super().__init__(message)
+        self.decision = decision
+
+
+@dataclasses.dataclass
+class GpuWorkloadArgs:
+    """Where a workload may go and how to reach it; plain values read from stack config once."""
+
+    pools: Sequence[gpusizer.Pool] = ()
+    """On-prem pools competing with the clouds (already reduced by earlier workloads)."""
+    kubeconfigs: Mapping[str, pulumi.Input[str]] = dataclasses.field(default_factory=dict)
+    """Pool name -> kubeconfig (a Pulumi secret); a pool without one uses the ambient kubeconfig."""
+    aws_region: str | None = None
+    """Region of the stack's default AWS provider (aws:region)."""
+    aws_networks: Mapping[str, AwsNetwork] = dataclasses.field(default_factory=dict)
+    """Region -> VPC and subnets; a region without one uses its default VPC."""
+    gcp_network: str = "default"
+    """GCP VPC network for GPU VMs."""
+    gcp_secure_boot: bool = False
+    """Shielded VM Secure Boot on GCP (needs an image whose NVIDIA modules are signed)."""
+    catalog: gpusizer.Catalog | None = None
+    """Offers to choose from; default: the freshest packaged or cached catalog."""
+    decision: gpusizer.Decision | None = None
+    """A decision already made for this spec (a program that plans every workload before creating
+    any); the engine is not run again."""
 
 
 class GpuWorkload(pulumi.ComponentResource):
     """Right-sized GPU capacity for one workload spec (CONTRACT.md section 4).
 
     The engine runs once, at construction, on plain values, so `pulumi
-    preview` shows exactly what `pulumi up` creates. An invalid spec raises
-    gpusizer.SpecError (naming the field) and an infeasible one raises
-    gpusizer.SizingError listing why the cheapest offers lost, both before any
-    resource is registered.
+    preview` shows exactly what `pulumi up` creates. Then one child component
+    provisions the choice: AwsGpuCapacity, GcpGpuCapacity or OnPremGpuCapacity.
 
     Args:
         name: the Pulumi resource name.
         spec: a WorkloadSpec or a mapping in the spec format.
         opts: resource options.
-        catalog: offers to choose from (default: the freshest packaged/cached catalog).
-        pools: on-prem pools competing with the clouds.
-        kubeconfigs: pool name -> kubeconfig (a Pulumi secret) for on-prem choices.
-        subnet_ids, vpc_id: AWS network placement (default VPC when unset).
-        gcp_network: GCP VPC network name.
+        args: pools, networks, catalog (GpuWorkloadArgs); default: clouds only, default networks.
+
+    Raises:
+        gpusizer.SpecError: the spec is invalid; `.field` names the field. Nothing is registered.
+        InfeasibleWorkloadError: no offer is adequate; the message lists why the cheapest lost.
+            Nothing is registered.
     """
 
     instance_type: pulumi.Output[str]
+    """The chosen instance/machine type, or the on-prem pool's name."""
     hourly_usd: pulumi.Output[float]
+    """$/hour of every node of every replica."""
     decision: pulumi.Output[dict]
+    """The plan JSON (CONTRACT.md section 2), candidates cut to the top DECISION_CANDIDATES."""
+    plan: gpusizer.Decision
+    """The engine's decision as a plain value."""
 
     def __init__(
         self,
         name: str,
         spec: gpusizer.WorkloadSpec | Mapping[str, Any],
         opts: pulumi.ResourceOptions | None = None,
-        *,
-        catalog: gpusizer.Catalog | None = None,
-        pools: Sequence[gpusizer.Pool] = (),
-        kubeconfigs: Mapping[str, pulumi.Input[str]] | None = None,
-        subnet_ids: list[str] | None = None,
-        vpc_id: str | None = None,
-        gcp_network: str = "default",
+        args: GpuWorkloadArgs | None = None,
     ):
-        plan = gpusizer.plan(spec, catalog=catalog, pools=pools)  # raises SpecError before anything exists
+        args = args or GpuWorkloadArgs()
+        spec = gpusizer.load_spec(spec)  # SpecError naming the field, before anything is registered
+        plan = args.decision or gpusizer.plan(spec, catalog=args.catalog, pools=args.pools)
+        if plan.workload.spec != spec:
+            raise ValueError(f"GpuWorkload {name}: args.decision was made for another spec")
         if plan.chosen is None:
-            raise gpusizer.SizingError(_infeasible_message(plan))
+            raise InfeasibleWorkloadError(infeasible_message(plan), plan)
+        c = plan.chosen
+        pool = None
+        if c.offer.provider == "onprem":
+            pool = next(p for p in args.pools if p.name == c.offer.instance_type)
+            for t in pool.tolerations:  # a bad toleration fails here, before anything is registered
+                pod_toleration(t, pool.name)
         super().__init__("gpusizer:index:GpuWorkload", name, {}, opts)
         self.plan = plan
-        c = plan.chosen
         child = pulumi.ResourceOptions(parent=self)
-        outputs: dict[str, Any] = {}
+        ids: dict[str, Any] = {}
         if c.offer.provider == "aws":
-            cap = AwsGpuCapacity(f"{name}-aws", AwsGpuCapacityArgs(plan, subnet_ids, vpc_id), child)
-            outputs.update(instance_id=cap.instance_id, asg_name=cap.asg_name, launch_template_id=cap.launch_template_id)
+            aws = AwsGpuCapacity(f"{name}-aws", AwsGpuCapacityArgs(
+                plan, args.aws_networks.get(c.offer.region), args.aws_region), child)
+            ids.update(instance_id=aws.instance_id, asg_name=aws.asg_name,
+                       launch_template_id=aws.launch_template_id, security_group_id=aws.security_group_id)
         elif c.offer.provider == "gcp":
-            cap = GcpGpuCapacity(f"{name}-gcp", GcpGpuCapacityArgs(plan, gcp_network), child)
-            outputs.update(instance_id=cap.instance_id, group_id=cap.group_id)
+            gcp = GcpGpuCapacity(f"{name}-gcp", GcpGpuCapacityArgs(plan, args.gcp_network, args.gcp_secure_boot), child)
+            ids.update(instance_self_link=gcp.instance_self_link, group_self_link=gcp.group_self_link,
+                       service_account_email=gcp.service_account_email)
         else:
-            pool = next(p for p in pools if p.name == c.offer.instance_type)
-            kubeconfig = (kubeconfigs or {}).get(pool.name)
-            cap = OnPremGpuCapacity(f"{name}-onprem", OnPremGpuCapacityArgs(plan, pool, kubeconfig), child)
-            outputs.update(namespace=cap.namespace)
+            onprem = OnPremGpuCapacity(f"{name}-onprem", OnPremGpuCapacityArgs(
+                plan, pool, args.kubeconfigs.get(pool.name)), child)
+            ids.update(namespace=onprem.namespace, deployment_name=onprem.deployment_name)
+        self.ids = ids
         self.instance_type = pulumi.Output.from_input(c.offer.instance_type)
         self.hourly_usd = pulumi.Output.from_input(round(c.hourly_usd, 4))
         self.decision = pulumi.Output.from_input(decision_summary(plan))
         self.register_outputs({"instance_type": self.instance_type, "hourly_usd": self.hourly_usd,
-                               "decision": self.decision, **outputs})
+                               "decision": self.decision, **ids})
 
 
 def decision_summary(plan: gpusizer.Decision) -> dict:
@@ -87,9 +134,11 @@ def decision_summary(plan: gpusizer.Decision) -> dict:
     return d
 
 
-def _infeasible_message(plan: gpusizer.Decision) -> str:
-    lost = [c for c in plan.candidates if c.rejection.code not in ("provider", "region", "gpu", "opt-in", "purchase")]
-    shown = "; ".join(f"{c.offer.instance_type}: {c.rejection.detail}" for c in lost[:5])
+def infeasible_message(plan: gpusizer.Decision) -> str:
+    """What lost and why, for a decision with no choice: the cheapest offers that were judged on fit."""
+    # Offers excluded by the spec's own placement say nothing about why the workload does not fit.
+    judged = [c for c in plan.candidates if c.rejection.code not in ("provider", "region", "gpu", "opt-in", "purchase")]
+    shown = "; ".join(f"{c.offer.instance_type}: {c.rejection.detail}" for c in judged[:5])
     return (f"workload {plan.workload.spec.name}: no feasible offer among {len(plan.candidates)} candidates. "
-            f"Cheapest rejections: {shown or 'all excluded by placement'}. "
-            "To fix: relax placement (providers, regions, purchase, max_hourly_usd) or the targets")
+            f"Cheapest rejections: {shown or 'every offer excluded by placement'}. "
+            "To fix: relax placement (providers, regions, purchase, max_hourly_usd, gpus) or the targets")

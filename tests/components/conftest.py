@@ -1,23 +1,166 @@
-"""Pulumi mocks for component tests: the same recorder the offline preview uses.
+"""Pulumi mocks for the component tests.
 
-Follows ../shared/docs/pulumi-offline.md: preview=False (outputs known, checks
-over them run), ids returned for every resource, unmocked invokes raise, a
-fresh root stack and event loop per program run.
+Follows ../shared/docs/pulumi-offline.md: preview=False (every output is known,
+so checks over them run), an id returned for every resource, unmocked invokes
+raise (an empty answer would silently yield None), a fresh root stack, config
+and event loop per program run.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
+import pathlib
+import runpy
+from collections.abc import Callable
+from typing import Any
 
-from policies.offline import MockCloud, run_program
+import pulumi
+import pytest
+import yaml
 
-__all__ = ["MockCloud", "resolve", "run_program"]
+REPO = pathlib.Path(__file__).resolve().parents[2]
+AMI_ID = "ami-0dlami00000000001"
+DEFAULT_SUBNETS = ["subnet-b", "subnet-a", "subnet-c"]  # unsorted on purpose: the component sorts
 
 
-def resolve(output) -> object:
-    """The value of an Output created under mocks (preview=False, so it is known)."""
+@dataclasses.dataclass
+class Registered:
+    typ: str
+    name: str
+    inputs: dict
+    provider: str | None
+    urn: str = ""
+
+
+class Mocks(pulumi.runtime.Mocks):
+    """Records every resource (type, name, inputs, provider) and invoke; answers the invokes the components make."""
+
+    def __init__(self):
+        self.resources: list[Registered] = []
+        self.calls: list[pulumi.runtime.MockCallArgs] = []
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs):
+        self.resources.append(Registered(args.typ, args.name, args.inputs, args.provider))
+        outputs = dict(args.inputs)
+        if args.typ.startswith("aws:"):
+            outputs.setdefault("arn", f"arn:aws:mock:us-east-1:123456789012:{args.name}")
+            outputs.setdefault("name", f"{args.name}-1234567")
+        if args.typ == "gcp:serviceaccount/account:Account":
+            outputs["email"] = f"{args.inputs['accountId']}@my-project.iam.gserviceaccount.com"
+        if args.typ.startswith("gcp:compute/"):
+            outputs["selfLink"] = f"https://www.googleapis.com/compute/v1/projects/my-project/{args.name}"
+            outputs["selfLinkUnique"] = outputs["selfLink"] + "?uniqueId=1"
+        if args.typ.startswith("kubernetes:") and "metadata" in args.inputs:
+            meta = dict(args.inputs["metadata"])
+            meta.setdefault("name", f"{args.name}-abc123")
+            outputs["metadata"] = meta
+        return f"{args.name}-id", outputs
+
+    def call(self, args: pulumi.runtime.MockCallArgs):
+        self.calls.append(args)
+        if args.token == "aws:ec2/getAmi:getAmi":
+            return {"id": AMI_ID, "imageId": AMI_ID, "rootDeviceName": "/dev/sda1", "architecture": "x86_64",
+                    "name": "Deep Learning OSS Nvidia Driver AMI GPU PyTorch 2.9 (Ubuntu 24.04) 20260317"}
+        if args.token == "aws:ec2/getVpc:getVpc":
+            return {"id": "vpc-0default", "default": True}
+        if args.token == "aws:ec2/getSubnets:getSubnets":
+            filters = {f["name"]: f["values"] for f in args.args.get("filters", [])}
+            zone = filters.get("availability-zone-id")
+            return {"id": "subnets", "ids": [f"subnet-{zone[0]}"] if zone else DEFAULT_SUBNETS}
+        raise NotImplementedError(f"unmocked invoke {args.token}")
+
+    def of_type(self, typ: str) -> list[Registered]:
+        return [r for r in self.resources if r.typ == typ]
+
+    def one(self, typ: str) -> dict:
+        found = self.of_type(typ)
+        assert len(found) == 1, f"{typ}: {len(found)} registered"
+        return found[0].inputs
+
+    def invoked(self, token: str) -> list[pulumi.runtime.MockCallArgs]:
+        return [c for c in self.calls if c.token == token]
+
+
+def run_program(fn: Callable[[], Any], config: dict | None = None, secret_keys=(), stack: str = "dev"):
+    """Run `fn` under fresh mocks; return (mocks, exports, resolved exports).
+
+    Exports are recorded as given (Outputs included) and resolved to plain values
+    inside the same run. Each registered resource gets its URN, whose type part
+    shows its parent's type (Pulumi's mock monitor builds it from the parent).
+    """
     loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    pulumi.runtime.settings.set_root_resource(None)
+    pulumi.runtime.set_all_config({k: v if isinstance(v, str) else json.dumps(v) for k, v in (config or {}).items()},
+                                  list(secret_keys))
+    mocks = Mocks()
+    pulumi.runtime.set_mocks(mocks, project="gpusizer", stack=stack, preview=False)
+    exports: dict = {}
+    resolved: dict = {}
+    original = pulumi.export
+
+    def record(name, value):
+        exports[name] = value
+        original(name, value)
+
+    def program():
+        pulumi.export = record
+        try:
+            fn()
+        finally:
+            pulumi.export = original
+        return pulumi.Output.from_input(exports).apply(resolved.update)
+
     try:
-        return loop.run_until_complete(output.future())
+        pulumi.runtime.test(program)()
+        monitor = pulumi.runtime.settings.get_monitor()
+        urns = {(reg.urn.rsplit("::", 1)[1], reg.urn.split("::")[2].split("$")[-1]): reg.urn
+                for reg in monitor.resources.values()}
+        for r in mocks.resources:
+            r.urn = urns.get((r.name, r.typ), "")
     finally:
+        pulumi.export = original
+        pulumi.runtime.set_all_config({})
         loop.close()
+        asyncio.set_event_loop(None)
+    return mocks, exports, resolved
+
+
+def run_stack(stack_file: pathlib.Path, overrides: dict | None = None, secret_keys=()):
+    """Run __main__.py under mocks with a stack file's config (plus overrides); also return the program's globals."""
+    config = {**(yaml.safe_load(stack_file.read_text()).get("config") or {}), **(overrides or {})}
+    stack = stack_file.name.split(".")[1]
+    scope: dict = {}
+    mocks, exports, resolved = run_program(
+        lambda: scope.update(runpy.run_path(str(REPO / "__main__.py"), run_name="__main__")), config, secret_keys, stack)
+    return mocks, resolved, scope
+
+
+# How Pulumi's wire format marks a secret value (pulumi.runtime.rpc): the mock sees inputs in it.
+_SIG_KEY = "4dabf18193072939515e22adb298388d"
+_SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
+
+
+def secret_value(value: Any) -> Any:
+    """The plain value of an input that was registered as a Pulumi secret; fails for a plain one."""
+    assert isinstance(value, dict) and value.get(_SIG_KEY) == _SECRET_SIG, f"not a secret: {value!r}"
+    return value["value"]
+
+
+def parent_type(r: Registered) -> str:
+    """The type of a resource's parent, from its URN ("" for a top-level resource)."""
+    kinds = r.urn.split("::")[2].split("$")
+    return kinds[-2] if len(kinds) > 1 else ""
+
+
+@pytest.fixture
+def tiny_pools():
+    import gpusizer
+
+    return gpusizer.parse_pools([{
+        "name": "rack-a", "location": "fra-dc1", "gpu": "L40S", "gpus_per_node": 8, "usd_per_gpu_hour": 0.4,
+        "node_selector": {"nvidia.com/gpu.product": "NVIDIA-L40S"},
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+    }])

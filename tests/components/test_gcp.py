@@ -1,4 +1,4 @@
-"""GCP path under Pulumi mocks: machine family, accelerators only on N1, scheduling, labels, MIG."""
+"""GCP path under Pulumi mocks: machine family, accelerators only on N1, scheduling, labels, disks, MIG."""
 
 from __future__ import annotations
 
@@ -7,68 +7,129 @@ import math
 import pytest
 
 import gpusizer
-from components import GpuWorkload
-from components.gcp import machine_and_accelerators
-from gpusizer import metadata
-from tests.components.conftest import run_program
+from components import GpuWorkload, GpuWorkloadArgs, gcp, tags
+from gpusizer.catalog import Catalog
+from tests.components.conftest import REPO, parent_type, run_program
+from tests.conftest import make_offer
 
 QWEN = {"name": "qwen", "model": {"name": "qwen2.5-7b"}, "inference": {"batch_size": 2},
         "placement": {"providers": ["gcp"], "regions": ["us-central1"]}}
+VM = "gcp:compute/instance:Instance"
+TEMPLATE = "gcp:compute/instanceTemplate:InstanceTemplate"
+MIG = "gcp:compute/instanceGroupManager:InstanceGroupManager"
 
 
-def test_g2_instance_carries_its_gpus_and_secure_defaults():
+def _with(spec: dict, **sections) -> dict:
+    return {**spec, **{k: {**spec.get(k, {}), **v} for k, v in sections.items()}}
+
+
+def test_g2_vm_carries_its_gpu_and_secure_defaults():
     plan = gpusizer.plan(QWEN)
-    mocks, _ = run_program(lambda: GpuWorkload("qwen", QWEN).instance_type)
-    vm = mocks.one("gcp:compute/instance:Instance")
-    machine, accels = machine_and_accelerators(plan.chosen.offer.instance_type)
-    assert vm["machineType"] == machine
-    assert vm["zone"] == plan.chosen.offer.zone
-    assert not vm.get("guestAccelerators") if not accels else vm["guestAccelerators"]
-    sched = vm["scheduling"]
-    assert sched["onHostMaintenance"] == "TERMINATE"
-    assert sched["provisioningModel"] == "STANDARD"
-    assert vm["shieldedInstanceConfig"]["enableVtpm"] is True
-    assert "accessConfigs" not in vm["networkInterfaces"][0]  # no external IP
-    assert vm["bootDisk"]["initializeParams"]["size"] == plan.workload.disk_gib
-    assert vm["labels"][metadata.GCP_REQUIRED] == str(math.ceil(plan.required_gpu_memory_gib))
-    assert vm["labels"][metadata.GCP_WORKLOAD] == "qwen"
+    c = plan.chosen
+    assert c.offer.instance_type.startswith("g2-")
+    mocks, _, resolved = run_program(lambda: _export(GpuWorkload("qwen", QWEN)))
+    seen = resolved["out"]
+    vm = mocks.one(VM)
+    assert vm["machineType"] == c.offer.instance_type
+    assert not vm.get("guestAccelerators")  # G2 comes with its L4
+    assert vm["zone"] == c.offer.zone
+    assert vm["scheduling"] == {"onHostMaintenance": "TERMINATE", "automaticRestart": True, "preemptible": False,
+                                "provisioningModel": "STANDARD"}
+    assert vm["shieldedInstanceConfig"] == {"enableSecureBoot": False, "enableVtpm": True,
+                                           "enableIntegrityMonitoring": True}
+    assert vm["networkInterfaces"] == [{"network": "default"}]  # no access config: no external IP
+    disk = vm["bootDisk"]["initializeParams"]
+    assert (disk["image"], disk["size"], disk["type"]) == (gcp.DLVM_IMAGE, plan.workload.disk_gib, "pd-balanced")
+    assert vm["metadata"]["enable-oslogin"] == "TRUE"
+    labels = vm["labels"]
+    assert labels[tags.GCP_REQUIRED] == str(math.ceil(plan.required_gpu_memory_gib))
+    assert labels[tags.GCP_WORKLOAD] == "qwen"
+    assert labels[tags.GCP_GPU] == "l4" and labels[tags.GCP_PURCHASE] == "on-demand"
     sa = mocks.one("gcp:serviceaccount/account:Account")
     assert sa["accountId"] == "gpusizer-qwen"
-    assert vm["serviceAccount"]["email"] == "qwen-gcp-sa@mock.iam.gserviceaccount.com"
-    assert "https://www.googleapis.com/auth/cloud-platform" not in vm["serviceAccount"]["scopes"]
+    assert vm["serviceAccount"] == {"email": "gpusizer-qwen@my-project.iam.gserviceaccount.com", "scopes": gcp.SCOPES}
+    assert not any(s.endswith("/cloud-platform") for s in gcp.SCOPES)
+    assert not mocks.of_type(TEMPLATE) and not mocks.calls  # no invokes on the GCP path
+    assert {parent_type(r) for r in mocks.resources if r.typ.startswith("gcp:")} == {"gpusizer:gcp:GpuCapacity"}
+    assert seen["instance_type"] == c.offer.instance_type
+    assert seen["instance_self_link"].endswith("/qwen-gcp-vm")
+    assert seen["decision"]["choice"]["zone"] == c.offer.zone
 
 
 def test_n1_takes_attached_accelerators():
-    spec = {**QWEN, "model": {"name": "qwen2.5-1.5b"}, "placement": {**QWEN["placement"], "gpus": ["T4"]}}
+    spec = _with(QWEN, model={"name": "qwen2.5-1.5b"}, placement={"gpus": ["T4"]})
     plan = gpusizer.plan(spec)
     assert plan.chosen.offer.instance_type.startswith("n1-")
-    mocks, _ = run_program(lambda: GpuWorkload("qwen", spec).instance_type)
-    vm = mocks.one("gcp:compute/instance:Instance")
-    assert vm["machineType"].startswith("n1-standard-")
+    mocks, _, _ = run_program(lambda: GpuWorkload("qwen", spec))
+    vm = mocks.one(VM)
+    host, _, _ = plan.chosen.offer.instance_type.partition("+")
+    assert vm["machineType"] == host
     assert vm["guestAccelerators"] == [{"type": "nvidia-tesla-t4", "count": plan.chosen.gpu_count}]
+    assert vm["scheduling"]["onHostMaintenance"] == "TERMINATE"
 
 
 def test_spot_uses_the_spot_provisioning_model():
-    spec = {**QWEN, "placement": {**QWEN["placement"], "purchase": "spot"}}
-    mocks, _ = run_program(lambda: GpuWorkload("qwen", spec).instance_type)
-    sched = mocks.one("gcp:compute/instance:Instance")["scheduling"]
-    assert (sched["provisioningModel"], sched["preemptible"], sched["automaticRestart"]) == ("SPOT", True, False)
+    spec = _with(QWEN, placement={"purchase": "spot"})
+    mocks, _, _ = run_program(lambda: GpuWorkload("qwen", spec))
+    assert mocks.one(VM)["scheduling"] == {"onHostMaintenance": "TERMINATE", "automaticRestart": False,
+                                           "preemptible": True, "provisioningModel": "SPOT",
+                                           "instanceTerminationAction": "STOP"}
+    assert mocks.one(VM)["labels"][tags.GCP_PURCHASE] == "spot"
 
 
 def test_replicas_use_a_template_and_managed_group():
-    spec = {**QWEN, "deploy": {"replicas": 3}}
-    mocks, _ = run_program(lambda: GpuWorkload("qwen", spec).instance_type)
-    tmpl = mocks.one("gcp:compute/instanceTemplate:InstanceTemplate")
-    mig = mocks.one("gcp:compute/instanceGroupManager:InstanceGroupManager")
-    assert mig["targetSize"] == 3
-    assert tmpl["scheduling"]["onHostMaintenance"] == "TERMINATE"
-    assert metadata.GCP_REQUIRED in tmpl["labels"]
-    assert not mocks.of_type("gcp:compute/instance:Instance")
+    spec = _with(QWEN, placement={"purchase": "spot"}, deploy={"replicas": 3})
+    plan = gpusizer.plan(spec)
+    mocks, _, resolved = run_program(lambda: _export(GpuWorkload("qwen", spec)))
+    seen = resolved["out"]
+    tmpl, mig = mocks.one(TEMPLATE), mocks.one(MIG)
+    assert tmpl["machineType"] == plan.chosen.offer.instance_type
+    assert tmpl["scheduling"]["provisioningModel"] == "SPOT"
+    assert tmpl["scheduling"]["instanceTerminationAction"] == "DELETE"  # the group recreates it
+    (disk,) = tmpl["disks"]
+    assert (disk["boot"], disk["diskSizeGb"], disk["diskType"]) == (True, plan.workload.disk_gib, "pd-balanced")
+    assert tmpl["labels"][tags.GCP_REQUIRED] == str(math.ceil(plan.required_gpu_memory_gib))
+    assert (mig["targetSize"], mig["zone"]) == (3, plan.chosen.offer.zone)
+    assert mig["versions"][0]["instanceTemplate"].endswith("/qwen-gcp-tmpl?uniqueId=1")  # replaced on change
+    assert not mocks.of_type(VM)
+    assert seen["group_self_link"].endswith("/qwen-gcp-mig")
+
+
+def test_a3_boots_from_hyperdisk():
+    catalog = Catalog((make_offer("a3-highgpu-1g", "H100", 1, 79.65, 11.0, provider="gcp", region="us-central1",
+                                  zone="us-central1-a"),))
+    spec = _with(QWEN, model={"name": "llama-3.1-8b"})
+    mocks, _, _ = run_program(lambda: GpuWorkload("qwen", spec, args=GpuWorkloadArgs(catalog=catalog)))
+    vm = mocks.one(VM)
+    assert vm["machineType"] == "a3-highgpu-1g" and not vm.get("guestAccelerators")
+    assert vm["bootDisk"]["initializeParams"]["type"] == "hyperdisk-balanced"
 
 
 @pytest.mark.parametrize("itype, machine, accels", [
     ("a3-highgpu-8g", "a3-highgpu-8g", []),  # A3 comes with its H100s
+    ("a4-highgpu-8g", "a4-highgpu-8g", []),  # A4 with its B200s
+    ("a2-ultragpu-1g", "a2-ultragpu-1g", []),  # A2 with its A100s
     ("n1-standard-32+nvidia-tesla-v100x8", "n1-standard-32", [{"type": "nvidia-tesla-v100", "count": 8}]),
+    ("n1-highmem-8+nvidia-tesla-p100x2", "n1-highmem-8", [{"type": "nvidia-tesla-p100", "count": 2}]),
 ])
 def test_machine_family_rules(itype, machine, accels):
-    assert machine_and_accelerators(itype) == (machine, accels)
+    assert gcp.machine_and_accelerators(itype) == (machine, accels)
+
+
+def test_every_catalog_n1_offer_parses():
+    text = (REPO / "gpusizer/data/catalog/gcp.csv").read_text()
+    n1 = {line.split(",")[3] for line in text.splitlines() if ",n1-" in line}
+    assert n1 and all(gcp.machine_and_accelerators(t)[1] for t in n1)
+
+
+def test_an_n1_offer_without_its_gpus_is_refused():
+    with pytest.raises(ValueError) as e:
+        gcp.machine_and_accelerators("n1-standard-8")
+    assert "<accelerator>x<count>" in str(e.value)
+
+
+def _export(w: GpuWorkload) -> None:
+    import pulumi
+
+    pulumi.export("out", {"instance_type": w.instance_type, "decision": w.decision,
+                          **{k: v for k, v in w.ids.items() if v is not None}})
