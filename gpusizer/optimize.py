@@ -109,10 +109,10 @@ class _Judge:
         hourly = price * nodes * f.replicas
         if not f.ok:
             return Candidate(offer, purchase, nodes, hourly, f, Rejection(f.code, f.detail))
-        rej = self._host(offer, nodes) or self._capacity(offer, nodes, purchase) or self._budget(hourly)
+        rej = self._host(offer) or self._capacity(offer, nodes * f.replicas, purchase) or self._budget(hourly)
         return Candidate(offer, purchase, nodes, hourly, f, rej, self._per_mtok(hourly, f))
 
-    def _host(self, offer: Offer, nodes: int) -> Rejection | None:
+    def _host(self, offer: Offer) -> Rejection | None:
         gpus = offer.gpu_count * offer.gpu_fraction
         need_cpu = self.w.min_vcpus(gpus)
         if offer.vcpus < need_cpu:
@@ -123,6 +123,7 @@ class _Judge:
         return None
 
     def _capacity(self, offer: Offer, nodes: int, purchase: str) -> Rejection | None:
+        """Pool free GPUs and cloud vCPU quotas, for all `nodes` the candidate launches (every replica's)."""
         gpus = offer.gpu_count * nodes
         if offer.gpus_free is not None and gpus > offer.gpus_free:
             return Rejection("capacity", f"pool {offer.instance_type} is full: needs {gpus} GPU(s), {offer.gpus_free} free")

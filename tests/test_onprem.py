@@ -57,3 +57,12 @@ def test_allocate_fills_the_pool():
     pool = Pool.model_validate({**POOL, "gpus_free": 3})
     assert pool.allocate(2).free == 1
     assert pool.allocate(5).free == 0
+
+
+def test_pool_capacity_counts_every_replica(tiny_catalog):
+    # One L40S per replica, three replicas, two GPUs free: the pool cannot take it.
+    pools = gpusizer.parse_pools([{**POOL, "usd_per_gpu_hour": 0.3, "capex_usd_per_node": None, "gpus_free": 2}])
+    d = gpusizer.plan({**CHAT, "deploy": {"replicas": 3}}, catalog=tiny_catalog, pools=pools)
+    assert d.chosen.offer.provider == "aws"
+    lost = next(c for c in d.candidates if c.offer.provider == "onprem" and c.gpu_count == 1)
+    assert lost.rejection.code == "capacity" and "needs 3 GPU(s), 2 free" in lost.rejection.detail
