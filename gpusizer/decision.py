@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 from gpusizer import units
 from gpusizer.catalog.offer import Offer
@@ -104,7 +105,7 @@ class Decision:
         """Total GPU memory the workload needs (requirements.memory_gib.total): the sizing tag's value."""
         return round(units.gib(self.workload.breakdown.total), 2)
 
-    @property
+    @functools.cached_property
     def sized_by(self) -> str:
         """What set the size of the choice: "memory", a target ("throughput", "ttft", "tpot"),
         the training "deadline", or "cost-per-token" when a bigger GPU won on $ per token.

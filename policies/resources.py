@@ -104,7 +104,7 @@ def _aws(resource_type: str, props: Mapping) -> GpuResource | None:
     if resource_type == AWS_ASG:
         pct = _get(props, "mixedInstancesPolicy", "instancesDistribution", "onDemandPercentageAboveBaseCapacity")
         market = "spot" if pct == 0 else None
-    price = tags.get("gpusizer:hourly-usd")
+    price = tags.get(metadata.AWS_HOURLY_USD)
     return GpuResource(
         "aws", caps, _required(tags.get(metadata.AWS_REQUIRED)), tags.get(metadata.AWS_SIZED_BY),
         "spot" if market == "spot" else ("on-demand" if resource_type == AWS_INSTANCE else None),
