@@ -2,7 +2,7 @@
 
 Config is read once here and passed down as plain values (STYLE.md section 1):
 
-    gpusizer:workloads    list of workload specs: objects in the spec format (CONTRACT.md
+    gpusizer:workloads    list of workload specs: objects in the spec format (docs/contract.md
                           section 1) or paths of spec YAML files relative to this directory
     gpusizer:pools        on-prem pools (README, "On-prem pools"), plus node_selector/tolerations
     gpusizer:kubeconfigs  pool name -> kubeconfig, a secret (pulumi config set --secret --path)

@@ -6,7 +6,7 @@ Prints, for a fixed set of 16 specs (serving, fine-tuning, training; AWS,
 GCP, spot, targets), the time per decision with the catalog already loaded,
 the one-off catalog load, and the median wall time of `gpusizer plan` in a
 fresh process (what a CI step or a Pulumi program pays). Peers measured on
-this kind of machine (../shared/docs/peers.md): SkyPilot 16 picks in 10.6 s
+this kind of machine (docs/peers.md): SkyPilot 16 picks in 10.6 s
 (`import sky` 2.1 s); gpuhunt 20 queries in 0.40 s.
 """
 

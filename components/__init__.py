@@ -1,4 +1,4 @@
-"""Pulumi components that provision a gpusizer Decision (CONTRACT.md section 4).
+"""Pulumi components that provision a gpusizer Decision (docs/contract.md section 4).
 
 `GpuWorkload(name, spec, opts)` sizes a workload spec with the engine and
 provisions the choice through one of the provider components below.

@@ -1,4 +1,4 @@
-"""Sizing metadata on every GPU resource the components create (CONTRACT.md section 3).
+"""Sizing metadata on every GPU resource the components create (docs/contract.md section 3).
 
 The contract keys are defined once, in `gpusizer.metadata`, because the policy
 pack reads what the components write; this module re-exports them for the
@@ -16,7 +16,7 @@ import re
 from gpusizer import metadata
 from gpusizer.decision import Decision
 
-# Contract keys (CONTRACT.md section 3), defined in the engine.
+# Contract keys (docs/contract.md section 3), defined in the engine.
 AWS_REQUIRED = metadata.AWS_REQUIRED
 AWS_WORKLOAD = metadata.AWS_WORKLOAD
 AWS_SIZED_BY = metadata.AWS_SIZED_BY

@@ -54,7 +54,7 @@ class GpuWorkloadArgs:
 
 
 class GpuWorkload(pulumi.ComponentResource):
-    """Right-sized GPU capacity for one workload spec (CONTRACT.md section 4).
+    """Right-sized GPU capacity for one workload spec (docs/contract.md section 4).
 
     The engine runs once, at construction, on plain values, so `pulumi
     preview` shows exactly what `pulumi up` creates. Then one child component
@@ -77,7 +77,7 @@ class GpuWorkload(pulumi.ComponentResource):
     hourly_usd: pulumi.Output[float]
     """$/hour of every node of every replica."""
     decision: pulumi.Output[dict]
-    """The plan JSON (CONTRACT.md section 2), candidates cut to the top DECISION_CANDIDATES."""
+    """The plan JSON (docs/contract.md section 2), candidates cut to the top DECISION_CANDIDATES."""
     plan: gpusizer.Decision
     """The engine's decision as a plain value."""
 

@@ -1,4 +1,4 @@
-"""`gpusizer` command line (CONTRACT.md section 2).
+"""`gpusizer` command line (docs/contract.md section 2).
 
 Exit codes: 0 a choice was made; 2 invalid input (message on stderr, no
 traceback); 3 valid input but no feasible offer (the output still explains

@@ -171,7 +171,7 @@ class Decision:
         return requirements_dict(self.workload)
 
     def to_dict(self) -> dict:
-        """The plan JSON of CONTRACT.md section 2 (plus explanation fields)."""
+        """The plan JSON of docs/contract.md section 2 (plus explanation fields)."""
         chosen = None
         if self.chosen is not None:
             chosen = self.chosen.to_dict()

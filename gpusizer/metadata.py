@@ -1,4 +1,4 @@
-"""Sizing metadata keys on provisioned GPU resources (CONTRACT.md section 3).
+"""Sizing metadata keys on provisioned GPU resources (docs/contract.md section 3).
 
 Both the Pulumi components (which write them) and the policy pack (which
 reads them) import these names from the engine, so they cannot drift apart.

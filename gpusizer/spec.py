@@ -1,4 +1,4 @@
-"""The workload spec (CONTRACT.md section 1): one strict pydantic model, validated once.
+"""The workload spec (docs/contract.md section 1): one strict pydantic model, validated once.
 
 Every field is documented with its unit and default; `gpusizer schema` prints
 the JSON Schema generated from these models so editors can validate spec files.
@@ -136,7 +136,7 @@ class Deploy(_Strict):
 
 
 class WorkloadSpec(_Strict):
-    """A workload to size. See CONTRACT.md section 1."""
+    """A workload to size. See docs/contract.md section 1."""
 
     name: str = pydantic.Field(pattern=r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$", description="[a-z0-9-]")
     model: ModelRef

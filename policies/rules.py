@@ -2,7 +2,7 @@
 
 Each message says what is forbidden, with the numbers, and how to fix it.
 Config defaults are coded here (DEFAULTS) because the Python policy SDK does
-not apply a schema's defaults (../shared/docs/pulumi-offline.md).
+not apply a schema's defaults (docs/pulumi-offline.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Shared fixtures: a tiny hand-built catalog, and paths to the repo and ../shared."""
+"""Shared fixtures: a tiny hand-built catalog, and paths to the repo and its reference data."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from gpusizer.catalog import Catalog
 from gpusizer.catalog.offer import Offer
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
+DATA = REPO / "data"
+"""Reference facts and the dated catalog sources, with their provenance (data/README.md)."""
 
 
 def make_offer(instance_type: str, gpu: str, count: int, mem: float, price: float, **kw) -> Offer:

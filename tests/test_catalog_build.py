@@ -1,6 +1,6 @@
 """The embedded snapshot: reproducible from the dated sources, loadable, and each pricing rule holds.
 
-../shared sits beside the repository (in CI too): nothing here is skipped.
+The sources are in the repository (data/catalog-sources): nothing here is skipped.
 """
 
 from __future__ import annotations
@@ -13,18 +13,19 @@ import pytest
 
 from gpusizer import errors, hardware
 from gpusizer.catalog import store
-from gpusizer.catalog.build import __main__ as build_main
-from gpusizer.catalog.build import aws, gcp, spot_offer
+from gpusizer.catalog.builder import __main__ as build_main
+from gpusizer.catalog.builder import aws, gcp, spot_offer
 from gpusizer.catalog.offer import CATALOG_FIELDS
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
-SOURCES = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "catalog-sources"
+from tests.conftest import DATA, REPO
+
+SOURCES = DATA / "catalog-sources"
 PACKAGED = REPO / "gpusizer" / "data" / "catalog"
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    """(output directory, offers per provider) of one build from ../shared."""
+    """(output directory, offers per provider) of one build from data/catalog-sources."""
     out = tmp_path_factory.mktemp("catalog")
     return out, build_main.build(SOURCES, out)
 
@@ -42,7 +43,7 @@ def test_snapshot_is_reproducible_byte_for_byte(built):
     out, _ = built
     for name in ("aws.csv", "gcp.csv", "SOURCES.md"):
         assert (out / name).read_bytes() == (PACKAGED / name).read_bytes(), (
-            f"{name} differs: run `python -m gpusizer.catalog.build --out gpusizer/data/catalog`")
+            f"{name} differs: run `python -m gpusizer.catalog.builder --out gpusizer/data/catalog`")
 
 
 def test_two_builds_give_the_same_bytes(built, tmp_path):

@@ -8,9 +8,9 @@ import yaml
 import gpusizer
 from gpusizer import registry
 from gpusizer.estimate import fit, memory, workload
-from tests.conftest import SHARED
+from tests.conftest import DATA
 
-REFERENCE = yaml.safe_load((SHARED / "data/reference/models.yaml").read_text())["models"]
+REFERENCE = yaml.safe_load((DATA / "reference/models.yaml").read_text())["models"]
 LLMS = [m for m in REFERENCE if "kv_bytes_per_token_16bit" in m]
 
 

@@ -7,9 +7,9 @@ import yaml
 
 import gpusizer
 from gpusizer import registry
-from tests.conftest import REPO, SHARED
+from tests.conftest import DATA, REPO
 
-REFERENCE = [m for m in yaml.safe_load((SHARED / "data/reference/models.yaml").read_text())["models"]
+REFERENCE = [m for m in yaml.safe_load((DATA / "reference/models.yaml").read_text())["models"]
              if "params_derived" in m]
 DATA = REPO / "tests/data"
 

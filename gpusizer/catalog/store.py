@@ -85,7 +85,7 @@ def parse_offers(text: str, name: str) -> list[Offer]:
     if tuple(header or ()) != CATALOG_FIELDS:
         raise errors.CatalogError(
             f"{name} line 1: header does not match CATALOG_FIELDS. "
-            "To fix: rebuild with `python -m gpusizer.catalog.build` or use the columns of gpusizer.catalog.offer")
+            "To fix: rebuild with `python -m gpusizer.catalog.builder` or use the columns of gpusizer.catalog.offer")
     offers = []
     for row in reader:
         try:

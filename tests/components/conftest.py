@@ -1,6 +1,6 @@
 """Pulumi mocks for the component tests.
 
-Follows ../shared/docs/pulumi-offline.md: preview=False (every output is known,
+Follows docs/pulumi-offline.md: preview=False (every output is known,
 so checks over them run), an id returned for every resource, unmocked invokes
 raise (an empty answer would silently yield None), a fresh root stack, config
 and event loop per program run.

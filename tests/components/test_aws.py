@@ -55,7 +55,7 @@ def test_single_instance_is_right_sized_and_secure():
     assert mocks.one("aws:iam/rolePolicyAttachment:RolePolicyAttachment")["policyArn"] == aws.SSM_POLICY
     assert not mocks.of_type("aws:iam/rolePolicy:RolePolicy")
     assert lt["iamInstanceProfile"]["arn"].endswith("chat-aws-profile")
-    # Sizing tags (CONTRACT.md section 3) on the template, what it launches, and the instance.
+    # Sizing tags (docs/contract.md section 3) on the template, what it launches, and the instance.
     for res_tags in [lt["tags"], inst["tags"], sg["tags"], *(t["tags"] for t in lt["tagSpecifications"])]:
         assert float(res_tags[tags.AWS_REQUIRED]) == plan.required_gpu_memory_gib  # decimal GiB
         assert res_tags[tags.AWS_WORKLOAD] == "chat"

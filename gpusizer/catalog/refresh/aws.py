@@ -19,8 +19,8 @@ import time
 from collections.abc import Callable, Iterable
 
 from gpusizer import hardware
-from gpusizer.catalog import build
-from gpusizer.catalog.build import aws as build_aws
+from gpusizer.catalog import builder
+from gpusizer.catalog.builder import aws as build_aws
 from gpusizer.catalog.offer import Offer
 
 # Service Quotas codes for EC2 vCPU limits (AWS docs, "Amazon EC2 service quotas"):
@@ -216,7 +216,7 @@ def _offers(region, shapes, zones, spot, od, as_of, local: set[str]) -> list[Off
     for itype, shape in sorted(shapes.items()):
         price = od.get(itype)
         for zone in sorted(zones.get(itype, [])) or [None]:
-            s = build.spot_offer(price, spot.get((itype, zone)) if zone else None)
+            s = builder.spot_offer(price, spot.get((itype, zone)) if zone else None)
             if price is None and s is None:
                 continue
             out.append(Offer(provider="aws", region=region, zone=zone, instance_type=itype, on_demand_usd=price,

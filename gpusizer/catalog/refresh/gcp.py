@@ -19,8 +19,8 @@ import os
 import re
 
 from gpusizer import hardware
-from gpusizer.catalog import build
-from gpusizer.catalog.build import gcp as build_gcp
+from gpusizer.catalog import builder
+from gpusizer.catalog.builder import gcp as build_gcp
 from gpusizer.catalog.offer import Offer
 
 COMPUTE_SERVICE = "services/6F81-5844-456A"
@@ -85,7 +85,7 @@ def _machine_offers(zone: str, region: str, mt, rates, as_of: str) -> list[Offer
                      rates.get((region, "gpu", gpu, purchase))]
             if all(p is not None for p in parts):
                 prices[purchase] = round(mt.guest_cpus * parts[0] + ram_gib * parts[1] + count * parts[2], 5)
-        od, spot = prices.get("on-demand"), build.spot_offer(prices.get("on-demand"), prices.get("spot"))
+        od, spot = prices.get("on-demand"), builder.spot_offer(prices.get("on-demand"), prices.get("spot"))
         if od is None and spot is None:
             continue
         out.append(Offer(

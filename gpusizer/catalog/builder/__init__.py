@@ -1,6 +1,6 @@
 """Build the embedded catalog snapshot from dated public sources, offline and reproducibly.
 
-    python -m gpusizer.catalog.build --sources ../shared/data/catalog-sources --out gpusizer/data/catalog
+    python -m gpusizer.catalog.builder --sources data/catalog-sources --out gpusizer/data/catalog
 
 Each provider module (aws, gcp) exposes ``build(sources) -> Built``; the
 shared pricing rules live here so both providers apply them the same way.

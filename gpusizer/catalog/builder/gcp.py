@@ -14,7 +14,7 @@ import pathlib
 import re
 
 from gpusizer import hardware
-from gpusizer.catalog.build import Built, read_csv, spot_offer
+from gpusizer.catalog.builder import Built, read_csv, spot_offer
 from gpusizer.catalog.offer import Offer
 
 SOURCE = "gcp-vms-2026-05-20.csv"

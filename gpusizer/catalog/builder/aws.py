@@ -1,4 +1,4 @@
-"""AWS GPU offers from the dated snapshots in ../shared/data/catalog-sources.
+"""AWS GPU offers from the dated snapshots in data/catalog-sources.
 
 The rules are in RULES (copied into SOURCES.md); each has a test in
 tests/test_catalog_build.py.
@@ -12,7 +12,7 @@ import pathlib
 import re
 
 from gpusizer import hardware
-from gpusizer.catalog.build import Built, price, read_csv, spot_offer
+from gpusizer.catalog.builder import Built, price, read_csv, spot_offer
 from gpusizer.catalog.offer import Offer
 
 INSTANCES = "aws-gpu-instances-us-east-1.csv"
@@ -22,7 +22,7 @@ P_FAMILY = "aws-p-family-per-zone-extract.csv"
 NETWORK = "aws-network-bandwidth-megabits.csv"
 SPOT_ADVISOR = "aws-spot-advisor-2025-06-28.json"
 
-# Dates (../shared/data/README.md). The v8 per-zone subset is undated and the
+# Dates (data/README.md). The v8 per-zone subset is undated and the
 # v9 p-family extract says only "2026": each gets the oldest date it could
 # have, so the engine's staleness warning errs on the loud side. The subset
 # holds p5.4xlarge, sold only since 2025, so it is no older than that; it is
