@@ -140,27 +140,31 @@ def no_underprovisioning(r: resources.GpuResource, cfg) -> list[str]:
             for cap in r.capacities if cap.total_gib * audit.HEADROOM < need]
 
 
-def cost_ceiling(r: resources.GpuResource, cfg: CeilingConfig) -> list[str]:
-    """The dearest type a resource may launch, at the catalog's on-demand price per node."""
-    if cfg.max_hourly_usd is None:
+def cost_ceiling(s: Subject, cfg: CeilingConfig) -> list[str]:
+    """The dearest type a resource may launch, at the catalog's on-demand price per node (off by default)."""
+    if cfg.max_hourly_usd is None or s.gpu is None:
         return []
-    priced = [s for s in r.shapes if s.hourly_usd is not None]
+    r = s.gpu
+    priced = [x for x in r.shapes if x.hourly_usd is not None]
     if not priced:
         return []
-    dear = max(priced, key=lambda s: s.hourly_usd)
+    dear = max(priced, key=lambda x: x.hourly_usd)
     if dear.hourly_usd <= cfg.max_hourly_usd:
         return []
     return [f"{dear.label} costs ${dear.hourly_usd:,.2f}/h (catalog on-demand) > ${cfg.max_hourly_usd:,.2f}/h "
             "ceiling. To fix: a cheaper adequate type, or raise gpusizer-cost-ceiling.maxHourlyUsd"]
 
 
-def allowed_gpus(r: resources.GpuResource, cfg: AllowedConfig) -> list[str]:
-    out = []
+def allowed_gpus(s: Subject, cfg: AllowedConfig) -> list[str]:
+    """Allowed GPU models, and spot only; with neither configured it reads nothing."""
+    if not (cfg.allowed or cfg.spot_only) or s.gpu is None:
+        return []
+    r, out = s.gpu, []
     if cfg.allowed:
         out += [f"{cap.label}: {cap.gpu} is not allowed in this stack (allowed: {', '.join(cfg.allowed)}). "
                 "To fix: placement.gpus in the spec, or change gpusizer-allowed-gpus.allowed"
                 for cap in r.capacities if cap.gpu not in cfg.allowed]
-        out += [f"{s.label}: unknown GPU type cannot be shown to be allowed" for s in r.unknown]
+        out += [f"{x.label}: unknown GPU type cannot be shown to be allowed" for x in r.unknown]
     if cfg.spot_only and r.provider != "onprem" and r.purchase == "on-demand":
         out.append(f"{r.label}: this stack allows spot GPU capacity only, and this buys on-demand. "
                    "To fix: placement.purchase: spot")
@@ -177,9 +181,9 @@ RULES: tuple[Rule, ...] = (
     Rule("gpusizer-no-underprovisioning", "GPU memory may not be below the sizing requirement.",
          "mandatory", NoConfig, _gpu(no_underprovisioning)),
     Rule("gpusizer-cost-ceiling", "A GPU resource may not cost more per hour (per node) than maxHourlyUsd.",
-         "advisory", CeilingConfig, _gpu(cost_ceiling)),
+         "advisory", CeilingConfig, cost_ceiling),
     Rule("gpusizer-allowed-gpus", "Only the allowed GPU models (and spot only, when configured) in this stack.",
-         "mandatory", AllowedConfig, _gpu(allowed_gpus)),
+         "mandatory", AllowedConfig, allowed_gpus),
     Rule("gpusizer-require-imdsv2", "GPU hosts require IMDSv2 session tokens.",
          "mandatory", NoConfig, lambda s, cfg: hosts.require_imdsv2(s.type, s.props), remediate=hosts.remediate_imdsv2),
     Rule("gpusizer-secure-gpu-hosts", "Encrypted disks on GPU hosts and no SSH open to the internet.",

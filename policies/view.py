@@ -134,19 +134,16 @@ class View:
         return [View(x, f"{path}[{i}]") for i, x in enumerate(value)]
 
     def mapping(self, *keys: str | int) -> dict:
-        """The object at keys as a dict ({} when absent). Used for tags and labels, read whole."""
+        """The object at keys as a dict ({} when absent), for tags and labels. Values are not read here: an
+        unknown one stays a sentinel for the reader of that key (`is_unknown`), so it blinds only that reader."""
         value, path = self._walk(keys)
         if value is None:
             return {}
         if isinstance(value, list):  # Auto Scaling group tags: [{key, value, propagateAtLaunch}]
-            out = {}
-            for i, t in enumerate(value):
-                item = View(t, f"{path}[{i}]")
-                out[item.get("key")] = item.get("value")
-            return out
+            return {t.get("key"): t.get("value") for t in value if isinstance(t, Mapping)}
         if not isinstance(value, Mapping):
             raise ValueError(f"{path} must be an object (got {value!r})")
-        return {k: v for k, v in value.items()}
+        return dict(value)
 
     def text(self, *keys: str | int) -> str | None:
         """A string field normalised for comparison: stripped, lower case; None when absent or blank."""
