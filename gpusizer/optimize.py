@@ -5,7 +5,7 @@ Algorithm:
    allows and the offer sells, at the fewest nodes that run the workload
    (always one node for serving; training may span nodes).
 2. Judge each candidate in a fixed order and keep the first failed limit:
-   placement (provider, region, GPU model, opt-in), purchase, memory,
+   placement (provider, region, GPU model, opt-in, a machine image for the family), purchase, memory,
    interconnect, targets/deadline, host vCPU and RAM, capacity (pool free
    GPUs, cloud quotas), budget (max_hourly_usd).
 3. Rank the feasible ones by the objective ($/hour, or $ per million tokens
@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 
+from gpusizer import images
 from gpusizer.catalog.offer import PROVIDERS, Offer
 from gpusizer.decision import Candidate, Decision, Rejection
 from gpusizer.estimate import fit as fit_mod
@@ -58,6 +59,11 @@ def _placement_rejection(w: Workload, offer: Offer) -> Rejection | None:
     if offer.opt_in and not p.allow_opt_in:
         where = offer.zone or offer.region
         return Rejection("opt-in", f"{where} is a Local Zone or opt-in region; set placement.allow_opt_in to use it")
+    if not w.spec.deploy.machine_image:
+        why = images.unsupported(offer.provider, offer.instance_type)
+        if why:
+            return Rejection("image", f"{offer.instance_type} cannot be provisioned: {why}. "
+                                      "To fix: set deploy.machine_image to an image with a suitable driver")
     return None
 
 
@@ -213,7 +219,7 @@ def choose(
     return Decision(w, judge.objective, chosen, tuple(feasible + rejected), next_cheaper, _burst(chosen, rejected), notes)
 
 
-_PLACEMENT = frozenset({"provider", "region", "gpu", "opt-in", "purchase"})
+_PLACEMENT = frozenset({"provider", "region", "gpu", "opt-in", "image", "purchase"})
 
 
 def _burst(chosen: Candidate | None, rejected: list[Candidate]) -> str | None:
