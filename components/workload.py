@@ -42,6 +42,11 @@ class GpuWorkloadArgs:
     """Region of the stack's default AWS provider (aws:region)."""
     aws_networks: Mapping[str, AwsNetwork] = dataclasses.field(default_factory=dict)
     """Region -> VPC and subnets; a region without one uses its default VPC."""
+    aws_egress: str = "nat"
+    """Default VPC, instances with one EFA interface per network card (no public IP possible):
+    "nat" (a private subnet + NAT gateway), "endpoints" (private subnet + SSM VPC endpoints) or "none"."""
+    aws_private_cidr: str | None = None
+    """CIDR of that private subnet in the default VPC (default components.aws_network.PRIVATE_CIDR)."""
     gcp_network: str = "default"
     """GCP VPC network for GPU VMs."""
     gcp_secure_boot: bool = False
@@ -114,7 +119,8 @@ class GpuWorkload(pulumi.ComponentResource):
         ids: dict[str, Any] = {}
         if c.offer.provider == "aws":
             aws = AwsGpuCapacity(f"{name}-aws", AwsGpuCapacityArgs(
-                plan, args.aws_networks.get(c.offer.region), args.aws_region), child)
+                plan, args.aws_networks.get(c.offer.region), args.aws_region, egress=args.aws_egress,
+                **({"private_cidr": args.aws_private_cidr} if args.aws_private_cidr else {})), child)
             ids.update(instance_id=aws.instance_id, asg_name=aws.asg_name,
                        launch_template_id=aws.launch_template_id, security_group_id=aws.security_group_id)
         elif c.offer.provider == "gcp":
