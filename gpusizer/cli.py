@@ -93,7 +93,7 @@ def _cmd_estimate(args) -> int:
 def _cmd_schema(args) -> int:
     from gpusizer import spec
 
-    print(json.dumps(spec.json_schema(), indent=2))
+    print(json.dumps(spec.json_schema(), indent=2, allow_nan=False))
     return EXIT_OK
 
 
@@ -128,7 +128,7 @@ def _cmd_catalog_list(args) -> int:
             )
     rows.sort(key=lambda r: (r["hourly_usd"], r["provider"], r["region"], r["zone"] or "", r["instance_type"], r["purchase"]))
     if args.format == "json":
-        print(json.dumps(rows, indent=2))
+        print(json.dumps(rows, indent=2, allow_nan=False))
     else:
         print(f"{'provider':<8} {'where':<22} {'instance type':<32} {'GPUs':<18} {'purchase':<9} {'$/h':>10}  as of")
         for r in rows:
