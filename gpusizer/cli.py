@@ -170,17 +170,20 @@ def main(argv: list[str] | None = None) -> int:
         handler = offline.run
     if args.command == "catalog":
         handler = {"list": _cmd_catalog_list, "refresh": _cmd_catalog_refresh}[args.catalog_command]
+    from gpusizer import redact
+
     try:
         return handler(args)
     except errors.SizingError as exc:
-        print(f"gpusizer: error: {exc}", file=sys.stderr)
+        print(f"gpusizer: error: {redact.redact(str(exc))}", file=sys.stderr)
         return EXIT_INVALID
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:  # a bug: say so plainly; --debug shows the traceback
         if args.debug:
             raise
-        print(f"gpusizer: internal error ({type(exc).__name__}: {exc}); rerun with --debug and report it", file=sys.stderr)
+        detail = redact.redact(f"{type(exc).__name__}: {exc}")[:500]
+        print(f"gpusizer: internal error ({detail}); rerun with --debug and report it", file=sys.stderr)
         return EXIT_BUG
 
 

@@ -54,7 +54,17 @@ def positive_float(upper: float, lower: float = 0.0, inclusive: bool = False) ->
     return Annotated[float, NotBool, pydantic.Field(le=upper, allow_inf_nan=False, **bound)]
 
 
-# Bounds, each 10-100x the largest published figure.
+# Lower bounds: a value below them is a typo, and dividing by it overflows to
+# infinity downstream ($ per million tokens at 1e-308 tokens/s).
+MIN_PARAMS_B = 1e-6  # a thousand parameters
+MIN_RATE = 1e-3  # a token every 1,000 s
+MIN_LATENCY_MS = 1e-3  # 1 us; a CUDA kernel launch alone takes ~5 us (NVIDIA CUDA best practices guide)
+MIN_HOURS = 1e-3  # 3.6 s
+MIN_GROWTH = 1e-3
+MIN_LIFETIME_YEARS = 1 / 12  # a month
+MIN_UTILIZATION = 0.01  # 1% of hours in paid work
+
+# Upper bounds, each 10-100x the largest published figure.
 MAX_LAYERS = 1_000  # Llama 3.1 405B: 126 layers (arXiv:2407.21783, table 3); GPT-3: 96.
 MAX_HIDDEN = 1 << 17  # 131,072; PaLM 540B: 18,432 (arXiv:2204.02311, table 1); Llama 405B: 16,384.
 MAX_HEADS = 1_024  # Llama 3.1 405B: 128 query heads (arXiv:2407.21783, table 3).
@@ -91,15 +101,15 @@ Heads = count(MAX_HEADS)
 HeadDim = count(MAX_HEAD_DIM)
 Vocab = count(MAX_VOCAB)
 Experts = count(MAX_EXPERTS)
-ParamsB = positive_float(MAX_PARAMS_B)
+ParamsB = positive_float(MAX_PARAMS_B, lower=MIN_PARAMS_B, inclusive=True)
 Context = count(MAX_CONTEXT)
 Batch = count(MAX_BATCH)
 LoraRank = count(MAX_LORA_RANK)
-TrainingTokens = positive_float(MAX_TRAINING_TOKENS)
-TokensPerSecond = positive_float(MAX_TOKENS_PER_SECOND)
-LatencyMs = positive_float(MAX_LATENCY_MS)
-DeadlineHours = positive_float(MAX_DEADLINE_HOURS)
-Growth = positive_float(MAX_GROWTH)
+TrainingTokens = positive_float(MAX_TRAINING_TOKENS, lower=1.0, inclusive=True)
+TokensPerSecond = positive_float(MAX_TOKENS_PER_SECOND, lower=MIN_RATE, inclusive=True)
+LatencyMs = positive_float(MAX_LATENCY_MS, lower=MIN_LATENCY_MS, inclusive=True)
+DeadlineHours = positive_float(MAX_DEADLINE_HOURS, lower=MIN_HOURS, inclusive=True)
+Growth = positive_float(MAX_GROWTH, lower=MIN_GROWTH, inclusive=True)
 Replicas = count(MAX_REPLICAS)
 DiskGib = count(MAX_DISK_GIB)
 HourlyUsd = positive_float(MAX_HOURLY_USD)
@@ -109,9 +119,9 @@ OpexUsd = positive_float(MAX_CAPEX_USD_PER_NODE, inclusive=True)
 PowerKw = positive_float(MAX_POWER_KW_PER_NODE, inclusive=True)
 UsdPerKwh = positive_float(MAX_USD_PER_KWH, inclusive=True)
 Pue = positive_float(MAX_PUE, lower=1.0, inclusive=True)
-LifetimeYears = positive_float(MAX_LIFETIME_YEARS)
-Fraction = positive_float(1.0)
-"""A share in (0, 1] (utilization)."""
+LifetimeYears = positive_float(MAX_LIFETIME_YEARS, lower=MIN_LIFETIME_YEARS, inclusive=True)
+Utilization = positive_float(1.0, lower=MIN_UTILIZATION, inclusive=True)
+"""A share of hours in [0.01, 1]."""
 PoolNodes = count(MAX_NODES)
 Vcpus = count(MAX_VCPUS)
 RamGib = positive_float(MAX_RAM_GIB)

@@ -40,7 +40,7 @@ class Pool(pydantic.BaseModel):
     power_kw_per_node: fields.PowerKw | None = None
     usd_per_kwh: fields.UsdPerKwh = 0.12
     pue: fields.Pue = pydantic.Field(1.4, description="Data-centre power usage effectiveness.")
-    utilization: fields.Fraction = pydantic.Field(0.7, description="Share of hours the GPUs do paid work.")
+    utilization: fields.Utilization = pydantic.Field(0.7, description="Share of hours the GPUs do paid work.")
     opex_usd_per_node_year: fields.OpexUsd = 0.0
     vcpus_per_node: fields.Vcpus = 64
     ram_gib_per_node: fields.RamGib = 512
