@@ -128,4 +128,5 @@ RamGib = positive_float(MAX_RAM_GIB)
 
 # Free text that ends up in reports and resource metadata: one line, no
 # markdown table delimiter or backtick, so a value cannot break a PR comment.
-Label = Annotated[str, pydantic.Field(min_length=1, max_length=128, pattern=r"^[^\x00-\x1f\x7f|`]+$")]
+LABEL_PATTERN = r"^[^\x00-\x1f\x7f|`]+$"
+Label = Annotated[str, pydantic.Field(min_length=1, max_length=128, pattern=LABEL_PATTERN)]

@@ -245,6 +245,8 @@ def errors_for(
             if allowed:
                 fix = f"{fix}; allowed here: {', '.join(allowed)}"
         msg = err["msg"].removeprefix("Value error, ")[:300]
+        if err["type"] == "string_pattern_mismatch" and err["ctx"]["pattern"] == fields.LABEL_PATTERN:
+            msg, fix = "must be one line of text", "remove line breaks, control characters, '|' and '`'"
         shown = err["input"]
         got = "" if err["type"] in ("missing", "extra_forbidden") or isinstance(shown, dict) else f" (got {inputs.quote(shown)})"
         lines.append(f"{field}: {msg}{got}." + (f" To fix: {fix}." if fix else ""))
