@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import json
 import pathlib
 import runpy
@@ -48,6 +49,10 @@ class Mocks(pulumi.runtime.Mocks):
         self.calls: list[pulumi.runtime.MockCallArgs] = []
         self.subnet_zones = dict(SUBNET_ZONES if subnet_zones is None else subnet_zones)
         self.offerings = offerings
+        # Without explicit subnets, a region other than us-east-1 has a default subnet
+        # "subnet-<zone id>" in every zone a filter names, and a type is offered in the
+        # packaged-catalog zones too.
+        self.every_zone = subnet_zones is None
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs):
         self.resources.append(Registered(args.typ, args.name, args.inputs, args.provider))
@@ -76,16 +81,21 @@ class Mocks(pulumi.runtime.Mocks):
             return {"id": "vpc-0default", "default": True}
         if args.token == "aws:ec2/getSubnets:getSubnets":
             filters = {f["name"]: f["values"] for f in args.args.get("filters", [])}
-            ids = [i for i, z in self.subnet_zones.items() if z in filters.get("availability-zone-id", [z])]
+            wanted = filters.get("availability-zone-id")
+            ids = [i for i, z in self.subnet_zones.items() if wanted is None or z in wanted]
+            if self.every_zone and wanted and not ids:  # another region: its default subnets
+                ids = [f"subnet-{z}" for z in wanted]
             if "subnet-id" in filters:  # configured subnets: those the account has, or unknown ones as given
                 ids = [i for i in filters["subnet-id"] if i in ids or i not in self.subnet_zones]
             return {"id": "subnets", "ids": ids}
         if args.token == "aws:ec2/getSubnet:getSubnet":
-            return {"id": args.args["id"], "availabilityZoneId": self.subnet_zones.get(args.args["id"], "use1-az1")}
+            sid = args.args["id"]
+            zone = self.subnet_zones.get(sid) or (sid.removeprefix("subnet-") if self.every_zone else "use1-az1")
+            return {"id": sid, "availabilityZoneId": zone}
         if args.token == "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings":
             types = next(f["values"] for f in args.args["filters"] if f["name"] == "instance-type")
-            every = sorted(set(self.subnet_zones.values()))
-            pairs = [(t, z) for t in types for z in (every if self.offerings is None else self.offerings.get(t, []))]
+            every = set(self.subnet_zones.values()).union(*(_catalog_zones(t) for t in types))
+            pairs = [(t, z) for t in types for z in sorted(every if self.offerings is None else self.offerings.get(t, []))]
             return {"id": "offerings", "instanceTypes": [t for t, _ in pairs], "locations": [z for _, z in pairs],
                     "locationTypes": ["availability-zone-id"] * len(pairs)}
         raise NotImplementedError(f"unmocked invoke {args.token}")
@@ -100,6 +110,13 @@ class Mocks(pulumi.runtime.Mocks):
 
     def invoked(self, token: str) -> list[pulumi.runtime.MockCallArgs]:
         return [c for c in self.calls if c.token == token]
+
+
+@functools.cache
+def _catalog_zones(instance_type: str) -> frozenset[str]:
+    import gpusizer
+
+    return frozenset(o.zone for o in gpusizer.Catalog.load().offers if o.instance_type == instance_type and o.zone)
 
 
 def run_program(fn: Callable[[], Any], config: dict | None = None, secret_keys=(), stack: str = "dev",

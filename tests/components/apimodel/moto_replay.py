@@ -14,6 +14,8 @@ import dataclasses
 import json
 from typing import Any
 
+import urllib.request
+
 import boto3
 
 from tests.components.apimodel import aws_api
@@ -31,6 +33,11 @@ NOT_IN_MOTO = {"CreatePlacementGroup"}
 def clients(endpoint: str) -> dict[str, Any]:
     session = boto3.session.Session(aws_access_key_id="testing", aws_secret_access_key="testing", region_name=REGION)
     return {svc: session.client(svc, endpoint_url=endpoint) for svc in ("ec2", "autoscaling", "iam")}
+
+
+def reset(endpoint: str) -> None:
+    """Drop every moto backend, so the next calls build them afresh (with the environment set now)."""
+    urllib.request.urlopen(urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST"), timeout=60).read()
 
 
 def register_dlami(ec2, snapshot_gib: int = 100) -> str:

@@ -98,6 +98,8 @@ def moto_endpoint():
         server = moto.server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
         server.start()
         try:
+            # Backends other tests built in this process lack the managed policies: start afresh.
+            moto_replay.reset(f"http://127.0.0.1:{server._server.server_port}")
             yield f"http://127.0.0.1:{server._server.server_port}"
         finally:
             server.stop()
