@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from gpusizer import audit
+from gpusizer import audit, decision
 from policies import resources as res
 from policies import view as v
 
-# What `sized-by` may name besides memory (gpusizer.decision.SIZED_BY): a size memory alone cannot call excessive.
-EXEMPT = frozenset({"throughput", "ttft", "tpot", "deadline", "interconnect", "per-job-cost", "per-token-cost",
-                    "cost-per-token"})
+# What `sized-by` may name besides memory: a size memory alone cannot call excessive, if re-derived.
+EXEMPT = frozenset(decision.SIZED_BY) - {"memory"}
 
 
 @dataclasses.dataclass(frozen=True)
