@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -36,3 +37,20 @@ def test_unknown_stack_exits_2_naming_the_choices():
     r = preview("--stack", "nope")
     assert r.returncode == 2
     assert "--stack" in r.stderr and "dev" in r.stderr
+
+
+def test_json_document_holds_each_workloads_plan_for_diff():
+    r = preview("--stack", "hybrid", "--format", "json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = json.loads(r.stdout)
+    assert set(doc["workloads"]) == {"support-chat", "summarizer"}
+    assert doc["policy"]["mandatory"] == 0 and doc["policy"]["passed"] is True
+    chat = doc["workloads"]["support-chat"]["choice"]
+    assert chat["replicas"] == 2  # stacks/Pulumi.hybrid.yaml: deploy.replicas 2
+    assert abs(chat["monthly_usd"] - chat["hourly_usd"] * 2 * 730) < 0.01
+
+
+def test_text_shows_the_replica_count_and_the_month():
+    r = preview("--stack", "hybrid")
+    line = next(line for line in r.stdout.splitlines() if "support-chat:" in line)
+    assert "2 replicas x $0.61/h = $1.22/h" in line and "/month" in line and "ranked by" in line
