@@ -42,6 +42,15 @@ def _parser(argv: list[str]) -> argparse.ArgumentParser:
     diff.add_argument("head", help="head plan JSON, or `gpusizer preview --format json` output")
     diff.add_argument("--format", choices=("table", "markdown", "json"), default="table")
 
+    obs = sub.add_parser("observe", help="measured GPU usage from DCGM metrics in Prometheus; re-plan each spec with it")
+    obs.add_argument("specs", nargs="+", metavar="SPEC", help="workload spec YAML (its name is the gpusizer_workload label)")
+    obs.add_argument("--prometheus", required=True, metavar="URL", help="Prometheus base URL, e.g. http://prometheus:9090")
+    obs.add_argument("--window", default="7d", help="how far back to look (Prometheus duration; default 7d)")
+    obs.add_argument("--end", metavar="RFC3339", help="end of the window (default: now)")
+    obs.add_argument("--format", choices=("table", "json", "markdown"), default="table")
+    obs.add_argument("--catalog")
+    obs.add_argument("--pools", help="on-prem pools YAML (hybrid)")
+
     if _wants_preview(argv):
         from policies import offline  # Pulumi is imported only when it is installed and this runs
 
@@ -102,6 +111,23 @@ def _cmd_diff(args) -> int:
     head, head_policy = diff.load(args.head, "HEAD")
     print(diff.render(diff.compare(base, head), args.format, (base_policy, head_policy)))
     return EXIT_OK
+
+
+def _cmd_observe(args) -> int:
+    """Exit 0 when every workload had data for the whole window, 3 when some had none or part (one line each)."""
+    import gpusizer
+    from gpusizer.measure import observe, prometheus
+
+    window_s = prometheus.parse_duration(args.window)
+    end = prometheus.parse_time(args.end)
+    client = prometheus.Client(args.prometheus)
+    pools = gpusizer.load_pools(args.pools) if args.pools else ()
+    doc = observe.run(args.specs, client, window_s, end, _catalog(args.catalog).with_pools(pools))
+    print(observe.render(doc, args.format))
+    missing = observe.complete(doc)
+    for line in missing:
+        print(f"gpusizer: {line}", file=sys.stderr)
+    return EXIT_INFEASIBLE if missing else EXIT_OK
 
 
 def _cmd_schema(args) -> int:
@@ -168,7 +194,8 @@ def _cmd_catalog_refresh(args) -> int:
     return 1 if problems else EXIT_OK
 
 
-_COMMANDS = {"plan": _cmd_plan, "estimate": _cmd_estimate, "schema": _cmd_schema, "diff": _cmd_diff}
+_COMMANDS = {"plan": _cmd_plan, "estimate": _cmd_estimate, "schema": _cmd_schema, "diff": _cmd_diff,
+             "observe": _cmd_observe}
 
 
 def main(argv: list[str] | None = None) -> int:
