@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import pathlib
 import runpy
 import sys
