@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import math
 from collections.abc import Callable
 
 from gpusizer.decision import Candidate, Decision
@@ -57,7 +58,8 @@ class Miss:
             "count": self.count,
             "best": self.best,
             "target": self.target,
-            "shortfall_ratio": None if self.ratio is None else round(self.ratio, 3),
+            # A ratio can overflow (a 1e-308 budget): JSON has no infinity, so it is left out then.
+            "shortfall_ratio": None if self.ratio is None or not math.isfinite(self.ratio) else round(self.ratio, 3),
             "offer": {"provider": c.offer.provider, "region": c.offer.region, "zone": c.offer.zone,
                       "instance_type": c.offer.instance_type, "gpu": c.offer.gpu, "gpu_count": c.gpu_count,
                       "nodes": c.nodes, "purchase": c.purchase,
