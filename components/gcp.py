@@ -188,3 +188,21 @@ def _account_id(workload: str) -> str:
     if len(full) <= 30:
         return full
     return f"{full[:25].rstrip('-')}-{hashlib.sha1(workload.encode()).hexdigest()[:4]}"
+
+
+def check(plan: Decision, args) -> None:
+    """Nothing GCP-specific to validate before registering (gpusizer.providers component hook)."""
+
+
+def provision(name: str, plan: Decision, args, opts: pulumi.ResourceOptions) -> dict[str, object]:
+    """Provision a GCP choice for GpuWorkload; returns the outputs it exports.
+
+    Args:
+        name: the child's resource name.
+        plan: the decision, its choice on GCP.
+        args: the workload's GpuWorkloadArgs (gcp_network, gcp_secure_boot).
+        opts: options for the child (its parent).
+    """
+    cap = GcpGpuCapacity(name, GcpGpuCapacityArgs(plan, args.gcp_network, args.gcp_secure_boot), opts)
+    return {"instance_self_link": cap.instance_self_link, "group_self_link": cap.group_self_link,
+            "service_account_email": cap.service_account_email}

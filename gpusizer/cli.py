@@ -14,12 +14,11 @@ import sys
 EXIT_OK, EXIT_INVALID, EXIT_INFEASIBLE, EXIT_BUG = 0, 2, 3, 1
 
 
-def _parser(argv: list[str]) -> argparse.ArgumentParser:
-    from gpusizer.catalog.offer import PROVIDERS, PURCHASES
+def _parser() -> argparse.ArgumentParser:
+    from gpusizer import providers
+    from gpusizer.catalog.offer import PURCHASES
 
-    p = argparse.ArgumentParser(prog="gpusizer", description="GPU right-sizing: from a workload spec to the cheapest adequate GPU offer.",
-        epilog="Also: gpusizer preview --stack NAME [--format table|markdown] - the policy gate "
-               "offline, under Pulumi mocks (needs the [pulumi] extra).")
+    p = argparse.ArgumentParser(prog="gpusizer", description="GPU right-sizing: from a workload spec to the cheapest adequate GPU offer.")
     p.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -37,15 +36,18 @@ def _parser(argv: list[str]) -> argparse.ArgumentParser:
 
     sub.add_parser("schema", help="print the workload spec's JSON Schema")
 
-    if _wants_preview(argv):
-        from policies import offline  # Pulumi is imported only when it is installed and this runs
-
-        offline.add_parser(sub)
+    pre = sub.add_parser("preview", help="offline `pulumi preview --policy-pack policies` under mocks "
+                         "(needs the [pulumi] extra)")
+    pre.add_argument("--stack", required=True, help="stack name: stacks/Pulumi.<stack>.yaml")
+    pre.add_argument("--stacks-dir", help="default: the repository's stacks/")
+    pre.add_argument("--program", help="Pulumi program file; default: the repository's __main__.py")
+    pre.add_argument("--policy-config", help="JSON file as for `pulumi preview --policy-pack-config`")
+    pre.add_argument("--format", choices=("table", "markdown"), default="table")
 
     cat = sub.add_parser("catalog", help="inspect the offers")
     cat_sub = cat.add_subparsers(dest="catalog_command", required=True)
     lst = cat_sub.add_parser("list", help="list offers with their source and date")
-    lst.add_argument("--provider", choices=PROVIDERS)
+    lst.add_argument("--provider", choices=providers.NAMES)
     lst.add_argument("--region")
     lst.add_argument("--gpu")
     lst.add_argument("--min-gpu-memory-gib", type=float)
@@ -53,17 +55,10 @@ def _parser(argv: list[str]) -> argparse.ArgumentParser:
     lst.add_argument("--catalog")
     lst.add_argument("--format", choices=("table", "json"), default="table")
     ref = cat_sub.add_parser("refresh", help="fetch live prices, shapes and quotas into the local cache")
-    ref.add_argument("--provider", choices=("aws", "gcp"), action="append", help="default: both")
+    refreshable = [p.name for p in providers.having("refresher")]
+    ref.add_argument("--provider", choices=refreshable, action="append", help=f"default: {', '.join(refreshable)}")
     ref.add_argument("--region", action="append", help="default: every region in the current catalog")
     return p
-
-
-def _wants_preview(argv: list[str]) -> bool:
-    """Register `gpusizer preview` only when asked for it and the [pulumi] extra is installed,
-    so the other commands never import Pulumi."""
-    import importlib.util
-
-    return "preview" in argv[:3] and importlib.util.find_spec("pulumi_policy") is not None
 
 
 def _catalog(path):
@@ -95,6 +90,20 @@ def _cmd_schema(args) -> int:
 
     print(json.dumps(spec.json_schema(), indent=2))
     return EXIT_OK
+
+
+def _cmd_preview(args) -> int:
+    """The policy gate offline; Pulumi is imported here only, so no other command needs it."""
+    try:
+        from policies import offline
+    except ImportError as exc:
+        from gpusizer import errors
+
+        raise errors.MissingExtraError(
+            f"gpusizer preview needs the [pulumi] extra ({exc.name or exc} is not installed). "
+            "To fix: pip install 'gpusizer[pulumi]'"
+        ) from None
+    return offline.run(args)
 
 
 def _cmd_catalog_list(args) -> int:
@@ -141,10 +150,11 @@ def _cmd_catalog_list(args) -> int:
 
 def _cmd_catalog_refresh(args) -> int:
     """Exit 0 when everything was refreshed, 1 when something kept its previous data (listed, one line each)."""
+    from gpusizer import providers
     from gpusizer.catalog import cache, refresh
 
     problems = []
-    for provider in args.provider or refresh.PROVIDERS:
+    for provider in args.provider or [p.name for p in providers.having("refresher")]:
         lines = refresh.refresh(provider, args.region)
         problems += lines
         status = "refreshed" if not lines else f"{len(lines)} part(s) kept their previous data"
@@ -154,20 +164,16 @@ def _cmd_catalog_refresh(args) -> int:
     return 1 if problems else EXIT_OK
 
 
-_COMMANDS = {"plan": _cmd_plan, "estimate": _cmd_estimate, "schema": _cmd_schema}
+_COMMANDS = {"plan": _cmd_plan, "estimate": _cmd_estimate, "schema": _cmd_schema, "preview": _cmd_preview}
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (the console script exits with it)."""
     argv = sys.argv[1:] if argv is None else argv
-    args = _parser(argv).parse_args(argv)
+    args = _parser().parse_args(argv)
     from gpusizer import errors
 
     handler = _COMMANDS.get(args.command)
-    if args.command == "preview":
-        from policies import offline
-
-        handler = offline.run
     if args.command == "catalog":
         handler = {"list": _cmd_catalog_list, "refresh": _cmd_catalog_refresh}[args.catalog_command]
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 
-from gpusizer import units
+from gpusizer import limits, units
 from gpusizer.catalog.offer import Offer
 from gpusizer.estimate.fit import Fit
 from gpusizer.estimate.workload import Workload
@@ -15,12 +15,16 @@ from gpusizer.estimate.workload import Workload
 class Rejection:
     """Why a candidate lost: a stable code and a sentence with numbers.
 
-    Codes: provider, region, gpu, opt-in, purchase, memory, interconnect, ttft,
-    tpot, throughput, deadline, host-vcpu, host-ram, capacity, quota, budget.
+    Attributes:
+        code: the limit it failed first (gpusizer.limits.Limit; a str).
+        detail: the sentence, with the numbers.
     """
 
-    code: str
+    code: limits.Limit
     detail: str
+
+    def __post_init__(self):
+        object.__setattr__(self, "code", limits.Limit(self.code))  # an unknown code is a bug: fail here
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -67,7 +71,7 @@ class Candidate:
             "usd_per_million_tokens": None if self.usd_per_mtok is None else round(self.usd_per_mtok, 4),
             "feasible": self.feasible,
             "reasons": [] if self.feasible else [self.rejection.detail],
-            "reason_code": None if self.feasible else self.rejection.code,
+            "reason_code": None if self.feasible else self.rejection.code.value,
             "source": o.source,
             "as_of": o.as_of,
         }
@@ -115,15 +119,15 @@ class Decision:
         """
         c = self.chosen
         if c is None:
-            return "memory"
+            return limits.Limit.MEMORY.value
         lost = {x.rejection.code for x in self.candidates
                 if not x.feasible and x.hourly_usd is not None and x.hourly_usd < c.hourly_usd}
-        for code in ("deadline", "throughput", "tpot", "ttft", "interconnect"):
+        for code in limits.SIZED_BY_TARGET:
             if code in lost:
-                return code
+                return code.value
         if self.objective == "per-token" and any(x.hourly_usd < c.hourly_usd for x in self.feasible):
-            return "cost-per-token"
-        return "memory"
+            return limits.COST_PER_TOKEN
+        return limits.Limit.MEMORY.value
 
     def failover(self, n: int) -> list[Candidate]:
         """The choice and up to n-1 next-ranked adequate instance types in the same place.

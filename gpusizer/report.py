@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections
 import json
 
+from gpusizer import limits
 from gpusizer.decision import Candidate, Decision
 from gpusizer.planner import Estimate
 
@@ -106,7 +107,7 @@ def _collapsed(d: Decision, top: int) -> tuple[list[Candidate], list[tuple[Candi
     feasible = d.feasible[:top]
     groups: dict[tuple, list[Candidate]] = collections.OrderedDict()
     for c in d.candidates:
-        if c.feasible or c.rejection.code in ("provider", "region", "gpu", "opt-in"):
+        if c.feasible or c.rejection.code in limits.PLACEMENT:
             continue
         key = (c.offer.provider, c.offer.instance_type, c.purchase, c.rejection.code)
         groups.setdefault(key, []).append(c)

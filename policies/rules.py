@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from gpusizer import audit
+from gpusizer import audit, limits
 from policies import resources as res
 
 # Policy name -> default config. Enforcement levels are in pack.py.
@@ -25,8 +25,6 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "gpusizer-secure-gpu-hosts": {},
 }
 
-# Sizes set by a target, a deadline or $ per token: memory alone cannot call them excessive.
-_NOT_MEMORY = {"throughput", "ttft", "tpot", "deadline", "interconnect", "cost-per-token"}
 
 
 def effective(name: str, given: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -52,7 +50,7 @@ def effective(name: str, given: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def no_overprovisioning(r: res.GpuResource, cfg: Mapping) -> list[str]:
-    if r.required_gib is None or r.required_gib <= 0 or r.sized_by in _NOT_MEMORY:
+    if r.required_gib is None or r.required_gib <= 0 or r.sized_by in limits.NOT_BY_MEMORY:
         return []
     out = []
     for cap in r.capacities:

@@ -97,8 +97,15 @@ def _machine_offers(zone: str, region: str, mt, rates, as_of: str) -> list[Offer
     return out
 
 
-def refresh(regions, previous, now: datetime.datetime, billing=None, compute=None, project: str | None = None):
-    """(offers, quotas, errors) for GCP; regions that fail or are not asked for keep their previous offers."""
+def refresh(regions, previous, now: datetime.datetime, session=None, billing=None, compute=None, project: str | None = None):
+    """(offers, quotas, errors) for GCP; regions that fail or are not asked for keep their previous offers.
+
+    Args:
+        regions, previous, now: as every refresher takes them (gpusizer.providers.Provider.refresher).
+        session: unused: Google's clients find their credentials themselves (kept for the shared signature).
+        billing, compute: a CloudCatalogClient and a MachineTypesClient; default: new ones.
+        project: the project machine types are listed in; default: $GOOGLE_CLOUD_PROJECT.
+    """
     try:
         if billing is None or compute is None:
             from google.cloud import billing_v1, compute_v1
