@@ -34,8 +34,9 @@ def _aws_quota_class(instance_type: str) -> str:
 
     Source: AWS docs, "Amazon EC2 service quotas" (Running On-Demand G and VT
     instances, L-DB2E81BA; Running On-Demand P instances, L-417A185B), read 2026-07.
+    Every GPU type AWS sells is a G or P type; VT (video transcoding) shares the G quota.
     """
-    return instance_type[:1].upper()
+    return "P" if instance_type.lower().startswith("p") else "G"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
