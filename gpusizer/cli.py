@@ -44,6 +44,15 @@ def _parser() -> argparse.ArgumentParser:
     pre.add_argument("--policy-config", help="JSON file as for `pulumi preview --policy-pack-config`")
     pre.add_argument("--format", choices=("table", "markdown"), default="table")
 
+    obs = sub.add_parser("observe", help="measured GPU usage from DCGM metrics in Prometheus; re-plan each spec with it")
+    obs.add_argument("specs", nargs="+", metavar="SPEC", help="workload spec YAML (its name is the gpusizer_workload label)")
+    obs.add_argument("--prometheus", required=True, metavar="URL", help="Prometheus base URL, e.g. http://prometheus:9090")
+    obs.add_argument("--window", default="7d", help="how far back to look (Prometheus duration; default 7d)")
+    obs.add_argument("--end", metavar="RFC3339", help="end of the window (default: now)")
+    obs.add_argument("--format", choices=("table", "json", "markdown"), default="table")
+    obs.add_argument("--catalog")
+    obs.add_argument("--pools", help="on-prem pools YAML (hybrid)")
+
     cat = sub.add_parser("catalog", help="inspect the offers")
     cat_sub = cat.add_subparsers(dest="catalog_command", required=True)
     lst = cat_sub.add_parser("list", help="list offers with their source and date")
@@ -83,6 +92,23 @@ def _cmd_estimate(args) -> int:
 
     print(report.render(gpusizer.estimate(args.spec, catalog=_catalog(args.catalog)), args.format))
     return EXIT_OK
+
+
+def _cmd_observe(args) -> int:
+    """Exit 0 when every workload had data for the whole window, 3 when some had none or part (one line each)."""
+    import gpusizer
+    from gpusizer.measure import observe, prometheus
+
+    window_s = prometheus.parse_duration(args.window)
+    end = prometheus.parse_time(args.end)
+    client = prometheus.Client(args.prometheus)
+    pools = gpusizer.load_pools(args.pools) if args.pools else ()
+    doc = observe.run(args.specs, client, window_s, end, _catalog(args.catalog).with_pools(pools))
+    print(observe.render(doc, args.format))
+    missing = observe.complete(doc)
+    for line in missing:
+        print(f"gpusizer: {line}", file=sys.stderr)
+    return EXIT_INFEASIBLE if missing else EXIT_OK
 
 
 def _cmd_schema(args) -> int:
@@ -164,7 +190,8 @@ def _cmd_catalog_refresh(args) -> int:
     return 1 if problems else EXIT_OK
 
 
-_COMMANDS = {"plan": _cmd_plan, "estimate": _cmd_estimate, "schema": _cmd_schema, "preview": _cmd_preview}
+_COMMANDS = {"plan": _cmd_plan, "estimate": _cmd_estimate, "schema": _cmd_schema, "preview": _cmd_preview,
+             "observe": _cmd_observe}
 
 
 def main(argv: list[str] | None = None) -> int:
