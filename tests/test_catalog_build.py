@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import collections
 import json
-import pathlib
 import re
 
 import pytest
