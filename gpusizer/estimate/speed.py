@@ -69,6 +69,8 @@ def inference_speed(
     context: int,
     prompt: int,
     batch: int,
+    mbu: float = DECODE_MBU,
+    mfu: float = INFERENCE_MFU,
 ) -> InferenceSpeed:
     """Decode and prefill speed of one replica on `gpus` GPUs (fractional allowed).
 
@@ -77,9 +79,10 @@ def inference_speed(
         context: tokens held per sequence at the end of generation (the KV read
             per step is taken at this, the worst case).
         prompt: prompt tokens for time to first token.
+        mbu, mfu: achieved fractions of peak bandwidth and FLOPS (calibration overrides them).
     """
-    bw = gpus * gpu.hbm_bw_gbs * units.GB * DECODE_MBU
-    flops = gpus * gpu.peak_tflops(precision) * units.TERA * INFERENCE_MFU
+    bw = gpus * gpu.hbm_bw_gbs * units.GB * mbu
+    flops = gpus * gpu.peak_tflops(precision) * units.TERA * mfu
     weights = memory.weight_bytes(model, precision) * expert_read_fraction(model, batch)
     kv = memory.kv_bytes_per_sequence(model, context, kv_precision) * batch
     mem_s = (weights + kv) / bw
@@ -114,7 +117,7 @@ def training_flops(model: registry.ModelArch, tokens: float, method: str, checkp
     return per_token * model.active_params * tokens
 
 
-def training_hours(flops: float, gpu: hardware.GpuSpec, gpus: float, precision: str) -> float:
-    """Wall-clock hours for `flops` on `gpus` GPUs at TRAINING_MFU of dense peak."""
+def training_hours(flops: float, gpu: hardware.GpuSpec, gpus: float, precision: str, mfu: float = TRAINING_MFU) -> float:
+    """Wall-clock hours for `flops` on `gpus` GPUs at `mfu` (TRAINING_MFU unless calibrated) of dense peak."""
     compute = "bf16" if precision in ("int4", "int8") else precision  # QLoRA computes in 16-bit
-    return flops / (gpus * gpu.peak_tflops(compute) * units.TERA * TRAINING_MFU) / 3600
+    return flops / (gpus * gpu.peak_tflops(compute) * units.TERA * mfu) / 3600
