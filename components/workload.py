@@ -45,6 +45,13 @@ class GpuWorkloadArgs:
     """GCP VPC network for GPU VMs."""
     gcp_secure_boot: bool = False
     """Shielded VM Secure Boot on GCP (needs an image whose NVIDIA modules are signed)."""
+    gcp_subnetworks: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """Region -> subnetwork of gcp_network (required for a custom-mode VPC)."""
+    gcp_cloud_nat: bool = True
+    """Create a Cloud Router + NAT in the chosen GCP region (one per region and stack: a program
+    with several GCP workloads in one region turns it on for the first only)."""
+    gcp_reservations: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """Zone -> Compute Engine reservation to consume there."""
     catalog: gpusizer.Catalog | None = None
     """Offers to choose from; default: the freshest packaged or cached catalog."""
     decision: gpusizer.Decision | None = None
@@ -57,7 +64,8 @@ class GpuWorkload(pulumi.ComponentResource):
 
     The engine runs once, at construction, on plain values, so `pulumi
     preview` shows exactly what `pulumi up` creates. Then one child component
-    provisions the choice: AwsGpuCapacity, GcpGpuCapacity or OnPremGpuCapacity.
+    provisions the choice: the `component` module of the chosen provider in
+    gpusizer.providers (AwsGpuCapacity, GcpGpuCapacity or OnPremGpuCapacity).
 
     Args:
         name: the Pulumi resource name.

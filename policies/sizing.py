@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from gpusizer import audit, limits
+from gpusizer import audit, limits, providers
 from policies import resources as res
 from policies import view as v
 
@@ -44,7 +44,7 @@ def no_overprovisioning(r: res.GpuResource, cfg) -> list[str]:
         ratio = s.capacity.total_gib / need
         if ratio <= cfg.max_ratio:
             continue
-        cheaper = audit.cheaper_adequate(need, s.hourly_usd, r.provider if r.provider != "onprem" else None)
+        cheaper = audit.cheaper_adequate(need, s.hourly_usd, None if providers.get(r.provider).owned else r.provider)
         if cheaper is None:
             continue
         return [f"{s.capacity.label} = {s.capacity.total_gib:,.0f} GiB for a {need:g} GiB requirement ({ratio:.0f}x, "
