@@ -42,7 +42,13 @@ def _parser() -> argparse.ArgumentParser:
     pre.add_argument("--stacks-dir", help="default: the repository's stacks/")
     pre.add_argument("--program", help="Pulumi program file; default: the repository's __main__.py")
     pre.add_argument("--policy-config", help="JSON file as for `pulumi preview --policy-pack-config`")
-    pre.add_argument("--format", choices=("table", "markdown"), default="table")
+    pre.add_argument("--format", choices=("table", "markdown", "json"), default="table",
+                     help="json: {workloads: {NAME: plan JSON}, policy: {...}}, the input of `gpusizer diff`")
+
+    diff = sub.add_parser("diff", help="compare two plan (or preview) JSONs: choices, $/month and why they moved")
+    diff.add_argument("base", help="base plan JSON, or `gpusizer preview --format json` output")
+    diff.add_argument("head", help="head plan JSON, or `gpusizer preview --format json` output")
+    diff.add_argument("--format", choices=("table", "markdown", "json"), default="table")
 
     cal = sub.add_parser("calibrate", help="fit per-GPU MBU/MFU from vLLM benchmark_serving.py results or training runs")
     cal.add_argument("results", nargs="+", metavar="RESULT.json")
@@ -97,6 +103,15 @@ def _cmd_estimate(args) -> int:
     from gpusizer import report
 
     print(report.render(gpusizer.estimate(args.spec, catalog=_catalog(args.catalog)), args.format))
+    return EXIT_OK
+
+
+def _cmd_diff(args) -> int:
+    from gpusizer import diff
+
+    base, base_policy = diff.load(args.base, "BASE")
+    head, head_policy = diff.load(args.head, "HEAD")
+    print(diff.render(diff.compare(base, head), args.format, (base_policy, head_policy)))
     return EXIT_OK
 
 
@@ -219,6 +234,7 @@ def _cmd_catalog_refresh(args) -> int:
 
 
 _COMMANDS = {"plan": _cmd_plan, "estimate": _cmd_estimate, "schema": _cmd_schema, "preview": _cmd_preview,
+             "diff": _cmd_diff,
              "observe": _cmd_observe, "calibrate": _cmd_calibrate}
 
 

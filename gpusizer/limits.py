@@ -83,8 +83,13 @@ SIZED_BY_TARGET = (Limit.DEADLINE, Limit.THROUGHPUT, Limit.TPOT, Limit.TTFT, Lim
 """The size limits other than memory, in the order `Decision.sized_by` names them when
 cheaper candidates lost on several: the one furthest from a memory-only sizing first."""
 
-COST_PER_TOKEN = "cost-per-token"
-"""`sized_by` (not a rejection code) when a bigger GPU won on $ per million tokens."""
+PER_JOB_COST = "per-job-cost"
+"""`sized_by` (not a rejection code): a cheaper shape was adequate, the choice costs less per training run."""
+PER_TOKEN_COST = "per-token-cost"
+"""`sized_by` (not a rejection code): a cheaper shape was adequate, the choice costs less per million tokens."""
 
-NOT_BY_MEMORY = frozenset({*SIZED_BY_TARGET, COST_PER_TOKEN})
+SIZED_BY = (Limit.MEMORY.value, *(c.value for c in SIZED_BY_TARGET), PER_JOB_COST, PER_TOKEN_COST)
+"""Every value `Decision.sized_by` (and the sized-by tag) can take."""
+
+NOT_BY_MEMORY = frozenset(SIZED_BY) - {Limit.MEMORY.value}
 """`sized_by` values for which GPU memory alone cannot call a choice over-provisioned."""

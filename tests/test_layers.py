@@ -23,19 +23,25 @@ def _project_modules() -> dict[str, pathlib.Path]:
 
 
 def import_graph() -> dict[str, set[str]]:
-    """Module -> project modules it imports anywhere in its body (top level, functions, TYPE_CHECKING).
+    """Module -> project modules it imports anywhere in its body (top level and inside functions).
 
     `from a.b import c` is an edge to a.b.c when that is a module, else to a.b.
     Parent packages a module is imported through are not edges (every import
     of gpusizer.x runs gpusizer/__init__ first; counting that would make any
-    package with a re-exporting __init__ a cycle).
+    package with a re-exporting __init__ a cycle). Imports under
+    `if TYPE_CHECKING:` never run, so they are not edges either.
     """
     modules = _project_modules()
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         is_pkg = path.name == "__init__.py"
         edges = set()
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        tree = ast.parse(path.read_text(), str(path))
+        type_only = {id(n) for block in ast.walk(tree) if _is_type_checking(block) for stmt in block.body
+                     for n in ast.walk(stmt)}
+        for node in ast.walk(tree):
+            if id(node) in type_only:
+                continue
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom):
@@ -50,6 +56,15 @@ def import_graph() -> dict[str, set[str]]:
             edges |= {t for t in targets if t in modules and t != name}
         graph[name] = edges
     return graph
+
+
+def _is_type_checking(node: ast.AST) -> bool:
+    """`if TYPE_CHECKING:` or `if typing.TYPE_CHECKING:`."""
+    if not isinstance(node, ast.If):
+        return False
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -84,6 +99,7 @@ def test_the_graph_sees_imports_inside_functions():
     graph = import_graph()
     assert "policies.offline" in graph["gpusizer.cli"]  # imported only inside the preview handler
     assert "gpusizer.spec" in graph["gpusizer.catalog.onprem"]
+    assert "gpusizer.decision" not in graph["gpusizer.misses"]  # a TYPE_CHECKING import never runs
 
 
 def test_the_project_import_graph_has_no_cycle():
