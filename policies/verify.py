@@ -1,7 +1,7 @@
 """Verify an over-provisioning exemption by re-deriving the decision, never by taking the resource's word.
 
 A GpuWorkload records the spec it sized (and the on-prem pools it saw) as
-its component inputs, visible to a stack policy. A GPU resource under it
+its component inputs and outputs (a stack policy sees outputs: pulumi step_generator AnalyzeResources). A GPU resource under it
 whose `sized-by` names a target, a deadline or cost is exempt from the
 memory ratio only when the engine, re-planning that recorded spec with the
 pack's own catalog, makes a decision the resource matches:
