@@ -107,9 +107,11 @@ class GpuWorkload(pulumi.ComponentResource):
         c = plan.chosen
         component = providers.get(c.offer.provider).module("component")
         component.check(plan, args)  # e.g. a bad on-prem toleration fails here, before anything is registered
-        # The spec and the pools it was planned against, as the component's inputs: the policy pack re-plans
-        # them to verify a size set by a target, a deadline or cost (policies/verify.py).
-        super().__init__("gpusizer:index:GpuWorkload", name, recorded_inputs(spec, args.pools), opts)
+        # The spec and the pools it was planned against, as the component's inputs and again as outputs (stack
+        # policies see a resource's outputs): the policy pack re-plans them to verify a size set by a
+        # target, a deadline or cost (policies/verify.py).
+        recorded = recorded_inputs(spec, args.pools)
+        super().__init__("gpusizer:index:GpuWorkload", name, recorded, opts)
         self.plan = plan
         ids: dict[str, Any] = component.provision(f"{name}-{c.offer.provider}", plan, args, pulumi.ResourceOptions(parent=self))
         self.ids = ids
@@ -119,7 +121,7 @@ class GpuWorkload(pulumi.ComponentResource):
         self.decision = pulumi.Output.from_input(decision_summary(plan))
         self.register_outputs({"instance_type": self.instance_type, "hourly_usd": self.hourly_usd,
                                "monthly_usd": self.monthly_usd,
-                               "decision": self.decision, **ids})
+                               "decision": self.decision, **recorded, **ids})
 
 
 def recorded_inputs(spec: gpusizer.WorkloadSpec, pools) -> dict:

@@ -6,7 +6,7 @@ import importlib.metadata
 
 import pytest
 
-from gpusizer import errors
+from gpusizer import audit, errors
 from policies import analyzer, pack, rules, sizing, view
 
 
@@ -59,3 +59,20 @@ def test_budget_counts_a_managed_instance_group_at_its_target_size():
                                              "urn:i"), {})
     assert sizing.hourly(stack[1], by_urn) == pytest.approx(3 * one)
     assert sizing.hourly(stack[0], by_urn) is None
+
+
+def test_every_gpu_family_in_the_reference_data_is_an_accelerator_family():
+    # DescribeInstanceTypes GPU rows (data/catalog-sources) and GCP GPU machines: a family missing from
+    # policies/accelerator_families.yaml would read as "not a GPU" once the catalog lacks one of its types.
+    import csv
+
+    from policies import shapes
+    from tests.conftest import DATA
+
+    with open(DATA / "catalog-sources/aws-gpu-instances-us-east-1.csv") as f:
+        aws = {shapes.aws_family(row["instance"]) for row in csv.DictReader(f)}
+    # GCP's source lists GPUs as rows of their own; the engine's catalog names the machines that carry them.
+    gcp = {shapes.gcp_family(t) for t in audit.types_of("gcp") if "+" not in t}
+    assert aws and gcp
+    assert aws <= shapes.families()["aws"], aws - shapes.families()["aws"]
+    assert gcp <= shapes.families()["gcp"], gcp - shapes.families()["gcp"]
