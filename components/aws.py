@@ -330,3 +330,23 @@ def _snapshot_gib(root: str, mappings) -> int:
         if name == root and ebs and ebs.get("volume_size"):
             return int(ebs["volume_size"])
     return 0
+
+
+def check(plan: Decision, args) -> None:
+    """Nothing AWS-specific to validate before registering (gpusizer.providers component hook)."""
+
+
+def provision(name: str, plan: Decision, args, opts: pulumi.ResourceOptions) -> dict[str, object]:
+    """Provision an AWS choice for GpuWorkload; returns the outputs it exports.
+
+    Args:
+        name: the child's resource name.
+        plan: the decision, its choice on AWS.
+        args: the workload's GpuWorkloadArgs (aws_networks by region, aws_region).
+        opts: options for the child (its parent).
+    """
+    cap = AwsGpuCapacity(name, AwsGpuCapacityArgs(
+        plan, args.aws_networks.get(plan.chosen.offer.region), args.aws_region, egress=args.aws_egress,
+        **({"private_cidr": args.aws_private_cidr} if args.aws_private_cidr else {})), opts)
+    return {"instance_id": cap.instance_id, "asg_name": cap.asg_name,
+            "launch_template_id": cap.launch_template_id, "security_group_id": cap.security_group_id}

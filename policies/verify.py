@@ -1,8 +1,8 @@
 """Verify an over-provisioning exemption by re-deriving the decision, never by taking the resource's word.
 
 A GpuWorkload records the spec it sized (and the on-prem pools it saw) as
-its component inputs, visible to a stack policy. A GPU resource under it
-whose `sized-by` names a target, a deadline or cost is exempt from the
+its component inputs and outputs (stack policies get a resource's outputs:
+pulumi stepGenerator.AnalyzeResources). A GPU resource under it whose `sized-by` names a target, a deadline or cost is exempt from the
 memory ratio only when the engine, re-planning that recorded spec with the
 pack's own catalog, makes a decision the resource matches:
 - the same sized-by label and requirement (GCP labels round it up to whole GiB);
