@@ -94,7 +94,7 @@ class GcpGpuCapacity(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         labels = tagging.gcp_labels(d)
         machine, accels = machine_and_accelerators(c.offer.instance_type)
-        grouped = c.replicas > 1 or c.nodes > 1
+        grouped = c.instances > 1
         spot = c.purchase == "spot"
         account = gcp.serviceaccount.Account(
             f"{name}-sa",
@@ -143,7 +143,7 @@ class GcpGpuCapacity(pulumi.ComponentResource):
                 zone=c.offer.zone,
                 base_instance_name=spec.name,
                 versions=[gcp.compute.InstanceGroupManagerVersionArgs(instance_template=template.self_link_unique)],
-                target_size=c.replicas * c.nodes,
+                target_size=c.instances,
                 opts=child,
             )
             self.group_self_link = group.self_link

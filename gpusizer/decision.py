@@ -49,6 +49,11 @@ class Candidate:
         """Copies of the workload this candidate runs (deploy.replicas, or more to reach the throughput target)."""
         return self.fit.replicas if self.fit else 1
 
+    @property
+    def instances(self) -> int:
+        """Nodes launched for all replicas: nodes per replica group x groups (a node may hold several replicas)."""
+        return self.nodes * (self.fit.node_groups if self.fit else 1)
+
     def to_dict(self) -> dict:
         o = self.offer
         return {
@@ -62,6 +67,7 @@ class Candidate:
             "gpu_memory_gib": round(o.gpu_memory_gib, 2),
             "nodes": self.nodes,
             "replicas": self.replicas,
+            "instances": self.instances,
             "purchase": self.purchase,
             "hourly_usd": None if self.hourly_usd is None else round(self.hourly_usd, 4),
             "usd_per_million_tokens": None if self.usd_per_mtok is None else round(self.usd_per_mtok, 4),
@@ -213,7 +219,16 @@ def _performance(f: Fit | None) -> dict:
             tpot_ms=round(f.speed.tpot_ms, 2),
             tokens_per_second=round(f.speed.tokens_per_second, 1),
             bound=f.speed.bound,
+            allreduce_ms_per_token=round(f.speed.allreduce_ms, 3),
+            pipeline_ms_per_token=round(f.speed.pipeline_ms, 3),
+            link=f.speed.link or None,
         )
+    if f.speed:
+        out.update(
+            tensor_parallel=f.tensor_parallel, pipeline_stages=f.pipeline_stages, replicas_per_node=f.replicas_per_node
+        )
+    if f.precision_note:
+        out["precision_fallback"] = f.precision_note
     if f.train_hours is not None:
         out["train_hours"] = round(f.train_hours, 2)
     return out

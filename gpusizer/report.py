@@ -40,6 +40,8 @@ def _shape(c: Candidate) -> str:
         return f"1/{round(1 / o.gpu_fraction)} x {o.gpu} ({o.gpu_memory_gib:.1f} GiB)"
     nodes = f" on {c.nodes} nodes" if c.nodes > 1 else ""
     replicas = f", {c.replicas} replicas" if c.replicas > 1 else ""
+    if c.replicas > 1 and c.instances != c.replicas * c.nodes:
+        replicas += f" on {c.instances} node(s)"
     return f"{c.gpu_count} x {o.gpu} ({o.gpu_memory_gib:.1f} GiB){nodes}{replicas}"
 
 
@@ -94,11 +96,25 @@ def _performance(c: Candidate) -> str:
     parts = [f"{f.need_gib:.1f}/{f.usable_gib:.1f} GiB per GPU"]
     if f.speed:
         parts.append(f"TTFT {f.speed.ttft_ms:,.0f} ms, TPOT {f.speed.tpot_ms:.1f} ms, {f.speed.tokens_per_second:,.0f} tok/s")
+        if f.tensor_parallel > 1 or f.pipeline_stages > 1 or f.replicas_per_node > 1:
+            parts.append(_layout(f))
+        if f.speed.allreduce_ms:
+            parts.append(f"all-reduce {f.speed.allreduce_ms:.2f} ms/token over {f.speed.link}")
+        if f.speed.pipeline_ms:
+            parts.append(f"pipeline hops {f.speed.pipeline_ms:.2f} ms/token")
+    if f.precision_note:
+        parts.append(f"precision fallback: {f.precision_note}")
     if f.train_hours is not None:
         parts.append(f"{f.train_hours:,.1f} h")
     if f.sharding and f.sharding != "none":
         parts.append(f.sharding)
     return ", ".join(parts)
+
+
+def _layout(f) -> str:
+    """The serving layout in words: "TP 4 x PP 2", "8 replicas of TP 1 per node"."""
+    layout = f"TP {f.tensor_parallel}" + (f" x PP {f.pipeline_stages} (one stage per node)" if f.pipeline_stages > 1 else "")
+    return f"{f.replicas_per_node} replicas of {layout} per node" if f.replicas_per_node > 1 else layout
 
 
 def _collapsed(d: Decision, top: int) -> tuple[list[Candidate], list[tuple[Candidate, int]]]:

@@ -96,6 +96,11 @@ class TrainingSpec(_Strict):
         "auto", description="auto: the least sharding that fits."
     )
     lora_rank: PositiveInt = pydantic.Field(16, description="LoRA/QLoRA adapter rank.")
+    master_weights: Literal["fp32", "none"] = pydantic.Field(
+        "fp32",
+        description="fp32: mixed precision with an fp32 master copy (4 B/param); "
+        "none: pure bf16/fp16 training, the model loaded in 16-bit (Hugging Face Trainer, axolotl).",
+    )
 
     @pydantic.model_validator(mode="after")
     def _deadline_needs_tokens(self) -> TrainingSpec:
@@ -114,8 +119,15 @@ class Placement(_Strict):
 
 
 class Sizing(_Strict):
+    # 0.90 is vLLM's default gpu_memory_utilization (vLLM engine arguments,
+    # --gpu-memory-utilization, "defaults to 0.9"; docs.vllm.ai, 2025).
     memory_headroom: float = pydantic.Field(
-        0.95, gt=0.5, le=1.0, description="Fraction of driver-reported GPU memory the workload may use."
+        0.90, gt=0.5, le=1.0, description="Fraction of driver-reported GPU memory the workload may use (vLLM default 0.90)."
+    )
+    precision_fallback: bool = pydantic.Field(
+        False,
+        description="Allow GPUs without the spec's precision: bf16 runs as fp16 (pre-Ampere), "
+        "fp8 as weight-only fp8 with 16-bit compute (Ampere). The plan names the fallback.",
     )
     objective: Literal["auto", "hourly", "per-token"] = pydantic.Field(
         "auto", description="auto: $ per million output tokens when a throughput target is set, else $/hour."
