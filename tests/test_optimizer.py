@@ -206,7 +206,7 @@ def test_throughput_target_counts_the_replicas_it_takes(tiny_catalog):
     d = gpusizer.plan(spec, catalog=tiny_catalog)
     for c in d.feasible:
         assert c.replicas * c.fit.speed.tokens_per_second >= 1500
-        assert c.hourly_usd == pytest.approx(c.offer.on_demand_usd * c.replicas)
+        assert c.hourly_usd == pytest.approx(c.offer.on_demand_usd * math.ceil(c.replicas / c.fit.replicas_per_node))
         assert c.usd_per_mtok == pytest.approx(c.hourly_usd / (1500 * 3600) * 1e6)
     assert d.chosen.hourly_usd == min(c.hourly_usd for c in d.feasible)
     assert d.to_dict()["choice"]["replicas"] == d.chosen.replicas

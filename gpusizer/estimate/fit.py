@@ -165,8 +165,10 @@ def _memory_fail(shape: Shape, usable: float, need: float, extra: str = "") -> F
 def _fit_inference(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: float) -> Fit:
     """The best serving layout on `shape` (ranked by _layout_key).
 
-    One node: every tensor-parallel degree t in TP_DEGREES that divides the
-    node's GPU count, n/t replicas per node. Several nodes: one replica,
+    One node: tensor parallel over all its GPUs; with a throughput target,
+    also every degree t in TP_DEGREES that divides the node's GPU count, n/t
+    replicas per node (without one, packing replicas would only hold more
+    GPU memory per node than one replica needs). Several nodes: one replica,
     tensor parallel over each node's GPUs, one pipeline stage per node, which
     needs a fabric (EFA/GPUDirect). When no layout passes, the failure of the
     widest layout (the most memory per replica) is the reason given.
@@ -174,7 +176,8 @@ def _fit_inference(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: flo
     if shape.nodes > 1 and not shape.fabric:
         return Fit("interconnect", f"{shape.label}: pipeline stages across nodes need EFA/GPUDirect; none here", 0.0, usable)
     n = shape.gpu_count
-    degrees = [n] if shape.nodes > 1 or shape.gpu_fraction < 1 else [t for t in TP_DEGREES if t <= n and n % t == 0]
+    packs = w.targets.tokens_per_second and shape.nodes == 1 and shape.gpu_fraction == 1
+    degrees = [t for t in TP_DEGREES if t <= n and n % t == 0] if packs else [n]
     best: Fit | None = None
     widest: Fit | None = None
     for t in degrees:
