@@ -37,6 +37,15 @@ def _parser(argv: list[str]) -> argparse.ArgumentParser:
 
     sub.add_parser("schema", help="print the workload spec's JSON Schema")
 
+    obs = sub.add_parser("observe", help="measured GPU usage from DCGM metrics in Prometheus; re-plan each spec with it")
+    obs.add_argument("specs", nargs="+", metavar="SPEC", help="workload spec YAML (its name is the gpusizer_workload label)")
+    obs.add_argument("--prometheus", required=True, metavar="URL", help="Prometheus base URL, e.g. http://prometheus:9090")
+    obs.add_argument("--window", default="7d", help="how far back to look (Prometheus duration; default 7d)")
+    obs.add_argument("--end", metavar="RFC3339", help="end of the window (default: now)")
+    obs.add_argument("--format", choices=("table", "json", "markdown"), default="table")
+    obs.add_argument("--catalog")
+    obs.add_argument("--pools", help="on-prem pools YAML (hybrid)")
+
     if _wants_preview(argv):
         from policies import offline  # Pulumi is imported only when it is installed and this runs
 
@@ -88,6 +97,23 @@ def _cmd_estimate(args) -> int:
 
     print(report.render(gpusizer.estimate(args.spec, catalog=_catalog(args.catalog)), args.format))
     return EXIT_OK
+
+
+def _cmd_observe(args) -> int:
+    """Exit 0 when every workload had data for the whole window, 3 when some had none or part (one line each)."""
+    import gpusizer
+    from gpusizer.measure import observe, prometheus
+
+    window_s = prometheus.parse_duration(args.window)
+    end = prometheus.parse_time(args.end)
+    client = prometheus.Client(args.prometheus)
+    pools = gpusizer.load_pools(args.pools) if args.pools else ()
+    doc = observe.run(args.specs, client, window_s, end, _catalog(args.catalog).with_pools(pools))
+    print(observe.render(doc, args.format))
+    missing = observe.complete(doc)
+    for line in missing:
+        print(f"gpusizer: {line}", file=sys.stderr)
+    return EXIT_INFEASIBLE if missing else EXIT_OK
 
 
 def _cmd_schema(args) -> int:
@@ -154,7 +180,7 @@ def _cmd_catalog_refresh(args) -> int:
     return 1 if problems else EXIT_OK
 
 
-_COMMANDS = {"plan": _cmd_plan, "estimate": _cmd_estimate, "schema": _cmd_schema}
+_COMMANDS = {"plan": _cmd_plan, "estimate": _cmd_estimate, "schema": _cmd_schema, "observe": _cmd_observe}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,1 @@
+"""Measurement closes the loop (the method's third step): observed usage and benchmark runs."""
