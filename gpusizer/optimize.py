@@ -53,7 +53,7 @@ def _placement_rejection(w: Workload, offer: Offer) -> Rejection | None:
     p = w.spec.placement
     if p.providers is not None and offer.provider not in p.providers:
         return Rejection("provider", f"{offer.provider} is not in placement.providers {p.providers}")
-    if p.regions is not None and offer.region not in p.regions and offer.provider != "onprem":
+    if p.regions is not None and offer.region not in p.regions and offer.zone not in p.regions and offer.provider != "onprem":
         return Rejection("region", f"{offer.region} is not in placement.regions")
     if p.gpus is not None and offer.gpu not in p.gpus:
         return Rejection("gpu", f"{offer.gpu} is not in placement.gpus {p.gpus}")

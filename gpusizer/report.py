@@ -210,12 +210,21 @@ def _plan_markdown(d: Decision, top: int) -> str:
 
 
 def _estimate_text(e: Estimate, markdown: bool) -> str:
-    rows = [(r["gpu"], "-" if r["min_count"] is None else str(r["min_count"]), r["limiting"]) for r in e.per_gpu]
+    rows = []
+    for r in e.per_gpu:
+        o = r.get("smallest_offer")
+        offer = "-" if o is None else f"{o['instance_type']} ({o['gpu_count']} GPUs, {_money(o['hourly_usd'])}/h, {o['limiting']})"
+        layout = ""
+        if r["min_count"] is not None and r.get("tensor_parallel"):
+            layout = f"TP {r['tensor_parallel']}" + (f" x PP {r['pipeline_stages']}" if r["pipeline_stages"] > 1 else "")
+            layout += f" x {r['replicas']} replicas" if r["replicas"] > 1 else ""
+        rows.append((r["gpu"], "-" if r["min_count"] is None else str(r["min_count"]), r["limiting"], layout, offer))
     if markdown:
         out = [f"### gpusizer estimate: `{e.workload.spec.name}`", ""]
         out += [f"- **{k}**: {v}" for k, v in _header(e)]
-        out += ["", _md_row(("GPU", "min count", "limiting")), "|---|---|---|"] + [_md_row(r) for r in rows]
-        return "\n".join(out)
-    out = [f"{k:<11} {v}" for k, v in _header(e)] + ["", f"{'GPU':<10} {'min count':>9}  limiting"]
-    out += [f"{g:<10} {n:>9}  {lim}" for g, n, lim in rows]
+        out += ["", _md_row(("GPU", "min count", "limiting", "layout", "smallest offer")), "|---" * 5 + "|"]
+        return "\n".join(out + [_md_row(r) for r in rows])
+    out = [f"{k:<11} {v}" for k, v in _header(e)]
+    out += ["", f"{'GPU':<10} {'min count':>9}  {'limiting':<12} {'layout':<22} smallest offer"]
+    out += [f"{g:<10} {n:>9}  {lim:<12} {lay:<22} {off}" for g, n, lim, lay, off in rows]
     return "\n".join(out)

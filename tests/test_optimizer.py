@@ -132,7 +132,7 @@ def _random_case(rng: random.Random):
         price = rng.choice([0.5, 0.8, 1.0, 2.0, 4.0, 12.0, 30.0])  # repeated prices force tie-breaks
         spot = rng.choice([None, round(price * 0.3, 4), round(price * 0.7, 4)])
         offers.append(make_offer(f"t{i}.{gpu.lower()}", gpu, count, mem, price, spot_usd=spot,
-                                 provider=rng.choice(["aws", "gcp"]), region=rng.choice(["r1", "r2"]),
+                                 provider=rng.choice(["aws", "gcp"]), region="r1" if i == 0 else rng.choice(["r1", "r2"]),
                                  nvlink=rng.random() < 0.5, vcpus=rng.choice([2, 4, 16, 96]),
                                  ram_gib=rng.choice([8.0, 32.0, 512.0])))
     targets = {}
@@ -169,14 +169,15 @@ def _oracle(spec, offers):
                 continue
             if s.placement.providers and o.provider not in s.placement.providers:
                 continue
-            if s.placement.regions and o.region not in s.placement.regions:
+            if s.placement.regions and o.region not in s.placement.regions and o.zone not in s.placement.regions:
                 continue
             f = fit_mod.fit(w, fit_mod.Shape(o.gpu, o.gpu_memory_gib, o.gpu_count, 1.0, o.nvlink, o.fabric is not None))
             if not f.ok or o.vcpus < w.min_vcpus(o.gpu_count) or o.ram_gib < w.min_ram_gib(o.gpu_count):
                 continue
             target = w.targets.tokens_per_second
-            replicas = math.ceil(target / f.speed.tokens_per_second) if target else 1  # copies to serve the target
-            total = price * replicas
+            # Copies to serve the target, packed f.replicas_per_node to a node (the fit's layout).
+            replicas = math.ceil(target / f.speed.tokens_per_second) if target else 1
+            total = price * math.ceil(replicas / f.replicas_per_node)
             if s.placement.max_hourly_usd is not None and total > s.placement.max_hourly_usd:
                 continue
             metric = total / (target * 3600) * 1e6 if per_token else total
