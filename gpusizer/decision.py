@@ -246,7 +246,11 @@ def requirements_dict(w: Workload) -> dict:
             "disk_gib": w.disk_gib,
         },
     }
-    if w.spec.task == "inference":
+    if w.spec.task == "inference" and w.model.kind != "llm":
+        # Encoders, vision and diffusion models: no KV cache, no token targets (issue 10).
+        out["batch_size"] = w.spec.serving.batch_size
+        out["targets"] = {"min_replicas": w.spec.deploy.replicas}
+    elif w.spec.task == "inference":
         inf = w.spec.serving
         t = w.targets
         out["kv_cache_precision"] = w.kv_precision

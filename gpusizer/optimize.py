@@ -85,9 +85,9 @@ class _Judge:
         Serving spans nodes (pipeline stages) only when one node lacks the
         memory; more nodes do not help its latency targets.
         """
-        if offer.gpu_fraction < 1:
-            return 1, self.shape_fit(offer, 1)[1]
         serving = self.w.spec.task == "inference"
+        if offer.gpu_fraction < 1 or (serving and self.w.model.kind != "llm"):
+            return 1, self.shape_fit(offer, 1)[1]  # an image model is not split across nodes
         limit = offer.max_nodes or TRAINING_NODES[-1]
         best: tuple[int, fit_mod.Fit] | None = None
         for nodes in (n for n in TRAINING_NODES if n <= limit):

@@ -74,7 +74,11 @@ def _header(d: Decision | Estimate) -> list[tuple[str, str]]:
     w = d.workload
     s = w.spec
     what = f"{w.model.display_name}, {s.task}{' (' + s.method + ')' if s.task == 'finetune' else ''}, {s.precision}"
-    if s.task == "inference":
+    if s.task == "inference" and w.model.kind == "encoder":
+        what += f", sequence {s.serving.context_length} x batch {s.serving.batch_size}"
+    elif s.task == "inference" and w.model.kind != "llm":
+        what += f", batch {s.serving.batch_size} ({w.model.kind}: no KV cache, no token targets)"
+    elif s.task == "inference":
         what += f", context {s.serving.context_length} x batch {s.serving.batch_size}"
     else:
         what += f", sequence {s.train.sequence_length} x micro-batch {s.train.micro_batch_size}"

@@ -50,3 +50,26 @@ def test_throughput_target_counts_every_replica_in_min_count():
 def test_bf16_gpu_without_bf16_has_no_count_and_says_why():
     t4 = _row(gpusizer.estimate(CHAT_8B), "T4")
     assert t4["min_count"] is None and t4["limiting"] == "precision"
+
+
+SDXL = {"name": "img", "model": {"name": "stabilityai/stable-diffusion-xl-base-1.0"}, "precision": "fp16",
+        "inference": {"batch_size": 4}}
+
+
+def test_diffusion_model_is_reported_without_kv_cache_or_token_targets():
+    from gpusizer import report
+
+    req = gpusizer.estimate(SDXL).to_dict()["requirements"]
+    assert "kv_cache_precision" not in req and "kv_cache_gib_per_sequence" not in req
+    assert "tokens_per_second" not in req["targets"]
+    text = report.render(gpusizer.plan(SDXL))
+    assert "context" not in text.splitlines()[0] and "TPOT" not in text
+
+
+def test_image_model_is_not_split_across_gpus():
+    # SDXL fp16 at batch 4 needs ~16 GiB on one GPU (6.5 weights + 8 activations + 1.5 overhead);
+    # four 15 GiB T4s hold 60 GiB in all but 13.5 GiB each: no tensor parallel for a diffusion pipeline.
+    four_t4 = Catalog((make_offer("g4dn.12xlarge", "T4", 4, 15.0, 3.9, nvlink=False),))
+    d = gpusizer.plan(SDXL, catalog=four_t4)
+    assert d.chosen is None
+    assert d.candidates[0].rejection.code == "memory"

@@ -178,6 +178,8 @@ def _fit_inference(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: flo
     n = shape.gpu_count
     packs = w.targets.tokens_per_second and shape.nodes == 1 and shape.gpu_fraction == 1
     degrees = [t for t in TP_DEGREES if t <= n and n % t == 0] if packs else [n]
+    if w.model.kind != "llm":
+        degrees = [1]  # encoders, ViTs and diffusion pipelines run one copy per GPU (data parallel)
     best: Fit | None = None
     widest: Fit | None = None
     for t in degrees:

@@ -126,16 +126,22 @@ def inference_activation_bytes(model: registry.ModelArch, context: int, batch: i
     tokens; per token it keeps the residual stream and attention output
     (4 x hidden) and the MLP intermediates (2 x ffn per routed expert), in
     16-bit, plus fp32 logits of one position per sequence for sampling.
+    Encoders (BERT-style) run all context x batch tokens in one pass, with
+    no logits.
     FlashAttention never materialises the score matrix (Dao et al. 2022), so
     there is no context^2 term. Vision/diffusion: the registry's measured
     activation_gib_per_item x batch.
     """
-    if model.kind != "llm":
+    if model.kind not in ("llm", "encoder"):
         return (model.activation_gib_per_item or 0.0) * batch * units.GIB
     tokens = min(context * batch, PREFILL_CHUNK_TOKENS)
+    if model.kind == "encoder":
+        # One forward pass over every sequence (no chunking, no sampling logits); FlashAttention/SDPA
+        # keep no score matrix. Same per-token working set as the decoder's.
+        tokens = context * batch
     ffn = (model.intermediate_size or 4 * model.hidden_size) * max(1, model.experts_per_token or 1)
     per_token = (4 * model.hidden_size + 2 * ffn) * 2
-    logits = batch * (model.vocab_size or 0) * 4
+    logits = batch * (model.vocab_size or 0) * 4 if model.kind == "llm" else 0
     return tokens * per_token + logits
 
 
