@@ -37,6 +37,9 @@ def _parser(argv: list[str]) -> argparse.ArgumentParser:
 
     sub.add_parser("schema", help="print the workload spec's JSON Schema")
 
+    mod = sub.add_parser("models", help="list the model registry (names model.name accepts)")
+    mod.add_argument("--format", choices=("table", "json"), default="table")
+
     obs = sub.add_parser("observe", help="measured GPU usage from DCGM metrics in Prometheus; re-plan each spec with it")
     obs.add_argument("specs", nargs="+", metavar="SPEC", help="workload spec YAML (its name is the gpusizer_workload label)")
     obs.add_argument("--prometheus", required=True, metavar="URL", help="Prometheus base URL, e.g. http://prometheus:9090")
@@ -180,7 +183,28 @@ def _cmd_catalog_refresh(args) -> int:
     return 1 if problems else EXIT_OK
 
 
-_COMMANDS = {"plan": _cmd_plan, "estimate": _cmd_estimate, "schema": _cmd_schema, "observe": _cmd_observe}
+def _cmd_models(args) -> int:
+    from gpusizer import registry
+
+    rows = [
+        {"name": m.key, "display_name": m.display_name, "kind": m.kind, "params_b": round(m.params / 1e9, 2),
+         "active_params_b": round(m.active_params / 1e9, 2), "max_context": m.max_context, "hf_id": m.hf_id}
+        for m in registry.load_models().values()
+    ]
+    if args.format == "json":
+        print(json.dumps(rows, indent=2))
+        return EXIT_OK
+    print(f"{'name':<28} {'kind':<10} {'params (B)':>10} {'context':>8}  Hugging Face id")
+    for r in rows:
+        params = f"{r['params_b']:g}" + (f"/{r['active_params_b']:g}" if r["active_params_b"] != r["params_b"] else "")
+        print(f"{r['name']:<28} {r['kind']:<10} {params:>10} {r['max_context'] or '-':>8}  {r['hf_id'] or '-'}")
+    print(f"{len(rows)} models; any other Hugging Face id works as model.hf_id (needs the [hf] extra)")
+    return EXIT_OK
+
+
+_COMMANDS = {
+    "plan": _cmd_plan, "estimate": _cmd_estimate, "schema": _cmd_schema, "observe": _cmd_observe, "models": _cmd_models,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -37,8 +37,22 @@ def _load(source) -> workload_mod.Workload:
 
 def model_of(ref: spec_mod.ModelRef) -> registry.ModelArch:
     """The architecture a spec's `model` names."""
+    if ref.hf_id is not None:
+        from gpusizer import hub  # huggingface_hub is an optional extra
+
+        return hub.model_from_hub(ref.hf_id)
     if ref.name is not None:
-        return registry.lookup(ref.name)
+        try:
+            return registry.lookup(ref.name)
+        except errors.UnknownModelError as unknown:
+            if "/" not in ref.name:
+                raise
+            from gpusizer import hub
+
+            try:
+                return hub.model_from_hub(ref.name)  # an HF id no registry entry matches
+            except errors.SpecError as exc:
+                raise errors.UnknownModelError(f"{unknown} (As a Hugging Face id: {exc})", "model.name") from None
     if ref.hf_config is not None:
         return registry.from_hf_config(ref.hf_config)
     return registry.from_architecture(

@@ -195,10 +195,11 @@ def lookup(name: str) -> ModelArch:
             return load_models()[key]
     near = difflib.get_close_matches(_norm(name), list(index), n=12, cutoff=0.6)
     keys = list(dict.fromkeys(index[n] for n in near))[:5]
-    hint = f" Nearest: {', '.join(keys)}." if keys else ""
+    hint = f" Nearest: {', '.join(keys)}." if keys else f" Known: {', '.join(load_models())} (`gpusizer models`)."
     raise errors.UnknownModelError(
-        f"model.name: unknown model {name!r}.{hint} To fix: use one of these, or give the architecture "
-        "explicitly (params_b, layers, hidden_size, attention_heads, ...) or model.hf_config: path/to/config.json",
+        f"model.name: unknown model {name!r}.{hint} To fix: use one of these, a Hugging Face id as model.hf_id, "
+        "or give the architecture explicitly (params_b, layers, hidden_size, attention_heads, ...) or "
+        "model.hf_config: path/to/config.json",
         "model.name",
     )
 
@@ -270,7 +271,8 @@ def from_hf_config(path: str | pathlib.Path) -> ModelArch:
     ffn = cfg.get("intermediate_size") or cfg.get("ffn_hidden_size") or 4 * hidden
     experts = cfg.get("num_local_experts") or cfg.get("num_experts") or cfg.get("n_routed_experts")
     tied = bool(cfg.get("tie_word_embeddings", False))
-    name = cfg.get("_name_or_path") or p.parent.name or "hf-config"
+    # Without _name_or_path the file names the model ("llama31_8b.json"), or its folder when it is a plain config.json.
+    name = cfg.get("_name_or_path") or (p.stem if p.stem != "config" else p.parent.name) or "hf-config"
     common = dict(
         key=_norm(name) or "hf-config", display_name=name, kind="llm", layers=layers, hidden_size=hidden,
         attention_heads=heads, intermediate_size=ffn, vocab_size=vocab,

@@ -35,6 +35,13 @@ class ModelRef(_Strict):
     hf_config: str | None = pydantic.Field(
         None, description="Path to a Hugging Face config.json, read offline (relative to the spec file)."
     )
+    hf_id: str | None = pydantic.Field(
+        None,
+        description="Hugging Face repo id (org/name): config.json and safetensors metadata through "
+        "huggingface_hub (the [hf] extra), honouring HF_HUB_OFFLINE and the local cache.",
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$",
+        max_length=200,
+    )
     params_b: PositiveFloat | None = pydantic.Field(None, description="Billions of parameters (total, for MoE).")
     active_params_b: PositiveFloat | None = pydantic.Field(None, description="MoE: billions active per token.")
     layers: PositiveInt | None = None
@@ -46,10 +53,11 @@ class ModelRef(_Strict):
     @pydantic.model_validator(mode="after")
     def _one_way(self) -> ModelRef:
         explicit = [self.params_b, self.layers, self.hidden_size, self.attention_heads]
-        ways = [self.name is not None, self.hf_config is not None, any(v is not None for v in explicit)]
-        if sum(ways) != 1:
+        ways = [self.name is not None or self.hf_id is not None, self.hf_config is not None,
+                any(v is not None for v in explicit)]
+        if sum(ways) != 1 or (self.name is not None and self.hf_id is not None):
             raise ValueError(
-                "give exactly one of: name, hf_config, or an explicit architecture "
+                "give exactly one of: name, hf_id, hf_config, or an explicit architecture "
                 "(params_b, layers, hidden_size, attention_heads). To fix: keep one and remove the others"
             )
         if ways[2] and not all(v is not None for v in explicit):
@@ -237,6 +245,8 @@ def errors_for(
         field = ".".join(filter(None, [prefix, _field_path(err["loc"])])) or "(top level)"
         first_field = first_field or field
         fix = _FIXES.get(err["type"])
+        if err["type"] == "string_pattern_mismatch" and field.endswith("hf_id"):
+            fix = "give a Hugging Face repo id, organisation/name (e.g. meta-llama/Llama-3.1-8B-Instruct)"
         if err["type"] == "literal_error":
             fix = "use " + err["ctx"]["expected"]
         if err["type"] == "extra_forbidden":
