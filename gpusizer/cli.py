@@ -40,6 +40,12 @@ def _parser(argv: list[str]) -> argparse.ArgumentParser:
     mod = sub.add_parser("models", help="list the model registry (names model.name accepts)")
     mod.add_argument("--format", choices=("table", "json"), default="table")
 
+    cal = sub.add_parser("calibrate", help="fit per-GPU MBU/MFU from vLLM benchmark_serving.py results or training runs")
+    cal.add_argument("results", nargs="+", metavar="RESULT.json")
+    cal.add_argument("--out", metavar="FILE", help="write the calibration YAML here (default: print it)")
+    cal.add_argument("--gpu", help="GPU of vLLM results that lack --metadata gpu=...")
+    cal.add_argument("--gpu-count", type=int, help="tensor-parallel GPUs of vLLM results that lack tensor_parallel_size")
+
     obs = sub.add_parser("observe", help="measured GPU usage from DCGM metrics in Prometheus; re-plan each spec with it")
     obs.add_argument("specs", nargs="+", metavar="SPEC", help="workload spec YAML (its name is the gpusizer_workload label)")
     obs.add_argument("--prometheus", required=True, metavar="URL", help="Prometheus base URL, e.g. http://prometheus:9090")
@@ -117,6 +123,28 @@ def _cmd_observe(args) -> int:
     for line in missing:
         print(f"gpusizer: {line}", file=sys.stderr)
     return EXIT_INFEASIBLE if missing else EXIT_OK
+
+
+def _cmd_calibrate(args) -> int:
+    import yaml
+
+    from gpusizer.estimate import calibration
+    from gpusizer.measure import calibrate
+
+    cal = calibrate.fit(args.results, args.gpu, args.gpu_count, out=args.out or "-")
+    text = yaml.safe_dump(cal.to_dict(), sort_keys=False, width=200)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+        for gpu, factors in sorted(cal.gpus.items()):
+            for k, v in factors.items():
+                print(f"{gpu:<10} {k:<14} {v:.3f}  (default {calibration.DEFAULTS[k]})")
+            for line in cal.sources[gpu]:
+                print(f"  from {line}")
+        print(f"wrote {args.out}; use it with sizing.calibration: {args.out} or GPUSIZER_CALIBRATION={args.out}")
+    else:
+        print(text, end="")
+    return EXIT_OK
 
 
 def _cmd_schema(args) -> int:
@@ -203,7 +231,8 @@ def _cmd_models(args) -> int:
 
 
 _COMMANDS = {
-    "plan": _cmd_plan, "estimate": _cmd_estimate, "schema": _cmd_schema, "observe": _cmd_observe, "models": _cmd_models,
+    "plan": _cmd_plan, "estimate": _cmd_estimate, "schema": _cmd_schema, "observe": _cmd_observe,
+    "calibrate": _cmd_calibrate, "models": _cmd_models,
 }
 
 

@@ -186,6 +186,8 @@ class Decision:
             f = self.chosen.fit
             chosen["performance"] = _performance(f)
             chosen["sharding"] = f.sharding if f else None
+            cal = self.workload.calibration
+            chosen["calibration"] = cal.describe(self.chosen.offer.gpu) if cal else None
         return {
             "workload": self.workload.spec.name,
             "model": self.workload.model.key,

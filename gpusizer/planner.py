@@ -13,7 +13,7 @@ from typing import Any
 from gpusizer import errors, hardware, optimize, registry, spec as spec_mod
 from gpusizer.catalog import Catalog
 from gpusizer.decision import Decision, requirements_dict
-from gpusizer.estimate import fit as fit_mod, workload as workload_mod
+from gpusizer.estimate import calibration as calibration_mod, fit as fit_mod, workload as workload_mod
 
 
 def load_spec(source: str | os.PathLike | Mapping[str, Any] | spec_mod.WorkloadSpec) -> spec_mod.WorkloadSpec:
@@ -91,7 +91,9 @@ def workload(spec: spec_mod.WorkloadSpec) -> workload_mod.Workload:
     if spec.placement.gpus:
         gpus = [_known_name("placement.gpus", g, hardware.load_gpus(), hardware.canonical_gpu) for g in spec.placement.gpus]
         spec = spec.model_copy(update={"placement": spec.placement.model_copy(update={"gpus": gpus})})
-    return workload_mod.resolve(spec, model)
+    w = workload_mod.resolve(spec, model)
+    cal = calibration_mod.for_spec(spec.sizing.calibration)
+    return dataclasses.replace(w, calibration=cal) if cal else w
 
 
 def _known_name(field: str, given: str, known, canonical=None) -> str:
@@ -177,6 +179,8 @@ class Estimate:
             "model": self.workload.model.key,
             "task": self.workload.spec.task,
             "requirements": requirements_dict(self.workload),
+            "calibration": self.workload.calibration.to_dict() | {"file": self.workload.calibration.path}
+            if self.workload.calibration else None,
             "per_gpu": list(self.per_gpu),
         }
 

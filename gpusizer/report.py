@@ -90,6 +90,7 @@ def _header(d: Decision | Estimate) -> list[tuple[str, str]]:
         ("host", f">= {w.min_vcpus(1)} vCPU per GPU; RAM >= one GPU's share of the weights "
                  f"({w.min_ram_gib(1):.1f} GiB on a 1-GPU node); {w.disk_gib} GiB disk per node")
     )
+    rows += [("speed", line) for line in (w.calibration.notes() if w.calibration else ())]
     return rows
 
 

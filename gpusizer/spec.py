@@ -140,6 +140,9 @@ class Sizing(_Strict):
     objective: Literal["auto", "hourly", "per-token"] = pydantic.Field(
         "auto", description="auto: $ per million output tokens when a throughput target is set, else $/hour."
     )
+    calibration: str | None = pydantic.Field(
+        None, description="Calibration file from `gpusizer calibrate` (relative to the spec file); default $GPUSIZER_CALIBRATION."
+    )
 
 
 class Deploy(_Strict):
@@ -299,6 +302,9 @@ def parse_spec(data: Any, base_dir: str | os.PathLike | None = None) -> Workload
     if spec.model.hf_config and base_dir is not None:
         path = pathlib.Path(base_dir, spec.model.hf_config)
         spec = spec.model_copy(update={"model": spec.model.model_copy(update={"hf_config": str(path)})})
+    if spec.sizing.calibration and base_dir is not None:
+        path = pathlib.Path(base_dir, spec.sizing.calibration)
+        spec = spec.model_copy(update={"sizing": spec.sizing.model_copy(update={"calibration": str(path)})})
     return spec
 
 

@@ -293,7 +293,7 @@ def _fit_training(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: floa
         return Fit("interconnect", f"{shape.label}: multi-node training needs EFA/GPUDirect; none here", need, usable, chosen)
     hours = None
     if w.training_flops:
-        hours = speed.training_hours(w.training_flops, gpu, n * shape.gpu_fraction, w.spec.precision)
+        hours = speed.training_hours(w.training_flops, gpu, n * shape.gpu_fraction, w.spec.precision, mfu=w.efficiency(gpu.name)[2])
         deadline = w.spec.train.deadline_hours
         if deadline and hours > deadline:
             return Fit(

@@ -136,7 +136,7 @@ def training_flops(model: registry.ModelArch, tokens: float, method: str, checkp
     return per_token * model.active_params * tokens
 
 
-def training_hours(flops: float, gpu: hardware.GpuSpec, gpus: float, precision: str) -> float:
-    """Wall-clock hours for `flops` on `gpus` GPUs at TRAINING_MFU of dense peak."""
+def training_hours(flops: float, gpu: hardware.GpuSpec, gpus: float, precision: str, mfu: float = TRAINING_MFU) -> float:
+    """Wall-clock hours for `flops` on `gpus` GPUs at `mfu` (TRAINING_MFU unless calibrated) of dense peak."""
     compute = "bf16" if precision in ("int4", "int8") else precision  # QLoRA computes in 16-bit
-    return flops / (gpus * gpu.peak_tflops(compute) * 1e12 * TRAINING_MFU) / 3600
+    return flops / (gpus * gpu.peak_tflops(compute) * 1e12 * mfu) / 3600

@@ -6,7 +6,7 @@ import dataclasses
 import math
 
 from gpusizer import hardware, registry, spec as spec_mod, units
-from gpusizer.estimate import memory, speed
+from gpusizer.estimate import calibration as calibration_mod, memory, speed
 
 # Host balance (gpusizer defaults, 2026-11; the right-sizing method's "coupled
 # limits"). Serving: 2 vCPUs per GPU for the API server, tokenizer and
@@ -37,6 +37,7 @@ class Workload:
     breakdown: memory.MemoryBreakdown
     kv_precision: str | None
     training_flops: float | None
+    calibration: calibration_mod.Calibration | None = None
     _speeds: dict = dataclasses.field(default_factory=dict, repr=False)
 
     @property
@@ -51,6 +52,12 @@ class Workload:
     def weights_gib(self) -> float:
         return units.gib(self.breakdown.weights)
 
+    def efficiency(self, gpu: str) -> tuple[float, float, float]:
+        """(decode MBU, inference MFU, training MFU) on `gpu`: the calibration's where it has them, else the defaults."""
+        if self.calibration is None:
+            return speed.DECODE_MBU, speed.INFERENCE_MFU, speed.TRAINING_MFU
+        return self.calibration.efficiency(gpu)
+
     def serving_speed(
         self, gpu: hardware.GpuSpec, gpus: float, nvlink: bool, stages: int = 1, network_gbps: float = 0.0
     ) -> speed.InferenceSpeed:
@@ -58,6 +65,7 @@ class Workload:
         key = (gpu.name, gpus, nvlink, stages, network_gbps if stages > 1 else 0.0)
         if key not in self._speeds:
             inf = self.spec.serving
+            mbu, mfu, _ = self.efficiency(gpu.name)
             self._speeds[key] = speed.inference_speed(
                 self.model,
                 gpu,
@@ -70,6 +78,8 @@ class Workload:
                 inf.batch_size,
                 stages=stages,
                 fabric_gbps=network_gbps,
+                mbu=mbu,
+                mfu=mfu,
             )
         return self._speeds[key]
 

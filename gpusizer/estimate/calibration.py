@@ -1,0 +1,113 @@
+"""Per-GPU efficiency factors measured on real runs, replacing the speed model's defaults.
+
+A calibration file (written by `gpusizer calibrate`, YAML) maps canonical GPU
+names to the achieved fractions of peak the speed model uses
+(gpusizer.estimate.speed): ``decode_mbu`` (HBM bandwidth while decoding),
+``inference_mfu`` (tensor FLOPS in prefill) and ``training_mfu``, each with the
+runs it was fitted from. A spec picks one with ``sizing.calibration: FILE``
+(relative to the spec file), else the ``GPUSIZER_CALIBRATION`` environment
+variable; GPUs or factors the file lacks keep the defaults. Plans name the
+file and the calibrated figures.
+
+>>> cal = parse({"gpus": {"L40S": {"decode_mbu": 0.7, "sources": ["run.json"]}}}, "cal.yaml")
+>>> cal.efficiency("L40S"), cal.efficiency("H100")
+((0.7, 0.5, 0.4), (0.6, 0.5, 0.4))
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import pathlib
+
+from gpusizer import errors, hardware
+from gpusizer.estimate import speed
+
+ENV = "GPUSIZER_CALIBRATION"
+FACTORS = ("decode_mbu", "inference_mfu", "training_mfu")
+DEFAULTS = {"decode_mbu": speed.DECODE_MBU, "inference_mfu": speed.INFERENCE_MFU, "training_mfu": speed.TRAINING_MFU}
+VERSION = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class Calibration:
+    """Fitted factors per GPU, and where each came from.
+
+    Attributes:
+        path: the file it was read from (named in plans).
+        gpus: GPU -> factor name -> value (only the fitted ones).
+        sources: GPU -> one line per run it was fitted from.
+    """
+
+    path: str
+    gpus: dict[str, dict[str, float]]
+    sources: dict[str, tuple[str, ...]]
+
+    def efficiency(self, gpu: str) -> tuple[float, float, float]:
+        """(decode MBU, inference MFU, training MFU) for `gpu`: calibrated where fitted, else the defaults."""
+        got = self.gpus.get(gpu, {})
+        return tuple(got.get(k, DEFAULTS[k]) for k in FACTORS)
+
+    def describe(self, gpu: str) -> dict | None:
+        """What a plan says about `gpu`'s speed figures, or None when it is not calibrated."""
+        if gpu not in self.gpus:
+            return None
+        return {"file": self.path, "gpu": gpu, "factors": dict(self.gpus[gpu]),
+                "defaults": {k: DEFAULTS[k] for k in self.gpus[gpu]}, "from": list(self.sources.get(gpu, ()))}
+
+    def notes(self) -> tuple[str, ...]:
+        """One line per calibrated GPU, for a plan's notes."""
+        out = []
+        for gpu, factors in sorted(self.gpus.items()):
+            figures = ", ".join(f"{k} {v:.3f} (default {DEFAULTS[k]})" for k, v in factors.items())
+            out.append(f"calibrated from {self.path}: {gpu} {figures}; fitted on {len(self.sources.get(gpu, ()))} run(s)")
+        return tuple(out)
+
+    def to_dict(self) -> dict:
+        return {"version": VERSION, "gpus": {g: {**f, "sources": list(self.sources.get(g, ()))} for g, f in sorted(self.gpus.items())}}
+
+
+def parse(doc, path: str) -> Calibration:
+    """Validate a calibration document (a mapping with `gpus:`).
+
+    Raises:
+        SpecError: naming the file and the entry at fault.
+    """
+    field = "sizing.calibration"
+    if not isinstance(doc, dict) or not isinstance(doc.get("gpus"), dict):
+        raise errors.SpecError(f"{field}: {path} is not a calibration file (no 'gpus:' mapping). "
+                               "To fix: write it with `gpusizer calibrate RESULT.json --out FILE`", field)
+    gpus, sources = {}, {}
+    for name, entry in doc["gpus"].items():
+        gpu = hardware.canonical_gpu(str(name))
+        if gpu is None or not isinstance(entry, dict):
+            raise errors.SpecError(f"{field}: {path}: unknown GPU {name!r} or not a mapping. "
+                                   f"To fix: use one of {', '.join(hardware.load_gpus())}", field)
+        factors = {}
+        for key, value in entry.items():
+            if key == "sources":
+                continue
+            if key not in FACTORS or not isinstance(value, (int, float)) or not 0 < value <= 1:
+                raise errors.SpecError(f"{field}: {path}: {name}.{key} = {value!r}. "
+                                       f"To fix: use {', '.join(FACTORS)} with a fraction in (0, 1]", field)
+            factors[key] = float(value)
+        gpus[gpu] = factors
+        sources[gpu] = tuple(str(s) for s in entry.get("sources") or ())
+    return Calibration(path, gpus, sources)
+
+
+def load(path: str | os.PathLike) -> Calibration:
+    """Read a calibration file (YAML or JSON)."""
+    from gpusizer import spec as spec_mod
+
+    try:
+        doc = spec_mod.read_spec_file(path)
+    except errors.SpecError as exc:
+        raise errors.SpecError(f"sizing.calibration: {exc}", "sizing.calibration") from None
+    return parse(doc, str(path))
+
+
+def for_spec(path: str | None) -> Calibration | None:
+    """The calibration a spec uses: its `sizing.calibration`, else $GPUSIZER_CALIBRATION, else none."""
+    chosen = path or os.environ.get(ENV)
+    return load(pathlib.Path(chosen)) if chosen else None

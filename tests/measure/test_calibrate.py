@@ -1,0 +1,113 @@
+"""`gpusizer calibrate`: efficiency factors fitted from runs, used by later plans and named by them."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+import gpusizer
+from gpusizer.estimate import calibration
+from tests.conftest import REPO
+
+CAL = REPO / "tests/data/calibration"
+VLLM = CAL / "vllm-serving-l40s-llama31-8b.json"
+TRAINING = CAL / "training-h100x8-llama31-8b.json"
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "gpusizer.cli", *map(str, args)], capture_output=True, text=True, cwd=REPO)
+
+
+def calibrate(tmp_path, *results) -> str:
+    out = tmp_path / "calibration.yaml"
+    r = run("calibrate", *results, "--out", out)
+    assert r.returncode == 0, r.stderr
+    return str(out)
+
+
+def _write(tmp_path, spec: dict):
+    p = tmp_path / "spec.yaml"
+    p.write_text(yaml.safe_dump(spec))
+    return p
+
+
+def same_shape(**sizing) -> dict:
+    """The vLLM run's shape as a spec: 8 concurrent sequences of 1024 prompt + 128 output tokens on an L40S."""
+    return {"name": "chat", "model": {"name": "meta-llama/Llama-3.1-8B-Instruct"},
+            "inference": {"context_length": 1152, "prompt_tokens": 1024, "batch_size": 8},
+            "placement": {"providers": ["aws"], "gpus": ["L40S"]}, "sizing": sizing}
+
+
+def test_vllm_calibration_moves_predicted_tokens_per_second_towards_the_measured(tmp_path):
+    measured = json.loads(VLLM.read_text())["output_throughput"]
+    path = calibrate(tmp_path, VLLM)
+    before = gpusizer.plan(same_shape()).to_dict()
+    after = gpusizer.plan(same_shape(calibration=path)).to_dict()
+    tps_before = before["choice"]["performance"]["tokens_per_second"]
+    tps_after = after["choice"]["performance"]["tokens_per_second"]
+    assert abs(tps_after - measured) < abs(tps_before - measured)
+    assert abs(tps_after - measured) / measured < 0.05  # within 5% once calibrated
+    # The plan says which figures are calibrated and from what.
+    assert after["choice"]["calibration"]["file"] == path
+    assert set(after["choice"]["calibration"]["factors"]) == {"decode_mbu", "inference_mfu"}
+    assert any(VLLM.name in line for line in after["choice"]["calibration"]["from"])
+    table = run("plan", _write(tmp_path, same_shape(calibration=path))).stdout
+    assert f"calibrated from {path}: L40S" in table
+    assert before["choice"]["calibration"] is None
+
+
+def test_environment_variable_calibrates_specs_without_their_own(tmp_path, monkeypatch):
+    path = calibrate(tmp_path, VLLM)
+    monkeypatch.setenv(calibration.ENV, path)
+    assert gpusizer.plan(same_shape()).to_dict()["choice"]["calibration"]["file"] == path
+
+
+def test_training_run_mfu_is_model_flops_times_tokens_per_second_over_peak(tmp_path):
+    # Hand-derived: 6 x 8,030,261,248 params (no recompute) x 65,000 tokens/s
+    # / (8 x 989.4 TFLOPS bf16 dense, H100 SXM datasheet) = 0.39567.
+    path = calibrate(tmp_path, TRAINING)
+    doc = yaml.safe_load(pathlib.Path(path).read_text())
+    assert doc["gpus"]["H100"]["training_mfu"] == pytest.approx(0.39567, abs=1e-4)
+    spec = {"name": "pretrain", "model": {"name": "llama-3.1-8b"}, "task": "training",
+            "training": {"tokens": 1e9, "activation_checkpointing": False}, "placement": {"gpus": ["H100"]}}
+    hours = gpusizer.plan(spec).to_dict()["choice"]["performance"]["train_hours"]
+    calibrated = gpusizer.plan({**spec, "sizing": {"calibration": path}}).to_dict()["choice"]["performance"]["train_hours"]
+    assert calibrated == pytest.approx(hours * 0.4 / 0.39567, rel=1e-3)  # hours scale as 1 / MFU
+
+
+def test_vllm_result_without_its_gpu_exits_2_saying_how_to_add_it(tmp_path):
+    doc = json.loads(VLLM.read_text())
+    del doc["gpu"]
+    bad = tmp_path / "no-gpu.json"
+    bad.write_text(json.dumps(doc))
+    r = run("calibrate", bad)
+    assert r.returncode == 2
+    assert "--metadata gpu=" in r.stderr and "Traceback" not in r.stderr
+    assert run("calibrate", bad, "--gpu", "L40S").returncode == 0
+
+
+@pytest.mark.parametrize("content, fragment", [
+    ("gpus: {L40S: {decode_mbu: 1.7}}", "L40S.decode_mbu"),  # a fraction of peak cannot exceed 1
+    ("gpus: {X9000: {decode_mbu: 0.5}}", "unknown GPU"),
+    ("[1, 2]", "not a calibration file"),
+])
+def test_bad_calibration_file_is_a_spec_error(tmp_path, content, fragment):
+    f = tmp_path / "cal.yaml"
+    f.write_text(content)
+    with pytest.raises(gpusizer.SpecError) as e:
+        gpusizer.plan(same_shape(calibration=str(f)))
+    assert fragment in str(e.value) and e.value.field == "sizing.calibration"
+
+
+def test_unrecognised_result_file_exits_2(tmp_path):
+    f = tmp_path / "x.json"
+    f.write_text('{"hello": 1}')
+    r = run("calibrate", f)
+    assert r.returncode == 2 and "benchmark_serving.py" in r.stderr
+
+
