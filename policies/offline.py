@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import pathlib
 import runpy
 import sys
 
 import pulumi
-import yaml
 
+from gpusizer import errors, inputs
 from policies import analyzer, mocks
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
@@ -42,17 +41,54 @@ class Finding:
     phases: tuple[str, ...] = PHASES
 
 
+# What stands in for a `secure:` value: the ciphertext needs the stack's secrets provider
+# (passphrase, cloud KMS or Pulumi Cloud), which the offline preview does not have.
+SECRET_PLACEHOLDER = "[secret: encrypted in the stack file, not readable by the offline preview]"
+
+
+def _without_ciphertext(config: dict) -> tuple[dict, list[str]]:
+    """Stack config with every `{secure: CIPHERTEXT}` (as `pulumi config set --secret [--path]` stores it)
+    replaced by SECRET_PLACEHOLDER, and the top-level keys that held one, to be marked secret."""
+    secret_keys = []
+
+    def strip(value):
+        if isinstance(value, dict) and set(value) == {"secure"} and isinstance(value["secure"], str):
+            return SECRET_PLACEHOLDER
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items()}
+        return [strip(v) for v in value] if isinstance(value, list) else value
+
+    plain = {}
+    for key, value in config.items():
+        plain[key] = strip(value)
+        if plain[key] != value:
+            secret_keys.append(key)
+    return plain, secret_keys
+
+
 def preview(stack: str, stacks_dir: pathlib.Path, program: pathlib.Path, policy_config: dict | None = None):
     """Run the program for `stack` as a first preview and as an update, the pack over each:
-    (exports, resources, findings). Findings seen in both phases are listed once."""
+    (exports, resources, findings). Findings seen in both phases are listed once.
+
+    Secure (encrypted) config values cannot be decrypted here: placeholders stand in for them
+    (they only feed provider credentials, which mocks never use) and a note on stderr says so.
+    """
     stack_file = stacks_dir / f"Pulumi.{stack}.yaml"
-    config = (yaml.safe_load(stack_file.read_text()) or {}).get("config") or {}
+    doc = inputs.read_yaml(stack_file, "stack file", "--stack")
+    config = (doc.get("config") if isinstance(doc, dict) else None) or {}
+    if not isinstance(config, dict):
+        raise errors.SpecError(f"stack file {stack_file}: config: must be a mapping of keys", "--stack")
+    config, secret_keys = _without_ciphertext(config)
+    if secret_keys:
+        print(f"note: {', '.join(secret_keys)} hold(s) secure values the offline preview cannot decrypt; "
+              "placeholders stand in for them (resources and policies are checked, credentials are not)",
+              file=sys.stderr)
     seen: dict[tuple, list[str]] = {}
     exports: dict = {}
     resources: list = []
     for phase in PHASES:
         recorder, exports = mocks.run_program(lambda: runpy.run_path(str(program), run_name="__main__") and None,
-                                              config, stack=stack, preview=phase == "preview")
+                                              config, secret_keys, stack=stack, preview=phase == "preview")
         resources = [analyzer.Resource(r.typ, r.name, r.inputs, r.urn, r.parent, r.dependencies)
                      for r in recorder.resources]
         for f in analyzer.analyze(resources, stack, policy_config):
@@ -109,14 +145,13 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     """The `gpusizer preview` command; exit 1 on a mandatory violation."""
-    from gpusizer import errors
-
     stacks_dir = pathlib.Path(args.stacks_dir)
     if not (stacks_dir / f"Pulumi.{args.stack}.yaml").is_file():
         known = sorted(p.name.split(".")[1] for p in stacks_dir.glob("Pulumi.*.yaml"))
         raise errors.SpecError(f"--stack: no {stacks_dir}/Pulumi.{args.stack}.yaml. To fix: use one of {', '.join(known)}",
                                "--stack")
-    policy_config = json.loads(pathlib.Path(args.policy_config).read_text()) if args.policy_config else None
+    policy_config = (inputs.read_json(args.policy_config, "policy config", "--policy-config")
+                     if args.policy_config else None)
     try:
         exports, resources, findings = preview(args.stack, stacks_dir, pathlib.Path(args.program), policy_config)
     except pulumi.RunError as exc:

@@ -17,12 +17,12 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from gpusizer import hardware, units
+from gpusizer import fields, hardware, units
 from gpusizer.estimate import memory, speed
 from gpusizer.estimate.workload import Workload
 
 # Most node groups the engine will spread a throughput target over before calling the GPU too slow.
-MAX_REPLICAS = 16
+MAX_REPLICAS = fields.MAX_REPLICAS
 # Tensor-parallel degrees vLLM/TensorRT-LLM deployments use within a node.
 TP_DEGREES = (1, 2, 4, 8)
 
