@@ -110,7 +110,11 @@ class GpuWorkload(pulumi.ComponentResource):
             pool = next(p for p in args.pools if p.name == c.offer.instance_type)
             for t in pool.tolerations:  # a bad toleration fails here, before anything is registered
                 pod_toleration(t, pool.name)
-        super().__init__("gpusizer:index:GpuWorkload", name, {}, opts)
+        # The spec and the pools it was planned against, as the component's inputs and again as outputs (stack
+        # policies see a resource's outputs): the policy pack re-plans them to verify a size set by a
+        # target, a deadline or cost (policies/verify.py).
+        recorded = recorded_inputs(spec, args.pools)
+        super().__init__("gpusizer:index:GpuWorkload", name, recorded, opts)
         self.plan = plan
         child = pulumi.ResourceOptions(parent=self)
         ids: dict[str, Any] = {}
@@ -136,7 +140,12 @@ class GpuWorkload(pulumi.ComponentResource):
         self.decision = pulumi.Output.from_input(decision_summary(plan))
         self.register_outputs({"instance_type": self.instance_type, "hourly_usd": self.hourly_usd,
                                "monthly_usd": self.monthly_usd,
-                               "decision": self.decision, **ids})
+                               "decision": self.decision, **recorded, **ids})
+
+
+def recorded_inputs(spec: gpusizer.WorkloadSpec, pools) -> dict:
+    """{"spec": the spec as JSON, "pools": the pools as JSON}: plain values, nothing secret."""
+    return {"spec": spec.model_dump(mode="json"), "pools": [p.model_dump(mode="json") for p in pools]}
 
 
 def decision_summary(plan: gpusizer.Decision) -> dict:

@@ -11,6 +11,11 @@ from gpusizer.estimate.fit import Fit
 from gpusizer.estimate.workload import Workload
 
 
+# What can set a choice's size (Decision.sized_by): memory, a limit a cheaper shape failed, or the
+# objective when a cheaper shape was adequate but cost more for the whole job or per token.
+SIZED_BY = ("memory", "deadline", "throughput", "tpot", "ttft", "interconnect", "per-job-cost", "per-token-cost")
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Rejection:
     """Why a candidate lost: a stable code and a sentence with numbers.
@@ -127,23 +132,32 @@ class Decision:
 
     @functools.cached_property
     def sized_by(self) -> str:
-        """What set the size of the choice: "memory", a target ("throughput", "ttft", "tpot"),
-        the training "deadline", or "cost-per-token" when a bigger GPU won on $ per token.
+        """What set the size of the choice, one of SIZED_BY.
 
-        The policy pack reads this (as a tag) to know whether GPU memory alone can judge
-        over-provisioning.
+        Looks at every candidate cheaper per hour than the choice:
+        - one of them is feasible: the choice won on the objective, not on
+          fit, so the label is "per-token-cost" (serving, $ per million
+          tokens) or "per-job-cost" (training with a token count, $ per run);
+        - none is feasible: the first limit, in the order deadline,
+          throughput, tpot, ttft, interconnect, that some cheaper shape
+          failed while it held the memory, so "deadline" only when a cheaper
+          shape would miss the deadline; else "memory".
+
+        The policy pack reads this (as a tag) to know whether GPU memory
+        alone can judge over-provisioning, and exempts a non-memory label
+        only when it re-derives the same decision from the recorded spec.
+
+        >>> SIZED_BY
+        ('memory', 'deadline', 'throughput', 'tpot', 'ttft', 'interconnect', 'per-job-cost', 'per-token-cost')
         """
         c = self.chosen
         if c is None:
             return "memory"
-        lost = {x.rejection.code for x in self.candidates
-                if not x.feasible and x.hourly_usd is not None and x.hourly_usd < c.hourly_usd}
-        for code in ("deadline", "throughput", "tpot", "ttft", "interconnect"):
-            if code in lost:
-                return code
-        if self.objective == "per-token" and any(x.hourly_usd < c.hourly_usd for x in self.feasible):
-            return "cost-per-token"
-        return "memory"
+        cheaper = [x for x in self.candidates if x is not c and x.hourly_usd is not None and x.hourly_usd < c.hourly_usd]
+        if any(x.feasible for x in cheaper):
+            return "per-token-cost" if self.workload.spec.task == "inference" else "per-job-cost"
+        lost = {x.rejection.code for x in cheaper if not x.feasible}
+        return next((code for code in SIZED_BY[1:6] if code in lost), "memory")
 
     def failover(self, n: int) -> list[Candidate]:
         """The choice and up to n-1 next-ranked adequate instance types in the same place.
