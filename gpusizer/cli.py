@@ -12,6 +12,7 @@ import json
 import sys
 
 EXIT_OK, EXIT_INVALID, EXIT_INFEASIBLE, EXIT_BUG = 0, 2, 3, 1
+DEBUG_HELP = "show tracebacks of internal errors (accepted anywhere on the command line)"
 
 
 def _parser(argv: list[str]) -> argparse.ArgumentParser:
@@ -20,7 +21,7 @@ def _parser(argv: list[str]) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="gpusizer", description="GPU right-sizing: from a workload spec to the cheapest adequate GPU offer.",
         epilog="Also: gpusizer preview --stack NAME [--format table|markdown] - the policy gate "
                "offline, under Pulumi mocks (needs the [pulumi] extra).")
-    p.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    p.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     sub = p.add_subparsers(dest="command", required=True)
 
     plan = sub.add_parser("plan", help="size a workload and choose the cheapest adequate offer")
@@ -29,6 +30,8 @@ def _parser(argv: list[str]) -> argparse.ArgumentParser:
     plan.add_argument("--catalog", help="catalog directory or CSV (default: the freshest of cache and snapshot)")
     plan.add_argument("--pools", help="on-prem pools YAML (hybrid)")
     plan.add_argument("--top", type=int, default=8, help="candidates shown per group in table/markdown")
+    plan.add_argument("--quiet-age", action="store_true",
+                      help="acknowledge old prices: no price-age line (also GPUSIZER_QUIET_AGE=1)")
 
     est = sub.add_parser("estimate", help="requirements and the minimum count of each GPU model")
     est.add_argument("spec")
@@ -74,10 +77,14 @@ def _parser(argv: list[str]) -> argparse.ArgumentParser:
     lst.add_argument("--min-gpu-memory-gib", type=float)
     lst.add_argument("--purchase", choices=PURCHASES)
     lst.add_argument("--catalog")
+    lst.add_argument("--pools", help="on-prem pools YAML: list their offers at the amortized price")
     lst.add_argument("--format", choices=("table", "json"), default="table")
     ref = cat_sub.add_parser("refresh", help="fetch live prices, shapes and quotas into the local cache")
     ref.add_argument("--provider", choices=("aws", "gcp"), action="append", help="default: both")
     ref.add_argument("--region", action="append", help="default: every region in the current catalog")
+    for action in (sub, cat_sub):  # --debug before or after the subcommand
+        for parser in action.choices.values():
+            parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
     return p
 
 
@@ -101,7 +108,11 @@ def _cmd_plan(args) -> int:
 
     pools = gpusizer.load_pools(args.pools) if args.pools else ()
     decision = gpusizer.plan(args.spec, catalog=_catalog(args.catalog), pools=pools)
-    print(report.render(decision, args.format, top=args.top))
+    print(report.render(decision, args.format, top=args.top, quiet_age=args.quiet_age))
+    providers = decision.workload.spec.placement.providers
+    if pools and providers is not None and "onprem" not in providers:
+        print(f"gpusizer: hint: --pools given, but placement.providers {list(providers)} leaves out onprem, so no pool "
+              "was considered. To use them: add onprem to placement.providers", file=sys.stderr)
     return EXIT_OK if decision.chosen is not None else EXIT_INFEASIBLE
 
 
@@ -178,35 +189,14 @@ def _cmd_catalog_list(args) -> int:
             from gpusizer.errors import SpecError
 
             raise SpecError(f"--gpu: unknown GPU {args.gpu!r}. To fix: use one of {', '.join(hardware.load_gpus())}", "--gpu")
-    rows = []
-    for o in _catalog(args.catalog).offers:
-        if (args.provider and o.provider != args.provider) or (args.region and o.region != args.region):
-            continue
-        if (gpu and o.gpu != gpu) or (args.min_gpu_memory_gib and o.gpu_memory_gib < args.min_gpu_memory_gib):
-            continue
-        for purchase in ((args.purchase,) if args.purchase else ("on-demand", "spot")):
-            price = o.price(purchase)
-            if price is None:
-                continue
-            rows.append(
-                {
-                    "provider": o.provider, "region": o.region, "zone": o.zone, "instance_type": o.instance_type,
-                    "gpu": o.gpu, "gpu_count": o.gpu_count, "gpu_fraction": o.gpu_fraction,
-                    "gpu_memory_gib": round(o.gpu_memory_gib, 2), "vcpus": o.vcpus, "ram_gib": o.ram_gib,
-                    "nvlink": o.nvlink, "fabric": o.fabric, "opt_in": o.opt_in, "purchase": purchase,
-                    "hourly_usd": price, "source": o.source, "as_of": o.as_of,
-                }
-            )
-    rows.sort(key=lambda r: (r["hourly_usd"], r["provider"], r["region"], r["zone"] or "", r["instance_type"], r["purchase"]))
-    if args.format == "json":
-        print(json.dumps(rows, indent=2, allow_nan=False))
-    else:
-        print(f"{'provider':<8} {'where':<22} {'instance type':<32} {'GPUs':<18} {'purchase':<9} {'$/h':>10}  as of")
-        for r in rows:
-            gpus = f"{r['gpu_count']} x {r['gpu']}" if r["gpu_fraction"] == 1 else f"1/{round(1 / r['gpu_fraction'])} x {r['gpu']}"
-            print(f"{r['provider']:<8} {(r['zone'] or r['region']):<22} {r['instance_type']:<32} {gpus:<18} "
-                  f"{r['purchase']:<9} {r['hourly_usd']:>10.4f}  {r['as_of']}")
-        print(f"{len(rows)} offers")
+    import gpusizer
+    from gpusizer import listing
+
+    offers = _catalog(args.catalog).with_pools(gpusizer.load_pools(args.pools) if args.pools else ()).offers
+    listed = listing.rows(offers, args.provider, args.region, gpu, args.min_gpu_memory_gib, args.purchase)
+    print(listing.render(listed, args.format))
+    if args.provider == "onprem" and not args.pools:
+        print("gpusizer: hint: on-prem pools are not in the catalog; list them with --pools FILE", file=sys.stderr)
     return EXIT_OK
 
 

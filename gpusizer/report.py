@@ -11,20 +11,24 @@ from __future__ import annotations
 import collections
 import json
 
-from gpusizer import cost as cost_mod, misses, rows
+from gpusizer import cost as cost_mod, misses, price_age, rows
 from gpusizer.decision import Candidate, Decision
 from gpusizer.planner import Estimate
 
 FORMATS = ("table", "markdown", "json")
 
 
-def render(obj: Decision | Estimate, fmt: str = "table", top: int = 8) -> str:
-    """Render a Decision or an Estimate in `fmt` ("table", "markdown" or "json")."""
+def render(obj: Decision | Estimate, fmt: str = "table", top: int = 8, quiet_age: bool = False) -> str:
+    """Render a Decision or an Estimate in `fmt` ("table", "markdown" or "json").
+
+    `quiet_age` (or GPUSIZER_QUIET_AGE) acknowledges old prices: table and
+    markdown then leave out the price-age line (gpusizer.price_age); JSON keeps every note.
+    """
     if fmt == "json":
         return json.dumps(obj.to_dict(), indent=2, allow_nan=False)  # NaN/Infinity is not JSON: a bug if reached
     if isinstance(obj, Estimate):
         return _estimate_text(obj, markdown=fmt == "markdown")
-    return _plan_markdown(obj, top) if fmt == "markdown" else _plan_table(obj, top)
+    return _plan_markdown(obj, top, quiet_age) if fmt == "markdown" else _plan_table(obj, top, quiet_age)
 
 
 _money = rows.money
@@ -151,7 +155,7 @@ def _reason_counts(d: Decision) -> str:
     return ", ".join(f"{code} {n}" for code, n in counts.most_common())
 
 
-def _plan_table(d: Decision, top: int) -> str:
+def _plan_table(d: Decision, top: int, quiet_age: bool) -> str:
     out = [f"{k:<11} {v}" for k, v in _header(d)]
     out += ["", *_choice_lines(d), ""]
     cols, body = rows.table(d, top)
@@ -162,7 +166,7 @@ def _plan_table(d: Decision, top: int) -> str:
                "then the nearest misses per reason; n = offers alike but for the zone):")
     out += [fmt.format(*cols).rstrip()] + [fmt.format(*r).rstrip() for r in body]
     out += ["", f"Rejections by reason: {_reason_counts(d) or 'none'}"]
-    out += [f"Prices: {n}" for n in d.notes]
+    out += [f"Prices: {n}" for n in price_age.notes(d, quiet_age)]
     return "\n".join(out)
 
 
@@ -177,14 +181,14 @@ def _md_line(line: str) -> str:
     return f"{'  ' if line.startswith('    ') else ''}- {line.strip()}"
 
 
-def _plan_markdown(d: Decision, top: int) -> str:
+def _plan_markdown(d: Decision, top: int, quiet_age: bool) -> str:
     out = [f"### gpusizer plan: `{d.workload.spec.name}`", ""]
     out += [f"- **{k}**: {v}" for k, v in _header(d)]
     out += ["", *(_md_line(line) for line in _choice_lines(d)), ""]
     cols, body = rows.table(d, top, markdown=True)
     out += [_md_row(cols), "|---" * len(cols) + "|"] + [_md_row(r) for r in body]
     out += ["", f"Rejections by reason: {_reason_counts(d) or 'none'}", ""]
-    out += [f"> {n}" for n in d.notes]
+    out += [f"> {n}" for n in price_age.notes(d, quiet_age)]
     return "\n".join(out)
 
 

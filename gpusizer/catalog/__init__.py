@@ -48,7 +48,7 @@ class Catalog:
         from gpusizer.catalog import cache, store
 
         today = today or datetime.date.today()
-        bound = max_age_days if max_age_days is not None else int(os.environ.get("GPUSIZER_MAX_PRICE_AGE_DAYS", STALE_AFTER_DAYS))
+        bound = max_age_days if max_age_days is not None else stale_bound()
         if path is not None:
             offers = tuple(store.load_offers(path))
             return cls(offers, (f"offers from {path}",) + age_notes(offers, today, bound))
@@ -77,6 +77,11 @@ class Catalog:
         """This catalog plus the offers of on-prem pools (gpusizer.catalog.onprem.Pool)."""
         extra = tuple(o for p in pools for o in p.to_offers())
         return dataclasses.replace(self, offers=self.offers + extra)
+
+
+def stale_bound() -> int:
+    """Days after which a price is called stale: GPUSIZER_MAX_PRICE_AGE_DAYS, default STALE_AFTER_DAYS."""
+    return int(os.environ.get("GPUSIZER_MAX_PRICE_AGE_DAYS", STALE_AFTER_DAYS))
 
 
 def age_notes(offers: Iterable[Offer], today: datetime.date, bound: int = STALE_AFTER_DAYS, label: str = "prices") -> tuple[str, ...]:
