@@ -275,3 +275,21 @@ def _image(machine_image: str | None, invoke: pulumi.InvokeOptions | None) -> tu
             opts=invoke,
         )
     return ami.id, ami.root_device_name.apply(lambda dev: dev or DEFAULT_ROOT_DEVICE)
+
+
+def check(plan: Decision, args) -> None:
+    """Nothing AWS-specific to validate before registering (gpusizer.providers component hook)."""
+
+
+def provision(name: str, plan: Decision, args, opts: pulumi.ResourceOptions) -> dict[str, object]:
+    """Provision an AWS choice for GpuWorkload; returns the outputs it exports.
+
+    Args:
+        name: the child's resource name.
+        plan: the decision, its choice on AWS.
+        args: the workload's GpuWorkloadArgs (aws_networks by region, aws_region).
+        opts: options for the child (its parent).
+    """
+    cap = AwsGpuCapacity(name, AwsGpuCapacityArgs(plan, args.aws_networks.get(plan.chosen.offer.region), args.aws_region), opts)
+    return {"instance_id": cap.instance_id, "asg_name": cap.asg_name,
+            "launch_template_id": cap.launch_template_id, "security_group_id": cap.security_group_id}

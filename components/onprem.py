@@ -129,3 +129,32 @@ def pod_toleration(t: Mapping[str, Any], pool: str) -> k8s.core.v1.TolerationArg
             field=f"pools.{pool}.tolerations",
         )
     return k8s.core.v1.TolerationArgs(**{_TOLERATION_FIELDS[k]: v for k, v in t.items()})
+
+
+def _pool(plan: Decision, args) -> Pool:
+    return next(p for p in args.pools if p.name == plan.chosen.offer.instance_type)
+
+
+def check(plan: Decision, args) -> None:
+    """Validate the chosen pool's tolerations before anything is registered.
+
+    Raises:
+        gpusizer.SpecError: a toleration the Kubernetes API would refuse, naming the pool.
+    """
+    pool = _pool(plan, args)
+    for t in pool.tolerations:
+        pod_toleration(t, pool.name)
+
+
+def provision(name: str, plan: Decision, args, opts: pulumi.ResourceOptions) -> dict[str, object]:
+    """Provision an on-prem choice for GpuWorkload; returns the outputs it exports.
+
+    Args:
+        name: the child's resource name.
+        plan: the decision, its choice an on-prem pool.
+        args: the workload's GpuWorkloadArgs (pools, kubeconfigs by pool name).
+        opts: options for the child (its parent).
+    """
+    pool = _pool(plan, args)
+    cap = OnPremGpuCapacity(name, OnPremGpuCapacityArgs(plan, pool, args.kubeconfigs.get(pool.name)), opts)
+    return {"namespace": cap.namespace, "deployment_name": cap.deployment_name}

@@ -15,12 +15,11 @@ EXIT_OK, EXIT_INVALID, EXIT_INFEASIBLE, EXIT_BUG = 0, 2, 3, 1
 DEBUG_HELP = "show tracebacks of internal errors (accepted anywhere on the command line)"
 
 
-def _parser(argv: list[str]) -> argparse.ArgumentParser:
-    from gpusizer.catalog.offer import PROVIDERS, PURCHASES
+def _parser() -> argparse.ArgumentParser:
+    from gpusizer import providers
+    from gpusizer.catalog.offer import PURCHASES
 
-    p = argparse.ArgumentParser(prog="gpusizer", description="GPU right-sizing: from a workload spec to the cheapest adequate GPU offer.",
-        epilog="Also: gpusizer preview --stack NAME [--format table|markdown] - the policy gate "
-               "offline, under Pulumi mocks (needs the [pulumi] extra).")
+    p = argparse.ArgumentParser(prog="gpusizer", description="GPU right-sizing: from a workload spec to the cheapest adequate GPU offer.")
     p.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -43,6 +42,15 @@ def _parser(argv: list[str]) -> argparse.ArgumentParser:
     mod = sub.add_parser("models", help="list the model registry (names model.name accepts)")
     mod.add_argument("--format", choices=("table", "json"), default="table")
 
+    pre = sub.add_parser("preview", help="offline `pulumi preview --policy-pack policies` under mocks "
+                         "(needs the [pulumi] extra)")
+    pre.add_argument("--stack", required=True, help="stack name: stacks/Pulumi.<stack>.yaml")
+    pre.add_argument("--stacks-dir", help="default: the repository's stacks/")
+    pre.add_argument("--program", help="Pulumi program file; default: the repository's __main__.py")
+    pre.add_argument("--policy-config", help="JSON file as for `pulumi preview --policy-pack-config`")
+    pre.add_argument("--format", choices=("table", "markdown", "json"), default="table",
+                     help="json: {workloads: {NAME: plan JSON}, policy: {...}}, the input of `gpusizer diff`")
+
     diff = sub.add_parser("diff", help="compare two plan (or preview) JSONs: choices, $/month and why they moved")
     diff.add_argument("base", help="base plan JSON, or `gpusizer preview --format json` output")
     diff.add_argument("head", help="head plan JSON, or `gpusizer preview --format json` output")
@@ -63,15 +71,10 @@ def _parser(argv: list[str]) -> argparse.ArgumentParser:
     obs.add_argument("--catalog")
     obs.add_argument("--pools", help="on-prem pools YAML (hybrid)")
 
-    if _wants_preview(argv):
-        from policies import offline  # Pulumi is imported only when it is installed and this runs
-
-        offline.add_parser(sub)
-
     cat = sub.add_parser("catalog", help="inspect the offers")
     cat_sub = cat.add_subparsers(dest="catalog_command", required=True)
     lst = cat_sub.add_parser("list", help="list offers with their source and date")
-    lst.add_argument("--provider", choices=PROVIDERS)
+    lst.add_argument("--provider", choices=providers.NAMES)
     lst.add_argument("--region")
     lst.add_argument("--gpu")
     lst.add_argument("--min-gpu-memory-gib", type=float)
@@ -80,20 +83,13 @@ def _parser(argv: list[str]) -> argparse.ArgumentParser:
     lst.add_argument("--pools", help="on-prem pools YAML: list their offers at the amortized price")
     lst.add_argument("--format", choices=("table", "json"), default="table")
     ref = cat_sub.add_parser("refresh", help="fetch live prices, shapes and quotas into the local cache")
-    ref.add_argument("--provider", choices=("aws", "gcp"), action="append", help="default: both")
+    refreshable = [p.name for p in providers.having("refresher")]
+    ref.add_argument("--provider", choices=refreshable, action="append", help=f"default: {', '.join(refreshable)}")
     ref.add_argument("--region", action="append", help="default: every region in the current catalog")
     for action in (sub, cat_sub):  # --debug before or after the subcommand
         for parser in action.choices.values():
             parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
     return p
-
-
-def _wants_preview(argv: list[str]) -> bool:
-    """Register `gpusizer preview` only when asked for it and the [pulumi] extra is installed,
-    so the other commands never import Pulumi."""
-    import importlib.util
-
-    return "preview" in argv[:3] and importlib.util.find_spec("pulumi_policy") is not None
 
 
 def _catalog(path):
@@ -179,6 +175,20 @@ def _cmd_schema(args) -> int:
     return EXIT_OK
 
 
+def _cmd_preview(args) -> int:
+    """The policy gate offline; Pulumi is imported here only, so no other command needs it."""
+    try:
+        from policies import offline
+    except ImportError as exc:
+        from gpusizer import errors
+
+        raise errors.MissingExtraError(
+            f"gpusizer preview needs the [pulumi] extra ({exc.name or exc} is not installed). "
+            "To fix: pip install 'gpusizer[pulumi]'"
+        ) from None
+    return offline.run(args)
+
+
 def _cmd_catalog_list(args) -> int:
     from gpusizer import hardware
 
@@ -202,10 +212,11 @@ def _cmd_catalog_list(args) -> int:
 
 def _cmd_catalog_refresh(args) -> int:
     """Exit 0 when everything was refreshed, 1 when something kept its previous data (listed, one line each)."""
+    from gpusizer import providers
     from gpusizer.catalog import cache, refresh
 
     problems = []
-    for provider in args.provider or refresh.PROVIDERS:
+    for provider in args.provider or [p.name for p in providers.having("refresher")]:
         lines = refresh.refresh(provider, args.region)
         problems += lines
         status = "refreshed" if not lines else f"{len(lines)} part(s) kept their previous data"
@@ -234,21 +245,17 @@ def _cmd_models(args) -> int:
     return EXIT_OK
 
 
-_COMMANDS = {"plan": _cmd_plan, "estimate": _cmd_estimate, "schema": _cmd_schema, "diff": _cmd_diff,
-             "observe": _cmd_observe, "calibrate": _cmd_calibrate, "models": _cmd_models}
+_COMMANDS = {"plan": _cmd_plan, "estimate": _cmd_estimate, "schema": _cmd_schema, "preview": _cmd_preview,
+             "diff": _cmd_diff, "observe": _cmd_observe, "calibrate": _cmd_calibrate, "models": _cmd_models}
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (the console script exits with it)."""
     argv = sys.argv[1:] if argv is None else argv
-    args = _parser(argv).parse_args(argv)
+    args = _parser().parse_args(argv)
     from gpusizer import errors
 
     handler = _COMMANDS.get(args.command)
-    if args.command == "preview":
-        from policies import offline
-
-        handler = offline.run
     if args.command == "catalog":
         handler = {"list": _cmd_catalog_list, "refresh": _cmd_catalog_refresh}[args.catalog_command]
     from gpusizer import redact

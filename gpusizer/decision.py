@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 
-from gpusizer import cost as cost_mod, units
+from gpusizer import cost as cost_mod, limits, units
 from gpusizer.catalog.offer import Offer
 from gpusizer.estimate.fit import Fit
 from gpusizer.estimate.workload import Workload
@@ -13,19 +13,23 @@ from gpusizer.estimate.workload import Workload
 
 # What can set a choice's size (Decision.sized_by): memory, a limit a cheaper shape failed, or the
 # objective when a cheaper shape was adequate but cost more for the whole job or per token.
-SIZED_BY = ("memory", "deadline", "throughput", "tpot", "ttft", "interconnect", "per-job-cost", "per-token-cost")
+SIZED_BY = limits.SIZED_BY
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Rejection:
     """Why a candidate lost: a stable code and a sentence with numbers.
 
-    Codes: provider, region, gpu, opt-in, purchase, memory, interconnect, ttft,
-    tpot, throughput, deadline, host-vcpu, host-ram, capacity, quota, budget.
+    Attributes:
+        code: the limit it failed first (gpusizer.limits.Limit; a str).
+        detail: the sentence, with the numbers.
     """
 
-    code: str
+    code: limits.Limit
     detail: str
+
+    def __post_init__(self):
+        object.__setattr__(self, "code", limits.Limit(self.code))  # an unknown code is a bug: fail here
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -92,7 +96,7 @@ class Candidate:
             "usd_per_million_tokens": None if self.usd_per_mtok is None else round(self.usd_per_mtok, 4),
             "feasible": self.feasible,
             "reasons": [] if self.feasible else [self.rejection.detail],
-            "reason_code": None if self.feasible else self.rejection.code,
+            "reason_code": None if self.feasible else self.rejection.code.value,
             "source": o.source,
             "as_of": o.as_of,
         }
@@ -152,12 +156,12 @@ class Decision:
         """
         c = self.chosen
         if c is None:
-            return "memory"
+            return limits.Limit.MEMORY.value
         cheaper = [x for x in self.candidates if x is not c and x.hourly_usd is not None and x.hourly_usd < c.hourly_usd]
         if any(x.feasible for x in cheaper):
-            return "per-token-cost" if self.workload.spec.task == "inference" else "per-job-cost"
+            return limits.PER_TOKEN_COST if self.workload.spec.task == "inference" else limits.PER_JOB_COST
         lost = {x.rejection.code for x in cheaper if not x.feasible}
-        return next((code for code in SIZED_BY[1:6] if code in lost), "memory")
+        return next((code.value for code in limits.SIZED_BY_TARGET if code in lost), limits.Limit.MEMORY.value)
 
     def failover(self, n: int) -> list[Candidate]:
         """The choice and up to n-1 next-ranked adequate instance types in the same place.

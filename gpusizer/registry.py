@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from gpusizer import errors, hf_config, inputs
+from gpusizer import errors, hf_config, inputs, units
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -219,8 +219,8 @@ def from_architecture(
         key=name,
         display_name=name,
         kind="llm",
-        params=int(params_b * 1e9),
-        active_params=int((active_params_b or params_b) * 1e9),
+        params=int(params_b * units.BILLION),
+        active_params=int((active_params_b or params_b) * units.BILLION),
         layers=layers,
         hidden_size=hidden_size,
         attention_heads=attention_heads,

@@ -14,11 +14,11 @@ from typing import Annotated, Any, Literal
 
 import pydantic
 
-from gpusizer import errors, fields, inputs
+from gpusizer import errors, fields, inputs, providers
 
 Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
 KvPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8"]
-Provider = Literal["aws", "gcp", "onprem"]
+Provider = Literal[providers.NAMES]  # the one registry (gpusizer.providers)
 
 
 class _Strict(pydantic.BaseModel):
@@ -246,14 +246,24 @@ def _field_path(loc: tuple) -> str:
 
 
 def errors_for(
-    exc: pydantic.ValidationError, prefix: str = "", what: str = "workload spec"
+    exc: pydantic.ValidationError,
+    model: type[pydantic.BaseModel],
+    prefix: str = "",
+    what: str = "workload spec",
 ) -> errors.SpecError:
     """Turn pydantic's errors into one SpecError a person can act on.
 
     Each line names the field (dotted, under `prefix`), what is wrong, the
     value given, and "To fix: ...". The error's `field` is the first one.
+
+    Args:
+        exc: what `model.model_validate` raised.
+        model: the model that was validated; an unknown field's fix lists the
+            fields `model` allows at that place. The caller passes it, so this
+            layer needs to know no model above it (on-prem pools).
+        prefix: dotted path the document sits under ("pools.0").
+        what: how the message names the document.
     """
-    root = exc.title
     lines = []
     first_field = ""
     problems = exc.errors(include_url=False)
@@ -266,7 +276,7 @@ def errors_for(
         if err["type"] == "literal_error":
             fix = "use " + err["ctx"]["expected"]
         if err["type"] == "extra_forbidden":
-            allowed = _allowed_fields(_models_by_title().get(root), err["loc"][:-1])
+            allowed = _allowed_fields(model, err["loc"][:-1])
             if allowed:
                 fix = f"{fix}; allowed here: {', '.join(allowed)}"
         msg = err["msg"].removeprefix("Value error, ")[:300]
@@ -315,7 +325,7 @@ def parse_spec(data: Any, base_dir: str | os.PathLike | None = None) -> Workload
     try:
         spec = WorkloadSpec.model_validate(data)
     except pydantic.ValidationError as exc:
-        raise errors_for(exc) from None
+        raise errors_for(exc, WorkloadSpec) from None
     if spec.model.hf_config and base_dir is not None:
         path = pathlib.Path(base_dir, spec.model.hf_config)
         spec = spec.model_copy(update={"model": spec.model.model_copy(update={"hf_config": str(path)})})
@@ -338,12 +348,6 @@ def read_spec_file(path: str | os.PathLike, what: str = "spec file", field: str 
             valid YAML, a duplicate key, or nesting/aliases past the limits.
     """
     return inputs.read_yaml(path, what, field)
-
-
-def _models_by_title() -> dict[str, type[pydantic.BaseModel]]:
-    from gpusizer.catalog import onprem
-
-    return {"WorkloadSpec": WorkloadSpec, "Pool": onprem.Pool}
 
 
 def json_schema() -> dict:

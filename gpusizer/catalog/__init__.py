@@ -7,6 +7,7 @@ import datetime
 import os
 from collections.abc import Iterable, Mapping
 
+from gpusizer import providers
 from gpusizer.catalog.offer import Offer
 
 # Prices older than this many days are called out loudly in every report.
@@ -88,7 +89,7 @@ def age_notes(offers: Iterable[Offer], today: datetime.date, bound: int = STALE_
     """One line per provider: the oldest and newest as-of date, with a loud warning past `bound` days."""
     spans: dict[str, list[str]] = {}
     for o in offers:
-        if o.provider == "onprem":
+        if providers.get(o.provider).owned:  # configured, not a dated price list
             continue
         span = spans.setdefault(o.provider, [o.as_of, o.as_of])
         span[0] = min(span[0], o.as_of)

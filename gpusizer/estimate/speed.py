@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from gpusizer import hardware, registry
+from gpusizer import hardware, registry, units
 from gpusizer.estimate import comm, memory
 
 # Achieved fraction of peak HBM bandwidth while decoding ("model bandwidth
@@ -94,8 +94,8 @@ def inference_speed(
         fabric_gbps: node network bandwidth between stages, Gbit/s.
         mbu, mfu: achieved fractions of peak bandwidth and FLOPS (calibration overrides them).
     """
-    bw = gpus * gpu.hbm_bw_gbs * 1e9 * mbu
-    flops = gpus * gpu.peak_tflops(precision) * 1e12 * mfu
+    bw = gpus * gpu.hbm_bw_gbs * units.GB * mbu
+    flops = gpus * gpu.peak_tflops(precision) * units.TERA * mfu
     weights = memory.weight_bytes(model, precision) * expert_read_fraction(model, batch)
     kv = memory.kv_bytes_per_sequence(model, context, kv_precision) * batch
     mem_s = (weights + kv) / bw
@@ -139,4 +139,4 @@ def training_flops(model: registry.ModelArch, tokens: float, method: str, checkp
 def training_hours(flops: float, gpu: hardware.GpuSpec, gpus: float, precision: str, mfu: float = TRAINING_MFU) -> float:
     """Wall-clock hours for `flops` on `gpus` GPUs at `mfu` (TRAINING_MFU unless calibrated) of dense peak."""
     compute = "bf16" if precision in ("int4", "int8") else precision  # QLoRA computes in 16-bit
-    return flops / (gpus * gpu.peak_tflops(compute) * 1e12 * mfu) / 3600
+    return flops / (gpus * gpu.peak_tflops(compute) * units.TERA * mfu) / 3600
