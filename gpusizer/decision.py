@@ -152,7 +152,7 @@ class Decision:
         only when it re-derives the same decision from the recorded spec.
 
         >>> SIZED_BY
-        ('memory', 'deadline', 'throughput', 'tpot', 'ttft', 'interconnect', 'per-job-cost', 'per-token-cost')
+        ('memory', 'deadline', 'throughput', 'tpot', 'ttft', 'interconnect', 'precision', 'per-job-cost', 'per-token-cost')
         """
         c = self.chosen
         if c is None:
