@@ -7,7 +7,7 @@ Algorithm:
    memory; training may span nodes). The fit prices all replicas: a node
    may run several (Fit.node_groups).
 2. Judge each candidate in a fixed order and keep the first failed limit:
-   placement (provider, region, GPU model, opt-in, a machine image for the family), purchase, memory,
+   placement (provider, region, GPU model, opt-in), purchase, memory,
    interconnect, targets/deadline, host vCPU and RAM, capacity (pool free
    GPUs, cloud quotas), budget (max_hourly_usd).
 3. Rank the feasible ones by the objective ($/hour, or $ per million tokens
@@ -62,11 +62,16 @@ def _placement_rejection(w: Workload, offer: Offer) -> Rejection | None:
     if offer.opt_in and not p.allow_opt_in:
         where = offer.zone or offer.region
         return Rejection(limits.Limit.OPT_IN, f"{where} is a Local Zone or opt-in region; set placement.allow_opt_in to use it")
-    if not w.spec.deploy.machine_image:
-        why = images.unsupported(offer.provider, offer.instance_type)
-        if why:
-            return Rejection(limits.Limit.IMAGE, f"{offer.instance_type} cannot be provisioned: {why}. "
-                                                 "To fix: set deploy.machine_image to an image with a suitable driver")
+    return None
+
+
+def _image_rejection(w: Workload, offer: Offer) -> Rejection | None:
+    """An adequate offer whose family has no supported machine image (data/images.yaml) cannot be
+    provisioned unless the spec brings its own image. Judged after fit, so sizing reasons win."""
+    why = None if w.spec.deploy.machine_image else images.unsupported(offer.provider, offer.instance_type)
+    if why:
+        return Rejection(limits.Limit.IMAGE, f"{offer.instance_type} cannot be provisioned: {why}. "
+                                             "To fix: set deploy.machine_image to an image with a suitable driver")
     return None
 
 
@@ -123,7 +128,8 @@ class _Judge:
         hourly = price * nodes * f.node_groups
         if not f.ok:
             return Candidate(offer, purchase, nodes, hourly, f, Rejection(f.code, f.detail))
-        rej = self._host(offer) or self._capacity(offer, nodes * f.node_groups, purchase) or self._budget(hourly)
+        rej = (_image_rejection(w, offer) or self._host(offer) or self._capacity(offer, nodes * f.node_groups, purchase)
+               or self._budget(hourly))
         return Candidate(offer, purchase, nodes, hourly, f, rej, self._per_mtok(hourly, f))
 
     def _host(self, offer: Offer) -> Rejection | None:

@@ -27,17 +27,17 @@ def test_every_row_names_its_source_and_either_an_image_or_a_reason():
         assert (row.unsupported is None) != (row.name is None and row.image is None)
 
 
-SPEC = {"name": "chat", "model": {"name": "qwen2.5-1.5b"}, "inference": {"batch_size": 1},
+SPEC = {"name": "chat", "model": {"name": "qwen2.5-1.5b"}, "inference": {"batch_size": 1}, "precision": "fp16",
         "placement": {"providers": ["aws"]}}
 
 
 def test_family_without_a_supported_image_is_rejected_and_the_plan_says_why():
-    # g6f (1/8 of an L4 for $0.20) is cheaper than g6 but needs GRID drivers no DLAMI ships.
-    catalog = Catalog((make_offer("g6f.large", "L4", 1, 2.6, 0.2, gpu_fraction=0.125),
+    # g6f (half an L4, enough for the model, $0.20) is cheaper than g6 but needs GRID drivers no DLAMI ships.
+    catalog = Catalog((make_offer("g6f.2xlarge", "L4", 1, 11.0, 0.2, gpu_fraction=0.5),
                        make_offer("g6.xlarge", "L4", 1, 22.0, 0.8)))
     d = gpusizer.plan(SPEC, catalog=catalog)
     assert d.chosen.offer.instance_type == "g6.xlarge"
-    (lost,) = [c for c in d.candidates if c.offer.instance_type == "g6f.large"]
+    (lost,) = [c for c in d.candidates if c.offer.instance_type == "g6f.2xlarge"]
     assert lost.rejection.code == "image" and "GRID" in lost.rejection.detail
     assert "deploy.machine_image" in lost.rejection.detail
 
