@@ -37,6 +37,15 @@ def _parser(argv: list[str]) -> argparse.ArgumentParser:
 
     sub.add_parser("schema", help="print the workload spec's JSON Schema")
 
+    tco = sub.add_parser("tco", help="cumulative cost on the cheapest cloud offer vs an owned pool; break-even month")
+    tco.add_argument("spec")
+    tco.add_argument("--pools", required=True, help="on-prem pools YAML")
+    tco.add_argument("--months", type=int, default=36)
+    tco.add_argument("--utilization", type=float, help="share of hours the workload runs (default: the pool's utilization)")
+    tco.add_argument("--format", choices=("table", "markdown", "json", "png"), default="table")
+    tco.add_argument("--out", metavar="FILE.png", help="where --format png writes (default: tco-<workload>.png)")
+    tco.add_argument("--catalog")
+
     cal = sub.add_parser("calibrate", help="fit per-GPU MBU/MFU from vLLM benchmark_serving.py results or training runs")
     cal.add_argument("results", nargs="+", metavar="RESULT.json")
     cal.add_argument("--out", metavar="FILE", help="write the calibration YAML here (default: print it)")
@@ -120,6 +129,24 @@ def _cmd_observe(args) -> int:
     for line in missing:
         print(f"gpusizer: {line}", file=sys.stderr)
     return EXIT_INFEASIBLE if missing else EXIT_OK
+
+
+def _cmd_tco(args) -> int:
+    """Exit 3 when no cloud offer or no pool runs the workload."""
+    import gpusizer
+    from gpusizer import tco
+
+    try:
+        doc = tco.compare(args.spec, gpusizer.load_pools(args.pools), _catalog(args.catalog), args.months, args.utilization)
+    except tco.NoOfferError as exc:
+        print(f"gpusizer: {exc}", file=sys.stderr)
+        return EXIT_INFEASIBLE
+    if args.format == "png":
+        path = args.out or "tco-%s.png" % doc["workload"]
+        print(f"wrote {tco.chart(doc, path)}")
+    else:
+        print(tco.render(doc, args.format))
+    return EXIT_OK
 
 
 def _cmd_calibrate(args) -> int:
@@ -208,7 +235,7 @@ def _cmd_catalog_refresh(args) -> int:
     return 1 if problems else EXIT_OK
 
 
-_COMMANDS = {"plan": _cmd_plan, "estimate": _cmd_estimate, "schema": _cmd_schema, "observe": _cmd_observe, "calibrate": _cmd_calibrate}
+_COMMANDS = {"plan": _cmd_plan, "estimate": _cmd_estimate, "schema": _cmd_schema, "observe": _cmd_observe, "calibrate": _cmd_calibrate, "tco": _cmd_tco}
 
 
 def main(argv: list[str] | None = None) -> int:
