@@ -30,12 +30,11 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from gpusizer import planner, spec as spec_mod
+from gpusizer import planner, spec as spec_mod, units
 from gpusizer.catalog import Catalog
 from gpusizer.catalog.offer import PROVIDERS, PURCHASES
 from gpusizer.errors import SizingError
 
-HOURS_PER_MONTH = 730  # TODO(t13): share gpusizer.cost's constant once it lands (t12)
 COMMITMENTS_NOTE = ("the catalog has no 1-/3-year commitment prices (AWS Savings Plans / Reserved Instances, "
                     "GCP committed-use discounts); commitments are not compared")
 
@@ -108,7 +107,7 @@ def compare(spec, pools, catalog: Catalog | None = None, months: int = 36, utili
     gpus = d.chosen.gpu_count * d.chosen.replicas
     u = utilization or pool.utilization
     pool_line, pool_info = _pool_line(pool, gpus, u)
-    lines = {p: CostLine(p, 0.0, c.hourly_usd * HOURS_PER_MONTH * u) for p, c in cloud.items()}
+    lines = {p: CostLine(p, 0.0, c.hourly_usd * units.HOURS_PER_MONTH * u) for p, c in cloud.items()}
     out = {
         "workload": s.name,
         "months": months,
@@ -124,7 +123,7 @@ def compare(spec, pools, catalog: Catalog | None = None, months: int = 36, utili
         "pool": pool_info,
         "break_even": {
             p: {"month": break_even_month(lines[p], pool_line, months),
-                "utilization": round(break_even_utilization(c.hourly_usd * HOURS_PER_MONTH, pool_line, months), 4)}
+                "utilization": round(break_even_utilization(c.hourly_usd * units.HOURS_PER_MONTH, pool_line, months), 4)}
             for p, c in cloud.items()
         },
         "series": {"month": list(range(months + 1)),
@@ -141,12 +140,12 @@ def _placed(s: spec_mod.WorkloadSpec, **update) -> spec_mod.WorkloadSpec:
 def _pool_line(pool, gpus: int, utilization: float) -> tuple[CostLine, dict]:
     info = {"name": pool.name, "location": pool.location, "gpu": pool.gpu, "gpus": gpus}
     if pool.capex_usd_per_node is None:
-        monthly = pool.usd_per_gpu_hour * gpus * HOURS_PER_MONTH * utilization
+        monthly = pool.usd_per_gpu_hour * gpus * units.HOURS_PER_MONTH * utilization
         info.update(basis=f"${pool.usd_per_gpu_hour:.2f}/GPU-h as configured, {gpus} GPUs x 730 h x {utilization:.0%}",
                     capex_usd=0.0, monthly_usd=round(monthly, 2), nodes=None, lifetime_months=None)
         return CostLine("pool", 0.0, monthly), info
     share = gpus / pool.gpus_per_node
-    power = share * pool.power_kw_per_node * pool.pue * pool.usd_per_kwh * HOURS_PER_MONTH
+    power = share * pool.power_kw_per_node * pool.pue * pool.usd_per_kwh * units.HOURS_PER_MONTH
     opex = share * pool.opex_usd_per_node_year / 12
     lifetime = round(pool.lifetime_years * 12)
     info.update(

@@ -42,8 +42,6 @@ SATURATED_UTIL = 0.95  # p95 GPU utilization at which requests queue (the GPU is
 LOW_UTIL = 0.30  # mean GPU utilization below which the GPU mostly waits
 HIGH_MEMORY = 0.70  # share of GPU memory that counts as "high" for `investigate`
 MIN_SAVING = 0.05  # a re-plan must save at least this share of the monthly cost to recommend a move
-# TODO(t13): use gpusizer.cost.monthly_usd once it lands on main (t12); same 730 h month.
-_HOURS_PER_MONTH = 730
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,7 +57,7 @@ class Current:
 
     @property
     def monthly_usd(self) -> float:
-        return self.hourly_usd * self.nodes * _HOURS_PER_MONTH
+        return self.hourly_usd * self.nodes * units.HOURS_PER_MONTH
 
     def to_dict(self) -> dict:
         return {
@@ -118,7 +116,7 @@ def recommend(w: Workload, obs: dcgm.Observation, catalog: Catalog, current: Cur
         }
     decision = optimize.choose(measured_workload(w, obs, peak), catalog.offers, catalog.quotas, catalog.notes)
     choice = None if decision.chosen is None else decision.to_dict()["choice"]
-    new_monthly = None if decision.chosen is None else decision.chosen.hourly_usd * _HOURS_PER_MONTH
+    new_monthly = None if decision.chosen is None else decision.chosen.hourly_usd * units.HOURS_PER_MONTH
     savings = None if new_monthly is None or current is None else round(current.monthly_usd - new_monthly, 2)
     if choice is not None:
         choice["monthly_usd"] = round(new_monthly, 2)
