@@ -86,6 +86,14 @@ def _aws_networks(raw: Any) -> dict[str, components.AwsNetwork]:
                               "subnetIds: [subnet-..., ...]}") from None
 
 
+def _str_map(raw: Any, key: str, what: str, value: str) -> dict[str, str]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict) or not all(isinstance(v, str) for v in raw.values()):
+        raise pulumi.RunError(f"stack config gpusizer:{key} must map each {what} to a {value} name")
+    return dict(raw)
+
+
 def _summary(d: gpusizer.Decision) -> str:
     """One line for `pulumi preview`: the choice, its price and what the next cheaper offer lacked."""
     c = d.chosen
@@ -111,6 +119,10 @@ def main() -> None:
     aws_region = pulumi.Config("aws").get("region")
     gcp_network = config.get("gcpNetwork") or "default"
     gcp_secure_boot = config.get_bool("gcpSecureBoot") or False
+    gcp_subnetworks = _str_map(config.get_object("gcpSubnetworks"), "gcpSubnetworks", "region", "subnetwork")
+    gcp_reservations = _str_map(config.get_object("gcpReservations"), "gcpReservations", "zone", "reservation")
+    gcp_cloud_nat = config.get_bool("gcpCloudNat")
+    gcp_cloud_nat = True if gcp_cloud_nat is None else gcp_cloud_nat
 
     # Plan everything first (plain values): nothing is registered unless every workload has a choice.
     planned = []
@@ -123,12 +135,17 @@ def main() -> None:
         if c.offer.provider == "onprem":  # the pool fills up; later workloads see what is left
             pools = [p.allocate(c.gpu_count * c.replicas) if p.name == c.offer.instance_type else p for p in pools]
 
+    nat_regions: set[str] = set()  # one Cloud NAT per GCP region: two on one network would clash
     for spec, decision, pools_then in planned:
+        c = decision.chosen
+        nat = gcp_cloud_nat and c.offer.provider == "gcp" and c.offer.region not in nat_regions
+        if nat:
+            nat_regions.add(c.offer.region)
         workload = components.GpuWorkload(spec.name, spec, args=components.GpuWorkloadArgs(
             pools=pools_then, kubeconfigs=kubeconfigs, aws_region=aws_region, aws_networks=aws_networks,
-            gcp_network=gcp_network, gcp_secure_boot=gcp_secure_boot, decision=decision,
+            gcp_network=gcp_network, gcp_secure_boot=gcp_secure_boot, gcp_subnetworks=gcp_subnetworks,
+            gcp_cloud_nat=nat, gcp_reservations=gcp_reservations, decision=decision,
         ))
-        c = decision.chosen
         pulumi.export(spec.name, {
             "summary": _summary(decision),
             "provider": c.offer.provider,

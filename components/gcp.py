@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import re
 
 import pulumi
 import pulumi_gcp as gcp
 
+from components import gcp_network, names
 from components import tags as tagging
 from gpusizer.decision import Decision
 
@@ -30,6 +30,14 @@ _N1 = re.compile(r"^(?P<host>n1-[a-z0-9-]+)\+(?P<accel>nvidia-[a-z0-9-]+)x(?P<co
 # "Hyperdisk"): A3 and A4 take Hyperdisk only (A3 High also PD, but Hyperdisk is its default);
 # N1, A2 and G2 take Persistent Disk. First matching prefix wins.
 _BOOT_DISK_TYPES = (("a4-", "hyperdisk-balanced"), ("a3-", "hyperdisk-balanced"), ("", "pd-balanced"))
+# Machine types Compute Engine does not sell as plain on-demand VMs: an "on-demand" choice is then
+# provisioned from a named reservation (RESERVATION_BOUND) or, without one, as flex-start. A4 and
+# A3 Ultra: reservations, flex-start or spot (GCP docs, "Accelerator-optimized machine family",
+# consumption options table, 2025; dstack issue #3162). a3-highgpu-1g/2g/4g: spot or flex-start
+# only (same table; recalled, unverified).
+NOT_ON_DEMAND = ("a4-highgpu-", "a3-ultragpu-", "a3-highgpu-1g", "a3-highgpu-2g", "a3-highgpu-4g")
+# Flex-start VMs run at most 7 days (GCP docs, "About flex-start VMs", 2025).
+FLEX_START_MAX_SECONDS = 7 * 24 * 3600
 
 
 @dataclasses.dataclass
@@ -41,6 +49,16 @@ class GcpGpuCapacityArgs:
     secure_boot: bool = False
     """Shielded VM Secure Boot. Off by default: the Deep Learning VM images load NVIDIA kernel
     modules that Secure Boot rejects unless they are signed; turn it on for an image that signs them."""
+    subnetwork: str | None = None
+    """Subnetwork in the chosen region; required when `network` is a custom-mode VPC."""
+    cloud_nat: bool = True
+    """Create a Cloud Router + NAT in the chosen region (the VM has no external IP). Off when the
+    network already has egress (another stack's NAT, a proxy)."""
+    reservation: str | None = None
+    """A reservation to consume (SPECIFIC_RESERVATION); for types not sold on-demand it makes the VM
+    RESERVATION_BOUND instead of flex-start."""
+    stack: str | None = None
+    """Stack name put into names Pulumi does not autoname; default: the running stack."""
 
 
 def machine_and_accelerators(instance_type: str) -> tuple[str, list[dict]]:
@@ -95,21 +113,39 @@ class GcpGpuCapacity(pulumi.ComponentResource):
         labels = tagging.gcp_labels(d)
         machine, accels = machine_and_accelerators(c.offer.instance_type)
         grouped = c.replicas > 1 or c.nodes > 1
-        spot = c.purchase == "spot"
+        stack = args.stack or pulumi.get_stack()
+        region = c.offer.region
         account = gcp.serviceaccount.Account(
             f"{name}-sa",
-            account_id=_account_id(spec.name),
-            display_name=f"gpusizer {spec.name} GPU host",
+            account_id=account_id(spec.name, stack),
+            display_name=f"gpusizer {spec.name} GPU host ({stack})",
             opts=child,
         )
-        scheduling = dict(
-            on_host_maintenance="TERMINATE",  # GPU VMs cannot live-migrate
-            automatic_restart=not spot,  # SPOT requires it off
-            preemptible=spot,  # SPOT requires it on
-            provisioning_model="SPOT" if spot else "STANDARD",
-            # A lone VM stops when reclaimed and keeps its disk; a group deletes it and recreates it.
-            instance_termination_action=("DELETE" if grouped else "STOP") if spot else None,
-        )
+        model = provisioning_model(c.offer.instance_type, c.purchase, args.reservation)
+        scheduling = scheduling_args(model, grouped)
+        affinity = None
+        if args.reservation:
+            affinity = dict(type="SPECIFIC_RESERVATION", specific_reservation=dict(
+                key="compute.googleapis.com/reservation-name", values=[args.reservation]))
+        elif model == "FLEX_START":
+            affinity = dict(type="NO_RESERVATION")
+        if args.cloud_nat:
+            gcp_network.cloud_nat(name, stack=stack, region=region, network=args.network,
+                                  subnetwork=args.subnetwork, opts=child)
+        nics = [dict(network=args.network, subnetwork=args.subnetwork)]  # no access config: no external IP
+        policies = None
+        if c.nodes > 1 and c.offer.fabric in gcp_network.GPUDIRECT:
+            # Multi-node A3/A4: the nodes share one compact placement (low latency) and get the
+            # GPUDirect data NICs the catalog priced the fabric for; gVNIC on every NIC.
+            nics[0]["nic_type"] = "GVNIC"
+            nics += gcp_network.data_nics(name, stack=stack, workload=spec.name, fabric=c.offer.fabric,
+                                          region=region, zone=c.offer.zone, opts=child)
+            policy = gcp.compute.ResourcePolicy(
+                f"{name}-placement", name=names.per_stack(spec.name, stack), region=region,
+                group_placement_policy=gcp.compute.ResourcePolicyGroupPlacementPolicyArgs(
+                    collocation="COLLOCATED", vm_count=c.nodes),
+                opts=child)
+            policies = policy
         image = spec.deploy.machine_image or DLVM_IMAGE
         disk_gib = d.workload.disk_gib  # deploy.disk_gib, else the OS image + model files (+ checkpoints)
         disk_type = boot_disk_type(machine)
@@ -125,14 +161,19 @@ class GcpGpuCapacity(pulumi.ComponentResource):
         if grouped:
             template = gcp.compute.InstanceTemplate(
                 f"{name}-tmpl",
+                # Templates are immutable: each change makes a new one, so the name is a prefix
+                # (at most 37 characters: pulumi-gcp InstanceTemplate.namePrefix).
+                name_prefix=f"{names.per_stack(spec.name, stack, 36)}-",
                 machine_type=machine,
                 disks=[gcp.compute.InstanceTemplateDiskArgs(
                     source_image=image, disk_size_gb=disk_gib, disk_type=disk_type, boot=True, auto_delete=True,
                 )],
                 guest_accelerators=[gcp.compute.InstanceTemplateGuestAcceleratorArgs(**a) for a in accels] or None,
-                scheduling=gcp.compute.InstanceTemplateSchedulingArgs(**scheduling),
+                scheduling=gcp.compute.InstanceTemplateSchedulingArgs(**_scheduling(gcp.compute, "InstanceTemplate", scheduling)),
                 shielded_instance_config=gcp.compute.InstanceTemplateShieldedInstanceConfigArgs(**shielded),
-                network_interfaces=[gcp.compute.InstanceTemplateNetworkInterfaceArgs(network=args.network)],
+                network_interfaces=[gcp.compute.InstanceTemplateNetworkInterfaceArgs(**n) for n in nics],
+                resource_policies=policies.name if policies else None,  # one policy, by name
+                reservation_affinity=_affinity("InstanceTemplate", affinity),
                 service_account=gcp.compute.InstanceTemplateServiceAccountArgs(**sa),
                 metadata=metadata,
                 labels=labels,
@@ -140,8 +181,9 @@ class GcpGpuCapacity(pulumi.ComponentResource):
             )
             group = gcp.compute.InstanceGroupManager(
                 f"{name}-mig",
+                name=names.per_stack(spec.name, stack),
                 zone=c.offer.zone,
-                base_instance_name=spec.name,
+                base_instance_name=names.rfc1035(spec.name, 58),
                 versions=[gcp.compute.InstanceGroupManagerVersionArgs(instance_template=template.self_link_unique)],
                 target_size=c.replicas * c.nodes,
                 opts=child,
@@ -150,7 +192,11 @@ class GcpGpuCapacity(pulumi.ComponentResource):
         else:
             instance = gcp.compute.Instance(
                 f"{name}-vm",
+                name=names.per_stack(spec.name, stack),
                 machine_type=machine,
+                # A catalog refresh can change the machine type: stop, resize and start in place
+                # rather than fail (pulumi-gcp Instance.allowStoppingForUpdate).
+                allow_stopping_for_update=True,
                 zone=c.offer.zone,
                 boot_disk=gcp.compute.InstanceBootDiskArgs(
                     initialize_params=gcp.compute.InstanceBootDiskInitializeParamsArgs(
@@ -158,13 +204,16 @@ class GcpGpuCapacity(pulumi.ComponentResource):
                     ),
                 ),
                 guest_accelerators=[gcp.compute.InstanceGuestAcceleratorArgs(**a) for a in accels] or None,
-                scheduling=gcp.compute.InstanceSchedulingArgs(**scheduling),
+                scheduling=gcp.compute.InstanceSchedulingArgs(**_scheduling(gcp.compute, "Instance", scheduling)),
                 shielded_instance_config=gcp.compute.InstanceShieldedInstanceConfigArgs(**shielded),
-                network_interfaces=[gcp.compute.InstanceNetworkInterfaceArgs(network=args.network)],  # no access config: no external IP
+                network_interfaces=[gcp.compute.InstanceNetworkInterfaceArgs(**n) for n in nics],
+                resource_policies=policies.self_link if policies else None,
+                reservation_affinity=_affinity("Instance", affinity),
                 service_account=gcp.compute.InstanceServiceAccountArgs(**sa),
                 metadata=metadata,
                 labels=labels,
-                opts=child,
+                # The name is fixed per stack: a replacement must delete the old VM first.
+                opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(delete_before_replace=True)),
             )
             self.instance_self_link = instance.self_link
         self.service_account_email = account.email
@@ -175,16 +224,57 @@ class GcpGpuCapacity(pulumi.ComponentResource):
         })
 
 
-def _account_id(workload: str) -> str:
-    """A service account id (6-30 characters of [a-z0-9-]) derived from the workload name;
-    a long name is cut and given a hash of the whole, so two long names do not collide.
+def account_id(workload: str, stack: str) -> str:
+    """A service-account id (6-30 characters, a letter first) unique per workload and stack.
 
-    >>> _account_id("support-chat")
-    'gpusizer-support-chat'
-    >>> len(_account_id("a-very-long-workload-name-for-serving"))
-    30
+    >>> account_id("support-chat", "dev")
+    'gpusizer-support-chat-dev'
+    >>> account_id("70b-chat", "prod"), len(account_id("a-very-long-workload-name-for-serving", "prod"))
+    ('gpusizer-70b-chat-prod', 30)
     """
-    full = f"gpusizer-{workload}"
-    if len(full) <= 30:
-        return full
-    return f"{full[:25].rstrip('-')}-{hashlib.sha1(workload.encode()).hexdigest()[:4]}"
+    return names.rfc1035(f"gpusizer-{workload}-{stack}", 30)
+
+
+def provisioning_model(instance_type: str, purchase: str, reservation: str | None) -> str:
+    """SPOT for spot; for on-demand, STANDARD where Compute Engine sells it, else RESERVATION_BOUND
+    with a reservation or FLEX_START without one.
+
+    >>> provisioning_model("a3-ultragpu-8g", "on-demand", None), provisioning_model("g2-standard-4", "on-demand", None)
+    ('FLEX_START', 'STANDARD')
+    """
+    if purchase == "spot":
+        return "SPOT"
+    if instance_type.startswith(NOT_ON_DEMAND):
+        return "RESERVATION_BOUND" if reservation else "FLEX_START"
+    return "STANDARD"
+
+
+def scheduling_args(model: str, grouped: bool) -> dict:
+    """Scheduling for a provisioning model: GPU VMs cannot live-migrate; SPOT needs preemptible and no
+    automatic restart; a reclaimed lone spot VM stops (keeps its disk), a group's is deleted and
+    recreated; flex-start VMs are deleted at the end of their run (at most 7 days)."""
+    spot, flex = model == "SPOT", model == "FLEX_START"
+    out = dict(on_host_maintenance="TERMINATE", automatic_restart=not (spot or flex), preemptible=spot,
+               provisioning_model=model)
+    if spot:
+        out["instance_termination_action"] = "DELETE" if grouped else "STOP"
+    if flex:
+        out.update(instance_termination_action="DELETE", max_run_duration=dict(seconds=FLEX_START_MAX_SECONDS))
+    return out
+
+
+def _scheduling(module, kind: str, scheduling: dict) -> dict:
+    out = dict(scheduling)
+    if "max_run_duration" in out:
+        out["max_run_duration"] = getattr(module, f"{kind}SchedulingMaxRunDurationArgs")(**out["max_run_duration"])
+    return out
+
+
+def _affinity(kind: str, affinity: dict | None):
+    if affinity is None:
+        return None
+    specific = affinity.get("specific_reservation")
+    return getattr(gcp.compute, f"{kind}ReservationAffinityArgs")(
+        type=affinity["type"],
+        specific_reservation=getattr(gcp.compute, f"{kind}ReservationAffinitySpecificReservationArgs")(**specific)
+        if specific else None)

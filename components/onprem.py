@@ -34,7 +34,7 @@ class OnPremGpuCapacity(pulumi.ComponentResource):
     """GPU capacity on an on-prem Kubernetes pool.
 
     A namespace named after the workload whose ResourceQuota caps
-    requests.nvidia.com/gpu (and limits) at the GPUs chosen for it, and, when
+    requests.nvidia.com/gpu at the GPUs chosen for it, and, when
     the spec names a container image, a Deployment of replicas x nodes pods,
     each requesting one node's share of GPUs on the pool's nodes (its node
     selector and tolerations). Everything carries the sizing annotations.
@@ -70,7 +70,9 @@ class OnPremGpuCapacity(pulumi.ComponentResource):
             f"{name}-quota",
             metadata=k8s.meta.v1.ObjectMetaArgs(namespace=ns.metadata.name, name="gpu", annotations=annotations,
                                                 labels=labels),
-            spec=k8s.core.v1.ResourceQuotaSpecArgs(hard={f"requests.{GPU_RESOURCE}": gpus, f"limits.{GPU_RESOURCE}": gpus}),
+            # Extended resources take only the requests. prefix in a quota (Kubernetes docs, "Resource
+            # Quotas": "quota items prefixed with requests. are allowed"); requests == limits for GPUs.
+            spec=k8s.core.v1.ResourceQuotaSpecArgs(hard={f"requests.{GPU_RESOURCE}": gpus}),
             opts=child,
         )
         self.deployment_name = None

@@ -46,6 +46,13 @@ class GpuWorkloadArgs:
     """GCP VPC network for GPU VMs."""
     gcp_secure_boot: bool = False
     """Shielded VM Secure Boot on GCP (needs an image whose NVIDIA modules are signed)."""
+    gcp_subnetworks: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """Region -> subnetwork of gcp_network (required for a custom-mode VPC)."""
+    gcp_cloud_nat: bool = True
+    """Create a Cloud Router + NAT in the chosen GCP region (one per region and stack: a program
+    with several GCP workloads in one region turns it on for the first only)."""
+    gcp_reservations: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """Zone -> Compute Engine reservation to consume there."""
     catalog: gpusizer.Catalog | None = None
     """Offers to choose from; default: the freshest packaged or cached catalog."""
     decision: gpusizer.Decision | None = None
@@ -111,7 +118,9 @@ class GpuWorkload(pulumi.ComponentResource):
             ids.update(instance_id=aws.instance_id, asg_name=aws.asg_name,
                        launch_template_id=aws.launch_template_id, security_group_id=aws.security_group_id)
         elif c.offer.provider == "gcp":
-            gcp = GcpGpuCapacity(f"{name}-gcp", GcpGpuCapacityArgs(plan, args.gcp_network, args.gcp_secure_boot), child)
+            gcp = GcpGpuCapacity(f"{name}-gcp", GcpGpuCapacityArgs(
+                plan, args.gcp_network, args.gcp_secure_boot, subnetwork=args.gcp_subnetworks.get(c.offer.region),
+                cloud_nat=args.gcp_cloud_nat, reservation=args.gcp_reservations.get(c.offer.zone or "")), child)
             ids.update(instance_self_link=gcp.instance_self_link, group_self_link=gcp.group_self_link,
                        service_account_email=gcp.service_account_email)
         else:

@@ -52,6 +52,11 @@ def _cheapest_price(provider: str, instance_type: str) -> float | None:
     return min(prices, default=None)
 
 
+def types_of(provider: str) -> dict[str, Offer]:
+    """Instance/machine type -> one catalog offer of it (shapes are the same in every region)."""
+    return {t: o for (p, t), o in _by_type().items() if p == provider}
+
+
 def capacity_of_type(provider: str, instance_type: str) -> GpuCapacity | None:
     """GPUs of a cloud instance/machine type known to the catalog, or None (not a GPU type)."""
     o = _by_type().get((provider, instance_type))

@@ -174,7 +174,7 @@ def _cmd_calibrate(args) -> int:
 def _cmd_schema(args) -> int:
     from gpusizer import spec
 
-    print(json.dumps(spec.json_schema(), indent=2))
+    print(json.dumps(spec.json_schema(), indent=2, allow_nan=False))
     return EXIT_OK
 
 
@@ -209,7 +209,7 @@ def _cmd_catalog_list(args) -> int:
             )
     rows.sort(key=lambda r: (r["hourly_usd"], r["provider"], r["region"], r["zone"] or "", r["instance_type"], r["purchase"]))
     if args.format == "json":
-        print(json.dumps(rows, indent=2))
+        print(json.dumps(rows, indent=2, allow_nan=False))
     else:
         print(f"{'provider':<8} {'where':<22} {'instance type':<32} {'GPUs':<18} {'purchase':<9} {'$/h':>10}  as of")
         for r in rows:
@@ -251,17 +251,20 @@ def main(argv: list[str] | None = None) -> int:
         handler = offline.run
     if args.command == "catalog":
         handler = {"list": _cmd_catalog_list, "refresh": _cmd_catalog_refresh}[args.catalog_command]
+    from gpusizer import redact
+
     try:
         return handler(args)
     except errors.SizingError as exc:
-        print(f"gpusizer: error: {exc}", file=sys.stderr)
+        print(f"gpusizer: error: {redact.redact(str(exc))}", file=sys.stderr)
         return EXIT_INVALID
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:  # a bug: say so plainly; --debug shows the traceback
         if args.debug:
             raise
-        print(f"gpusizer: internal error ({type(exc).__name__}: {exc}); rerun with --debug and report it", file=sys.stderr)
+        detail = redact.redact(f"{type(exc).__name__}: {exc}")[:500]
+        print(f"gpusizer: internal error ({detail}); rerun with --debug and report it", file=sys.stderr)
         return EXIT_BUG
 
 

@@ -12,13 +12,13 @@ import dataclasses
 import difflib
 import functools
 import importlib.resources
-import json
 import pathlib
 import re
+from typing import Any
 
 import yaml
 
-from gpusizer import errors
+from gpusizer import errors, hf_config, inputs
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -230,62 +230,61 @@ def from_architecture(
 
 
 def from_hf_config(path: str | pathlib.Path) -> ModelArch:
-    """A model from a Hugging Face config.json, read offline (no transformers import).
+    """A model from a Hugging Face config.json file, read offline (no transformers import).
+
+    The file is read under the input limits of gpusizer.inputs (regular file,
+    size cap, strict UTF-8, strict JSON) and parsed by `parse_hf_config`.
+
+    Raises:
+        SpecError: naming model.hf_config and the bad file or key.
+    """
+    p = pathlib.Path(path)
+    cfg = inputs.read_json(p, "Hugging Face config", "model.hf_config")
+    return parse_hf_config(cfg, str(p), default_name=p.parent.name)
+
+
+def parse_hf_config(mapping: Any, source_name: str, default_name: str = "hf-config") -> ModelArch:
+    """A model from a parsed Hugging Face config.json (a file's, or one fetched from the Hub).
 
     Understands Llama/Mistral/Qwen2/Qwen3/Gemma2/Gemma3 (text_config nested),
     Mixtral and Qwen MoE (num_local_experts / num_experts,
     num_experts_per_tok, moe_intermediate_size), DeepSeek-V3 (MLA and
     n_routed_experts, first_k_dense_replace), Phi-3 and Falcon key spellings.
-    Parameters are counted with `count_params`.
+    Every field used is validated first by gpusizer.hf_config.HfConfig
+    (types, physical bounds, cross-field rules); parameters are counted with
+    `count_params`.
+
+    Args:
+        mapping: the parsed config.json.
+        source_name: where it came from (path or Hub id), for messages and `source`.
+        default_name: the model's name when the config has no _name_or_path.
 
     Raises:
-        SpecError: naming model.hf_config and the missing key or the bad file.
+        SpecError: field model.hf_config, the message naming the config key.
     """
-    p = pathlib.Path(path)
-    field = "model.hf_config"
-    try:
-        cfg = json.loads(p.read_text())
-    except OSError as exc:
-        raise errors.SpecError(f"{field}: cannot read {p}: {exc.strerror}. To fix: check the path", field) from None
-    except json.JSONDecodeError as exc:
-        raise errors.SpecError(f"{field}: {p} is not valid JSON ({exc.msg}, line {exc.lineno})", field) from None
-    if not isinstance(cfg, dict):
-        raise errors.SpecError(f"{field}: {p} must hold a JSON object", field)
-    cfg = {**cfg, **cfg.get("text_config", {})}
-
-    def need(*keys):
-        for k in keys:
-            if cfg.get(k) is not None:
-                return cfg[k]
-        raise errors.SpecError(
-            f"{field}: {p.name} has no {' / '.join(keys)}. To fix: use the model's original config.json", field
-        )
-
-    layers = need("num_hidden_layers", "n_layer", "num_layers")
-    hidden = need("hidden_size", "n_embd", "d_model")
-    heads = need("num_attention_heads", "n_head")
-    kv = cfg.get("num_key_value_heads") or cfg.get("num_kv_heads") or (1 if cfg.get("multi_query") else heads)
-    head_dim = cfg.get("head_dim") or hidden // heads
-    vocab = need("vocab_size")
-    ffn = cfg.get("intermediate_size") or cfg.get("ffn_hidden_size") or 4 * hidden
-    experts = cfg.get("num_local_experts") or cfg.get("num_experts") or cfg.get("n_routed_experts")
-    tied = bool(cfg.get("tie_word_embeddings", False))
-    name = cfg.get("_name_or_path") or p.parent.name or "hf-config"
+    c = hf_config.validate(mapping, source_name)
+    layers, hidden, heads, vocab = c.layers, c.hidden_size, c.heads, c.vocab_size
+    kv = c.kv_heads or (1 if c.multi_query else heads)
+    head_dim = c.head_dim or hidden // heads
+    ffn = c.intermediate_size or 4 * hidden
+    experts = c.experts or None
+    tied = c.tie_word_embeddings
+    name = c.name or default_name or "hf-config"
     common = dict(
         key=_norm(name) or "hf-config", display_name=name, kind="llm", layers=layers, hidden_size=hidden,
         attention_heads=heads, intermediate_size=ffn, vocab_size=vocab,
-        max_context=cfg.get("max_position_embeddings"), tied_embeddings=tied, source=f"Hugging Face config {p}",
+        max_context=c.max_position_embeddings, tied_embeddings=tied, source=f"Hugging Face config {source_name}",
     )
-    if cfg.get("kv_lora_rank"):
+    if c.kv_lora_rank:
         # MLA: count attention from its low-rank projections (DeepSeek-V2 paper, section 2.1).
-        rope, nope, v_dim = cfg["qk_rope_head_dim"], cfg["qk_nope_head_dim"], cfg["v_head_dim"]
-        q_rank, kv_rank = cfg.get("q_lora_rank") or 0, cfg["kv_lora_rank"]
+        rope, nope, v_dim = c.qk_rope_head_dim, c.qk_nope_head_dim, c.v_head_dim
+        q_rank, kv_rank = c.q_lora_rank or 0, c.kv_lora_rank
         q = (hidden * q_rank + q_rank * heads * (nope + rope)) if q_rank else hidden * heads * (nope + rope)
         attn = q + hidden * (kv_rank + rope) + kv_rank * heads * (nope + v_dim) + heads * v_dim * hidden
-        moe_ffn = cfg["moe_intermediate_size"]
-        dense = cfg.get("first_k_dense_replace", 0)
-        shared = cfg.get("n_shared_experts", 0)
-        k = cfg["num_experts_per_tok"]
+        moe_ffn = c.moe_intermediate_size
+        dense = c.first_k_dense_replace
+        shared = c.n_shared_experts
+        k = c.num_experts_per_tok
         emb = vocab * hidden * (1 if tied else 2)
         dense_mlp = 3 * hidden * ffn
         expert = 3 * hidden * moe_ffn
@@ -295,14 +294,14 @@ def from_hf_config(path: str | pathlib.Path) -> ModelArch:
                          kv_lora_rank=kv_rank, qk_rope_head_dim=rope, experts=experts, experts_per_token=k, **common)
     total, active = count_params(
         layers, hidden, heads, kv, head_dim, ffn, vocab, tied,
-        gated=cfg.get("model_type") not in ("falcon", "gpt2", "gpt_neox"),
-        experts=experts, experts_per_token=cfg.get("num_experts_per_tok"),
-        moe_ffn=cfg.get("moe_intermediate_size"),
+        gated=c.model_type not in ("falcon", "gpt2", "gpt_neox"),
+        experts=experts, experts_per_token=c.num_experts_per_tok,
+        moe_ffn=c.moe_intermediate_size,
     )
-    window = cfg.get("sliding_window") if cfg.get("use_sliding_window", True) else None
+    window = c.sliding_window if c.use_sliding_window else None
     local = 0
     if window:
-        pattern = cfg.get("sliding_window_pattern")
-        local = layers - layers // pattern if pattern else (layers // 2 if "gemma2" in str(cfg.get("model_type")) else layers)
+        pattern = c.sliding_window_pattern
+        local = layers - layers // pattern if pattern else (layers // 2 if "gemma2" in str(c.model_type) else layers)
     return ModelArch(params=total, active_params=active, kv_heads=kv, head_dim=head_dim, sliding_window=window,
-                     local_layers=local, experts=experts, experts_per_token=cfg.get("num_experts_per_tok"), **common)
+                     local_layers=local, experts=experts, experts_per_token=c.num_experts_per_tok, **common)

@@ -20,7 +20,7 @@ FORMATS = ("table", "markdown", "json")
 def render(obj: Decision | Estimate, fmt: str = "table", top: int = 8) -> str:
     """Render a Decision or an Estimate in `fmt` ("table", "markdown" or "json")."""
     if fmt == "json":
-        return json.dumps(obj.to_dict(), indent=2)
+        return json.dumps(obj.to_dict(), indent=2, allow_nan=False)  # NaN/Infinity is not JSON: a bug if reached
     if isinstance(obj, Estimate):
         return _estimate_text(obj, markdown=fmt == "markdown")
     return _plan_markdown(obj, top) if fmt == "markdown" else _plan_table(obj, top)

@@ -13,15 +13,12 @@ import pathlib
 from typing import Annotated, Any, Literal
 
 import pydantic
-import yaml
 
-from gpusizer import errors
+from gpusizer import errors, fields, inputs
 
 Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
 KvPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8"]
 Provider = Literal["aws", "gcp", "onprem"]
-PositiveInt = Annotated[int, pydantic.Field(ge=1)]
-PositiveFloat = Annotated[float, pydantic.Field(gt=0)]
 
 
 class _Strict(pydantic.BaseModel):
@@ -31,17 +28,17 @@ class _Strict(pydantic.BaseModel):
 class ModelRef(_Strict):
     """The model: a registry name, a Hugging Face config.json, or an explicit architecture."""
 
-    name: str | None = pydantic.Field(None, description="Registry key or common spelling, e.g. llama-3.1-8b.")
-    hf_config: str | None = pydantic.Field(
+    name: fields.Label | None = pydantic.Field(None, description="Registry key or common spelling, e.g. llama-3.1-8b.")
+    hf_config: Annotated[str, pydantic.Field(min_length=1, max_length=4096)] | None = pydantic.Field(
         None, description="Path to a Hugging Face config.json, read offline (relative to the spec file)."
     )
-    params_b: PositiveFloat | None = pydantic.Field(None, description="Billions of parameters (total, for MoE).")
-    active_params_b: PositiveFloat | None = pydantic.Field(None, description="MoE: billions active per token.")
-    layers: PositiveInt | None = None
-    hidden_size: PositiveInt | None = None
-    attention_heads: PositiveInt | None = None
-    kv_heads: PositiveInt | None = pydantic.Field(None, description="GQA/MQA; defaults to attention_heads.")
-    head_dim: PositiveInt | None = pydantic.Field(None, description="Defaults to hidden_size / attention_heads.")
+    params_b: fields.ParamsB | None = pydantic.Field(None, description="Billions of parameters (total, for MoE).")
+    active_params_b: fields.ParamsB | None = pydantic.Field(None, description="MoE: billions active per token.")
+    layers: fields.Layers | None = None
+    hidden_size: fields.HiddenSize | None = None
+    attention_heads: fields.Heads | None = None
+    kv_heads: fields.Heads | None = pydantic.Field(None, description="GQA/MQA; defaults to attention_heads.")
+    head_dim: fields.HeadDim | None = pydantic.Field(None, description="Defaults to hidden_size / attention_heads.")
 
     @pydantic.model_validator(mode="after")
     def _one_way(self) -> ModelRef:
@@ -56,24 +53,28 @@ class ModelRef(_Strict):
             raise ValueError("an explicit architecture needs params_b, layers, hidden_size and attention_heads. To fix: add the missing ones")
         if self.active_params_b and self.params_b and self.active_params_b > self.params_b:
             raise ValueError("active_params_b cannot exceed params_b. To fix: give total parameters in params_b")
+        if ways[2] and self.kv_heads is not None and self.kv_heads > self.attention_heads:
+            raise ValueError("kv_heads cannot exceed attention_heads. To fix: give the key/value head count (GQA)")
+        if ways[2] and self.head_dim is None and self.hidden_size < self.attention_heads:
+            raise ValueError("hidden_size is smaller than attention_heads, so no head_dim follows. To fix: give head_dim")
         return self
 
 
 class Targets(_Strict):
     """Serving targets; all optional. Multiplied by `growth` before sizing."""
 
-    tokens_per_second: PositiveFloat | None = pydantic.Field(None, description="Aggregate output tokens/s.")
-    ttft_ms: PositiveFloat | None = pydantic.Field(None, description="Time to first token, ms.")
-    tpot_ms: PositiveFloat | None = pydantic.Field(None, description="Time per output token, ms.")
+    tokens_per_second: fields.TokensPerSecond | None = pydantic.Field(None, description="Aggregate output tokens/s.")
+    ttft_ms: fields.LatencyMs | None = pydantic.Field(None, description="Time to first token, ms.")
+    tpot_ms: fields.LatencyMs | None = pydantic.Field(None, description="Time per output token, ms.")
 
 
 class InferenceSpec(_Strict):
-    context_length: PositiveInt = pydantic.Field(4096, description="Tokens per sequence, prompt + output.")
-    batch_size: PositiveInt = pydantic.Field(1, description="Concurrent sequences held in the KV cache.")
+    context_length: fields.Context = pydantic.Field(4096, description="Tokens per sequence, prompt + output.")
+    batch_size: fields.Batch = pydantic.Field(1, description="Concurrent sequences held in the KV cache.")
     kv_cache_precision: KvPrecision | None = pydantic.Field(
         None, description="Defaults from precision (16-bit for int8/int4 weights)."
     )
-    prompt_tokens: PositiveInt | None = pydantic.Field(
+    prompt_tokens: fields.Context | None = pydantic.Field(
         None, description="Prompt length for time to first token; defaults to context_length (worst case)."
     )
     targets: Targets = Targets()
@@ -86,16 +87,16 @@ class InferenceSpec(_Strict):
 
 
 class TrainingSpec(_Strict):
-    sequence_length: PositiveInt = pydantic.Field(4096, description="Tokens per training sequence.")
-    micro_batch_size: PositiveInt = pydantic.Field(1, description="Sequences per GPU per step.")
-    tokens: PositiveFloat | None = pydantic.Field(None, description="Total training tokens.")
-    deadline_hours: PositiveFloat | None = pydantic.Field(None, description="With tokens, sets a FLOPs rate.")
+    sequence_length: fields.Context = pydantic.Field(4096, description="Tokens per training sequence.")
+    micro_batch_size: fields.Batch = pydantic.Field(1, description="Sequences per GPU per step.")
+    tokens: fields.TrainingTokens | None = pydantic.Field(None, description="Total training tokens.")
+    deadline_hours: fields.DeadlineHours | None = pydantic.Field(None, description="With tokens, sets a FLOPs rate.")
     optimizer: Literal["adamw", "sgd", "adafactor", "adamw-8bit"] = "adamw"
-    activation_checkpointing: bool = True
+    activation_checkpointing: fields.StrictBool = True
     sharding: Literal["auto", "none", "zero1", "zero2", "zero3"] = pydantic.Field(
         "auto", description="auto: the least sharding that fits."
     )
-    lora_rank: PositiveInt = pydantic.Field(16, description="LoRA/QLoRA adapter rank.")
+    lora_rank: fields.LoraRank = pydantic.Field(16, description="LoRA/QLoRA adapter rank.")
 
     @pydantic.model_validator(mode="after")
     def _deadline_needs_tokens(self) -> TrainingSpec:
@@ -106,16 +107,16 @@ class TrainingSpec(_Strict):
 
 class Placement(_Strict):
     providers: list[Provider] | None = pydantic.Field(None, description="Default: all configured.")
-    regions: list[str] | None = pydantic.Field(None, description="Default: every region in the catalog.")
+    regions: list[fields.Label] | None = pydantic.Field(None, description="Default: every region in the catalog.")
     purchase: Literal["on-demand", "spot", "any"] = "on-demand"
-    max_hourly_usd: PositiveFloat | None = pydantic.Field(None, description="Ceiling, $/hour for all nodes.")
-    allow_opt_in: bool = pydantic.Field(False, description="Allow AWS Local Zones and opt-in regions.")
-    gpus: list[str] | None = pydantic.Field(None, description="Only these GPU models (canonical names).")
+    max_hourly_usd: fields.HourlyUsd | None = pydantic.Field(None, description="Ceiling, $/hour for all nodes.")
+    allow_opt_in: fields.StrictBool = pydantic.Field(False, description="Allow AWS Local Zones and opt-in regions.")
+    gpus: list[fields.Label] | None = pydantic.Field(None, description="Only these GPU models (canonical names).")
 
 
 class Sizing(_Strict):
-    memory_headroom: float = pydantic.Field(
-        0.95, gt=0.5, le=1.0, description="Fraction of driver-reported GPU memory the workload may use."
+    memory_headroom: Annotated[float, fields.NotBool] = pydantic.Field(
+        0.95, gt=0.5, le=1.0, allow_inf_nan=False, description="Fraction of driver-reported GPU memory the workload may use."
     )
     objective: Literal["auto", "hourly", "per-token"] = pydantic.Field(
         "auto", description="auto: $ per million output tokens when a throughput target is set, else $/hour."
@@ -128,14 +129,16 @@ class Sizing(_Strict):
 class Deploy(_Strict):
     """How the components provision the choice (ignored by the CLI's sizing, except replicas)."""
 
-    replicas: PositiveInt = pydantic.Field(1, description="Copies of the workload; throughput targets are split.")
-    capacity_failover: bool = pydantic.Field(
+    replicas: fields.Replicas = pydantic.Field(
+        1, description=f"Copies of the workload (at most {fields.MAX_REPLICAS}); throughput targets are split."
+    )
+    capacity_failover: fields.StrictBool = pydantic.Field(
         False, description="AWS: an Auto Scaling group over the top adequate types, so capacity errors fall back."
     )
-    failover_types: int = pydantic.Field(3, ge=1, le=20, description="How many ranked types the failover lists.")
-    image: str | None = pydantic.Field(None, description="Container image to run (on-prem Kubernetes pools).")
-    machine_image: str | None = pydantic.Field(None, description="AMI id or GCP image; default: Deep Learning image.")
-    disk_gib: PositiveInt | None = pydantic.Field(None, description="Root disk; default: weights plus margin.")
+    failover_types: Annotated[int, fields.NotBool] = pydantic.Field(3, ge=1, le=20, description="How many ranked types the failover lists.")
+    image: fields.Label | None = pydantic.Field(None, description="Container image to run (on-prem Kubernetes pools).")
+    machine_image: fields.Label | None = pydantic.Field(None, description="AMI id or GCP image; default: Deep Learning image.")
+    disk_gib: fields.DiskGib | None = pydantic.Field(None, description="Root disk; default: weights plus margin.")
 
 
 class WorkloadSpec(_Strict):
@@ -150,7 +153,7 @@ class WorkloadSpec(_Strict):
     precision: Precision = "bf16"
     inference: InferenceSpec | None = None
     training: TrainingSpec | None = None
-    growth: float = pydantic.Field(1.0, gt=0, description="Multiplies throughput targets (planned growth).")
+    growth: fields.Growth = pydantic.Field(1.0, description="Multiplies throughput targets (planned growth).")
     placement: Placement = Placement()
     sizing: Sizing = Sizing()
     deploy: Deploy = Deploy()
@@ -206,11 +209,20 @@ _FIXES = {
     "less_than_equal": "use a smaller value",
     "list_type": "give a list, e.g. [aws, gcp]",
     "model_type": "give a mapping of fields",
+    "finite_number": "give a finite number",
+    "string_too_long": "shorten it",
+    "string_too_short": "give a value",
+    "int_from_float": "give a whole number",
+    "bool_type": "give true or false (unquoted)",
 }
 
 
+# Problems listed per error: a 100,000-item list of bad values is one message, not 100,000 lines.
+_MAX_LINES = 10
+
+
 def _field_path(loc: tuple) -> str:
-    return ".".join(str(part) for part in loc)
+    return ".".join(str(part)[: inputs.QUOTE_CHARS] for part in loc)
 
 
 def errors_for(
@@ -224,7 +236,8 @@ def errors_for(
     root = exc.title
     lines = []
     first_field = ""
-    for err in exc.errors(include_url=False):
+    problems = exc.errors(include_url=False)
+    for err in problems[:_MAX_LINES]:
         field = ".".join(filter(None, [prefix, _field_path(err["loc"])])) or "(top level)"
         first_field = first_field or field
         fix = _FIXES.get(err["type"])
@@ -234,10 +247,14 @@ def errors_for(
             allowed = _allowed_fields(_models_by_title().get(root), err["loc"][:-1])
             if allowed:
                 fix = f"{fix}; allowed here: {', '.join(allowed)}"
-        msg = err["msg"].removeprefix("Value error, ")
+        msg = err["msg"].removeprefix("Value error, ")[:300]
+        if err["type"] == "string_pattern_mismatch" and err["ctx"]["pattern"] == fields.LABEL_PATTERN:
+            msg, fix = "must be one line of text", "remove line breaks, control characters, '|' and '`'"
         shown = err["input"]
-        got = "" if err["type"] in ("missing", "extra_forbidden") or isinstance(shown, dict) else f" (got {shown!r})"
+        got = "" if err["type"] in ("missing", "extra_forbidden") or isinstance(shown, dict) else f" (got {inputs.quote(shown)})"
         lines.append(f"{field}: {msg}{got}." + (f" To fix: {fix}." if fix else ""))
+    if len(problems) > _MAX_LINES:
+        lines.append(f"... and {len(problems) - _MAX_LINES} more problem(s).")
     return errors.SpecError(f"invalid {what}:\n  " + "\n  ".join(lines), field=first_field)
 
 
@@ -286,19 +303,19 @@ def parse_spec(data: Any, base_dir: str | os.PathLike | None = None) -> Workload
     return spec
 
 
-def read_spec_file(path: str | os.PathLike) -> Any:
-    """Read a YAML (or JSON) spec file into plain data; a bad file is a SpecError."""
-    p = pathlib.Path(path)
-    try:
-        text = p.read_text()
-    except OSError as exc:
-        raise errors.SpecError(f"cannot read spec file {p}: {exc.strerror}. To fix: check the path", "") from None
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise errors.SpecError(f"{p} is not valid YAML{where}: {getattr(exc, 'problem', exc)}", "") from None
+def read_spec_file(path: str | os.PathLike, what: str = "spec file", field: str = "") -> Any:
+    """Read a YAML (or JSON) file into plain data under the input limits of gpusizer.inputs.
+
+    Args:
+        path: the file.
+        what: what to call it in messages ("spec file", "pools file (--pools)").
+        field: the option or key the path came from, for SpecError.field.
+
+    Raises:
+        SpecError: unreadable, not a regular file, too large, not UTF-8, not
+            valid YAML, a duplicate key, or nesting/aliases past the limits.
+    """
+    return inputs.read_yaml(path, what, field)
 
 
 def _models_by_title() -> dict[str, type[pydantic.BaseModel]]:

@@ -4,4 +4,4 @@ from pulumi_policy import EnforcementLevel, PolicyPack
 
 from policies import pack
 
-PolicyPack(name="gpusizer", enforcement_level=EnforcementLevel.MANDATORY, policies=pack.policies())
+PolicyPack(name=pack.NAME, enforcement_level=EnforcementLevel.MANDATORY, policies=pack.policies())

@@ -1,7 +1,13 @@
-"""The Pulumi policy objects: thin adapters from the SDK's arguments to policies.rules.
+"""The Pulumi policy objects, built from policies.rules.RULES (thin adapters from the SDK's arguments).
 
 Built here, importable anywhere; only policies/__main__.py builds the
 PolicyPack (its constructor starts a gRPC server and blocks).
+
+A field a rule needs that is unknown at preview becomes the SDK's own
+"can't run policy ... during preview" diagnostic (advisory), with a message
+naming the field; the engine sends the resource again with every value known
+at `pulumi up`, where the rule runs at its own level before anything is
+created. Unknowns the rule does not read never reach it.
 """
 
 from __future__ import annotations
@@ -15,76 +21,84 @@ from pulumi_policy import (
     StackValidationArgs,
     StackValidationPolicy,
 )
+from pulumi_policy import proxy as sdk_proxy
 
-from policies import rules
+from policies import rules, sizing
+from policies import view as v
 
-_NUMBER_OR_NULL = {"type": ["number", "null"]}
-_SCHEMAS = {
-    "gpusizer-no-overprovisioning": {"maxRatio": {"type": "number", "default": 2.0, "minimum": 1,
-                                                  "description": "Largest allowed provisioned / required GPU memory."}},
-    "gpusizer-cost-ceiling": {"maxHourlyUsd": {**_NUMBER_OR_NULL, "default": None, "description": "$/hour per GPU resource."}},
-    "gpusizer-gpu-budget": {"maxHourlyUsd": {**_NUMBER_OR_NULL, "default": None, "description": "$/hour for all GPU resources."}},
-    "gpusizer-allowed-gpus": {
-        "allowed": {"type": "array", "items": {"type": "string"}, "default": [],
-                    "description": "Canonical GPU names allowed (empty: all)."},
-        "spotOnly": {"type": "boolean", "default": False, "description": "Only spot capacity in the cloud."},
-    },
-}
-_DESCRIPTIONS = {
-    "gpusizer-no-overprovisioning": "GPU memory may not exceed the sizing requirement by more than maxRatio while a cheaper adequate offer exists.",
-    "gpusizer-sized-gpu-capacity": "Every GPU resource carries the GPU memory it was sized for.",
-    "gpusizer-no-underprovisioning": "GPU memory may not be below the sizing requirement.",
-    "gpusizer-cost-ceiling": "A GPU resource may not cost more per hour than maxHourlyUsd.",
-    "gpusizer-allowed-gpus": "Only the allowed GPU models (and spot only, when configured) in this stack.",
-    "gpusizer-require-imdsv2": "GPU hosts require IMDSv2 session tokens.",
-    "gpusizer-secure-gpu-hosts": "Encrypted disks on GPU hosts and no SSH open to the internet.",
-}
-_LEVELS = {
-    "gpusizer-cost-ceiling": EnforcementLevel.ADVISORY,
-    "gpusizer-gpu-budget": EnforcementLevel.ADVISORY,
-}
+NAME = "gpusizer"
 
 
-def _validator(name: str):
+def unknown_error(exc: v.Unknown) -> sdk_proxy.UnknownValueError:
+    """The SDK's exception for an unknown value, with a message that names the field and when it is judged."""
+    err = sdk_proxy.UnknownValueError(v.STRING, exc.path.split("."))
+    err.message = f"{exc.path} is unknown until the resource is created; gpusizer judges it again at `pulumi up`"
+    return err
+
+
+def _resource_validator(rule: rules.Rule):
     def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
-        for message in rules.check_resource(name, args.resource_type, args.props, args.get_config()):
+        try:
+            messages = rules.check_resource(rule.name, args.resource_type, args.props, args.get_config())
+        except v.Unknown as exc:
+            raise unknown_error(exc) from None
+        for message in messages:
             report(message)
 
     return validate
 
 
-def _remediate_imdsv2(args: ResourceValidationArgs):
-    return rules.remediate_imdsv2(args.resource_type, args.props)
+def stack_resources(args: StackValidationArgs) -> list[sizing.StackResource]:
+    """The SDK's stack resources as plain StackResources (props unwrapped, links as URNs)."""
+    out = []
+    for r in args.resources:
+        deps = [d.urn for d in r.dependencies] + [d.urn for ds in r.property_dependencies.values() for d in ds]
+        out.append(sizing.StackResource(r.resource_type, v.View(v.raw(r.props)), r.urn, r.name,
+                                        r.parent.urn if r.parent is not None else None, tuple(dict.fromkeys(deps))))
+    return out
 
 
-def _budget(args: StackValidationArgs, report: ReportViolation) -> None:
-    for message in rules.stack_budget(((r.resource_type, r.props) for r in args.resources), args.get_config()):
-        report(message)
+def _stack_validator(rule: rules.Rule):
+    def validate(args: StackValidationArgs, report: ReportViolation) -> None:
+        try:
+            found = rules.check_stack(rule.name, stack_resources(args), args.get_config())
+        except v.Unknown as exc:
+            raise unknown_error(exc) from None
+        for message, urn in found:
+            report(message, urn)
+
+    return validate
+
+
+def _remediator(rule: rules.Rule):
+    def remediate(args: ResourceValidationArgs):
+        try:
+            return rule.remediate(args.resource_type, args.props)
+        except v.Unknown as exc:
+            raise unknown_error(exc) from None
+
+    return remediate
 
 
 def policies() -> list:
-    """Every gpusizer policy, with coded defaults mirrored in its config schema."""
+    """Every gpusizer policy, one per rules.RULES record, its config schema from the record's model."""
     out: list = []
-    for name, description in _DESCRIPTIONS.items():
-        schema = _SCHEMAS.get(name)
-        out.append(ResourceValidationPolicy(
-            name=name,
-            description=description,
-            validate=_validator(name),
-            remediate=_remediate_imdsv2 if name == "gpusizer-require-imdsv2" else None,
-            enforcement_level=_LEVELS.get(name, EnforcementLevel.MANDATORY),
+    for rule in rules.RULES:
+        schema = rule.schema()
+        common = dict(
+            name=rule.name,
+            description=rule.description,
+            enforcement_level=EnforcementLevel(rule.level),
             config_schema=PolicyConfigSchema(properties=schema) if schema else None,
-        ))
-    out.append(StackValidationPolicy(
-        name="gpusizer-gpu-budget",
-        description="All GPU capacity in the stack may not cost more per hour than maxHourlyUsd.",
-        validate=_budget,
-        enforcement_level=_LEVELS["gpusizer-gpu-budget"],
-        config_schema=PolicyConfigSchema(properties=_SCHEMAS["gpusizer-gpu-budget"]),
-    ))
+        )
+        if rule.scope == "stack":
+            out.append(StackValidationPolicy(validate=_stack_validator(rule), **common))
+        else:
+            out.append(ResourceValidationPolicy(validate=_resource_validator(rule),
+                                                remediate=_remediator(rule) if rule.remediate else None, **common))
     return out
 
 
 def levels() -> dict[str, str]:
     """Default enforcement level per policy name (for the offline preview)."""
-    return {p.name: p.enforcement_level.value for p in policies()}
+    return {r.name: r.level for r in rules.RULES}

@@ -1,165 +1,339 @@
-"""Read GPU facts out of resource properties (camelCase wire names), per covered resource type."""
+"""GPU facts of each covered resource type, read field by field (camelCase wire names).
+
+One `Kind` per type token says where that type declares each fact: the types
+it may launch, its sizing metadata, its purchase option, how many nodes or
+pods it runs, and the template it takes the rest from. `GpuResource` reads a
+fact only when a rule asks for it, so an unknown value elsewhere in the
+resource never blinds a rule (policies/view.py).
+"""
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
-from typing import Any
+import functools
+import math
+from collections.abc import Callable
 
-from gpusizer import audit, metadata
+from gpusizer import metadata
+from policies import k8s, shapes
+from policies import view as v
 
 AWS_INSTANCE = "aws:ec2/instance:Instance"
+AWS_SPOT_INSTANCE = "aws:ec2/spotInstanceRequest:SpotInstanceRequest"
 AWS_LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+AWS_LAUNCH_CONFIG = "aws:ec2/launchConfiguration:LaunchConfiguration"
 AWS_ASG = "aws:autoscaling/group:Group"
 AWS_FLEET = "aws:ec2/fleet:Fleet"
+AWS_SPOT_FLEET = "aws:ec2/spotFleetRequest:SpotFleetRequest"
+AWS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+AWS_BATCH = "aws:batch/computeEnvironment:ComputeEnvironment"
 GCP_INSTANCE = "gcp:compute/instance:Instance"
 GCP_TEMPLATE = "gcp:compute/instanceTemplate:InstanceTemplate"
-K8S_WORKLOADS = {
-    "kubernetes:apps/v1:Deployment": "template",
-    "kubernetes:apps/v1:StatefulSet": "template",
-    "kubernetes:batch/v1:Job": "template",
-    "kubernetes:core/v1:Pod": None,
-}
-COVERED = {AWS_INSTANCE, AWS_LAUNCH_TEMPLATE, AWS_ASG, AWS_FLEET, GCP_INSTANCE, GCP_TEMPLATE, *K8S_WORKLOADS}
-GPU_RESOURCE = "nvidia.com/gpu"
-# Node labels that name the GPU model (NVIDIA GPU feature discovery; GKE).
-GPU_LABELS = ("nvidia.com/gpu.product", "cloud.google.com/gke-accelerator")
+GCP_REGION_TEMPLATE = "gcp:compute/regionInstanceTemplate:RegionInstanceTemplate"
+GCP_FROM_TEMPLATE = "gcp:compute/instanceFromTemplate:InstanceFromTemplate"
+GCP_NODE_POOL = "gcp:container/nodePool:NodePool"
+GCP_MIG = "gcp:compute/instanceGroupManager:InstanceGroupManager"
+GCP_REGION_MIG = "gcp:compute/regionInstanceGroupManager:RegionInstanceGroupManager"
 
 
 @dataclasses.dataclass(frozen=True)
-class GpuResource:
-    """A resource that provisions GPUs, as the policies see it.
+class Kind:
+    """Where one resource type declares each GPU fact.
 
     Attributes:
-        capacities: one per instance type it may launch (an ASG/fleet lists several).
-        required_gib: the requirement from the sizing tag/label/annotation, or None.
-        sized_by: what set the size, per the components' metadata, or None.
-        purchase: "spot", "on-demand" or None when unknown.
-        hourly_usd: the tagged price, else the catalog's on-demand price of the first type.
-        unknown_gpu: GPUs were requested but the model could not be identified.
+        provider: "aws", "gcp" or "onprem" (Kubernetes).
+        shapes: the types it may launch (empty: they come from its template).
+        metadata: the path of its tags / labels / annotations.
+        purchase: "spot", "on-demand", or None when its consumer decides (a template).
+        count: nodes or pods it runs at most; 0 for a template (its consumer counts).
+        template: paths naming the template it launches from, if any.
+        host: it describes a host (IMDS, disks), judged by the host rules.
     """
 
     provider: str
-    capacities: tuple[audit.GpuCapacity, ...]
-    required_gib: float | None
-    sized_by: str | None
-    purchase: str | None
-    hourly_usd: float | None
-    unknown_gpu: str = ""
+    shapes: Callable[[v.View], list[shapes.Shape]]
+    metadata: Callable[[v.View], dict]
+    purchase: Callable[[v.View], str | None]
+    count: Callable[[v.View], float]
+    template: tuple[tuple[str, ...], ...] = ()
+    host: bool = False
 
 
-def _get(d: Any, *path, default=None):
-    for key in path:
-        if not isinstance(d, Mapping) or key not in d:
-            return default
-        d = d[key]
-    return d
+def _aws_types(views: list[v.View]) -> list[shapes.Shape]:
+    """Shapes of override-like entries: `instanceType`, or `instanceRequirements` (attribute-based)."""
+    out: list[shapes.Shape] = []
+    for x in views:
+        t = x.text("instanceType")
+        if t:
+            s = shapes.aws(t)
+            out += [s] if s else []
+        elif x.has("instanceRequirements"):
+            out += shapes.requirements(x.at("instanceRequirements")) or []
+    return out
 
 
-def _aws_tags(props: Mapping) -> dict[str, str]:
-    tags = props.get("tags") or {}
-    if isinstance(tags, list):  # Auto Scaling groups: [{key, value, propagateAtLaunch}] (props are plain())
-        tags = {t.get("key"): t.get("value") for t in tags if isinstance(t, Mapping)}
-    return dict(tags)
+def _instance_like(p: v.View) -> list[shapes.Shape]:
+    return _aws_types([p])
 
 
-def _required(value) -> float | None:
-    if value in (None, ""):
-        return None
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"sizing requirement {value!r} is not a number") from None
+def _overrides(*path: str) -> Callable[[v.View], list[shapes.Shape]]:
+    return lambda p: _aws_types(p.each(*path))
 
 
-def gpu_resource(resource_type: str, props: Mapping) -> GpuResource | None:
-    """GPU facts of a covered resource, or None when it provisions no GPU.
+def _fleet(p: v.View) -> list[shapes.Shape]:
+    return _aws_types([o for c in p.each("launchTemplateConfigs") for o in c.each("overrides")])
 
-    Raises:
-        ValueError: the resource is malformed (the policy reports it as a message).
-    """
-    if resource_type in (AWS_INSTANCE, AWS_LAUNCH_TEMPLATE, AWS_ASG, AWS_FLEET):
-        return _aws(resource_type, props)
-    if resource_type in (GCP_INSTANCE, GCP_TEMPLATE):
-        return _gcp(props)
-    if resource_type in K8S_WORKLOADS:
-        return _k8s(resource_type, props)
+
+def _spot_fleet(p: v.View) -> list[shapes.Shape]:
+    return _aws_types(p.each("launchSpecifications")) + _fleet(p)
+
+
+def _type_list(*path: str) -> Callable[[v.View], list[shapes.Shape]]:
+    """A list of types or (AWS Batch) family names; 'optimal' and 'default_*' pick CPU families."""
+    def read(p: v.View) -> list[shapes.Shape]:
+        out: list[shapes.Shape] = []
+        for x in p.each(*path):
+            t = x.text()
+            if not t or t == "optimal" or t.startswith("default_"):
+                continue
+            found = [shapes.aws(t)] if "." in t else shapes.aws_family_shapes(t)
+            out += [s for s in found or [] if s]
+        return out
+    return read
+
+
+def _gcp(node: tuple[str, ...] = ()) -> Callable[[v.View], list[shapes.Shape]]:
+    def read(p: v.View) -> list[shapes.Shape]:
+        m = p.text(*node, "machineType")
+        accels = []
+        for a in p.each(*node, "guestAccelerators"):
+            kind = shapes.machine(a.text("type") or "")
+            count = a.number("count")
+            accels.append((kind, 1.0 if count is None else count))
+        if not m and not accels:
+            return []
+        s = shapes.gcp(shapes.machine(m or ""), accels)
+        return [s] if s else []
+    return read
+
+
+def _tags(p: v.View) -> dict:
+    return p.mapping("tags")
+
+
+def _tags_at(*path: str) -> Callable[[v.View], dict]:
+    return lambda p: {**p.mapping("tags"), **p.mapping(*path)}
+
+
+def _labels(*node: str) -> Callable[[v.View], dict]:
+    return lambda p: p.mapping(*node, "labels") if node else p.mapping("labels")
+
+
+def _market(*path: str, default: str | None) -> Callable[[v.View], str | None]:
+    def read(p: v.View) -> str | None:
+        market = p.text(*path)
+        return "spot" if market == "spot" else ("on-demand" if market else default)
+    return read
+
+
+def _asg_purchase(p: v.View) -> str | None:
+    """Spot only when the group buys no on-demand at all (base 0 and 0% above it)."""
+    dist = p.at("mixedInstancesPolicy", "instancesDistribution")
+    if not p.has("mixedInstancesPolicy"):
+        return "on-demand"  # the template's market options decide; the group cannot be shown spot here
+    base = dist.number("onDemandBaseCapacity") or 0  # AWS default 0
+    pct = dist.number("onDemandPercentageAboveBaseCapacity")
+    return "spot" if base == 0 and pct == 0 else "on-demand"  # AWS default 100%
+
+
+def _fleet_purchase(p: v.View) -> str | None:
+    spec = p.at("targetCapacitySpecification")
+    kind = spec.text("defaultTargetCapacityType")
+    return "spot" if kind == "spot" and not spec.number("onDemandTargetCapacity") else "on-demand"
+
+
+def _spot_fleet_purchase(p: v.View) -> str | None:
+    return "on-demand" if p.number("onDemandTargetCapacity") else "spot"
+
+
+def _gcp_purchase(*node: str) -> Callable[[v.View], str | None]:
+    def read(p: v.View) -> str | None:
+        if node:  # GKE node config: spot / preemptible booleans
+            return "spot" if p.get(*node, "spot") is True or p.get(*node, "preemptible") is True else "on-demand"
+        model = p.text("scheduling", "provisioningModel")
+        return "spot" if model == "spot" or p.get("scheduling", "preemptible") is True else "on-demand"
+    return read
+
+
+def _nodes(*paths: tuple[str, ...], default: float = 1.0) -> Callable[[v.View], float]:
+    """The first count set among paths (a group's maximum before its desired size)."""
+    def read(p: v.View) -> float:
+        for path in paths:
+            n = p.number(*path)
+            if n is not None:
+                if n < 0:
+                    raise ValueError(f"{'.'.join(path)} {n:g} must not be negative")
+                return n
+        return default
+    return read
+
+
+def _zero(p: v.View) -> float:
+    return 0.0
+
+
+def _one(p: v.View) -> float:
+    return 1.0
+
+
+def _batch_count(p: v.View) -> float:
+    """maxvCpus over the smallest admitted type's vCPUs: the most instances the environment may run."""
+    vcpus = p.number("computeResources", "maxVcpus") or 0
+    sizes = [s.vcpus for s in _type_list("computeResources", "instanceTypes")(p) if s.vcpus]
+    return math.ceil(vcpus / min(sizes)) if sizes else 1.0
+
+
+def _fleet_count(p: v.View) -> float:
+    """Total target capacity in instances; in vCPUs or MiB it is divided by the smallest type's vCPUs."""
+    spec = p.at("targetCapacitySpecification")
+    total = spec.number("totalTargetCapacity") or 0
+    unit = spec.text("targetCapacityUnitType")
+    if unit in (None, "units"):
+        return total
+    sizes = [s.vcpus for s in _fleet(p) if s.vcpus]
+    return math.ceil(total / min(sizes)) if sizes and unit == "vcpu" else total
+
+
+def _none(p: v.View) -> None:
     return None
 
 
-def _aws(resource_type: str, props: Mapping) -> GpuResource | None:
-    if resource_type == AWS_ASG:
-        overrides = _get(props, "mixedInstancesPolicy", "launchTemplate", "overrides", default=[]) or []
-        types = [o.get("instanceType") for o in overrides if isinstance(o, Mapping) and o.get("instanceType")]
-    elif resource_type == AWS_FLEET:
-        types = [o.get("instanceType") for cfg in props.get("launchTemplateConfigs") or []
-                 for o in (cfg.get("overrides") or []) if o.get("instanceType")]
-    else:
-        types = [props["instanceType"]] if props.get("instanceType") else []
-    caps = tuple(c for c in (audit.capacity_of_type("aws", t) for t in types) if c)
-    if not caps:
+def _spot(p: v.View) -> str:
+    return "spot"
+
+
+_LT_PATHS = (("launchTemplate",),)
+KINDS: dict[str, Kind] = {
+    AWS_INSTANCE: Kind("aws", _instance_like, _tags, _market("instanceMarketOptions", "marketType", default="on-demand"),
+                       _one, _LT_PATHS, host=True),
+    AWS_SPOT_INSTANCE: Kind("aws", _instance_like, _tags, _spot, _one, _LT_PATHS, host=True),
+    AWS_LAUNCH_TEMPLATE: Kind("aws", _instance_like, _tags, _market("instanceMarketOptions", "marketType", default=None),
+                              _zero, host=True),
+    AWS_LAUNCH_CONFIG: Kind("aws", _instance_like, _tags, lambda p: "spot" if p.has("spotPrice") else None, _zero,
+                            host=True),
+    AWS_ASG: Kind("aws", _overrides("mixedInstancesPolicy", "launchTemplate", "overrides"), _tags, _asg_purchase,
+                  _nodes(("maxSize",), ("desiredCapacity",), ("minSize",)),
+                  (("launchTemplate",), ("mixedInstancesPolicy", "launchTemplate", "launchTemplateSpecification"),
+                   ("launchConfiguration",))),
+    AWS_FLEET: Kind("aws", _fleet, _tags, _fleet_purchase, _fleet_count, (("launchTemplateConfigs",),)),
+    AWS_SPOT_FLEET: Kind("aws", _spot_fleet, _tags, _spot_fleet_purchase, _nodes(("targetCapacity",)),
+                         (("launchTemplateConfigs",),), host=True),
+    AWS_NODE_GROUP: Kind("aws", _type_list("instanceTypes"), _tags,
+                         lambda p: "spot" if p.text("capacityType") == "spot" else "on-demand",
+                         _nodes(("scalingConfig", "maxSize"), ("scalingConfig", "desiredSize")), _LT_PATHS, host=True),
+    AWS_BATCH: Kind("aws", _type_list("computeResources", "instanceTypes"), _tags_at("computeResources", "tags"),
+                    lambda p: "spot" if p.text("computeResources", "type") in ("spot", "fargate_spot") else "on-demand",
+                    _batch_count, (("computeResources", "launchTemplate"),)),
+    GCP_INSTANCE: Kind("gcp", _gcp(), _labels(), _gcp_purchase(), _one),
+    GCP_FROM_TEMPLATE: Kind("gcp", _gcp(), _labels(), _gcp_purchase(), _one, (("sourceInstanceTemplate",),)),
+    GCP_TEMPLATE: Kind("gcp", _gcp(), _labels(), _gcp_purchase(), _zero),
+    GCP_REGION_TEMPLATE: Kind("gcp", _gcp(), _labels(), _gcp_purchase(), _zero),
+    GCP_NODE_POOL: Kind("gcp", _gcp(("nodeConfig",)), lambda p: {**p.mapping("nodeConfig", "resourceLabels"),
+                                                                  **p.mapping("nodeConfig", "labels")},
+                        _gcp_purchase("nodeConfig"),
+                        _nodes(("autoscaling", "totalMaxNodeCount"), ("autoscaling", "maxNodeCount"), ("nodeCount",),
+                               ("initialNodeCount",))),
+    GCP_MIG: Kind("gcp", lambda p: [], _labels(), _none, _nodes(("targetSize",)), (("versions",),)),
+    GCP_REGION_MIG: Kind("gcp", lambda p: [], _labels(), _none, _nodes(("targetSize",)), (("versions",),)),
+    **{t: Kind("onprem", k8s.shape_reader(pod), k8s.annotations(pod), _none, k8s.count(t)) for t, pod in k8s.POD_SPECS.items()},
+}
+COVERED = frozenset(KINDS)
+TEMPLATES = frozenset({AWS_LAUNCH_TEMPLATE, AWS_LAUNCH_CONFIG, GCP_TEMPLATE, GCP_REGION_TEMPLATE})
+_REQUIRED = {"aws": metadata.AWS_REQUIRED, "gcp": metadata.GCP_REQUIRED, "onprem": metadata.K8S_REQUIRED}
+_SIZED_BY = {"aws": metadata.AWS_SIZED_BY, "gcp": metadata.GCP_SIZED_BY, "onprem": metadata.K8S_SIZED_BY}
+
+
+class GpuResource:
+    """A covered resource as the rules see it; each fact is read on first use, and only its fields.
+
+    Raises (from any property):
+        policies.view.Unknown: a field the fact needs is unknown at preview.
+        ValueError: a malformed field (the rule reports it).
+    """
+
+    def __init__(self, resource_type: str, props: v.View):
+        self.type = resource_type
+        self.kind = KINDS[resource_type]
+        self.props = props
+        self.provider = self.kind.provider
+
+    @functools.cached_property
+    def shapes(self) -> list[shapes.Shape]:
+        return self.kind.shapes(self.props)
+
+    @property
+    def capacities(self):
+        return [s.capacity for s in self.shapes if s.capacity is not None]
+
+    @property
+    def unknown(self) -> list[shapes.Shape]:
+        """Shapes of accelerator types the pack cannot verify."""
+        return [s for s in self.shapes if s.capacity is None]
+
+    @property
+    def label(self) -> str:
+        return ", ".join(dict.fromkeys(s.label for s in self.shapes)) or self.type
+
+    @functools.cached_property
+    def _metadata(self) -> dict:
+        return self.kind.metadata(self.props)
+
+    @functools.cached_property
+    def required_gib(self) -> float | None:
+        """The sizing requirement: a positive finite number, else None (the resource counts as unsized).
+
+        A value that is no number, zero, negative, infinite or so small it
+        rounds to zero (1e-400) would make any GPU look adequate or exempt.
+        """
+        value = self._metadata.get(_REQUIRED[self.provider])
+        if v.is_unknown(value):
+            raise v.Unknown(f"{_REQUIRED[self.provider]} (tag/label/annotation)")
+        try:
+            gib = v.finite(value, _REQUIRED[self.provider])
+        except ValueError:
+            return None
+        return gib if gib > 0 else None
+
+    @property
+    def raw_requirement(self):
+        return self._metadata.get(_REQUIRED[self.provider])
+
+    @functools.cached_property
+    def sized_by(self) -> str | None:
+        value = self._metadata.get(_SIZED_BY[self.provider])
+        return value.strip().lower() if isinstance(value, str) and not v.is_unknown(value) else None
+
+    @functools.cached_property
+    def purchase(self) -> str | None:
+        return self.kind.purchase(self.props)
+
+    @functools.cached_property
+    def count(self) -> float:
+        return self.kind.count(self.props)
+
+    def templates(self) -> bool:
+        """Whether it names a template its types (or the rest of its host) come from."""
+        return any(self.props.has(*path) for path in self.kind.template)
+
+
+def gpu_resource(resource_type: str, props: v.View) -> GpuResource | None:
+    """The resource as a GpuResource when its type is covered and it may launch a GPU, else None.
+
+    Reads the type fields only. A template consumer that names no type of its
+    own (an ASG over a launch template) is covered through the template.
+    """
+    kind = KINDS.get(resource_type)
+    if kind is None:
         return None
-    tags = _aws_tags(props)
-    market = _get(props, "instanceMarketOptions", "marketType")
-    if resource_type == AWS_ASG:
-        pct = _get(props, "mixedInstancesPolicy", "instancesDistribution", "onDemandPercentageAboveBaseCapacity")
-        market = "spot" if pct == 0 else None
-    price = tags.get(metadata.AWS_HOURLY_USD)
-    return GpuResource(
-        "aws", caps, _required(tags.get(metadata.AWS_REQUIRED)), tags.get(metadata.AWS_SIZED_BY),
-        "spot" if market == "spot" else ("on-demand" if resource_type == AWS_INSTANCE else None),
-        float(price) if price else audit.price_of("aws", types[0]),
-    )
-
-
-def _gcp(props: Mapping) -> GpuResource | None:
-    machine = (props.get("machineType") or "").rsplit("/", 1)[-1]
-    accels = props.get("guestAccelerators") or []
-    caps: list[audit.GpuCapacity] = []
-    unknown = ""
-    for a in accels:
-        kind = str(a.get("type", "")).rsplit("/", 1)[-1]
-        cap = audit.capacity_of_accelerator(kind, float(a.get("count", 1)), machine)
-        if cap:
-            caps.append(cap)
-        else:
-            unknown = kind
-    type_cap = audit.capacity_of_type("gcp", machine)
-    if type_cap:
-        caps.append(type_cap)
-    if not caps and not unknown:
-        return None
-    labels = props.get("labels") or {}
-    sched = props.get("scheduling") or {}
-    spot = sched.get("provisioningModel") == "SPOT" or sched.get("preemptible") is True
-    price = audit.price_of("gcp", machine) if type_cap else None
-    if accels and caps and not type_cap:  # N1 + attached GPUs: the catalog names them host+accelerator
-        a = accels[0]
-        price = audit.price_of("gcp", f"{machine}+{str(a.get('type')).rsplit('/', 1)[-1]}x{int(a.get('count', 1))}")
-    return GpuResource("gcp", tuple(caps), _required(labels.get(metadata.GCP_REQUIRED)),
-                       labels.get(metadata.GCP_SIZED_BY), "spot" if spot else "on-demand", price, unknown)
-
-
-def _k8s(resource_type: str, props: Mapping) -> GpuResource | None:
-    meta = props.get("metadata") or {}
-    spec = props.get("spec") or {}
-    pod_meta = meta
-    if K8S_WORKLOADS[resource_type] == "template":
-        pod_meta = _get(spec, "template", "metadata", default={}) or {}
-        spec = _get(spec, "template", "spec", default={}) or {}
-    count = 0.0
-    for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
-        res = c.get("resources") or {}
-        n = _get(res, "limits", GPU_RESOURCE) or _get(res, "requests", GPU_RESOURCE)
-        if n is not None:
-            count += float(n)
-    if count == 0:
-        return None
-    selector = spec.get("nodeSelector") or {}
-    label = next((selector[k] for k in GPU_LABELS if k in selector), "")
-    cap = audit.capacity_of_accelerator(label, count) if label else None
-    annotations = {**(meta.get("annotations") or {}), **(pod_meta.get("annotations") or {})}
-    return GpuResource(
-        "onprem", (cap,) if cap else (), _required(annotations.get(metadata.K8S_REQUIRED)),
-        annotations.get(metadata.K8S_SIZED_BY), None, None, unknown_gpu=label or f"{count:g} GPU(s), no GPU model label",
-    )
+    r = GpuResource(resource_type, props)
+    return r if r.shapes else None

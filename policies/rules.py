@@ -1,277 +1,218 @@
-"""The policies as plain functions: (resource type, props, config) -> violation messages.
+"""The policies as data: one `Rule` per policy, its config model, its check (plain functions, no SDK).
 
-Each message says what is forbidden, with the numbers, and how to fix it.
-Config defaults are coded here (DEFAULTS) because the Python policy SDK does
-not apply a schema's defaults (docs/pulumi-offline.md).
+A resource rule's check takes a `Subject` (type + properties read field by
+field) and its validated config and returns violation messages; each message
+says what is forbidden, with the numbers, and how to fix it. A stack rule's
+check takes every resource and returns (message, urn) pairs. A field a rule
+needs that is unknown at preview raises `policies.view.Unknown`; the pack
+reports that as advisory "judged again at `pulumi up`" (policies/pack.py).
+
+Config: each rule's pydantic model is the single source of its keys, types,
+defaults and JSON schema (the schema the pack publishes, and the validation
+of what a user passes), because the Python policy SDK applies no schema
+defaults (docs/pulumi-offline.md).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import dataclasses
+import functools
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from gpusizer import audit
-from policies import resources as res
+import pydantic
 
-# Policy name -> default config. Enforcement levels are in pack.py.
-DEFAULTS: dict[str, dict[str, Any]] = {
-    "gpusizer-no-overprovisioning": {"maxRatio": 2.0},
-    "gpusizer-sized-gpu-capacity": {},
-    "gpusizer-no-underprovisioning": {},
-    "gpusizer-cost-ceiling": {"maxHourlyUsd": None},
-    "gpusizer-gpu-budget": {"maxHourlyUsd": None},
-    "gpusizer-allowed-gpus": {"allowed": [], "spotOnly": False},
-    "gpusizer-require-imdsv2": {},
-    "gpusizer-secure-gpu-hosts": {},
-}
-
-# Sizes set by a target, a deadline or $ per token: memory alone cannot call them excessive.
-_NOT_MEMORY = {"throughput", "ttft", "tpot", "deadline", "interconnect", "cost-per-token"}
+from gpusizer import audit, hardware
+from policies import hosts, resources, sizing
+from policies import view as v
 
 
-def effective(name: str, given: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Defaults overlaid with the user's config for policy `name`, type-checked.
+class _Config(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=True)
 
-    Raises:
-        ValueError: a config value of the wrong type (reported as a policy message).
+
+class NoConfig(_Config):
+    """No settings."""
+
+
+class RatioConfig(_Config):
+    max_ratio: float = pydantic.Field(2.0, alias="maxRatio", ge=1,
+                                      description="Largest allowed provisioned / required GPU memory.")
+
+
+class CeilingConfig(_Config):
+    max_hourly_usd: float | None = pydantic.Field(None, alias="maxHourlyUsd", gt=0,
+                                                  description="$/hour limit (catalog on-demand prices); null: off.")
+
+
+class AllowedConfig(_Config):
+    allowed: list[str] = pydantic.Field([], description="Canonical GPU names allowed (empty: all).")
+    spot_only: bool = pydantic.Field(False, alias="spotOnly", description="Only spot capacity in the cloud.")
+
+    @pydantic.field_validator("allowed")
+    @classmethod
+    def _canonical(cls, names: list[str]) -> list[str]:
+        out = []
+        for name in names:
+            gpu = hardware.canonical_gpu(name)
+            if gpu is None:
+                raise ValueError(f"unknown GPU {name!r}; known: {', '.join(hardware.load_gpus())}")
+            out.append(gpu)
+        return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Subject:
+    """One resource as a resource rule sees it."""
+
+    type: str
+    props: v.View
+
+    @functools.cached_property
+    def gpu(self) -> resources.GpuResource | None:
+        return resources.gpu_resource(self.type, self.props)
+
+
+@dataclasses.dataclass(frozen=True)
+class Rule:
+    """One policy: its name, what it blocks, its default level, its config model and its check.
+
+    Attributes:
+        scope: "resource" (check(Subject, config) -> messages) or "stack"
+            (check(list of StackResource, config) -> (message, urn) pairs).
+        remediate: for resource rules that can fix what they flag: (type, props) -> fixed props or None.
     """
-    cfg = dict(DEFAULTS[name])
-    for key, value in (given or {}).items():
-        if key == "enforcementLevel":
-            continue
-        if key not in cfg:
-            raise ValueError(f"unknown config key {key!r} for {name}; known: {', '.join(cfg) or 'none'}")
-        if key in ("maxRatio", "maxHourlyUsd") and value is not None and not isinstance(value, (int, float)):
-            raise ValueError(f"{name}.{key} must be a number (got {value!r})")
-        if key == "allowed" and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
-            raise ValueError(f"{name}.allowed must be a list of GPU names (got {value!r})")
-        if key == "spotOnly" and not isinstance(value, bool):
-            raise ValueError(f"{name}.spotOnly must be true or false (got {value!r})")
-        cfg[key] = value
-    return cfg
+
+    name: str
+    description: str
+    level: str
+    config: type[_Config]
+    check: Callable[..., list]
+    scope: str = "resource"
+    remediate: Callable[[str, Mapping], dict | None] | None = None
+
+    def schema(self) -> dict[str, Any]:
+        """JSON-schema properties of the config (with defaults), as PolicyConfigSchema takes them."""
+        return self.config.model_json_schema(by_alias=True).get("properties", {})
+
+    def settings(self, given: Mapping[str, Any] | None) -> _Config:
+        """The validated config: defaults overlaid with `given` (enforcementLevel is the SDK's, not ours).
+
+        Raises:
+            ValueError: an unknown key or a value of the wrong type, naming the policy and the key.
+        """
+        given = {k: val for k, val in (given or {}).items() if k != "enforcementLevel"}
+        try:
+            return self.config.model_validate(given)
+        except pydantic.ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or '(config)'}: {e['msg']}" for e in exc.errors())
+            raise ValueError(f"{self.name} config: {problems}") from None
 
 
-def no_overprovisioning(r: res.GpuResource, cfg: Mapping) -> list[str]:
-    if r.required_gib is None or r.required_gib <= 0 or r.sized_by in _NOT_MEMORY:
-        return []
-    out = []
-    for cap in r.capacities:
-        ratio = cap.total_gib / r.required_gib
-        if ratio <= cfg["maxRatio"]:
-            continue
-        cheaper = audit.cheaper_adequate(r.required_gib, r.hourly_usd, r.provider if r.provider != "onprem" else None)
-        if cheaper is None:
-            continue
-        out.append(
-            f"{cap.label} = {cap.total_gib:,.0f} GiB for a {r.required_gib:g} GiB requirement ({ratio:.0f}x, "
-            f"limit {cfg['maxRatio']:g}x); {cheaper.instance_type} ({cheaper.gpu_count} x {cheaper.gpu}, "
-            f"{cheaper.provider} {cheaper.region}) at ${cheaper.on_demand_usd:.2f}/h fits. "
-            "To fix: size with gpusizer (components.GpuWorkload) or pick the cheaper offer"
-        )
-        break
-    return out
+def _gpu(check: Callable[[resources.GpuResource, Any], list[str]]) -> Callable[[Subject, Any], list[str]]:
+    """A check that applies to covered resources that may launch a GPU."""
+    def run(s: Subject, cfg) -> list[str]:
+        return check(s.gpu, cfg) if s.gpu is not None else []
+    run.__doc__ = check.__doc__
+    return run
 
 
-def sized_gpu_capacity(r: res.GpuResource, cfg: Mapping) -> list[str]:
-    if r.required_gib is not None:
-        return []
-    what = r.capacities[0].label if r.capacities else r.unknown_gpu
-    return [f"{what}: GPU capacity without a sizing requirement (tag gpusizer:required-gpu-memory-gib, label "
-            "gpusizer-required-gpu-memory-gib or annotation gpusizer.io/required-gpu-memory-gib). "
-            "To fix: provision it with components.GpuWorkload, or tag it with `gpusizer estimate`'s total"]
-
-
-def no_underprovisioning(r: res.GpuResource, cfg: Mapping) -> list[str]:
+def sized_gpu_capacity(r: resources.GpuResource, cfg) -> list[str]:
+    """Every GPU type is one the pack can verify, and the resource carries a valid sizing requirement."""
+    out = [f"{s.label}: unknown GPU type, cannot verify its GPU memory or price. To fix: a GPU type in "
+           "`gpusizer catalog list`, or refresh the catalog (`gpusizer catalog refresh`)" for s in r.unknown]
     if r.required_gib is None:
-        return []
-    out = []
-    for cap in r.capacities:
-        usable = cap.total_gib * audit.HEADROOM
-        if usable < r.required_gib:
-            out.append(f"{cap.label} = {usable:.1f} GiB usable < {r.required_gib:g} GiB required: the workload "
-                       "will not fit (out of memory or offload). To fix: use the type `gpusizer plan` chooses")
-    if r.required_gib and not r.capacities and r.unknown_gpu:
-        out.append(f"GPU model of {r.unknown_gpu!r} is unknown: cannot check {r.required_gib:g} GiB fits. "
-                   "To fix: add a node selector nvidia.com/gpu.product naming the GPU")
+        given = r.raw_requirement
+        why = (f"its requirement {given!r} is not a positive finite number of GiB" if given not in (None, "")
+               else "GPU capacity without a sizing requirement")
+        out.append(f"{r.label}: {why} (tag gpusizer:required-gpu-memory-gib, label gpusizer-required-gpu-memory-gib "
+                   "or annotation gpusizer.io/required-gpu-memory-gib). To fix: provision it with "
+                   "components.GpuWorkload, or tag it with `gpusizer estimate`'s total")
     return out
 
 
-def cost_ceiling(r: res.GpuResource, cfg: Mapping) -> list[str]:
-    cap = cfg["maxHourlyUsd"]
-    if cap is None or r.hourly_usd is None or r.hourly_usd <= cap:
+def no_underprovisioning(r: resources.GpuResource, cfg) -> list[str]:
+    need = r.required_gib
+    if need is None:
         return []
-    return [f"{r.capacities[0].label} costs ${r.hourly_usd:,.2f}/h > ${cap:,.2f}/h ceiling. "
-            "To fix: a cheaper adequate type, spot, or raise gpusizer-cost-ceiling.maxHourlyUsd"]
+    return [f"{cap.label} = {cap.total_gib * audit.HEADROOM:.1f} GiB usable < {need:g} GiB required: the workload "
+            "will not fit (out of memory or offload). To fix: use the type `gpusizer plan` chooses"
+            for cap in r.capacities if cap.total_gib * audit.HEADROOM < need]
 
 
-def allowed_gpus(r: res.GpuResource, cfg: Mapping) -> list[str]:
-    out = []
-    allowed = cfg["allowed"]
-    for cap in r.capacities:
-        if allowed and cap.gpu not in allowed:
-            out.append(f"{cap.label}: {cap.gpu} is not allowed in this stack (allowed: {', '.join(allowed)}). "
-                       "To fix: placement.gpus in the spec, or change gpusizer-allowed-gpus.allowed")
-    if cfg["spotOnly"] and r.provider != "onprem" and r.purchase != "spot":
-        out.append(f"{r.capacities[0].label}: this stack allows spot GPU capacity only. "
+def cost_ceiling(s: Subject, cfg: CeilingConfig) -> list[str]:
+    """The dearest type a resource may launch, at the catalog's on-demand price per node (off by default)."""
+    if cfg.max_hourly_usd is None or s.gpu is None:
+        return []
+    r = s.gpu
+    priced = [x for x in r.shapes if x.hourly_usd is not None]
+    if not priced:
+        return []
+    dear = max(priced, key=lambda x: x.hourly_usd)
+    if dear.hourly_usd <= cfg.max_hourly_usd:
+        return []
+    return [f"{dear.label} costs ${dear.hourly_usd:,.2f}/h (catalog on-demand) > ${cfg.max_hourly_usd:,.2f}/h "
+            "ceiling. To fix: a cheaper adequate type, or raise gpusizer-cost-ceiling.maxHourlyUsd"]
+
+
+def allowed_gpus(s: Subject, cfg: AllowedConfig) -> list[str]:
+    """Allowed GPU models, and spot only; with neither configured it reads nothing."""
+    if not (cfg.allowed or cfg.spot_only) or s.gpu is None:
+        return []
+    r, out = s.gpu, []
+    if cfg.allowed:
+        out += [f"{cap.label}: {cap.gpu} is not allowed in this stack (allowed: {', '.join(cfg.allowed)}). "
+                "To fix: placement.gpus in the spec, or change gpusizer-allowed-gpus.allowed"
+                for cap in r.capacities if cap.gpu not in cfg.allowed]
+        out += [f"{x.label}: unknown GPU type cannot be shown to be allowed" for x in r.unknown]
+    if cfg.spot_only and r.provider != "onprem" and r.purchase == "on-demand":
+        out.append(f"{r.label}: this stack allows spot GPU capacity only, and this buys on-demand. "
                    "To fix: placement.purchase: spot")
     return out
 
 
-def _gpu_host(resource_type: str, props: Mapping) -> bool:
-    """An AWS instance or launch template of a GPU type (a template without a type may feed a GPU group)."""
-    if resource_type not in (res.AWS_INSTANCE, res.AWS_LAUNCH_TEMPLATE):
-        return False
-    itype = props.get("instanceType")
-    if not itype:
-        return resource_type == res.AWS_LAUNCH_TEMPLATE
-    return audit.capacity_of_type("aws", itype) is not None
-
-
-def require_imdsv2(resource_type: str, props: Mapping) -> list[str]:
-    """IMDSv2 (session tokens) on GPU instances and launch templates."""
-    if not _gpu_host(resource_type, props):
-        return []
-    if resource_type == res.AWS_INSTANCE and props.get("launchTemplate") and not props.get("metadataOptions"):
-        return []  # the launch template is judged on its own
-    tokens = (props.get("metadataOptions") or {}).get("httpTokens")
-    if tokens == "required":
-        return []
-    return ["IMDSv2 is not required (metadataOptions.httpTokens is "
-            f"{tokens or 'unset'}): instance credentials can be stolen through SSRF. "
-            "To fix: metadata_options={'http_tokens': 'required'} (or enforce this policy as remediate)"]
-
-
-def remediate_imdsv2(resource_type: str, props: Mapping) -> dict | None:
-    """The remediation: the same props with httpTokens required."""
-    if require_imdsv2(resource_type, props) == [] or resource_type not in (res.AWS_INSTANCE, res.AWS_LAUNCH_TEMPLATE):
-        return None
-    fixed = dict(props)
-    fixed["metadataOptions"] = {**(props.get("metadataOptions") or {}), "httpTokens": "required"}
-    return fixed
-
-
-def secure_gpu_hosts(resource_type: str, props: Mapping) -> list[str]:
-    """Encrypted disks on AWS GPU hosts; no SSH (22) open to the internet anywhere."""
-    out = []
-    if not _gpu_host(resource_type, props):
-        return _open_ssh(resource_type, props)
-    if resource_type == res.AWS_INSTANCE:
-        disks = [props.get("rootBlockDevice") or {}] + list(props.get("ebsBlockDevices") or [])
-        if not props.get("launchTemplate") and any(d.get("encrypted") is not True for d in disks if d is not None):
-            out.append("unencrypted EBS volume on a GPU host. To fix: encrypted=True on every block device")
-    if resource_type == res.AWS_LAUNCH_TEMPLATE:
-        for m in props.get("blockDeviceMappings") or []:
-            ebs = m.get("ebs") or {}
-            if ebs and str(ebs.get("encrypted")).lower() != "true":
-                out.append(f"launch template volume {m.get('deviceName', '?')} is not encrypted. To fix: ebs.encrypted='true'")
-    out += _open_ssh(resource_type, props)
-    return out
-
-
-_WORLD = {"0.0.0.0/0", "::/0"}
-
-
-def _covers_22(from_port, to_port, protocol) -> bool:
-    if str(protocol) in ("-1", "all"):
-        return True
-    try:
-        return int(from_port) <= 22 <= int(to_port)
-    except (TypeError, ValueError):
-        return False
-
-
-def _open_ssh(resource_type: str, props: Mapping) -> list[str]:
-    msg = "SSH (port 22) open to the internet ({}). To fix: no inbound rule; use SSM Session Manager or IAP"
-    if resource_type == "aws:ec2/securityGroup:SecurityGroup":
-        for rule in props.get("ingress") or []:
-            cidrs = set(rule.get("cidrBlocks") or []) | set(rule.get("ipv6CidrBlocks") or [])
-            if cidrs & _WORLD and _covers_22(rule.get("fromPort"), rule.get("toPort"), rule.get("protocol")):
-                return [msg.format(", ".join(sorted(cidrs & _WORLD)))]
-    if resource_type == "aws:ec2/securityGroupRule:SecurityGroupRule" and props.get("type") == "ingress":
-        cidrs = set(props.get("cidrBlocks") or []) | set(props.get("ipv6CidrBlocks") or [])
-        if cidrs & _WORLD and _covers_22(props.get("fromPort"), props.get("toPort"), props.get("protocol")):
-            return [msg.format(", ".join(sorted(cidrs & _WORLD)))]
-    if resource_type == "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule":
-        cidr = props.get("cidrIpv4") or props.get("cidrIpv6")
-        if cidr in _WORLD and _covers_22(props.get("fromPort"), props.get("toPort"), props.get("ipProtocol")):
-            return [msg.format(cidr)]
-    if resource_type == "gcp:compute/firewall:Firewall" and props.get("direction", "INGRESS") == "INGRESS":
-        if set(props.get("sourceRanges") or []) & _WORLD:
-            for allow in props.get("allows") or []:
-                ports = allow.get("ports") or []
-                if allow.get("protocol") == "all" or not ports or any(_port_range_has_22(p) for p in ports):
-                    return [msg.format("0.0.0.0/0")]
-    return []
-
-
-def _port_range_has_22(p: str) -> bool:
-    lo, _, hi = str(p).partition("-")
-    try:
-        return int(lo) <= 22 <= int(hi or lo)
-    except ValueError:
-        return False
-
-
-GPU_RULES = {
-    "gpusizer-no-overprovisioning": no_overprovisioning,
-    "gpusizer-sized-gpu-capacity": sized_gpu_capacity,
-    "gpusizer-no-underprovisioning": no_underprovisioning,
-    "gpusizer-cost-ceiling": cost_ceiling,
-    "gpusizer-allowed-gpus": allowed_gpus,
-}
-HOST_RULES = {
-    "gpusizer-require-imdsv2": lambda t, p, cfg: require_imdsv2(t, p),
-    "gpusizer-secure-gpu-hosts": lambda t, p, cfg: secure_gpu_hosts(t, p),
-}
-
-
-def plain(value: Any) -> Any:
-    """Deep copy of policy-SDK props (Mapping/Sequence proxies) as dicts and lists.
-
-    Reading an unknown preview value raises the SDK's UnknownValueError, which
-    is left to the SDK: it reports the policy as not applicable (advisory).
-    """
-    if isinstance(value, Mapping):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
-        return [plain(v) for v in value]
-    return value
+RULES: tuple[Rule, ...] = (
+    Rule("gpusizer-no-overprovisioning",
+         "GPU memory may not exceed the sizing requirement by more than maxRatio while a cheaper adequate offer exists.",
+         "mandatory", RatioConfig, _gpu(sizing.no_overprovisioning)),
+    Rule("gpusizer-sized-gpu-capacity",
+         "Every GPU resource names a GPU type the pack knows and carries the GPU memory it was sized for.",
+         "mandatory", NoConfig, _gpu(sized_gpu_capacity)),
+    Rule("gpusizer-no-underprovisioning", "GPU memory may not be below the sizing requirement.",
+         "mandatory", NoConfig, _gpu(no_underprovisioning)),
+    Rule("gpusizer-cost-ceiling", "A GPU resource may not cost more per hour (per node) than maxHourlyUsd.",
+         "advisory", CeilingConfig, cost_ceiling),
+    Rule("gpusizer-allowed-gpus", "Only the allowed GPU models (and spot only, when configured) in this stack.",
+         "mandatory", AllowedConfig, allowed_gpus),
+    Rule("gpusizer-require-imdsv2", "GPU hosts require IMDSv2 session tokens.",
+         "mandatory", NoConfig, lambda s, cfg: hosts.require_imdsv2(s.type, s.props), remediate=hosts.remediate_imdsv2),
+    Rule("gpusizer-secure-gpu-hosts", "Encrypted disks on GPU hosts and no SSH open to the internet.",
+         "mandatory", NoConfig, lambda s, cfg: hosts.secure_gpu_hosts(s.type, s.props)),
+    Rule("gpusizer-gpu-budget", "All GPU capacity in the stack may not cost more per hour than maxHourlyUsd.",
+         "advisory", CeilingConfig, lambda rs, cfg: sizing.stack_budget(rs, cfg.max_hourly_usd), scope="stack"),
+)
+BY_NAME: dict[str, Rule] = {r.name: r for r in RULES}
 
 
 def check_resource(name: str, resource_type: str, props: Mapping, config: Mapping[str, Any] | None = None) -> list[str]:
-    """Messages of policy `name` for one resource; a malformed resource or config is a message, not a crash."""
+    """Messages of resource rule `name` for one resource; a malformed resource or config is a message.
+
+    Raises:
+        policies.view.Unknown: a field the rule needs is unknown at preview.
+    """
+    rule = BY_NAME[name]
     try:
-        cfg = effective(name, config)
-        props = plain(props)
-        if name in HOST_RULES:
-            return HOST_RULES[name](resource_type, props, cfg)
-        if resource_type not in res.COVERED:
-            return []
-        gpu = res.gpu_resource(resource_type, props)
-        return GPU_RULES[name](gpu, cfg) if gpu else []
+        cfg = rule.settings(config)
+        return rule.check(Subject(resource_type, v.View(v.raw(props))), cfg)
     except (ValueError, TypeError, AttributeError, KeyError) as exc:
         return [f"gpusizer could not judge this resource: {exc}. To fix: correct the resource or the policy config"]
 
 
-def stack_budget(resources: Iterable[tuple[str, Mapping]], config: Mapping[str, Any] | None = None) -> list[str]:
-    """Stack-level GPU budget: the sum of every GPU resource's $/hour against maxHourlyUsd."""
+def check_stack(name: str, stack: Iterable[sizing.StackResource], config: Mapping[str, Any] | None = None) -> list[tuple[str, str | None]]:
+    """(message, urn) pairs of stack rule `name`; a malformed config is a message."""
+    rule = BY_NAME[name]
     try:
-        cfg = effective("gpusizer-gpu-budget", config)
+        cfg = rule.settings(config)
     except ValueError as exc:
-        return [f"gpusizer-gpu-budget config: {exc}"]
-    if cfg["maxHourlyUsd"] is None:
-        return []
-    total = 0.0
-    for resource_type, props in resources:
-        if resource_type in (res.AWS_LAUNCH_TEMPLATE, res.GCP_TEMPLATE):
-            continue  # templates cost nothing until an instance or group launches them
-        try:
-            gpu = res.gpu_resource(resource_type, plain(props))
-        except (ValueError, TypeError, AttributeError):
-            continue
-        if gpu and gpu.hourly_usd:
-            total += gpu.hourly_usd
-    if total > cfg["maxHourlyUsd"]:
-        return [f"GPU capacity in this stack costs ${total:,.2f}/h > budget ${cfg['maxHourlyUsd']:,.2f}/h. "
-                "To fix: cheaper placements (spot, on-prem pools) or raise gpusizer-gpu-budget.maxHourlyUsd"]
-    return []
+        return [(str(exc), None)]
+    return rule.check(list(stack), cfg)

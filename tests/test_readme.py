@@ -23,7 +23,7 @@ def test_policy_config_example_is_valid_for_the_pack():
 
     (block,) = [b for b in re.findall(r"```json\n(.*?)```", README, re.S) if "gpusizer-no-overprovisioning" in b]
     for name, cfg in json.loads(block).items():
-        rules.effective(name, cfg)  # raises on an unknown key or a wrong type
+        rules.BY_NAME[name].settings(cfg)  # raises on an unknown key or a wrong type
 
 
 def test_quick_start_commands_match_ci():

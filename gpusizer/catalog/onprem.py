@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import datetime
 import pathlib
-from typing import Any
+from typing import Annotated, Any
 
 import pydantic
 
-from gpusizer import errors, hardware, units
+from gpusizer import errors, fields, hardware, inputs, units
 from gpusizer.catalog.offer import Offer
 
 _NODE_COUNTS = (1, 2, 4, 8, 16)
@@ -28,24 +28,24 @@ class Pool(pydantic.BaseModel):
 
     model_config = pydantic.ConfigDict(frozen=True, extra="forbid")
 
-    name: str = pydantic.Field(pattern=r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
-    location: str
-    gpu: str
-    gpus_per_node: int = pydantic.Field(ge=1, le=16)
-    nodes: int = pydantic.Field(1, ge=1)
-    gpus_free: int | None = pydantic.Field(None, ge=0, description="Default: every GPU of every node.")
-    usd_per_gpu_hour: float | None = pydantic.Field(None, ge=0)
-    capex_usd_per_node: float | None = pydantic.Field(None, gt=0)
-    lifetime_years: float = pydantic.Field(4.0, gt=0)
-    power_kw_per_node: float | None = pydantic.Field(None, ge=0)
-    usd_per_kwh: float = pydantic.Field(0.12, ge=0)
-    pue: float = pydantic.Field(1.4, ge=1.0, description="Data-centre power usage effectiveness.")
-    utilization: float = pydantic.Field(0.7, gt=0, le=1, description="Share of hours the GPUs do paid work.")
-    opex_usd_per_node_year: float = pydantic.Field(0.0, ge=0)
-    vcpus_per_node: int = pydantic.Field(64, ge=1)
-    ram_gib_per_node: float = pydantic.Field(512, gt=0)
-    nvlink: bool = False
-    fabric: str | None = None
+    name: str = pydantic.Field(pattern=r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$", max_length=63)
+    location: fields.Label
+    gpu: fields.Label
+    gpus_per_node: Annotated[int, fields.NotBool] = pydantic.Field(ge=1, le=16)
+    nodes: fields.PoolNodes = 1
+    gpus_free: Annotated[int, fields.NotBool, pydantic.Field(ge=0, le=fields.MAX_NODES * 16)] | None = pydantic.Field(None, description="Default: every GPU of every node.")
+    usd_per_gpu_hour: fields.UsdPerGpuHour | None = None
+    capex_usd_per_node: fields.CapexUsd | None = None
+    lifetime_years: fields.LifetimeYears = 4.0
+    power_kw_per_node: fields.PowerKw | None = None
+    usd_per_kwh: fields.UsdPerKwh = 0.12
+    pue: fields.Pue = pydantic.Field(1.4, description="Data-centre power usage effectiveness.")
+    utilization: fields.Utilization = pydantic.Field(0.7, description="Share of hours the GPUs do paid work.")
+    opex_usd_per_node_year: fields.OpexUsd = 0.0
+    vcpus_per_node: fields.Vcpus = 64
+    ram_gib_per_node: fields.RamGib = 512
+    nvlink: fields.StrictBool = False
+    fabric: fields.Label | None = None
     node_selector: dict[str, str] = pydantic.Field(default_factory=dict)
     tolerations: list[dict[str, Any]] = pydantic.Field(default_factory=list)
     as_of: datetime.date = pydantic.Field(default_factory=datetime.date.today)
@@ -55,7 +55,7 @@ class Pool(pydantic.BaseModel):
     def _known_gpu(cls, v: str) -> str:
         name = hardware.canonical_gpu(v)
         if name is None:
-            raise ValueError(f"unknown GPU {v!r}; use one of {', '.join(hardware.load_gpus())}")
+            raise ValueError(f"unknown GPU {inputs.quote(v)}; use one of {', '.join(hardware.load_gpus())}")
         return name
 
     @pydantic.model_validator(mode="after")
@@ -155,7 +155,10 @@ def parse_pools(data: Any) -> list[Pool]:
 
 
 def load_pools(path: str | pathlib.Path) -> list[Pool]:
-    """Read pools from a YAML file (a list, or a mapping with `pools:`)."""
-    from gpusizer import spec as spec_mod
-
-    return parse_pools(spec_mod.read_spec_file(path))
+    """Read pools from a YAML file (a list, or a mapping with `pools:`); errors name the pools file."""
+    try:
+        return parse_pools(inputs.read_yaml(path, "pools file", "--pools"))
+    except errors.SpecError as exc:
+        if "pools file" in str(exc):
+            raise
+        raise errors.SpecError(f"pools file {inputs.quote(str(path))}: {exc}", exc.field) from None

@@ -11,12 +11,12 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from gpusizer import hardware, units
+from gpusizer import fields, hardware, units
 from gpusizer.estimate import memory, speed
 from gpusizer.estimate.workload import Workload
 
 # Most replicas the engine will spread a throughput target over before calling the GPU too slow.
-MAX_REPLICAS = 16
+MAX_REPLICAS = fields.MAX_REPLICAS
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

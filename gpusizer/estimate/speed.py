@@ -50,9 +50,9 @@ def expert_read_fraction(model: registry.ModelArch, batch: int) -> float:
     with probability 1 - (1 - k/E)^batch. With total = D + X and
     active = D + X*k/E: X = (total - active) / (1 - k/E).
     """
-    if not model.is_moe:
+    share = model.experts_per_token / model.experts if model.is_moe else 1.0
+    if share >= 1:  # dense, or top-k over every expert (a legal config): everything is read
         return 1.0
-    share = model.experts_per_token / model.experts
     experts_params = (model.params - model.active_params) / (1 - share)
     dense_params = model.params - experts_params
     touched = 1 - (1 - share) ** batch

@@ -83,8 +83,9 @@ class Mocks(pulumi.runtime.Mocks):
         return [c for c in self.calls if c.token == token]
 
 
-def run_program(fn: Callable[[], Any], config: dict | None = None, secret_keys=(), stack: str = "dev"):
-    """Run `fn` under fresh mocks; return (mocks, exports, resolved exports).
+def run_program(fn: Callable[[], Any], config: dict | None = None, secret_keys=(), stack: str = "dev",
+                mocks: Mocks | None = None):
+    """Run `fn` under fresh mocks (or `mocks`); return (mocks, exports, resolved exports).
 
     Exports are recorded as given (Outputs included) and resolved to plain values
     inside the same run. Each registered resource gets its URN, whose type part
@@ -95,7 +96,7 @@ def run_program(fn: Callable[[], Any], config: dict | None = None, secret_keys=(
     pulumi.runtime.settings.set_root_resource(None)
     pulumi.runtime.set_all_config({k: v if isinstance(v, str) else json.dumps(v) for k, v in (config or {}).items()},
                                   list(secret_keys))
-    mocks = Mocks()
+    mocks = mocks or Mocks()
     pulumi.runtime.set_mocks(mocks, project="gpusizer", stack=stack, preview=False)
     exports: dict = {}
     resolved: dict = {}

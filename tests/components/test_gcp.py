@@ -17,6 +17,7 @@ QWEN = {"name": "qwen", "model": {"name": "qwen2.5-7b"}, "inference": {"batch_si
 VM = "gcp:compute/instance:Instance"
 TEMPLATE = "gcp:compute/instanceTemplate:InstanceTemplate"
 MIG = "gcp:compute/instanceGroupManager:InstanceGroupManager"
+ROUTER, NAT = "gcp:compute/router:Router", "gcp:compute/routerNat:RouterNat"
 
 
 def _with(spec: dict, **sections) -> dict:
@@ -46,10 +47,17 @@ def test_g2_vm_carries_its_gpu_and_secure_defaults():
     assert labels[tags.GCP_WORKLOAD] == "qwen"
     assert labels[tags.GCP_GPU] == "l4" and labels[tags.GCP_PURCHASE] == "on-demand"
     sa = mocks.one("gcp:serviceaccount/account:Account")
-    assert sa["accountId"] == "gpusizer-qwen"
-    assert vm["serviceAccount"] == {"email": "gpusizer-qwen@my-project.iam.gserviceaccount.com", "scopes": gcp.SCOPES}
+    assert sa["accountId"] == "gpusizer-qwen-dev"  # workload and stack: two stacks do not collide
+    assert vm["serviceAccount"] == {"email": "gpusizer-qwen-dev@my-project.iam.gserviceaccount.com",
+                                    "scopes": gcp.SCOPES}
+    assert vm["allowStoppingForUpdate"] is True  # a machine-type change stops and resizes in place
+    assert vm["name"] == "qwen-dev"
     assert not any(s.endswith("/cloud-platform") for s in gcp.SCOPES)
     assert not mocks.of_type(TEMPLATE) and not mocks.calls  # no invokes on the GCP path
+    # No external IP, so egress goes through a Cloud NAT in the VM's region, on the VM's network.
+    router, nat = mocks.one(ROUTER), mocks.one(NAT)
+    assert (router["region"], router["network"]) == (c.offer.region, "default")
+    assert nat["router"] == router["name"] and nat["sourceSubnetworkIpRangesToNat"] == "ALL_SUBNETWORKS_ALL_IP_RANGES"
     assert {parent_type(r) for r in mocks.resources if r.typ.startswith("gcp:")} == {"gpusizer:gcp:GpuCapacity"}
     assert seen["instance_type"] == c.offer.instance_type
     assert seen["instance_self_link"].endswith("/qwen-gcp-vm")
@@ -126,6 +134,74 @@ def test_an_n1_offer_without_its_gpus_is_refused():
     with pytest.raises(ValueError) as e:
         gcp.machine_and_accelerators("n1-standard-8")
     assert "<accelerator>x<count>" in str(e.value)
+
+
+def test_digit_first_spec_name_yields_names_that_start_with_a_letter():
+    spec = {**_with(QWEN, deploy={"replicas": 2}), "name": "70b-chat"}
+    mocks, _, _ = run_program(lambda: (GpuWorkload("70b-chat", spec), GpuWorkload("solo", {**QWEN, "name": "7b"})))
+    given = [mocks.one(MIG)["name"], mocks.one(MIG)["baseInstanceName"], mocks.one(TEMPLATE)["namePrefix"],
+             mocks.one(VM)["name"], *(a.inputs["accountId"] for a in mocks.of_type("gcp:serviceaccount/account:Account"))]
+    assert given and all(n[0].isalpha() for n in given), given
+    assert mocks.one(MIG)["baseInstanceName"] == "w70b-chat"
+    assert len(mocks.one(TEMPLATE)["namePrefix"]) <= 37  # pulumi-gcp's limit for a name prefix
+
+
+def test_names_differ_between_stacks():
+    first, _, _ = run_program(lambda: GpuWorkload("qwen", QWEN), stack="dev")
+    second, _, _ = run_program(lambda: GpuWorkload("qwen", QWEN), stack="prod")
+    for typ, key in ((VM, "name"), ("gcp:serviceaccount/account:Account", "accountId"), (ROUTER, "name")):
+        assert first.one(typ)[key] != second.one(typ)[key]
+
+
+def test_custom_mode_vpc_gets_the_regions_subnetwork_and_nat_can_be_turned_off():
+    args = GpuWorkloadArgs(gcp_network="ml-vpc", gcp_subnetworks={"us-central1": "ml-us-central1"},
+                           gcp_cloud_nat=False)
+    mocks, _, _ = run_program(lambda: GpuWorkload("qwen", QWEN, args=args))
+    assert mocks.one(VM)["networkInterfaces"] == [{"network": "ml-vpc", "subnetwork": "ml-us-central1"}]
+    assert not mocks.of_type(ROUTER) and not mocks.of_type(NAT)
+
+
+@pytest.mark.parametrize("itype, purchase, reservation, model", [
+    ("a3-ultragpu-8g", "on-demand", None, "FLEX_START"),  # not sold plain on-demand
+    ("a4-highgpu-8g", "on-demand", "my-res", "RESERVATION_BOUND"),
+    ("a3-highgpu-2g", "on-demand", None, "FLEX_START"),
+    ("a3-highgpu-8g", "on-demand", None, "STANDARD"),  # sold on-demand
+    ("a3-ultragpu-8g", "spot", None, "SPOT"),
+])
+def test_consumption_option_follows_the_family(itype, purchase, reservation, model):
+    price = dict(on_demand_usd=None, spot_usd=30.0) if purchase == "spot" else {}
+    catalog = Catalog((make_offer(itype, "H200", 8, 140.0, 80.0, provider="gcp", region="us-central1",
+                                  zone="us-central1-b", **price),))
+    spec = _with(QWEN, model={"name": "llama-3.1-8b"}, placement={"purchase": purchase})
+    args = GpuWorkloadArgs(catalog=catalog, gcp_reservations={"us-central1-b": reservation} if reservation else {})
+    mocks, _, _ = run_program(lambda: GpuWorkload("qwen", spec, args=args))
+    vm = mocks.one(VM)
+    assert vm["scheduling"]["provisioningModel"] == model
+    if model == "FLEX_START":
+        assert vm["scheduling"]["maxRunDuration"] == {"seconds": 7 * 24 * 3600}
+        assert vm["scheduling"]["instanceTerminationAction"] == "DELETE"
+    if reservation:
+        assert vm["reservationAffinity"] == {"type": "SPECIFIC_RESERVATION", "specificReservation": {
+            "key": "compute.googleapis.com/reservation-name", "values": [reservation]}}
+
+
+def test_multi_node_a3_gets_compact_placement_and_gpudirect_nics():
+    catalog = Catalog((make_offer("a3-highgpu-8g", "H100", 8, 79.65, 88.0, provider="gcp", region="us-central1",
+                                  zone="us-central1-a", fabric="gpudirect-tcpx", network_gbps=1000, nvlink=True),))
+    spec = {"name": "pretrain", "model": {"name": "llama-3.1-70b"}, "task": "training",
+            "training": {"sequence_length": 4096}, "placement": {"providers": ["gcp"]}}
+    plan = gpusizer.plan(spec, catalog=catalog)
+    assert plan.chosen.nodes > 1
+    mocks, _, _ = run_program(lambda: GpuWorkload("pretrain", spec, args=GpuWorkloadArgs(catalog=catalog)))
+    policy = mocks.one("gcp:compute/resourcePolicy:ResourcePolicy")
+    assert policy["groupPlacementPolicy"] == {"collocation": "COLLOCATED", "vmCount": plan.chosen.nodes}
+    tmpl = mocks.one(TEMPLATE)
+    assert tmpl["resourcePolicies"] == policy["name"]
+    nics = tmpl["networkInterfaces"]
+    # GCP docs: a3-highgpu-8g with GPUDirect-TCPX has 1 + 4 NICs, all gVNIC, each data NIC on its own VPC.
+    assert len(nics) == 5 and {n["nicType"] for n in nics} == {"GVNIC"}
+    assert len({n["network"] for n in nics[1:]}) == 4
+    assert all(n["mtu"] == 8244 for n in (r.inputs for r in mocks.of_type("gcp:compute/network:Network")))
 
 
 def _export(w: GpuWorkload) -> None:

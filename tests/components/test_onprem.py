@@ -36,7 +36,7 @@ def test_pool_choice_gets_quota_and_deployment(tiny_pools):
     assert annotations[tags.K8S_WORKLOAD] == "chat" and annotations[tags.K8S_POOL] == "rack-a"
     quota = mocks.one(QUOTA)
     assert quota["metadata"]["namespace"] == "chat"
-    assert quota["spec"]["hard"] == {"requests.nvidia.com/gpu": str(c.gpu_count * 2), "limits.nvidia.com/gpu": str(c.gpu_count * 2)}
+    assert quota["spec"]["hard"] == {"requests.nvidia.com/gpu": str(c.gpu_count * 2)}  # no limits. for extended
     dep = mocks.one(DEPLOYMENT)
     assert dep["spec"]["replicas"] == 2
     pod = dep["spec"]["template"]["spec"]

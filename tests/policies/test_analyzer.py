@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from policies import offline
+from policies import analyzer
 from tests.policies import cases
 
 
 def _findings(*resources, config=None):
-    return offline.analyze([(t, f"r{i}", p) for i, (t, p) in enumerate(resources)], "test", config)
+    return analyzer.analyze([(t, f"r{i}", p) for i, (t, p) in enumerate(resources)], "test", config)
 
 
 def test_h100_for_20_gib_is_a_mandatory_diagnostic_naming_the_cheaper_offer():

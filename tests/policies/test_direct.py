@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from policies import rules
+from policies import hosts, rules, sizing, view
 from tests.policies import cases
 
 OVER = "gpusizer-no-overprovisioning"
@@ -17,9 +17,9 @@ def test_h100_for_20_gib_names_a_cheaper_offer():
 
 
 def test_l4_for_18_gib_passes_every_policy():
-    for name in rules.DEFAULTS:
-        if name != "gpusizer-gpu-budget":
-            assert rules.check_resource(name, *cases.L4_FOR_18) == [], name
+    for rule in rules.RULES:
+        if rule.scope == "resource":
+            assert rules.check_resource(rule.name, *cases.L4_FOR_18) == [], rule.name
 
 
 def test_untagged_gpu_instance_is_flagged():
@@ -70,10 +70,10 @@ def test_cost_ceiling_and_stack_budget():
     typ, props = cases.H100_FOR_20
     assert "ceiling" in rules.check_resource("gpusizer-cost-ceiling", typ, props, {"maxHourlyUsd": 10})[0]
     assert rules.check_resource("gpusizer-cost-ceiling", typ, props) == []  # off by default
-    resources = [cases.H100_FOR_20, cases.L4_FOR_18]
-    (msg,) = rules.stack_budget(resources, {"maxHourlyUsd": 50})
+    resources = [sizing.StackResource(t, view.View(p), f"urn:{i}") for i, (t, p) in enumerate([cases.H100_FOR_20, cases.L4_FOR_18])]
+    ((msg, _),) = rules.check_stack("gpusizer-gpu-budget", resources, {"maxHourlyUsd": 50})
     assert "budget $50.00/h" in msg
-    assert rules.stack_budget(resources, {"maxHourlyUsd": 100}) == []
+    assert rules.check_stack("gpusizer-gpu-budget", resources, {"maxHourlyUsd": 100}) == []
 
 
 @pytest.mark.parametrize("typ, props, words", [
@@ -83,7 +83,7 @@ def test_cost_ceiling_and_stack_budget():
 def test_imdsv2_required_with_remediation(typ, props, words):
     (msg,) = rules.check_resource("gpusizer-require-imdsv2", typ, props)
     assert words in msg
-    assert rules.remediate_imdsv2(typ, props)["metadataOptions"]["httpTokens"] == "required"
+    assert hosts.remediate_imdsv2(typ, props)["metadataOptions"]["httpTokens"] == "required"
 
 
 @pytest.mark.parametrize("typ, props", [
@@ -102,7 +102,6 @@ def test_ssh_from_a_private_range_is_fine():
 
 
 @pytest.mark.parametrize("props, config", [
-    ({"instanceType": "g6.xlarge", "tags": {cases.REQ: "lots"}}, None),  # malformed requirement
     ({"instanceType": "g6.xlarge", "tags": {cases.REQ: "18"}}, {"maxRatio": "two"}),  # malformed config
     ({"instanceType": "g6.xlarge", "tags": {cases.REQ: "18"}}, {"maxRatoi": 2}),  # unknown config key
 ])

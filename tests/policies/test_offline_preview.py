@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import runpy
 import subprocess
 import sys
 
 import pytest
+import yaml
+
+from policies import analyzer, mocks, view
 
 from tests.conftest import REPO
 
@@ -17,6 +22,7 @@ def preview(*args):
                           capture_output=True, text=True, cwd=REPO, timeout=300)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stack", ["dev", "gcp", "hybrid"])
 def test_bundled_stacks_pass(stack):
     r = preview("--stack", stack)
@@ -36,3 +42,31 @@ def test_unknown_stack_exits_2_naming_the_choices():
     r = preview("--stack", "nope")
     assert r.returncode == 2
     assert "--stack" in r.stderr and "dev" in r.stderr
+
+
+def test_overprovisioned_instance_fails_at_the_first_preview_too():
+    r = preview("--stack", "overprovisioned", "--stacks-dir", HERE, "--program", HERE / "program.py")
+    (line,) = [x for x in r.stdout.splitlines() if "gpusizer-no-overprovisioning on big-box" in x]
+    assert line.strip().startswith("[mandatory] gpusizer")  # seen at preview and up alike, no "(at up only)"
+
+
+@pytest.mark.slow
+def test_spot_only_stack_passes_when_the_choice_is_spot(tmp_path):
+    # The dev stack's group buys spot through its InstancesDistribution (0% on-demand); its launch template
+    # carries no market type, which must not read as on-demand.
+    cfg = tmp_path / "spot.json"
+    cfg.write_text(json.dumps({"gpusizer-allowed-gpus": {"enforcementLevel": "mandatory", "allowed": [], "spotOnly": True}}))
+    r = preview("--stack", "dev", "--policy-config", cfg)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "0 mandatory violation(s): preview passed" in r.stdout
+
+
+@pytest.mark.slow
+def test_a_first_preview_sends_unknown_ids_and_the_right_sized_stack_still_passes():
+    config = yaml.safe_load((REPO / "stacks/Pulumi.dev.yaml").read_text())["config"]
+    recorder, _ = mocks.run_program(lambda: runpy.run_path(str(REPO / "__main__.py"), run_name="__main__") and None,
+                                    config, preview=True)
+    lt = next(r for r in recorder.resources if r.typ == "aws:ec2/launchTemplate:LaunchTemplate")
+    assert analyzer.wire(lt.inputs)["iamInstanceProfile"]["arn"] == view.STRING  # the profile does not exist yet
+    resources = [analyzer.Resource(r.typ, r.name, r.inputs, r.urn, r.parent, r.dependencies) for r in recorder.resources]
+    assert analyzer.analyze(resources, "dev") == []

@@ -1,0 +1,277 @@
+"""The input boundary: every file a user hands gpusizer is read and parsed here, under one set of limits.
+
+Specs, pool files, Hugging Face config.json files, stack files and policy
+configs all come through :func:`read_text` and then :func:`load_yaml` or
+:func:`load_json`, so a hostile or broken file gets the same treatment
+everywhere (issue 15):
+
+- only regular files are read (``/dev/zero``, a FIFO or a directory is
+  refused before a byte is read; FIFOs are opened non-blocking so a FIFO with
+  no writer cannot hang us), and at most :data:`MAX_INPUT_BYTES`;
+- the bytes must be UTF-8 (a leading BOM is allowed); a bad byte is reported
+  with its line and column;
+- YAML is parsed by libyaml (``yaml.CSafeLoader``) where PyYAML was built with
+  it, else by the pure-Python ``SafeLoader``; a first pass over the parser's
+  events (streaming, no recursion) refuses nesting deeper than
+  :data:`MAX_DEPTH`, more than :data:`MAX_ALIASES` aliases, a recursive alias,
+  and documents whose aliases would expand past :data:`MAX_NODES` nodes (the
+  "billion laughs" bomb); only then are the nodes composed and constructed,
+  by a loader that refuses duplicate mapping keys;
+- JSON refuses NaN/Infinity, duplicate keys and the same nesting depth;
+- every message quotes at most :data:`QUOTE_CHARS` characters of a value
+  (:func:`quote`) and passes through :func:`gpusizer.redact.redact`.
+
+Every failure is a :class:`gpusizer.errors.SpecError` naming the file and,
+where it has one, the field the file came from (``model.hf_config``,
+``--pools``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import reprlib
+import stat
+from typing import Any
+
+import yaml
+
+from gpusizer import errors, redact
+
+# 1 MiB. Real inputs are far smaller: a spec or pool file is a few hundred
+# bytes; Hugging Face config.json files are a few KB (Llama-3.1-8B-Instruct's
+# is 855 bytes, DeepSeek-V3's 1.7 KB: huggingface.co, 2026-11, unverified);
+# a stack file holding kubeconfigs tens of KB. Bounding the input bounds the
+# time (libyaml parses 1 MiB in tens of ms) and the memory of everything after.
+MAX_INPUT_BYTES = 1 << 20
+# Specs nest 4 levels, pools with tolerations 4, stack files with inline
+# kubeconfigs about 8. 64 leaves room and stays far from Python's recursion
+# limit (1000 frames; the constructor uses about 3 per level).
+MAX_DEPTH = 64
+# Anchors/aliases are rare in these files (a shared `placement:` block);
+# 100 aliases is generous, while an alias bomb needs a handful per level.
+MAX_ALIASES = 100
+# Nodes after expanding aliases: 1 MiB of plain YAML holds at most ~500k
+# scalars, so this bound only bites when aliases multiply a document.
+MAX_NODES = 1_000_000
+# Characters of a user's value quoted back in an error message.
+QUOTE_CHARS = 80
+
+_reprs = reprlib.Repr()
+_reprs.maxlevel, _reprs.maxdict, _reprs.maxlist, _reprs.maxtuple, _reprs.maxset = 2, 4, 4, 4, 4
+_reprs.maxstring = _reprs.maxother = _reprs.maxlong = QUOTE_CHARS
+
+
+def quote(value: Any, limit: int = QUOTE_CHARS) -> str:
+    """``repr(value)`` cut to about `limit` characters, credentials redacted.
+
+    Bounded in time and output whatever `value` is (a shared-reference YAML
+    bomb, a 50 MB string): reprlib visits at most a few elements per level.
+
+    >>> quote("x" * 500)[-5:]
+    "...x'"
+    >>> len(quote(list(range(10**6)))) < 40
+    True
+    """
+    text = redact.redact(_reprs.repr(value))
+    return text if len(text) <= limit + 5 else text[:limit] + "..."
+
+
+def _fail(message: str, field: str) -> errors.SpecError:
+    return errors.SpecError(redact.redact(message), field)
+
+
+def read_text(path: str | os.PathLike, what: str = "spec file", field: str = "") -> str:
+    """The text of a regular file of at most MAX_INPUT_BYTES, decoded as strict UTF-8.
+
+    Args:
+        path: the file.
+        what: what to call it in messages ("spec file", "pools file --pools").
+        field: the SpecError's field (the spec key or option the path came from).
+
+    Raises:
+        SpecError: the file is missing, unreadable, not a regular file, too
+            large or not UTF-8; the message names the file and the fix.
+    """
+    p = pathlib.Path(path)
+    name = quote(str(p))
+    try:
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise _fail(f"cannot read {what} {name}: {reason}. To fix: check the path", field) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _fail(f"{what} {name} is not a regular file. To fix: give the path of a file", field)
+        if info.st_size > MAX_INPUT_BYTES:
+            raise _fail(f"{what} {name} is {info.st_size:,} bytes, over the {MAX_INPUT_BYTES:,}-byte limit. "
+                        "To fix: give the intended file (real ones are a few KB)", field)
+        with os.fdopen(os.dup(fd), "rb") as f:
+            data = f.read(MAX_INPUT_BYTES + 1)
+    except OSError as exc:
+        raise _fail(f"cannot read {what} {name}: {exc.strerror}. To fix: check the path", field) from None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_INPUT_BYTES:  # grew while we read it
+        raise _fail(f"{what} {name} is over the {MAX_INPUT_BYTES:,}-byte limit", field)
+    return decode(data, f"{what} {name}", field)
+
+
+def decode(data: bytes, name: str, field: str = "") -> str:
+    """`data` as strict UTF-8 (a leading BOM dropped); a bad byte is named with its line and column."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise _fail(f"{name} is not UTF-8: byte 0x{data[exc.start]:02x} at line {line}, column {column}. "
+                    "To fix: save the file as UTF-8", field) from None
+
+
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """A safe loader that refuses a key given twice in one mapping (YAML 1.2, section 3.2.1.1)."""
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            seen: set = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    duplicate = key in seen
+                    seen.add(key)
+                except TypeError:  # an unhashable key: SafeConstructor reports it below
+                    continue
+                if duplicate:
+                    mark = key_node.start_mark
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"duplicate key {quote(key)} (line {mark.line + 1}): the later value would silently win", mark)
+        return super().construct_mapping(node, deep=deep)
+
+
+def _check_events(text: str, name: str, field: str) -> None:
+    """Bound depth, aliases and expanded size in one streaming pass over the parser's events.
+
+    Each open collection accumulates the expanded size of its children; an
+    anchored node's size is recorded when it closes, and an alias adds the
+    size of its anchor, so a bomb is measured without ever being built.
+    """
+    sizes: list[int] = []  # expanded size of each open collection
+    anchors_open: list[str | None] = []
+    anchor_size: dict[str, int] = {}
+    aliases = total = 0  # total: nodes of the document so far, aliases expanded
+    for event in yaml.parse(text, Loader=_Loader):
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            if len(sizes) >= MAX_DEPTH:
+                raise _fail(f"{name}: nesting deeper than {MAX_DEPTH} levels (line {event.start_mark.line + 1}). "
+                            "To fix: flatten the document", field)
+            sizes.append(1)
+            anchors_open.append(event.anchor)
+            total += 1
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            size, anchor = sizes.pop(), anchors_open.pop()
+            if anchor is not None:
+                anchor_size[anchor] = size
+            if sizes:
+                sizes[-1] += size
+        elif isinstance(event, (yaml.ScalarEvent, yaml.AliasEvent)):
+            if isinstance(event, yaml.AliasEvent):
+                aliases += 1
+                if aliases > MAX_ALIASES:
+                    raise _fail(f"{name}: more than {MAX_ALIASES} aliases. To fix: write the values out", field)
+                if event.anchor not in anchor_size:
+                    raise _fail(f"{name}: alias *{quote(event.anchor)} refers to an unknown or enclosing anchor "
+                                f"(line {event.start_mark.line + 1}). To fix: remove the alias", field)
+                size = anchor_size[event.anchor]
+            else:
+                size = 1
+                if event.anchor is not None:
+                    anchor_size[event.anchor] = 1
+            total += size
+            if sizes:
+                sizes[-1] += size
+        if total > MAX_NODES:
+            raise _fail(f"{name}: expands to more than {MAX_NODES:,} values (aliases multiplying a document). "
+                        "To fix: write the values out", field)
+
+
+def load_yaml(text: str, name: str, field: str = "") -> Any:
+    """Parse one YAML document within the limits above (a JSON document is YAML too).
+
+    Args:
+        text: the document.
+        name: what to call it in messages (e.g. "spec file 'chat.yaml'").
+        field: the SpecError's field.
+
+    Raises:
+        SpecError: invalid YAML (with line and column), a duplicate key, or a
+            limit exceeded; the message quotes at most QUOTE_CHARS of a value.
+    """
+    try:
+        _check_events(text, name, field)
+        return yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise _fail(f"{name} is not valid YAML{where}: {problem[:200]}", field) from None
+    except RecursionError:  # unreachable within MAX_DEPTH; kept so no input can escape as a bug
+        raise _fail(f"{name}: nested too deeply. To fix: flatten the document", field) from None
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict:
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {quote(key)}: the later value would silently win")
+        out[key] = value
+    return out
+
+
+def _no_constant(token: str):
+    raise ValueError(f"{token} is not a number JSON allows")
+
+
+def depth(value: Any) -> int:
+    """Nesting depth of plain data (dicts and lists), walked without recursion; 0 for a scalar."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is not None:
+            deepest = max(deepest, level)
+            if level <= MAX_DEPTH:
+                stack += [(c, level + 1) for c in children]
+    return deepest
+
+
+def load_json(text: str, name: str, field: str = "") -> Any:
+    """Parse JSON strictly: no NaN/Infinity, no duplicate keys, at most MAX_DEPTH levels.
+
+    Raises:
+        SpecError: naming `name`, the line, and what is wrong.
+    """
+    try:
+        doc = json.loads(text, object_pairs_hook=_pairs, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise _fail(f"{name} is not valid JSON ({exc.msg}, line {exc.lineno}, column {exc.colno})", field) from None
+    except ValueError as exc:
+        raise _fail(f"{name} is not valid JSON: {exc}", field) from None
+    except RecursionError:
+        raise _fail(f"{name}: nesting deeper than {MAX_DEPTH} levels. To fix: flatten the document", field) from None
+    if depth(doc) > MAX_DEPTH:
+        raise _fail(f"{name}: nesting deeper than {MAX_DEPTH} levels. To fix: flatten the document", field)
+    return doc
+
+
+def read_yaml(path: str | os.PathLike, what: str = "spec file", field: str = "") -> Any:
+    """:func:`read_text` then :func:`load_yaml`, both naming `what` and the path."""
+    text = read_text(path, what, field)
+    return load_yaml(text, f"{what} {quote(str(path))}", field)
+
+
+def read_json(path: str | os.PathLike, what: str, field: str = "") -> Any:
+    """:func:`read_text` then :func:`load_json`, both naming `what` and the path."""
+    text = read_text(path, what, field)
+    return load_json(text, f"{what} {quote(str(path))}", field)

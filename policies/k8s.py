@@ -1,0 +1,138 @@
+"""Kubernetes workloads: the GPUs a pod asks for, the model its node selection names, how many pods run.
+
+GPUs are the NVIDIA device plugin's extended resources: `nvidia.com/gpu`
+(whole GPUs) and `nvidia.com/mig-<g>g.<mem>gb` (MIG slices, mixed strategy).
+A pod's GPUs are the larger of the sum over its containers and the largest
+init container, as for any resource (Kubernetes docs, "Init Containers:
+Resource sharing within containers"). The model comes from a node selector
+or a required node-affinity term on a GPU product label (NVIDIA GPU feature
+discovery `nvidia.com/gpu.product`, GKE `cloud.google.com/gke-accelerator`);
+without one the GPUs cannot be verified.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from gpusizer import audit, metadata
+from policies import shapes
+from policies import view as v
+
+GPU_RESOURCE = "nvidia.com/gpu"
+MIG_PREFIX = "nvidia.com/mig-"
+# A MIG profile names its slice: "<compute slices>g.<memory>gb" (NVIDIA MIG User Guide, "Supported
+# MIG Profiles"). The memory figure is the profile's nominal GB (1e9 bytes); the usable slice is a
+# little smaller on some GPUs (unverified per GPU), so the pack reads the name as an upper bound.
+_MIG = re.compile(r"^(?P<g>\d+)g\.(?P<gb>\d+)gb(\+me)?$")
+GPU_LABELS = ("nvidia.com/gpu.product", "cloud.google.com/gke-accelerator")
+
+# Workload kind -> path to its pod template (metadata + spec); Patch types carry the same shape.
+_TEMPLATE = ("spec", "template")
+_KINDS = {
+    "apps/v1:Deployment": _TEMPLATE,
+    "apps/v1:StatefulSet": _TEMPLATE,
+    "apps/v1:ReplicaSet": _TEMPLATE,
+    "apps/v1:DaemonSet": _TEMPLATE,
+    "batch/v1:Job": _TEMPLATE,
+    "batch/v1:CronJob": ("spec", "jobTemplate", "spec", "template"),
+    "core/v1:Pod": (),
+}
+POD_SPECS = {f"kubernetes:{k}{patch}": path for k, path in _KINDS.items() for patch in ("", "Patch")}
+# Pods a workload runs: replicas (Deployment, StatefulSet, ReplicaSet; Kubernetes default 1), a Job's
+# parallelism (default 1); a DaemonSet runs one per matching node, unknown here, so 1 is a lower bound.
+_COUNTS = {"Deployment": ("spec", "replicas"), "StatefulSet": ("spec", "replicas"), "ReplicaSet": ("spec", "replicas"),
+           "Job": ("spec", "parallelism"), "CronJob": ("spec", "jobTemplate", "spec", "parallelism")}
+
+
+def _pod(p: v.View, path: tuple[str, ...]) -> v.View:
+    return p.at(*path, "spec")
+
+
+def _gpus(container: v.View) -> dict[str, float]:
+    """GPU resource name -> count for one container (limits, else requests: they must be equal when both set)."""
+    out: dict[str, float] = {}
+    for part in ("limits", "requests"):
+        for name in (container.mapping("resources", part) or {}):
+            key = str(name).strip().lower()
+            if key == GPU_RESOURCE or key.startswith(MIG_PREFIX):
+                n = container.number("resources", part, name)
+                if n is None or n < 0:
+                    raise ValueError(f"{container.path}.resources.{part}.{name} must be a non-negative number")
+                out[key] = max(out.get(key, 0.0), n)
+    return out
+
+
+def requested(pod: v.View) -> dict[str, float]:
+    """GPU resource name -> GPUs one pod holds."""
+    app: dict[str, float] = {}
+    for c in pod.each("containers"):
+        for k, n in _gpus(c).items():
+            app[k] = app.get(k, 0.0) + n
+    for c in pod.each("initContainers"):
+        for k, n in _gpus(c).items():
+            app[k] = max(app.get(k, 0.0), n)
+    return {k: n for k, n in app.items() if n > 0}
+
+
+def models(pod: v.View) -> list[str]:
+    """GPU product label values the pod's node selection requires (nodeSelector, required node affinity)."""
+    out = [pod.text("nodeSelector", k) for k in GPU_LABELS]
+    required = pod.at("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
+    for term in required.each("nodeSelectorTerms"):
+        for e in term.each("matchExpressions"):
+            if e.get("key") in GPU_LABELS and e.text("operator") == "in":
+                out += [x.text() for x in e.each("values")]
+    return [m for m in out if m]
+
+
+def shapes_of(pod: v.View) -> list[shapes.Shape]:
+    """One shape per GPU model the pod may land on; an unknown shape when the model is not named or known."""
+    gpus = requested(pod)
+    if not gpus:
+        return []
+    out = []
+    labels = models(pod) or [""]
+    for label in labels:
+        gpu = audit.gpu_from_label(label) if label else None
+        for key, n in gpus.items():
+            if key == GPU_RESOURCE:
+                cap = audit.capacity_of_accelerator(gpu, n) if gpu else None
+                what = f"{n:g} x {gpu or label or 'GPU (no GPU model label)'}"
+                out.append(shapes.Shape(what, cap, None))
+                continue
+            m = _MIG.match(key.removeprefix(MIG_PREFIX))
+            if m is None:
+                out.append(shapes.Shape(f"{n:g} x {key}", None, None))
+                continue
+            gib = int(m["gb"]) * 1e9 / 2**30
+            name = f"{gpu or 'GPU'} MIG {key.removeprefix(MIG_PREFIX)}"
+            out.append(shapes.Shape(f"{n:g} x {name}", audit.GpuCapacity(gpu or "MIG", n, gib, f"{n:g} x {name}"), None))
+    return out
+
+
+def shape_reader(path: tuple[str, ...]) -> Callable[[v.View], list[shapes.Shape]]:
+    return lambda p: shapes_of(_pod(p, path))
+
+
+def annotations(path: tuple[str, ...]) -> Callable[[v.View], dict]:
+    """The workload's annotations, then its pod template's (which win: they are what the pod carries)."""
+    def read(p: v.View) -> dict:
+        out = p.mapping("metadata", "annotations")
+        if path:
+            out.update(p.mapping(*path, "metadata", "annotations"))
+        return {k: val for k, val in out.items() if k in (metadata.K8S_REQUIRED, metadata.K8S_SIZED_BY,
+                                                         metadata.K8S_WORKLOAD)}
+    return read
+
+
+def count(resource_type: str) -> Callable[[v.View], float]:
+    kind = resource_type.rsplit(":", 1)[-1].removesuffix("Patch")
+    path = _COUNTS.get(kind)
+
+    def read(p: v.View) -> float:
+        n = p.number(*path) if path else None
+        if n is not None and n < 0:
+            raise ValueError(f"{'.'.join(path)} must not be negative")
+        return 1.0 if n is None else n
+    return read

@@ -1,0 +1,131 @@
+"""Run a Pulumi program without the Pulumi CLI or a cloud: the offline stand-in for the engine (public API).
+
+`run_program(fn, config, preview=...)` runs `fn` (a Pulumi program) under
+Pulumi's own mocks (`pulumi.runtime.set_mocks`) with a fresh root stack,
+config and event loop, and returns a `MockCloud` holding every resource it
+registered (type, name, inputs, URN, parent, dependencies) and the exports.
+`gpusizer preview` uses it to feed the policy pack; tests may too.
+
+Two modes, as the engine runs a program:
+- `preview=True`, a first `pulumi preview`: nothing exists, so no resource
+  has an id and no output is known beyond the inputs given (ARNs, emails,
+  self links...). Inputs built from those arrive unknown, exactly what the
+  engine then sends the policy pack as sentinels.
+- `preview=False`, `pulumi up`: every resource gets an id and plausible
+  outputs, so everything is known.
+
+Invokes the components make (AMI, default VPC, subnets) are answered as the
+cloud would; any other invoke raises, because an empty answer would silently
+read as None (docs/pulumi-offline.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pulumi
+from pulumi.runtime import mocks as sdk_mocks
+
+
+@dataclasses.dataclass
+class Registered:
+    """One registered resource as the engine would see it."""
+
+    typ: str
+    name: str
+    inputs: dict
+    custom: bool = True
+    urn: str = ""
+    parent: str = ""
+    dependencies: tuple[str, ...] = ()
+
+
+class MockCloud(pulumi.runtime.Mocks):
+    """Pulumi mocks that record every resource and answer the invokes the components make.
+
+    Args:
+        preview: behave as a first preview (no ids, no outputs beyond the inputs).
+    """
+
+    def __init__(self, preview: bool = False):
+        self.preview = preview
+        self.resources: list[Registered] = []
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs):
+        self.resources.append(Registered(args.typ, args.name, dict(args.inputs), args.custom))
+        if self.preview:
+            return "", dict(args.inputs)  # no id: every output not given as an input is unknown
+        outputs = dict(args.inputs)
+        outputs.setdefault("arn", f"arn:aws:mock:::{args.name}")
+        outputs.setdefault("name", args.name)
+        outputs.setdefault("email", f"{args.name}@mock.iam.gserviceaccount.com")
+        outputs.setdefault("selfLinkUnique", f"https://compute.mock/{args.name}?uid=1")
+        return f"{args.name}-id", outputs
+
+    def call(self, args: pulumi.runtime.MockCallArgs):
+        if args.token == "aws:ec2/getAmi:getAmi":
+            return {"id": "ami-0dlami00000000001", "name": args.args["filters"][0]["values"][0]}
+        if args.token == "aws:ec2/getVpc:getVpc":
+            return {"id": "vpc-0default"}
+        if args.token == "aws:ec2/getSubnets:getSubnets":
+            return {"ids": ["subnet-a", "subnet-b"], "id": "subnets"}
+        raise NotImplementedError(f"unmocked invoke {args.token}")  # an empty answer would silently yield None
+
+
+class _Monitor(sdk_mocks.MockMonitor):
+    """The SDK's mock monitor, also recording each resource's URN, parent and dependencies (as the engine
+    passes them to stack policies)."""
+
+    def RegisterResource(self, request):  # noqa: N802 - the gRPC method name
+        response = super().RegisterResource(request)
+        # Registrations run concurrently: find this one's record by type and name (unique within a stack here).
+        for r in self.mocks.resources:
+            if (r.typ, r.name, r.urn) == (request.type, request.name, ""):
+                deps = list(request.dependencies) + [u for d in request.propertyDependencies.values() for u in d.urns]
+                r.urn, r.parent, r.dependencies = response.urn, request.parent, tuple(dict.fromkeys(deps))
+                break
+        return response
+
+
+def run_program(fn: Callable[[], Any], config: dict | None = None, secret_keys=(), stack: str = "dev",
+                preview: bool = False) -> tuple[MockCloud, dict]:
+    """Run `fn` under fresh mocks (new root stack, config, event loop); return the recorder and the exports.
+
+    Args:
+        fn: the program (e.g. `lambda: runpy.run_path("__main__.py", run_name="__main__")`).
+        config: "ns:key" -> value (structured values are passed as JSON, as the CLI does).
+        secret_keys: config keys that are secrets.
+        stack: the stack name.
+        preview: a first preview (unknown ids and outputs) instead of an update.
+
+    Raises:
+        pulumi.RunError: the program failed as it would under `pulumi preview`.
+    """
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    pulumi.runtime.settings.set_root_resource(None)
+    pulumi.runtime.set_all_config(
+        {k: v if isinstance(v, str) else json.dumps(v) for k, v in (config or {}).items()}, list(secret_keys)
+    )
+    mocks = MockCloud(preview)
+    pulumi.runtime.set_mocks(mocks, project="gpusizer", stack=stack, preview=preview, monitor=_Monitor(mocks))
+    exports: dict = {}
+    original = pulumi.export
+
+    def record(name, value):
+        exports[name] = value
+        original(name, value)
+
+    pulumi.export = record
+    try:
+        pulumi.runtime.test(fn)()
+    finally:
+        pulumi.export = original
+        pulumi.runtime.set_all_config({})
+        loop.close()
+        asyncio.set_event_loop(None)
+    return mocks, exports

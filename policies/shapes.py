@@ -1,0 +1,167 @@
+"""What one instance/machine type (or a set of them) holds, from the pack's catalog only.
+
+A type is normalised (case, whitespace, a GCP URL's last segment) and looked up
+in the engine's catalog. A type the catalog does not know is "not a GPU" only
+when its family carries no accelerator (policies/accelerator_families.yaml);
+otherwise it is a shape with no capacity: "unknown GPU type, cannot verify".
+Prices come from the catalog, never from the resource.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+import functools
+import pathlib
+
+import yaml
+
+from gpusizer import audit
+from policies import view as v
+
+FAMILIES_FILE = pathlib.Path(__file__).with_name("accelerator_families.yaml")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Shape:
+    """One type a resource may launch.
+
+    Attributes:
+        label: the type as the message shows it ("p5.48xlarge", "n1-standard-8 + 2 x T4").
+        capacity: its GPUs, or None for an accelerator type the pack cannot verify.
+        hourly_usd: the catalog's lowest on-demand $/hour of one node, or None.
+        vcpus: host vCPUs (for capacities given in vCPUs), or None.
+    """
+
+    label: str
+    capacity: audit.GpuCapacity | None
+    hourly_usd: float | None
+    vcpus: float | None = None
+
+
+@functools.cache
+def families() -> dict[str, frozenset[str]]:
+    """Provider -> families with accelerators (verified and unverified alike: the guard fails closed)."""
+    data = yaml.safe_load(FAMILIES_FILE.read_text())
+    return {p: frozenset(d["families"]) | frozenset(d.get("unverified") or ()) for p, d in data.items()}
+
+
+def aws_family(instance_type: str) -> str:
+    """'p5.48xlarge' -> 'p5'; a bare family ('p4d', as AWS Batch accepts) is itself."""
+    return instance_type.split(".", 1)[0]
+
+
+def gcp_family(machine_type: str) -> str:
+    """'a3-highgpu-8g' -> 'a3'."""
+    return machine_type.split("-", 1)[0]
+
+
+def machine(value: str) -> str:
+    """A GCP machine type from a name or URL: '.../zones/us-central1-a/machineTypes/G2-STANDARD-4 ' -> 'g2-standard-4'."""
+    return value.strip().lower().rsplit("/", 1)[-1]
+
+
+def aws(instance_type: str) -> Shape | None:
+    """The shape of an AWS type, or None when it carries no accelerator."""
+    o = audit.types_of("aws").get(instance_type)
+    if o is not None:
+        return Shape(instance_type, audit.capacity_of_type("aws", instance_type), audit.price_of("aws", instance_type),
+                     o.vcpus)
+    if aws_family(instance_type) in families()["aws"]:
+        return Shape(instance_type, None, None)
+    return None
+
+
+def aws_family_shapes(family: str) -> list[Shape] | None:
+    """Every catalog type of an AWS family (AWS Batch accepts family names), judged by its cheapest and
+    largest; None when the family carries no accelerator."""
+    types = [t for t in audit.types_of("aws") if aws_family(t) == family]
+    if types:
+        return extremes([aws(t) for t in types])
+    if family in families()["aws"]:
+        return [Shape(f"{family} (family)", None, None)]
+    return None
+
+
+def gcp(machine_type: str, accelerators: list[tuple[str, float]]) -> Shape | None:
+    """A GCP machine with its attached accelerators (N1), or None when it carries none.
+
+    Raises:
+        ValueError: a non-positive accelerator count.
+    """
+    o = audit.types_of("gcp").get(machine_type)
+    if o is not None and not accelerators:
+        return Shape(machine_type, audit.capacity_of_type("gcp", machine_type), audit.price_of("gcp", machine_type),
+                     o.vcpus)
+    if accelerators:
+        (kind, count), *more = accelerators
+        if count <= 0:
+            raise ValueError(f"guestAccelerators count {count:g} must be positive")
+        cap = audit.capacity_of_accelerator(kind, count, machine_type) if not more else None
+        label = f"{machine_type} + " + ", ".join(f"{c:g} x {k}" for k, c in accelerators)
+        price = audit.price_of("gcp", f"{machine_type}+{kind}x{count:g}") if cap else None
+        return Shape(label, cap, price)
+    if gcp_family(machine_type) in families()["gcp"]:
+        return Shape(machine_type, None, None)
+    return None
+
+
+def extremes(shapes: list[Shape | None]) -> list[Shape]:
+    """The cheapest and the largest (GPU memory, then price) of several admitted shapes, unknown ones kept."""
+    known = [s for s in shapes if s is not None and s.capacity is not None]
+    unknown = [s for s in shapes if s is not None and s.capacity is None]
+    if not known:
+        return unknown[:1]
+    cheapest = min(known, key=lambda s: (s.hourly_usd if s.hourly_usd is not None else float("inf"), s.label))
+    largest = max(known, key=lambda s: (s.capacity.total_gib, s.hourly_usd or 0.0, s.label))
+    return [cheapest] if cheapest == largest else [cheapest, largest]
+
+
+def _range(req: v.View, key: str) -> tuple[float, float]:
+    lo = req.number(key, "min")
+    hi = req.number(key, "max")
+    return (lo if lo is not None else 0.0, hi if hi is not None else float("inf"))
+
+
+def requirements(req: v.View) -> list[Shape] | None:
+    """Attribute-based selection (`instanceRequirements`): the cheapest and largest catalog GPU type it admits.
+
+    Follows EC2's InstanceRequirements semantics: no accelerator limit admits
+    accelerated types (AcceleratorCount "Default: No minimum or maximum
+    limits"; max 0 excludes them), so only `acceleratorCount.max: 0`, or
+    accelerator types without "gpu", rule GPUs out. Admitted catalog types are
+    filtered by accelerator count, total accelerator memory (MiB), names,
+    vCPUs, memory (MiB) and allowed/excluded type patterns.
+
+    Returns:
+        None when it admits no GPU; else the extremes of the admitted catalog
+        types, or one unknown shape when GPUs are asked for but none is known.
+    """
+    acc = _range(req, "acceleratorCount")
+    kinds = [x.text() for x in req.each("acceleratorTypes")]
+    if acc[1] == 0 or (kinds and "gpu" not in kinds):
+        return None
+    names = {audit.gpu_from_label(x.text() or "") or x.text() for x in req.each("acceleratorNames")}
+    makers = [x.text() for x in req.each("acceleratorManufacturers")]
+    mem = _range(req, "acceleratorTotalMemoryMib")
+    cpus = _range(req, "vcpuCount")
+    ram = _range(req, "memoryMib")
+    allowed = [x.text() for x in req.each("allowedInstanceTypes")]
+    excluded = [x.text() for x in req.each("excludedInstanceTypes")]
+    admitted = []
+    for t, o in audit.types_of("aws").items():
+        count = o.gpu_count * o.gpu_fraction
+        if not (acc[0] <= count <= acc[1] and mem[0] <= count * o.gpu_memory_gib * 1024 <= mem[1]):
+            continue
+        if (names and o.gpu not in names) or (makers and "nvidia" not in makers):
+            continue
+        if not (cpus[0] <= o.vcpus <= cpus[1] and ram[0] <= o.ram_gib * 1024 <= ram[1]):
+            continue
+        if (allowed and not any(fnmatch.fnmatch(t, p) for p in allowed)) or any(fnmatch.fnmatch(t, p) for p in excluded):
+            continue
+        admitted.append(aws(t))
+    if admitted:
+        return extremes(admitted)
+    if acc[0] >= 1 or "gpu" in kinds or names:
+        return [Shape(f"{req.path} (no catalog GPU type matches)", None, None)]
+    return None

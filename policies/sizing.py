@@ -1,0 +1,109 @@
+"""Over-provisioning and the stack's GPU budget, judged from the pack's catalog.
+
+Prices are the catalog's on-demand $/hour per node, never a tag. A resource
+that may launch several types (an Auto Scaling group, a fleet, attribute-based
+selection) is judged by each type it admits; the budget counts the dearest at
+the most nodes or pods the resource may run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from gpusizer import audit
+from policies import resources as res
+from policies import view as v
+
+# What `sized-by` may name besides memory (gpusizer.decision.SIZED_BY): a size memory alone cannot call excessive.
+EXEMPT = frozenset({"throughput", "ttft", "tpot", "deadline", "interconnect", "per-job-cost", "per-token-cost",
+                    "cost-per-token"})
+
+
+@dataclasses.dataclass(frozen=True)
+class StackResource:
+    """A resource as a stack rule sees it: type, properties, URN, and its links in the stack."""
+
+    type: str
+    props: v.View
+    urn: str
+    name: str = ""
+    parent: str | None = None
+    dependencies: tuple[str, ...] = ()
+
+
+def no_overprovisioning(r: res.GpuResource, cfg) -> list[str]:
+    """GPU memory above maxRatio x the requirement while a cheaper adequate catalog offer exists."""
+    need = r.required_gib
+    if need is None or r.sized_by in EXEMPT:
+        return []
+    for s in r.shapes:
+        if s.capacity is None:
+            continue
+        ratio = s.capacity.total_gib / need
+        if ratio <= cfg.max_ratio:
+            continue
+        cheaper = audit.cheaper_adequate(need, s.hourly_usd, r.provider if r.provider != "onprem" else None)
+        if cheaper is None:
+            continue
+        return [f"{s.capacity.label} = {s.capacity.total_gib:,.0f} GiB for a {need:g} GiB requirement ({ratio:.0f}x, "
+                f"limit {cfg.max_ratio:g}x); {cheaper.instance_type} ({cheaper.gpu_count} x {cheaper.gpu}, "
+                f"{cheaper.provider} {cheaper.region}) at ${cheaper.on_demand_usd:.2f}/h fits. "
+                "To fix: size with gpusizer (components.GpuWorkload) or pick the cheaper offer"]
+    return []
+
+
+def _templates_of(r: StackResource, by_urn: dict[str, StackResource]) -> list[StackResource]:
+    return [by_urn[d] for d in r.dependencies if d in by_urn and by_urn[d].type in res.TEMPLATES]
+
+
+def hourly(r: StackResource, by_urn: dict[str, StackResource]) -> float | None:
+    """$/hour of everything `r` may run: its most nodes/pods x its dearest type (a template consumer's
+    types come from the template it depends on). None when it launches no priced GPU.
+
+    Raises:
+        policies.view.Unknown: a field needed for the count or the types is unknown at preview.
+        ValueError: it launches from a template that is not in this stack (its price cannot be known).
+    """
+    if r.type in res.TEMPLATES or r.type not in res.KINDS:
+        return None  # a template launches nothing by itself; its consumers count it
+    g = res.GpuResource(r.type, r.props)
+    found = g.shapes
+    if not found and g.templates():
+        templates = _templates_of(r, by_urn)
+        if not templates:
+            raise ValueError(f"{r.name or r.urn} launches from a template that is not in this stack")
+        found = [s for t in templates for s in res.GpuResource(t.type, t.props).shapes]
+    prices = [s.hourly_usd for s in found if s.hourly_usd is not None]
+    if not prices:
+        return None
+    return g.count * max(prices)
+
+
+def stack_budget(resources: list[StackResource], max_usd: float | None) -> list[tuple[str, str | None]]:
+    """The sum over GPU resources of `hourly` against maxHourlyUsd.
+
+    A resource whose count or types are unknown at preview is left out of the
+    sum; when the rest already exceeds the budget that is reported, otherwise
+    the first unknown is raised (the budget is judged again at `up`).
+    """
+    if max_usd is None:
+        return []
+    by_urn = {r.urn: r for r in resources}
+    total = 0.0
+    unknown: v.Unknown | None = None
+    problems = []
+    for r in resources:
+        try:
+            total += hourly(r, by_urn) or 0.0
+        except v.Unknown as exc:
+            unknown = unknown or exc
+        except ValueError as exc:
+            problems.append((f"gpusizer-gpu-budget cannot price {r.name or r.urn}: {exc}. To fix: keep its "
+                             "template in this stack, or name its instance types", r.urn))
+    if total > max_usd:
+        return problems + [(f"GPU capacity in this stack costs ${total:,.2f}/h (catalog on-demand, every group at "
+                            f"its maximum size) > budget ${max_usd:,.2f}/h. To fix: cheaper placements (spot, "
+                            "on-prem pools) or raise gpusizer-gpu-budget.maxHourlyUsd", None)]
+    if unknown is not None:
+        raise unknown
+    return problems

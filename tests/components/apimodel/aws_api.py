@@ -1,0 +1,266 @@
+"""What a mocked program registered on AWS, as the EC2 / Auto Scaling / IAM API requests it becomes.
+
+Pulumi mocks accept any input. This module turns each registered AWS resource
+into the API request the provider would send (CreateLaunchTemplate,
+RunInstances, CreateAutoScalingGroup, CreatePlacementGroup, ...), shaped and
+checked by botocore's own service models: every key must be a member of the
+operation's input shape (an unknown one fails), enum members must be among the
+model's values, and `botocore.validate.validate_parameters` then checks types,
+required members and ranges. `replay` sends the same requests to a moto server
+on loopback, so what EC2 would refuse at `pulumi up` (a missing subnet, an
+unknown launch template) fails here.
+
+The translation is strict on the Pulumi side too: an input this module does
+not know fails, so a field added to a component must be mapped (and so
+validated) before its tests pass.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import botocore.session
+import botocore.validate
+
+_SESSION = botocore.session.get_session()
+_DROP = object()
+# Terraform/Pulumi-only arguments: they steer the provider, no API request carries them.
+# (pulumi-aws docs: LaunchTemplate.updateDefaultVersion, Group.waitForCapacityTimeout,
+# Group.forceDelete, ...).
+TERRAFORM_ONLY = {"updateDefaultVersion", "waitForCapacityTimeout", "forceDelete", "waitForElbCapacity",
+                  "minElbCapacity", "getPasswordData", "userDataReplaceOnChange", "tagsAll", "skipDestroy"}
+# Pulumi camelCase keys whose EC2 member is not the key with its first letter upper-cased.
+RENAMES = {"vpcSecurityGroupIds": "SecurityGroupIds", "securityGroups": "Groups"}
+# InterfaceType has no enum in the botocore model; EC2 API reference,
+# LaunchTemplateInstanceNetworkInterfaceSpecificationRequest.InterfaceType (2025): "interface | efa | efa-only".
+INTERFACE_TYPES = {"interface", "efa", "efa-only"}
+
+
+class ApiModelError(AssertionError):
+    """A registered resource that the cloud's API model rejects (or that cannot be translated)."""
+
+
+@dataclasses.dataclass
+class Request:
+    service: str
+    operation: str
+    params: dict
+
+
+def _shape(service: str, operation: str):
+    return _SESSION.get_service_model(service).operation_model(operation).input_shape
+
+
+def shaped(value: Any, shape, where: str) -> Any:
+    """`value` (Pulumi wire form: camelCase keys, floats for numbers, "true" strings in launch
+    templates, tag maps) as the member `shape` expects; unknown keys and bad enum values fail."""
+    kind = shape.type_name
+    if kind == "structure":
+        if not isinstance(value, Mapping):
+            raise ApiModelError(f"{where}: {shape.name} takes an object, got {value!r}")
+        out = {}
+        for key, item in value.items():
+            if item is None or key in TERRAFORM_ONLY:
+                continue
+            member = RENAMES.get(key, key[:1].upper() + key[1:])
+            if member not in shape.members:
+                raise ApiModelError(f"{where}.{key}: {shape.name} has no member {member} "
+                                    f"(members: {', '.join(shape.members)})")
+            out[member] = shaped(item, shape.members[member], f"{where}.{key}")
+        return out
+    if kind == "list":
+        if isinstance(value, Mapping) and set(getattr(shape.member, "members", {})) >= {"Key", "Value"}:
+            value = [{"key": k, "value": v} for k, v in value.items()]  # a tag map
+        if not isinstance(value, list):
+            raise ApiModelError(f"{where}: {shape.name} takes a list, got {value!r}")
+        return [shaped(x, shape.member, f"{where}[{i}]") for i, x in enumerate(value)]
+    if kind == "boolean" and value in ("true", "false"):
+        return value == "true"
+    if kind in ("integer", "long") and isinstance(value, float) and value.is_integer():
+        return int(value)
+    if kind == "string" and shape.enum and value not in shape.enum:
+        raise ApiModelError(f"{where}: {value!r} is not one of {shape.name}'s values {shape.enum}")
+    return value
+
+
+def _tags(tags: Mapping[str, str] | None, resource_type: str) -> list[dict]:
+    return [{"ResourceType": resource_type, "Tags": [{"Key": k, "Value": v} for k, v in tags.items()]}] if tags else []
+
+
+def _top(inputs: Mapping, shape, where: str, skip: set[str]) -> dict:
+    return shaped({k: v for k, v in inputs.items() if k not in skip}, shape, where)
+
+
+def launch_template(name: str, inputs: Mapping) -> Request:
+    shape = _shape("ec2", "CreateLaunchTemplate")
+    data = _top(inputs, shape.members["LaunchTemplateData"], f"{name}", {"tags", "name", "namePrefix", "description"})
+    for i, nic in enumerate(data.get("NetworkInterfaces", [])):
+        if nic.get("InterfaceType", "interface") not in INTERFACE_TYPES:
+            raise ApiModelError(f"{name}.networkInterfaces[{i}].interfaceType: {nic['InterfaceType']!r} "
+                                f"is not one of {sorted(INTERFACE_TYPES)}")
+    params = {"LaunchTemplateName": inputs.get("name") or f"{name}-1234567", "LaunchTemplateData": data,
+              "TagSpecifications": _tags(inputs.get("tags"), "launch-template")}
+    if inputs.get("description"):
+        params["VersionDescription"] = inputs["description"]
+    return Request("ec2", "CreateLaunchTemplate", params)
+
+
+def instance(name: str, inputs: Mapping, root_device: str = "/dev/sda1") -> Request:
+    """RunInstances. The root volume is the launch template's root device (`root_device`)."""
+    shape = _shape("ec2", "RunInstances")
+    given = dict(inputs)
+    root = given.pop("rootBlockDevice", None)
+    tags = given.pop("tags", None)
+    if given.get("launchTemplate"):  # the provider's {id, name, version}
+        lt = given["launchTemplate"]
+        given["launchTemplate"] = {"launchTemplateId": lt.get("id"), "launchTemplateName": lt.get("name"),
+                                   "version": lt.get("version")}
+    params = _top({k: v for k, v in given.items()
+                   if k not in ("ami", "placementGroup", "availabilityZone", "iamInstanceProfile")},
+                  shape, name, set())
+    if "ami" in given:
+        params["ImageId"] = given["ami"]
+    if given.get("placementGroup") or given.get("availabilityZone"):
+        params["Placement"] = {k: v for k, v in (("GroupName", given.get("placementGroup")),
+                                                 ("AvailabilityZone", given.get("availabilityZone"))) if v}
+    if given.get("iamInstanceProfile"):
+        params["IamInstanceProfile"] = {"Name": given["iamInstanceProfile"]}
+    specs = _tags(tags, "instance")
+    if root:
+        root = dict(root)
+        specs += _tags(root.pop("tags", None), "volume")
+        ebs = shaped(root, shape.members["BlockDeviceMappings"].member.members["Ebs"], f"{name}.rootBlockDevice")
+        params["BlockDeviceMappings"] = [{"DeviceName": root_device, "Ebs": ebs}]
+    params.update(MinCount=1, MaxCount=1, TagSpecifications=specs)
+    return Request("ec2", "RunInstances", params)
+
+
+def auto_scaling_group(name: str, inputs: Mapping) -> Request:
+    shape = _shape("autoscaling", "CreateAutoScalingGroup")
+    given = dict(inputs)
+    subnets = given.pop("vpcZoneIdentifiers", None)
+    tags = given.pop("tags", None) or []
+    group_name = given.pop("name", None) or f"{name}-1234567"
+    params = _top(given, shape, name, set())
+    params["AutoScalingGroupName"] = group_name
+    if subnets:
+        params["VPCZoneIdentifier"] = ",".join(subnets)  # the API takes one comma-separated string
+    params["Tags"] = [{**shaped(t, shape.members["Tags"].member, f"{name}.tags"), "ResourceId": group_name,
+                       "ResourceType": "auto-scaling-group"} for t in tags]
+    return Request("autoscaling", "CreateAutoScalingGroup", params)
+
+
+def placement_group(name: str, inputs: Mapping) -> Request:
+    shape = _shape("ec2", "CreatePlacementGroup")
+    given = dict(inputs)
+    tags = given.pop("tags", None)
+    params = _top(given, shape, name, {"name"})
+    params.update(GroupName=given.get("name") or f"{name}-1234567", TagSpecifications=_tags(tags, "placement-group"))
+    return Request("ec2", "CreatePlacementGroup", params)
+
+
+def security_group(name: str, inputs: Mapping) -> list[Request]:
+    """CreateSecurityGroup, then one AuthorizeSecurityGroupIngress/Egress per rule."""
+    group = {"GroupName": inputs.get("name") or f"{name}-1234567", "Description": inputs["description"],
+             "VpcId": inputs.get("vpcId"), "TagSpecifications": _tags(inputs.get("tags"), "security-group")}
+    out = [Request("ec2", "CreateSecurityGroup", {k: v for k, v in group.items() if v is not None})]
+    unknown = set(inputs) - {"name", "description", "vpcId", "tags", "ingress", "egress"}
+    if unknown:
+        raise ApiModelError(f"{name}: security group inputs {sorted(unknown)} are not mapped")
+    for direction, op in (("ingress", "AuthorizeSecurityGroupIngress"), ("egress", "AuthorizeSecurityGroupEgress")):
+        for i, rule in enumerate(inputs.get(direction) or []):
+            rule = dict(rule)
+            perm = {"IpProtocol": rule.pop("protocol"), "FromPort": int(rule.pop("fromPort")),
+                    "ToPort": int(rule.pop("toPort"))}
+            if rule.pop("self", False):
+                perm["UserIdGroupPairs"] = [{"GroupId": f"{name}-id"}]
+            cidrs = rule.pop("cidrBlocks", None)
+            if cidrs:
+                perm["IpRanges"] = [{"CidrIp": c} for c in cidrs]
+            if rule:
+                raise ApiModelError(f"{name}.{direction}[{i}]: rule fields {sorted(rule)} are not mapped")
+            out.append(Request("ec2", op, {"GroupId": f"{name}-id", "IpPermissions": [
+                shaped(perm, _shape("ec2", op).members["IpPermissions"].member, f"{name}.{direction}[{i}]")]}))
+    return out
+
+
+def _simple(service: str, operation: str, renames: Mapping[str, str] = {}, tags: str | None = None,
+            extra: Callable[[str, Mapping], dict] | None = None) -> Callable[[str, Mapping], list[Request]]:
+    """A resource whose inputs are the request's members (after `renames`), tags to TagSpecifications."""
+
+    def translate(name: str, inputs: Mapping) -> list[Request]:
+        given = {renames.get(k, k): v for k, v in inputs.items() if k != "tags"}
+        params = _top(given, _shape(service, operation), name, set())
+        if tags and inputs.get("tags"):
+            params["TagSpecifications"] = _tags(inputs["tags"], tags)
+        if extra:
+            params.update(extra(name, inputs))
+        return [Request(service, operation, params)]
+
+    return translate
+
+
+def _role(name: str, inputs: Mapping) -> list[Request]:
+    params = {"RoleName": inputs.get("name") or f"{name}-1234567", "AssumeRolePolicyDocument": inputs["assumeRolePolicy"],
+              "Tags": [{"Key": k, "Value": v} for k, v in (inputs.get("tags") or {}).items()]}
+    unknown = set(inputs) - {"name", "assumeRolePolicy", "tags"}
+    if unknown:
+        raise ApiModelError(f"{name}: role inputs {sorted(unknown)} are not mapped")
+    json.loads(inputs["assumeRolePolicy"])
+    return [Request("iam", "CreateRole", params)]
+
+
+def _profile(name: str, inputs: Mapping) -> list[Request]:
+    profile = inputs.get("name") or f"{name}-1234567"
+    return [Request("iam", "CreateInstanceProfile", {"InstanceProfileName": profile, "Tags": [
+                {"Key": k, "Value": v} for k, v in (inputs.get("tags") or {}).items()]}),
+            Request("iam", "AddRoleToInstanceProfile", {"InstanceProfileName": profile, "RoleName": inputs["role"]})]
+
+
+# Pulumi type -> translation to API requests. A registered aws: type missing here fails `requests`.
+TRANSLATORS: dict[str, Callable[[str, Mapping], list[Request]]] = {
+    "aws:ec2/launchTemplate:LaunchTemplate": lambda n, i: [launch_template(n, i)],
+    "aws:ec2/instance:Instance": lambda n, i: [instance(n, i)],
+    "aws:autoscaling/group:Group": lambda n, i: [auto_scaling_group(n, i)],
+    "aws:ec2/placementGroup:PlacementGroup": lambda n, i: [placement_group(n, i)],
+    "aws:ec2/securityGroup:SecurityGroup": security_group,
+    "aws:iam/role:Role": _role,
+    "aws:iam/rolePolicyAttachment:RolePolicyAttachment": lambda n, i: [Request(
+        "iam", "AttachRolePolicy", {"RoleName": i["role"], "PolicyArn": i["policyArn"]})],
+    "aws:iam/instanceProfile:InstanceProfile": _profile,
+    "aws:ec2/subnet:Subnet": _simple("ec2", "CreateSubnet", tags="subnet"),
+    "aws:ec2/eip:Eip": _simple("ec2", "AllocateAddress", tags="elastic-ip"),
+    "aws:ec2/natGateway:NatGateway": _simple("ec2", "CreateNatGateway", tags="natgateway"),
+    "aws:ec2/routeTable:RouteTable": _simple("ec2", "CreateRouteTable", tags="route-table"),
+    "aws:ec2/route:Route": _simple("ec2", "CreateRoute"),
+    "aws:ec2/routeTableAssociation:RouteTableAssociation": _simple("ec2", "AssociateRouteTable"),
+    "aws:ec2/vpcEndpoint:VpcEndpoint": _simple("ec2", "CreateVpcEndpoint", tags="vpc-endpoint"),
+}
+
+
+def requests(resources) -> list[tuple[Any, Request]]:
+    """(registered resource, API request) for every AWS resource, each validated against botocore's model.
+
+    Raises:
+        ApiModelError: a resource type or input with no API mapping, an unknown member, a bad enum value.
+        botocore.exceptions.ParamValidationError: a wrong type, a missing required member, a value out of range.
+    """
+    out = []
+    for r in resources:
+        if not r.typ.startswith("aws:"):
+            continue
+        translate = TRANSLATORS.get(r.typ)
+        if translate is None:
+            raise ApiModelError(f"{r.typ} ({r.name}): no API translation; add one to TRANSLATORS")
+        for req in translate(r.name, r.inputs):
+            validate(req)
+            out.append((r, req))
+    return out
+
+
+def validate(req: Request) -> None:
+    """botocore's own request validation (types, required members, unknown members, ranges)."""
+    botocore.validate.validate_parameters(req.params, _shape(req.service, req.operation))

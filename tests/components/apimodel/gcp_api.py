@@ -1,0 +1,290 @@
+"""What a mocked program registered on GCP, as `google.cloud.compute_v1` messages.
+
+Each registered compute resource becomes the message the Compute Engine API
+takes (Instance, InstanceTemplate, InstanceGroupManager, Router with its NAT,
+ResourcePolicy, Network, Subnetwork). proto-plus rejects a field the message
+does not have; the string fields compute_v1 declares with an enum (the
+message's nested Enum named after the field, e.g. Scheduling.ProvisioningModel)
+are checked against its members, which proto-plus does not do by itself; and
+resource names, label keys/values and service-account ids are checked against
+the patterns the API documents. Pulumi-side inputs this module does not know
+fail, so a new field must be mapped before its tests pass.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from tests.components.apimodel.aws_api import ApiModelError
+
+# Pulumi/Terraform-only arguments (pulumi-gcp docs: Instance.allowStoppingForUpdate, desiredStatus,
+# InstanceGroupManager.waitForInstances, ...): they steer the provider, no API message has them.
+TERRAFORM_ONLY = {"allowStoppingForUpdate", "desiredStatus", "waitForInstances", "waitForInstancesStatus",
+                  "project", "deletionPolicy", "namePrefix"}
+# Compute Engine resource names (API reference, e.g. Instance.name): RFC 1035, 1-63 characters.
+NAME = re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
+# InstanceGroupManager.baseInstanceName (API reference): "[a-z](([-a-z0-9]{0,57})|([-a-z0-9]{0,51}-#{4,6}))".
+BASE_INSTANCE_NAME = re.compile(r"^[a-z](([-a-z0-9]{0,57})|([-a-z0-9]{0,51}-#{4,6}))$")
+# Labels (GCP docs, "Requirements for labels"): keys start with a lower-case letter; keys and
+# values at most 63 characters of lower-case letters, digits, '_' and '-'.
+LABEL_KEY = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
+LABEL_VALUE = re.compile(r"^[a-z0-9_-]{0,63}$")
+# IAM CreateServiceAccount accountId (API reference): "[a-z]([-a-z0-9]*[a-z0-9])", 6-30 characters.
+ACCOUNT_ID = re.compile(r"^[a-z]([-a-z0-9]{4,28}[a-z0-9])$")
+# Pulumi keys whose proto field is not the key in snake_case (proto-plus spells "IP" as "i_p").
+RENAMES = {"type": "type_", "networkIp": "network_i_p", "natIp": "nat_i_p"}
+
+
+def _compute():
+    from google.cloud import compute_v1  # ~5 s to import without bytecode: only when a test needs it
+
+    return compute_v1
+
+
+def _snake(key: str) -> str:
+    return RENAMES.get(key) or re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower()
+
+
+def snake(value: Any) -> Any:
+    """Pulumi's camelCase wire form as the API's snake_case fields (maps of labels/metadata kept)."""
+    if isinstance(value, Mapping):
+        return {_snake(k): snake(v) for k, v in value.items() if v is not None and k not in TERRAFORM_ONLY}
+    if isinstance(value, list):
+        return [snake(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def message(cls, fields: Mapping, where: str):
+    """`cls(mapping=fields)`, then every enum-declared string field checked against its enum."""
+    try:
+        msg = cls(mapping=dict(fields))
+    except (ValueError, TypeError, KeyError) as e:
+        raise ApiModelError(f"{where}: {cls.__name__}: {e}") from None
+    check_enums(msg, where)
+    return msg
+
+
+def check_enums(msg, where: str) -> None:
+    cls = type(msg)
+    for name, field in cls.meta.fields.items():
+        value = getattr(msg, name)
+        enum = getattr(cls, "".join(p.title() for p in name.rstrip("_").split("_")), None)
+        if field.message is not None and not name.endswith("_entry"):
+            items = list(value) if field.repeated else ([value] if name in msg else [])
+            for i, item in enumerate(items):
+                if hasattr(type(item), "meta"):
+                    check_enums(item, f"{where}.{name}[{i}]" if field.repeated else f"{where}.{name}")
+        elif isinstance(value, str) and value and enum is not None and hasattr(enum, "__members__"):
+            if value not in enum.__members__ or value.startswith("UNDEFINED_"):
+                raise ApiModelError(f"{where}.{name}: {value!r} is not one of {cls.__name__}.{enum.__name__} "
+                                    f"{[m for m in enum.__members__ if not m.startswith('UNDEFINED_')]}")
+
+
+def _name(where: str, name: str, pattern: re.Pattern = NAME) -> str:
+    if not pattern.match(name):
+        raise ApiModelError(f"{where}: name {name!r} does not match {pattern.pattern}")
+    return name
+
+
+def _labels(where: str, labels: Mapping | None) -> None:
+    for k, v in (labels or {}).items():
+        if not LABEL_KEY.match(k) or not LABEL_VALUE.match(str(v)):
+            raise ApiModelError(f"{where}: label {k}={v!r} breaks the label rules")
+
+
+def _autoname(name: str, inputs: Mapping) -> str:
+    """The name the resource gets: the input; else a namePrefix plus the provider's 26-character
+    unique suffix (pulumi-gcp InstanceTemplate.namePrefix); else Pulumi's autoname, the logical
+    name plus a 7-character suffix."""
+    if inputs.get("namePrefix"):
+        return f"{inputs['namePrefix']}20261123160000000000000001"
+    return inputs.get("name") or f"{name}-1234567"
+
+
+def _take(inputs: Mapping, where: str, known: set[str]) -> dict:
+    unknown = set(inputs) - known - TERRAFORM_ONLY
+    if unknown:
+        raise ApiModelError(f"{where}: inputs {sorted(unknown)} have no API mapping")
+    return {k: v for k, v in inputs.items() if v is not None and k not in TERRAFORM_ONLY}
+
+
+def _properties(given: dict, where: str, zone: str | None) -> dict:
+    """The fields an Instance and an InstanceProperties share (zonal paths when `zone` is given)."""
+    prefix = f"zones/{zone}/" if zone else ""
+    out = {"machine_type": f"{prefix}machineTypes/{given.pop('machineType')}"}
+    accels = given.pop("guestAccelerators", None)
+    if accels:
+        out["guest_accelerators"] = [{"accelerator_type": f"{prefix}acceleratorTypes/{a['type']}",
+                                      "accelerator_count": int(a["count"])} for a in accels]
+    if "serviceAccount" in given:
+        out["service_accounts"] = [snake(given.pop("serviceAccount"))]
+    if "metadata" in given:
+        out["metadata"] = {"items": [{"key": k, "value": v} for k, v in given.pop("metadata").items()]}
+    if "labels" in given:
+        _labels(where, given["labels"])
+        out["labels"] = given.pop("labels")
+    if "reservationAffinity" in given:
+        ra = given.pop("reservationAffinity")
+        out["reservation_affinity"] = {"consume_reservation_type": ra["type"]}
+        if ra.get("specificReservation"):
+            out["reservation_affinity"].update(key=ra["specificReservation"]["key"],
+                                               values=ra["specificReservation"]["values"])
+    for key in ("scheduling", "shieldedInstanceConfig", "networkInterfaces", "resourcePolicies",
+                "networkPerformanceConfig", "advancedMachineFeatures", "tags"):
+        if key in given:
+            value = given.pop(key)
+            out[_snake(key)] = snake({"items": value} if key == "tags" else value)
+    return out
+
+
+INSTANCE_KEYS = {"name", "zone", "machineType", "bootDisk", "guestAccelerators", "scheduling",
+                 "shieldedInstanceConfig", "networkInterfaces", "serviceAccount", "metadata", "labels",
+                 "resourcePolicies", "reservationAffinity", "networkPerformanceConfig", "advancedMachineFeatures",
+                 "deletionProtection", "tags"}
+
+
+def instance(name: str, inputs: Mapping):
+    c = _compute()
+    given = _take(inputs, name, INSTANCE_KEYS)
+    zone = given.pop("zone")
+    body = {"name": _name(name, given.pop("name", None) or _autoname(name, inputs)), "zone": zone}
+    boot = given.pop("bootDisk")
+    params = dict(boot.get("initializeParams", {}))
+    _labels(f"{name}.bootDisk", params.get("labels"))
+    disk = {"boot": True, "auto_delete": boot.get("autoDelete", True), "initialize_params": {
+        "source_image": params.pop("image"), "disk_size_gb": int(params.pop("size")),
+        "disk_type": f"zones/{zone}/diskTypes/{params.pop('type')}", **snake(params)}}
+    body.update(disks=[disk], **_properties(given, name, zone))
+    if "deletionProtection" in given:
+        body["deletion_protection"] = given.pop("deletionProtection")
+    return message(c.Instance, body, name)
+
+
+def instance_template(name: str, inputs: Mapping):
+    c = _compute()
+    given = _take(inputs, name, INSTANCE_KEYS - {"zone", "bootDisk", "deletionProtection"} | {"disks", "description"})
+    body = {"name": _name(name, _autoname(name, inputs))}
+    given.pop("name", None)
+    disks = []
+    for d in given.pop("disks"):
+        d = dict(d)
+        _labels(f"{name}.disks", d.get("labels"))
+        init = {"source_image": d.pop("sourceImage"), "disk_size_gb": int(d.pop("diskSizeGb")),
+                "disk_type": d.pop("diskType"), **({"labels": d.pop("labels")} if "labels" in d else {})}
+        disks.append({"initialize_params": init, **snake(d)})
+    if "description" in given:
+        body["description"] = given.pop("description")
+    body["properties"] = {"disks": disks, **_properties(given, name, None)}
+    return message(c.InstanceTemplate, body, name)
+
+
+def instance_group_manager(name: str, inputs: Mapping):
+    c = _compute()
+    given = _take(inputs, name, {"name", "zone", "baseInstanceName", "versions", "targetSize", "description",
+                                 "updatePolicy", "instanceLifecyclePolicy", "resourcePolicies"})
+    body = snake(given)
+    body["name"] = _name(name, given.get("name") or _autoname(name, inputs))
+    _name(f"{name}.baseInstanceName", given["baseInstanceName"], BASE_INSTANCE_NAME)
+    return message(c.InstanceGroupManager, body, name)
+
+
+def router(name: str, inputs: Mapping, nats: list[Mapping] = ()):
+    c = _compute()
+    given = _take(inputs, name, {"name", "network", "region", "description", "bgp"})
+    body = {**snake(given), "name": _name(name, given.get("name") or _autoname(name, inputs))}
+    body["nats"] = [router_nat(n.name, n.inputs) for n in nats]
+    return message(c.Router, body, name)
+
+
+def router_nat(name: str, inputs: Mapping) -> dict:
+    given = _take(inputs, name, {"name", "router", "region", "natIpAllocateOption", "sourceSubnetworkIpRangesToNat",
+                                 "logConfig", "subnetworks", "minPortsPerVm", "enableEndpointIndependentMapping"})
+    given.pop("router"), given.pop("region", None)
+    return {**snake(given), "name": _name(name, given.get("name") or _autoname(name, inputs))}
+
+
+def resource_policy(name: str, inputs: Mapping):
+    c = _compute()
+    given = _take(inputs, name, {"name", "region", "description", "groupPlacementPolicy"})
+    return message(c.ResourcePolicy, {**snake(given), "name": _name(name, given.get("name") or _autoname(name, inputs))},
+                   name)
+
+
+def network(name: str, inputs: Mapping):
+    c = _compute()
+    given = _take(inputs, name, {"name", "autoCreateSubnetworks", "mtu", "description", "routingMode",
+                                 "networkProfile"})
+    body = snake({k: v for k, v in given.items() if k != "routingMode"})
+    if "routingMode" in given:
+        body["routing_config"] = {"routing_mode": given["routingMode"]}
+    body["name"] = _name(name, given.get("name") or _autoname(name, inputs))
+    return message(c.Network, body, name)
+
+
+def subnetwork(name: str, inputs: Mapping):
+    c = _compute()
+    given = _take(inputs, name, {"name", "network", "region", "ipCidrRange", "privateIpGoogleAccess", "description"})
+    return message(c.Subnetwork, {**snake(given), "name": _name(name, given.get("name") or _autoname(name, inputs))},
+                   name)
+
+
+def service_account(name: str, inputs: Mapping) -> dict:
+    given = _take(inputs, name, {"accountId", "displayName", "description"})
+    _name(f"{name}.accountId", given["accountId"], ACCOUNT_ID)
+    return given
+
+
+def firewall(name: str, inputs: Mapping):
+    c = _compute()
+    given = _take(inputs, name, {"name", "network", "direction", "allows", "sourceRanges", "targetTags",
+                                 "description", "priority"})
+    body = snake({k: v for k, v in given.items() if k != "allows"})
+    body["allowed"] = [{"I_p_protocol": a["protocol"], **({"ports": a["ports"]} if a.get("ports") else {})}
+                       for a in given.get("allows", [])]
+    body["name"] = _name(name, given.get("name") or _autoname(name, inputs))
+    return message(c.Firewall, body, name)
+
+
+# Pulumi type -> its API message. A registered gcp: type missing here fails `messages`.
+TRANSLATORS: dict[str, Callable[[str, Mapping], Any]] = {
+    "gcp:compute/instance:Instance": instance,
+    "gcp:compute/instanceTemplate:InstanceTemplate": instance_template,
+    "gcp:compute/instanceGroupManager:InstanceGroupManager": instance_group_manager,
+    "gcp:compute/resourcePolicy:ResourcePolicy": resource_policy,
+    "gcp:compute/network:Network": network,
+    "gcp:compute/subnetwork:Subnetwork": subnetwork,
+    "gcp:compute/firewall:Firewall": firewall,
+    "gcp:serviceaccount/account:Account": service_account,
+}
+ROUTER, NAT = "gcp:compute/router:Router", "gcp:compute/routerNat:RouterNat"
+
+
+def messages(resources) -> list[tuple[Any, Any]]:
+    """(registered resource, API message) for every GCP resource; a Router carries its RouterNats.
+
+    Raises:
+        ApiModelError: an unknown resource type, input or field, a bad enum value, a name the API refuses.
+    """
+    out = []
+    nats = [r for r in resources if r.typ == NAT]
+    for r in resources:
+        if not r.typ.startswith("gcp:") or r.typ == NAT:
+            continue
+        if r.typ == ROUTER:
+            mine = [n for n in nats if n.inputs.get("router") in (r.inputs.get("name"), f"{r.name}-1234567")]
+            out.append((r, router(r.name, r.inputs, mine)))
+            continue
+        translate = TRANSLATORS.get(r.typ)
+        if translate is None:
+            raise ApiModelError(f"{r.typ} ({r.name}): no API translation; add one to TRANSLATORS")
+        out.append((r, translate(r.name, r.inputs)))
+    routed = {n.name for r, _ in out if r.typ == ROUTER for n in nats
+              if n.inputs.get("router") in (r.inputs.get("name"), f"{r.name}-1234567")}
+    orphans = sorted({n.name for n in nats} - routed)
+    if orphans:
+        raise ApiModelError(f"RouterNat {', '.join(orphans)} names no registered router")
+    return out

@@ -1,0 +1,107 @@
+"""What a mocked program registered on Kubernetes, validated against the Kubernetes OpenAPI models.
+
+The official `kubernetes` client (v37+) generates one pydantic model per
+OpenAPI definition (V1Deployment, V1Service, ...) with unknown fields
+forbidden, strict types and required fields. Each registered manifest is
+validated as its kind's model. On top, the rules the API server enforces that
+the schema cannot express and that the components rely on: enum-like fields
+(the OpenAPI descriptions list the values), RFC 1123/1035 names, and quota
+keys for extended resources (only the `requests.` prefix is allowed).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from tests.components.apimodel.aws_api import ApiModelError
+
+# Object names (Kubernetes docs, "Object Names and IDs"): namespaces, containers and labels are
+# RFC 1123 labels; Services are RFC 1035 labels (start with a letter); most others RFC 1123 subdomains.
+DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+DNS1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
+DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+NAME_RULES = {"Namespace": DNS1123_LABEL, "Service": DNS1035_LABEL}
+# Values the API server accepts for fields the OpenAPI schema types as plain strings (their
+# descriptions in the Kubernetes API reference, v1.34).
+ENUMS = {
+    ("V1DeploymentStrategy", "type"): {"Recreate", "RollingUpdate"},
+    ("V1Toleration", "operator"): {"Exists", "Equal"},
+    ("V1Toleration", "effect"): {"NoSchedule", "PreferNoSchedule", "NoExecute"},
+    ("V1Container", "image_pull_policy"): {"Always", "IfNotPresent", "Never"},
+    ("V1ContainerPort", "protocol"): {"TCP", "UDP", "SCTP"},
+    ("V1ServicePort", "protocol"): {"TCP", "UDP", "SCTP"},
+    ("V1ServiceSpec", "type"): {"ClusterIP", "NodePort", "LoadBalancer", "ExternalName"},
+    ("V1HTTPGetAction", "scheme"): {"HTTP", "HTTPS"},
+}
+# ResourceQuota on extended resources (Kubernetes docs, "Resource Quotas", "Resource quota for
+# extended resources"): "only quota items prefixed with requests. are allowed".
+STANDARD_RESOURCES = {"cpu", "memory", "storage", "ephemeral-storage", "pods", "services", "configmaps", "secrets"}
+
+
+def _model(typ: str):
+    import kubernetes.client  # pydantic models of the Kubernetes OpenAPI definitions
+
+    group, kind = typ.split(":")[1:]
+    version = group.split("/")[-1]
+    cls = getattr(kubernetes.client, f"{version.title()}{kind}", None)
+    if cls is None:
+        raise ApiModelError(f"{typ}: the kubernetes client has no model {version.title()}{kind}")
+    api_version = version if group.startswith("core/") else group
+    return cls, api_version, kind
+
+
+def manifest(typ: str, name: str, inputs: Mapping) -> Any:
+    """The registered inputs as their kind's OpenAPI model, plus the server-side rules above."""
+    cls, api_version, kind = _model(typ)
+    body = {"apiVersion": api_version, "kind": kind, **{k: v for k, v in inputs.items() if v is not None}}
+    body = _ints(body)
+    try:
+        obj = cls.model_validate(body)
+    except Exception as e:  # pydantic.ValidationError, which names the field path
+        raise ApiModelError(f"{name} ({kind}): {e}") from None
+    meta = obj.metadata
+    rule = NAME_RULES.get(kind, DNS1123_SUBDOMAIN)
+    if meta is not None and meta.name and not rule.match(meta.name):
+        raise ApiModelError(f"{name} ({kind}): name {meta.name!r} does not match {rule.pattern}")
+    _enums(obj, name)
+    if kind == "ResourceQuota":
+        for key in (obj.spec.hard or {}):
+            resource = key.removeprefix("requests.").removeprefix("limits.")
+            extended = "/" in resource and not resource.startswith("kubernetes.io/")
+            if extended and not key.startswith("requests."):
+                raise ApiModelError(f"{name}: quota key {key!r}: extended resources take only the requests. prefix")
+    return obj
+
+
+def _ints(value: Any) -> Any:
+    """Pulumi's wire form carries numbers as floats; the schema's integers are strict."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, Mapping):
+        return {k: _ints(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_ints(v) for v in value]
+    return value
+
+
+def _enums(obj: Any, where: str) -> None:
+    if isinstance(obj, list):
+        for i, item in enumerate(obj):
+            _enums(item, f"{where}[{i}]")
+        return
+    fields = getattr(type(obj), "model_fields", None)
+    if fields is None:
+        return
+    for field in fields:
+        value = getattr(obj, field)
+        allowed = ENUMS.get((type(obj).__name__, field))
+        if allowed is not None and value is not None and value not in allowed:
+            raise ApiModelError(f"{where}.{field}: {value!r} is not one of {sorted(allowed)}")
+        _enums(value, f"{where}.{field}")
+
+
+def manifests(resources) -> list[tuple[Any, Any]]:
+    """(registered resource, validated model) for every Kubernetes resource (providers excluded)."""
+    return [(r, manifest(r.typ, r.name, r.inputs)) for r in resources if r.typ.startswith("kubernetes:")]

@@ -1,0 +1,132 @@
+"""AWS: what the components register, checked against botocore's models and replayed on a moto server."""
+
+from __future__ import annotations
+
+import copy
+
+import botocore.exceptions
+import pytest
+
+import gpusizer
+from components import GpuWorkload, GpuWorkloadArgs
+from gpusizer.catalog import Catalog
+from tests.components.apimodel import aws_api, moto_replay
+from tests.components.conftest import Registered, run_program
+from tests.conftest import make_offer
+
+HERE = GpuWorkloadArgs(aws_region="us-east-1")
+CHAT = {"name": "chat", "model": {"name": "llama-3.1-8b"}, "inference": {"batch_size": 4},
+        "placement": {"providers": ["aws"], "regions": ["us-east-1"]}}
+TRAIN = {"name": "train", "model": {"name": "llama-3.1-8b"}, "task": "training",
+         "training": {"sequence_length": 2048}, "placement": {"providers": ["aws"], "regions": ["us-east-1"]}}
+# One H100 per node forces several nodes, so the choice is an EFA cluster (p5.4xlarge: 1 network card).
+P5_SMALL = Catalog((make_offer("p5.4xlarge", "H100", 1, 79.65, 6.88, fabric="efa", network_gbps=100),))
+SCENARIOS = {
+    "single-instance": (CHAT, HERE),
+    "spot-instance": ({**CHAT, "placement": {**CHAT["placement"], "purchase": "spot"}}, HERE),
+    "failover-group": ({**CHAT, "deploy": {"capacity_failover": True, "replicas": 2}}, HERE),
+    "spot-failover-group": ({**CHAT, "placement": {**CHAT["placement"], "purchase": "spot"},
+                             "deploy": {"capacity_failover": True}}, HERE),
+    "other-region": ({**CHAT, "placement": {"providers": ["aws"], "regions": ["us-east-2"]}}, HERE),
+    "multi-node-efa": (TRAIN, GpuWorkloadArgs(aws_region="us-east-1", catalog=P5_SMALL)),
+}
+
+
+def _registered(spec, args, mocks=None):
+    mocks, _, _ = run_program(lambda: GpuWorkload(spec["name"], spec, args=args), mocks=mocks)
+    return mocks
+
+
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+def test_every_registered_aws_resource_is_a_valid_api_request(scenario):
+    spec, args = SCENARIOS[scenario]
+    found = aws_api.requests(_registered(spec, args).resources)
+    ops = {req.operation for _, req in found}
+    assert {"CreateRole", "CreateInstanceProfile", "CreateSecurityGroup", "CreateLaunchTemplate"} <= ops
+    (lt,) = [req for _, req in found if req.operation == "CreateLaunchTemplate"]
+    data = lt.params["LaunchTemplateData"]
+    assert data["MetadataOptions"]["HttpTokens"] == "required"
+    assert data["BlockDeviceMappings"][0]["Ebs"]["Encrypted"] is True  # "true" became the API's boolean
+    assert ("RunInstances" in ops) != ("CreateAutoScalingGroup" in ops)
+
+
+def _broken_launch_template(change):
+    mocks = _registered(CHAT, HERE)
+    (lt,) = [r for r in mocks.resources if r.typ == "aws:ec2/launchTemplate:LaunchTemplate"]
+    inputs = copy.deepcopy(lt.inputs)
+    change(inputs)
+    return [Registered(lt.typ, lt.name, inputs, None)]
+
+
+@pytest.mark.parametrize("change, error", [
+    # A misspelt field: EC2 has no such member.
+    (lambda i: i["metadataOptions"].update(httpTokenz="required"), aws_api.ApiModelError),
+    # An enum value EC2 does not know.
+    (lambda i: i["metadataOptions"].update(httpTokens="mandatory"), aws_api.ApiModelError),
+    (lambda i: i["blockDeviceMappings"][0]["ebs"].update(volumeType="gp9"), aws_api.ApiModelError),
+    # EFA interface types are interface | efa | efa-only.
+    (lambda i: i.update(networkInterfaces=[{"deviceIndex": 0, "interfaceType": "efa-plus"}]), aws_api.ApiModelError),
+    # A wrong type: the hop limit is an integer.
+    (lambda i: i["metadataOptions"].update(httpPutResponseHopLimit="two"), botocore.exceptions.ParamValidationError),
+])
+def test_api_model_rejects_a_broken_launch_template(change, error):
+    with pytest.raises(error):
+        aws_api.requests(_broken_launch_template(change))
+
+
+def test_api_model_rejects_an_untranslated_resource_type():
+    with pytest.raises(aws_api.ApiModelError) as e:
+        aws_api.requests([Registered("aws:ec2/spotFleetRequest:SpotFleetRequest", "x", {}, None)])
+    assert "no API translation" in str(e.value)
+
+
+@pytest.fixture(scope="module")
+def moto_endpoint():
+    import moto.server
+
+    with pytest.MonkeyPatch.context() as patch:
+        # AWS managed policies (AmazonSSMManagedInstanceCore) exist in moto's IAM only when asked for.
+        patch.setenv("MOTO_IAM_LOAD_MANAGED_POLICIES", "true")
+        server = moto.server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+        server.start()
+        try:
+            yield f"http://127.0.0.1:{server._server.server_port}"
+        finally:
+            server.stop()
+
+
+@pytest.fixture
+def moto_ec2(moto_endpoint):
+    moto_replay.reset(moto_endpoint)
+    ec2 = moto_replay.clients(moto_endpoint)["ec2"]
+    moto_replay.register_dlami(ec2)
+    return ec2
+
+
+@pytest.mark.slow
+def test_moto_runs_the_chosen_type_for_a_single_instance(moto_endpoint, moto_ec2):
+    plan = gpusizer.plan(CHAT)
+    mocks = _registered(CHAT, HERE, moto_replay.MotoMocks(moto_ec2))
+    done = moto_replay.replay(mocks.resources, moto_endpoint)
+    (inst,) = done.instances
+    assert inst["InstanceType"] == plan.chosen.offer.instance_type
+    assert inst["MetadataOptions"]["HttpTokens"] == "required"
+    (template,) = done.templates.values()
+    assert template["InstanceType"] == plan.chosen.offer.instance_type
+    assert template["IamInstanceProfile"]["Arn"].endswith(":instance-profile/chat-aws-profile-1234567")
+    assert template["BlockDeviceMappings"][0]["Ebs"]["Encrypted"] is True
+
+
+@pytest.mark.slow
+def test_moto_accepts_the_failover_group_with_its_mixed_instances_policy(moto_endpoint, moto_ec2):
+    spec = SCENARIOS["failover-group"][0]
+    plan = gpusizer.plan(spec)
+    mocks = _registered(spec, HERE, moto_replay.MotoMocks(moto_ec2))
+    done = moto_replay.replay(mocks.resources, moto_endpoint)
+    (group,) = done.groups
+    policy = group["MixedInstancesPolicy"]
+    assert [o["InstanceType"] for o in policy["LaunchTemplate"]["Overrides"]] == [
+        c.offer.instance_type for c in plan.failover(3)]
+    assert policy["InstancesDistribution"]["OnDemandAllocationStrategy"] == "prioritized"
+    assert group["DesiredCapacity"] == len(group["Instances"]) == 2
+    assert {i["InstanceType"] for i in group["Instances"]} <= {o["InstanceType"] for o in policy["LaunchTemplate"]["Overrides"]}
