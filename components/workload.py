@@ -82,7 +82,9 @@ class GpuWorkload(pulumi.ComponentResource):
     instance_type: pulumi.Output[str]
     """The chosen instance/machine type, or the on-prem pool's name."""
     hourly_usd: pulumi.Output[float]
-    """$/hour of every node of every replica."""
+    """$/hour of one replica (all its nodes): the plan JSON's choice.hourly_usd (gpusizer.cost)."""
+    monthly_usd: pulumi.Output[float]
+    """$/month of every replica: hourly_usd x replicas x 730 h (choice.monthly_usd)."""
     decision: pulumi.Output[dict]
     """The plan JSON (docs/contract.md section 2), candidates cut to the top DECISION_CANDIDATES."""
     plan: gpusizer.Decision
@@ -129,9 +131,11 @@ class GpuWorkload(pulumi.ComponentResource):
             ids.update(namespace=onprem.namespace, deployment_name=onprem.deployment_name)
         self.ids = ids
         self.instance_type = pulumi.Output.from_input(c.offer.instance_type)
-        self.hourly_usd = pulumi.Output.from_input(round(c.hourly_usd, 4))
+        self.hourly_usd = pulumi.Output.from_input(c.cost.hourly_usd)
+        self.monthly_usd = pulumi.Output.from_input(c.cost.monthly_usd)
         self.decision = pulumi.Output.from_input(decision_summary(plan))
         self.register_outputs({"instance_type": self.instance_type, "hourly_usd": self.hourly_usd,
+                               "monthly_usd": self.monthly_usd,
                                "decision": self.decision, **ids})
 
 

@@ -12,7 +12,7 @@ Algorithm:
 3. With u the utilization (the share of hours the workload does paid work,
    the pool's `utilization` unless given; the cloud bills only those hours, as
    instances stop when idle; u = 1 for a service that runs around the clock):
-   cloud(m) = u x hourly x 730 h x m;
+   cloud(m) = u x monthly (hourly x replicas x 730 h, gpusizer.cost) x m;
    pool(m)  = s x capex x purchases(m) + m x s x (kW x PUE x $/kWh x 730 h
               + opex / 12), purchases(m) = max(1, ceil(m / lifetime months))
    (bought at month 0 and again at the end of each lifetime; power at
@@ -30,7 +30,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from gpusizer import planner, spec as spec_mod, units
+from gpusizer import cost, planner, spec as spec_mod
 from gpusizer.catalog import Catalog
 from gpusizer.catalog.offer import PROVIDERS, PURCHASES
 from gpusizer.errors import SizingError
@@ -107,7 +107,7 @@ def compare(spec, pools, catalog: Catalog | None = None, months: int = 36, utili
     gpus = d.chosen.gpu_count * d.chosen.replicas
     u = utilization or pool.utilization
     pool_line, pool_info = _pool_line(pool, gpus, u)
-    lines = {p: CostLine(p, 0.0, c.hourly_usd * units.HOURS_PER_MONTH * u) for p, c in cloud.items()}
+    lines = {p: CostLine(p, 0.0, c.cost.monthly_usd * u) for p, c in cloud.items()}
     out = {
         "workload": s.name,
         "months": months,
@@ -115,7 +115,7 @@ def compare(spec, pools, catalog: Catalog | None = None, months: int = 36, utili
         "cloud": [
             {"purchase": p, "provider": c.offer.provider, "region": c.offer.region, "zone": c.offer.zone,
              "instance_type": c.offer.instance_type, "gpu": c.offer.gpu, "gpu_count": c.gpu_count,
-             "replicas": c.replicas, "hourly_usd": round(c.hourly_usd, 4),
+             "replicas": c.replicas, "hourly_usd": c.cost.hourly_usd,
              "monthly_usd": round(lines[p].monthly_usd, 2), "source": c.offer.source, "as_of": c.offer.as_of}
             for p, c in cloud.items()
         ],
@@ -123,7 +123,7 @@ def compare(spec, pools, catalog: Catalog | None = None, months: int = 36, utili
         "pool": pool_info,
         "break_even": {
             p: {"month": break_even_month(lines[p], pool_line, months),
-                "utilization": round(break_even_utilization(c.hourly_usd * units.HOURS_PER_MONTH, pool_line, months), 4)}
+                "utilization": round(break_even_utilization(c.cost.monthly_usd, pool_line, months), 4)}
             for p, c in cloud.items()
         },
         "series": {"month": list(range(months + 1)),
@@ -140,12 +140,12 @@ def _placed(s: spec_mod.WorkloadSpec, **update) -> spec_mod.WorkloadSpec:
 def _pool_line(pool, gpus: int, utilization: float) -> tuple[CostLine, dict]:
     info = {"name": pool.name, "location": pool.location, "gpu": pool.gpu, "gpus": gpus}
     if pool.capex_usd_per_node is None:
-        monthly = pool.usd_per_gpu_hour * gpus * units.HOURS_PER_MONTH * utilization
+        monthly = pool.usd_per_gpu_hour * gpus * cost.HOURS_PER_MONTH * utilization
         info.update(basis=f"${pool.usd_per_gpu_hour:.2f}/GPU-h as configured, {gpus} GPUs x 730 h x {utilization:.0%}",
                     capex_usd=0.0, monthly_usd=round(monthly, 2), nodes=None, lifetime_months=None)
         return CostLine("pool", 0.0, monthly), info
     share = gpus / pool.gpus_per_node
-    power = share * pool.power_kw_per_node * pool.pue * pool.usd_per_kwh * units.HOURS_PER_MONTH
+    power = share * pool.power_kw_per_node * pool.pue * pool.usd_per_kwh * cost.HOURS_PER_MONTH
     opex = share * pool.opex_usd_per_node_year / 12
     lifetime = round(pool.lifetime_years * 12)
     info.update(

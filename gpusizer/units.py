@@ -10,9 +10,6 @@ MIB_PER_GIB = 1024
 
 HOURS_PER_YEAR = 8760
 
-HOURS_PER_MONTH = 730
-"""A month for monthly costs: 8760 h / 12, the figure AWS and GCP pricing calculators use."""
-
 
 def gib(n_bytes: float) -> float:
     """Bytes to GiB."""

@@ -30,7 +30,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 
-from gpusizer import hardware, optimize, units
+from gpusizer import cost, hardware, optimize, units
 from gpusizer.catalog import Catalog
 from gpusizer.estimate import fit as fit_mod, memory
 from gpusizer.estimate.workload import Workload
@@ -57,7 +57,7 @@ class Current:
 
     @property
     def monthly_usd(self) -> float:
-        return self.hourly_usd * self.nodes * units.HOURS_PER_MONTH
+        return cost.monthly_usd(self.hourly_usd, self.nodes)
 
     def to_dict(self) -> dict:
         return {
@@ -116,7 +116,7 @@ def recommend(w: Workload, obs: dcgm.Observation, catalog: Catalog, current: Cur
         }
     decision = optimize.choose(measured_workload(w, obs, peak), catalog.offers, catalog.quotas, catalog.notes)
     choice = None if decision.chosen is None else decision.to_dict()["choice"]
-    new_monthly = None if decision.chosen is None else decision.chosen.hourly_usd * units.HOURS_PER_MONTH
+    new_monthly = None if decision.chosen is None else decision.chosen.cost.monthly_usd
     savings = None if new_monthly is None or current is None else round(current.monthly_usd - new_monthly, 2)
     if choice is not None:
         choice["monthly_usd"] = round(new_monthly, 2)
