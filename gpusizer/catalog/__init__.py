@@ -7,6 +7,7 @@ import datetime
 import os
 from collections.abc import Iterable, Mapping
 
+from gpusizer import providers
 from gpusizer.catalog.offer import Offer
 
 # Prices older than this many days are called out loudly in every report.
@@ -48,7 +49,7 @@ class Catalog:
         from gpusizer.catalog import cache, store
 
         today = today or datetime.date.today()
-        bound = max_age_days if max_age_days is not None else int(os.environ.get("GPUSIZER_MAX_PRICE_AGE_DAYS", STALE_AFTER_DAYS))
+        bound = max_age_days if max_age_days is not None else stale_bound()
         if path is not None:
             offers = tuple(store.load_offers(path))
             return cls(offers, (f"offers from {path}",) + age_notes(offers, today, bound))
@@ -79,11 +80,16 @@ class Catalog:
         return dataclasses.replace(self, offers=self.offers + extra)
 
 
+def stale_bound() -> int:
+    """Days after which a price is called stale: GPUSIZER_MAX_PRICE_AGE_DAYS, default STALE_AFTER_DAYS."""
+    return int(os.environ.get("GPUSIZER_MAX_PRICE_AGE_DAYS", STALE_AFTER_DAYS))
+
+
 def age_notes(offers: Iterable[Offer], today: datetime.date, bound: int = STALE_AFTER_DAYS, label: str = "prices") -> tuple[str, ...]:
     """One line per provider: the oldest and newest as-of date, with a loud warning past `bound` days."""
     spans: dict[str, list[str]] = {}
     for o in offers:
-        if o.provider == "onprem":
+        if providers.get(o.provider).owned:  # configured, not a dated price list
             continue
         span = spans.setdefault(o.provider, [o.as_of, o.as_of])
         span[0] = min(span[0], o.as_of)

@@ -30,7 +30,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 
-from gpusizer import cost, hardware, optimize, units
+from gpusizer import cost, hardware, optimize, providers, units
 from gpusizer.catalog import Catalog
 from gpusizer.estimate import fit as fit_mod, memory
 from gpusizer.estimate.workload import Workload
@@ -202,7 +202,7 @@ def current_offer(obs: dcgm.Observation, catalog: Catalog, w: Workload) -> Curre
     if w.spec.placement.providers is not None:
         offers = [o for o in offers if o.provider in w.spec.placement.providers]
     if w.spec.placement.regions is not None:
-        offers = [o for o in offers if o.region in w.spec.placement.regions or o.provider == "onprem"]
+        offers = [o for o in offers if o.region in w.spec.placement.regions or providers.get(o.provider).owned]
     priced = [(o.price(purchase), o) for o in offers if o.price(purchase) is not None]
     if not priced:
         return None

@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import datetime
 
+from gpusizer import providers
 from gpusizer.catalog import Catalog, cache
-
-PROVIDERS = ("aws", "gcp")
 
 
 def refresh(provider: str, regions: list[str] | None = None, now: datetime.datetime | None = None, session=None) -> list[str]:
     """Refresh one provider into the cache; returns one line per thing that could not be refreshed.
+
+    The provider's refresher module (gpusizer.providers) does the fetching and
+    imports its SDK itself, reporting a missing SDK as one line.
 
     The previous data (cache if fresher, else the snapshot) is the fallback for
     anything that fails, so the cache is always complete and never half-written.
@@ -21,18 +23,7 @@ def refresh(provider: str, regions: list[str] | None = None, now: datetime.datet
     now = now or datetime.datetime.now(datetime.timezone.utc)
     previous = [o for o in Catalog.load().offers if o.provider == provider]
     regions = regions or sorted({o.region for o in previous})
-    if provider == "aws":
-        try:
-            import boto3
-        except ImportError:
-            return ["aws: boto3 is not installed (pip install 'gpusizer[aws]'); kept the previous offers"]
-        from gpusizer.catalog.refresh import aws
-
-        offers, quotas, errors = aws.refresh(session or boto3.Session(), regions, previous, now)
-    else:
-        from gpusizer.catalog.refresh import gcp
-
-        offers, quotas, errors = gcp.refresh(regions, previous, now)
+    offers, quotas, errors = providers.get(provider).module("refresher").refresh(regions, previous, now, session=session)
     if not quotas and not any(o.as_of == now.date().isoformat() for o in offers):
         return errors  # nothing was refreshed: leave the cache (and the snapshot) as they are
     cache.write(cache.CachedProvider(provider, tuple(offers), now, quotas, tuple(errors)))
