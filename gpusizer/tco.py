@@ -99,9 +99,9 @@ def compare(spec, pools, catalog: Catalog | None = None, months: int = 36, utili
             cloud[purchase] = d.chosen
     if not cloud:
         raise NoOfferError(f"{s.name}: no cloud offer in {', '.join(clouds) or 'no provider'} runs it; nothing to compare")
-    d = planner.plan(_placed(s, providers=["onprem"], purchase="on-demand"), catalog=Catalog(()), pools=pools)
+    d = planner.plan(_placed(s, providers=["onprem"], purchase="on-demand"), catalog=catalog, pools=pools)
     if d.chosen is None:
-        lost = "; ".join(sorted({c.rejection.detail for c in d.candidates})[:3])
+        lost = "; ".join(sorted({c.rejection.detail for c in d.candidates if c.offer.provider == "onprem"})[:3])
         raise NoOfferError(f"{s.name}: no pool can run it ({lost})")
     pool = next(p for p in pools if p.name == d.chosen.offer.instance_type)
     gpus = d.chosen.gpu_count * d.chosen.replicas
