@@ -157,6 +157,9 @@ class Autoscaling(_Strict):
             if self.target is None:
                 raise ValueError(f"metric: {self.metric} needs target. To fix: add target "
                                  "(% GPU utilization, queued requests or requests/s per replica)")
+            if self.metric == "gpu_utilization" and self.min_replicas == 0:
+                raise ValueError("gpu_utilization cannot scale up from zero: no replica reports GPU utilization. "
+                                 "To fix: min_replicas: 1, or scale on queue_depth (a query) to scale to zero")
             if self.metric == "gpu_utilization" and self.target > 100:
                 raise ValueError("target for gpu_utilization is a percentage. To fix: give 1-100, e.g. 70")
         return self

@@ -29,6 +29,7 @@ def test_contract_example_parses():
     ({**QUEUE, "query": None}, "deploy.autoscaling", "needs query"),
     ({"metric": "gpu_utilization", "target": 70, "query": QUERY}, "deploy.autoscaling", "query applies only"),
     ({"metric": "gpu_utilization"}, "deploy.autoscaling", "needs target"),
+    ({"metric": "gpu_utilization", "target": 70, "min_replicas": 0}, "deploy.autoscaling", "cannot scale up from zero"),
     ({"metric": "gpu_utilization", "target": 170}, "deploy.autoscaling", "percentage"),
     ({"metric": "schedule"}, "deploy.autoscaling", "needs schedule"),
     ({"metric": "schedule", "target": 3, "schedule": [WEEKDAYS]}, "deploy.autoscaling", "target does not apply"),
@@ -78,7 +79,7 @@ def test_plan_prices_min_and_max_per_replica(tiny_catalog):
 
 
 def test_max_defaults_to_replicas_the_throughput_target_needs(tiny_catalog):
-    spec = _spec({"min_replicas": 0, "metric": "gpu_utilization", "target": 70},
+    spec = _spec({"min_replicas": 1, "metric": "gpu_utilization", "target": 70},
                  inference={"targets": {"tokens_per_second": 300}}, growth=2.0)
     plan = gpusizer.plan(spec, catalog=tiny_catalog)
     a = plan.to_dict()["choice"]["autoscaling"]
