@@ -179,9 +179,9 @@ class AwsGpuCapacity(pulumi.ComponentResource):
 
     def _group(self, name: str, d: Decision, lt: aws.ec2.LaunchTemplate, subnets: pulumi.Output[list[str]],
                child: pulumi.ResourceOptions) -> aws.autoscaling.Group:
-        """The Auto Scaling group: replicas x nodes instances over the ranked adequate types."""
+        """The Auto Scaling group: every node of every replica (Candidate.instances) over the ranked adequate types."""
         c = d.chosen
-        size = c.replicas * c.nodes
+        size = c.instances
         types = failover_types(d)
         spot = c.purchase == "spot"
         group_tags = tagging.aws_tags(d, hourly_usd=c.hourly_usd)  # the whole group's price
@@ -224,7 +224,7 @@ class AwsGpuCapacity(pulumi.ComponentResource):
 def uses_group(d: Decision) -> bool:
     """An Auto Scaling group for replicas, capacity failover or a multi-node choice; else one instance."""
     c = d.chosen
-    return c.replicas > 1 or c.nodes > 1 or d.workload.spec.deploy.capacity_failover
+    return c.instances > 1 or d.workload.spec.deploy.capacity_failover
 
 
 def failover_types(d: Decision) -> list[str]:

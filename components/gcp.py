@@ -112,7 +112,7 @@ class GcpGpuCapacity(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         labels = tagging.gcp_labels(d)
         machine, accels = machine_and_accelerators(c.offer.instance_type)
-        grouped = c.replicas > 1 or c.nodes > 1
+        grouped = c.instances > 1
         stack = args.stack or pulumi.get_stack()
         region = c.offer.region
         account = gcp.serviceaccount.Account(
@@ -185,7 +185,7 @@ class GcpGpuCapacity(pulumi.ComponentResource):
                 zone=c.offer.zone,
                 base_instance_name=names.rfc1035(spec.name, 58),
                 versions=[gcp.compute.InstanceGroupManagerVersionArgs(instance_template=template.self_link_unique)],
-                target_size=c.replicas * c.nodes,
+                target_size=c.instances,
                 opts=child,
             )
             self.group_self_link = group.self_link

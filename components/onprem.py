@@ -35,7 +35,7 @@ class OnPremGpuCapacity(pulumi.ComponentResource):
 
     A namespace named after the workload whose ResourceQuota caps
     requests.nvidia.com/gpu at the GPUs chosen for it, and, when
-    the spec names a container image, a Deployment of replicas x nodes pods,
+    the spec names a container image, a Deployment of one pod per node launched (Candidate.instances),
     each requesting one node's share of GPUs on the pool's nodes (its node
     selector and tolerations). Everything carries the sizing annotations.
     """
@@ -58,7 +58,7 @@ class OnPremGpuCapacity(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self, provider=provider)
         annotations = tagging.k8s_annotations(d)
         labels = {"app.kubernetes.io/name": spec.name, "app.kubernetes.io/managed-by": "gpusizer"}
-        pods = c.replicas * c.nodes
+        pods = c.instances
         gpus_per_pod = c.offer.gpu_count  # a pod lives on one node; a multi-node choice is one pod per node
         ns = k8s.core.v1.Namespace(
             f"{name}-ns",

@@ -39,6 +39,9 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("schema", help="print the workload spec's JSON Schema")
 
+    mod = sub.add_parser("models", help="list the model registry (names model.name accepts)")
+    mod.add_argument("--format", choices=("table", "json"), default="table")
+
     pre = sub.add_parser("preview", help="offline `pulumi preview --policy-pack policies` under mocks "
                          "(needs the [pulumi] extra)")
     pre.add_argument("--stack", required=True, help="stack name: stacks/Pulumi.<stack>.yaml")
@@ -223,9 +226,27 @@ def _cmd_catalog_refresh(args) -> int:
     return 1 if problems else EXIT_OK
 
 
+def _cmd_models(args) -> int:
+    from gpusizer import registry
+
+    rows = [
+        {"name": m.key, "display_name": m.display_name, "kind": m.kind, "params_b": round(m.params / 1e9, 2),
+         "active_params_b": round(m.active_params / 1e9, 2), "max_context": m.max_context, "hf_id": m.hf_id}
+        for m in registry.load_models().values()
+    ]
+    if args.format == "json":
+        print(json.dumps(rows, indent=2))
+        return EXIT_OK
+    print(f"{'name':<28} {'kind':<10} {'params (B)':>10} {'context':>8}  Hugging Face id")
+    for r in rows:
+        params = f"{r['params_b']:g}" + (f"/{r['active_params_b']:g}" if r["active_params_b"] != r["params_b"] else "")
+        print(f"{r['name']:<28} {r['kind']:<10} {params:>10} {r['max_context'] or '-':>8}  {r['hf_id'] or '-'}")
+    print(f"{len(rows)} models; any other Hugging Face id works as model.hf_id (needs the [hf] extra)")
+    return EXIT_OK
+
+
 _COMMANDS = {"plan": _cmd_plan, "estimate": _cmd_estimate, "schema": _cmd_schema, "preview": _cmd_preview,
-             "diff": _cmd_diff,
-             "observe": _cmd_observe, "calibrate": _cmd_calibrate}
+             "diff": _cmd_diff, "observe": _cmd_observe, "calibrate": _cmd_calibrate, "models": _cmd_models}
 
 
 def main(argv: list[str] | None = None) -> int:

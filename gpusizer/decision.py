@@ -65,6 +65,11 @@ class Candidate:
         return self.fit.replicas if self.fit else 1
 
     @property
+    def instances(self) -> int:
+        """Nodes launched for all replicas: nodes per replica group x groups (a node may hold several replicas)."""
+        return self.nodes * (self.fit.node_groups if self.fit else 1)
+
+    @property
     def cost(self) -> cost_mod.Cost | None:
         """Per replica $/hour, replicas, $/month and, for training with a token count, the run's hours and $."""
         if self.hourly_usd is None:
@@ -85,6 +90,7 @@ class Candidate:
             "gpu_memory_gib": round(o.gpu_memory_gib, 2),
             "nodes": self.nodes,
             "replicas": self.replicas,
+            "instances": self.instances,
             "purchase": self.purchase,
             "hourly_usd": None if self.hourly_usd is None else self.cost.hourly_usd,  # one replica
             "usd_per_million_tokens": None if self.usd_per_mtok is None else round(self.usd_per_mtok, 4),
@@ -146,7 +152,7 @@ class Decision:
         only when it re-derives the same decision from the recorded spec.
 
         >>> SIZED_BY
-        ('memory', 'deadline', 'throughput', 'tpot', 'ttft', 'interconnect', 'per-job-cost', 'per-token-cost')
+        ('memory', 'deadline', 'throughput', 'tpot', 'ttft', 'interconnect', 'precision', 'per-job-cost', 'per-token-cost')
         """
         c = self.chosen
         if c is None:
@@ -262,7 +268,16 @@ def _performance(f: Fit | None) -> dict:
             tpot_ms=round(f.speed.tpot_ms, 2),
             tokens_per_second=round(f.speed.tokens_per_second, 1),
             bound=f.speed.bound,
+            allreduce_ms_per_token=round(f.speed.allreduce_ms, 3),
+            pipeline_ms_per_token=round(f.speed.pipeline_ms, 3),
+            link=f.speed.link or None,
         )
+    if f.speed:
+        out.update(
+            tensor_parallel=f.tensor_parallel, pipeline_stages=f.pipeline_stages, replicas_per_node=f.replicas_per_node
+        )
+    if f.precision_note:
+        out["precision_fallback"] = f.precision_note
     if f.train_hours is not None:
         out["train_hours"] = round(f.train_hours, 2)
     return out
@@ -280,7 +295,11 @@ def requirements_dict(w: Workload) -> dict:
             "disk_gib": w.disk_gib,
         },
     }
-    if w.spec.task == "inference":
+    if w.spec.task == "inference" and w.model.kind != "llm":
+        # Encoders, vision and diffusion models: no KV cache, no token targets (issue 10).
+        out["batch_size"] = w.spec.serving.batch_size
+        out["targets"] = {"min_replicas": w.spec.deploy.replicas}
+    elif w.spec.task == "inference":
         inf = w.spec.serving
         t = w.targets
         out["kv_cache_precision"] = w.kv_precision

@@ -56,6 +56,8 @@ class Limit(enum.StrEnum):
     PURCHASE = "purchase", Group.PLACEMENT
     MEMORY = "memory", Group.SIZE
     INTERCONNECT = "interconnect", Group.SIZE
+    # The GPU cannot compute the spec's precision (bf16 before Ampere, fp8 before Ada/Hopper).
+    PRECISION = "precision", Group.SIZE
     TTFT = "ttft", Group.SIZE
     TPOT = "tpot", Group.SIZE
     THROUGHPUT = "throughput", Group.SIZE
@@ -79,7 +81,7 @@ HOST = _group(Group.HOST)
 CAPACITY = _group(Group.CAPACITY)
 BUDGET = _group(Group.BUDGET)
 
-SIZED_BY_TARGET = (Limit.DEADLINE, Limit.THROUGHPUT, Limit.TPOT, Limit.TTFT, Limit.INTERCONNECT)
+SIZED_BY_TARGET = (Limit.DEADLINE, Limit.THROUGHPUT, Limit.TPOT, Limit.TTFT, Limit.INTERCONNECT, Limit.PRECISION)
 """The size limits other than memory, in the order `Decision.sized_by` names them when
 cheaper candidates lost on several: the one furthest from a memory-only sizing first."""
 

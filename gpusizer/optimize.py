@@ -3,7 +3,9 @@
 Algorithm:
 1. Expand each offer into candidates: one per purchase option the spec
    allows and the offer sells, at the fewest nodes that run the workload
-   (always one node for serving; training may span nodes).
+   (serving spans nodes as pipeline stages only when one node lacks the
+   memory; training may span nodes). The fit prices all replicas: a node
+   may run several (Fit.node_groups).
 2. Judge each candidate in a fixed order and keep the first failed limit:
    placement (provider, region, GPU model, opt-in), purchase, memory,
    interconnect, targets/deadline, host vCPU and RAM, capacity (pool free
@@ -52,7 +54,8 @@ def _placement_rejection(w: Workload, offer: Offer) -> Rejection | None:
     p = w.spec.placement
     if p.providers is not None and offer.provider not in p.providers:
         return Rejection(limits.Limit.PROVIDER, f"{offer.provider} is not in placement.providers {p.providers}")
-    if p.regions is not None and offer.region not in p.regions and not providers.get(offer.provider).owned:
+    if (p.regions is not None and offer.region not in p.regions and offer.zone not in p.regions
+            and not providers.get(offer.provider).owned):
         return Rejection(limits.Limit.REGION, f"{offer.region} is not in placement.regions")
     if p.gpus is not None and offer.gpu not in p.gpus:
         return Rejection(limits.Limit.GPU, f"{offer.gpu} is not in placement.gpus {p.gpus}")
@@ -72,18 +75,21 @@ class _Judge:
         self.objective = objective_of(w)
 
     def shape_fit(self, offer: Offer, nodes: int) -> tuple[fit_mod.Shape, fit_mod.Fit]:
-        shape = fit_mod.Shape(
-            offer.gpu, offer.gpu_memory_gib, offer.gpu_count, offer.gpu_fraction, offer.nvlink, offer.fabric is not None, nodes
-        )
+        shape = fit_mod.shape_of(offer, nodes)
         f = self.fits.get(shape)
         if f is None:
             f = self.fits[shape] = fit_mod.fit(self.w, shape)
         return shape, f
 
     def nodes_and_fit(self, offer: Offer) -> tuple[int, fit_mod.Fit]:
-        """The fewest nodes that run the workload, or the best failure."""
-        if self.w.spec.task == "inference" or offer.gpu_fraction < 1:
-            return 1, self.shape_fit(offer, 1)[1]
+        """The fewest nodes that run the workload, or the best failure.
+
+        Serving spans nodes (pipeline stages) only when one node lacks the
+        memory; more nodes do not help its latency targets.
+        """
+        serving = self.w.spec.task == "inference"
+        if offer.gpu_fraction < 1 or (serving and self.w.model.kind != "llm"):
+            return 1, self.shape_fit(offer, 1)[1]  # an image model is not split across nodes
         limit = offer.max_nodes or TRAINING_NODES[-1]
         best: tuple[int, fit_mod.Fit] | None = None
         for nodes in (n for n in TRAINING_NODES if n <= limit):
@@ -95,6 +101,8 @@ class _Judge:
                 n, last = best
                 detail = f"{last.detail}; more nodes need EFA/GPUDirect, which {offer.instance_type} lacks"
                 return n, dataclasses.replace(last, detail=detail)
+            if serving and f.code != "memory":
+                return nodes, f  # more pipeline stages do not shorten TTFT/TPOT
             best = (nodes, f)
         return best
 
@@ -107,10 +115,10 @@ class _Judge:
         if price is None:
             return Candidate(offer, purchase, 1, None, None, Rejection(limits.Limit.PURCHASE, f"{offer.instance_type} is not sold as {purchase} in {offer.zone or offer.region}"))
         nodes, f = self.nodes_and_fit(offer)
-        hourly = price * nodes * f.replicas
+        hourly = price * nodes * f.node_groups
         if not f.ok:
             return Candidate(offer, purchase, nodes, hourly, f, Rejection(f.code, f.detail))
-        rej = self._host(offer) or self._capacity(offer, nodes * f.replicas, purchase) or self._budget(hourly)
+        rej = self._host(offer) or self._capacity(offer, nodes * f.node_groups, purchase) or self._budget(hourly)
         return Candidate(offer, purchase, nodes, hourly, f, rej, self._per_mtok(hourly, f))
 
     def _host(self, offer: Offer) -> Rejection | None:

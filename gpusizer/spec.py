@@ -32,6 +32,12 @@ class ModelRef(_Strict):
     hf_config: Annotated[str, pydantic.Field(min_length=1, max_length=4096)] | None = pydantic.Field(
         None, description="Path to a Hugging Face config.json, read offline (relative to the spec file)."
     )
+    hf_id: Annotated[str, pydantic.Field(max_length=200)] | None = pydantic.Field(
+        None,
+        description="Hugging Face repo id (org/name): config.json and safetensors metadata through "
+        "huggingface_hub (the [hf] extra), honouring HF_HUB_OFFLINE and the local cache.",
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$",
+    )
     params_b: fields.ParamsB | None = pydantic.Field(None, description="Billions of parameters (total, for MoE).")
     active_params_b: fields.ParamsB | None = pydantic.Field(None, description="MoE: billions active per token.")
     layers: fields.Layers | None = None
@@ -43,10 +49,11 @@ class ModelRef(_Strict):
     @pydantic.model_validator(mode="after")
     def _one_way(self) -> ModelRef:
         explicit = [self.params_b, self.layers, self.hidden_size, self.attention_heads]
-        ways = [self.name is not None, self.hf_config is not None, any(v is not None for v in explicit)]
-        if sum(ways) != 1:
+        ways = [self.name is not None or self.hf_id is not None, self.hf_config is not None,
+                any(v is not None for v in explicit)]
+        if sum(ways) != 1 or (self.name is not None and self.hf_id is not None):
             raise ValueError(
-                "give exactly one of: name, hf_config, or an explicit architecture "
+                "give exactly one of: name, hf_id, hf_config, or an explicit architecture "
                 "(params_b, layers, hidden_size, attention_heads). To fix: keep one and remove the others"
             )
         if ways[2] and not all(v is not None for v in explicit):
@@ -97,6 +104,11 @@ class TrainingSpec(_Strict):
         "auto", description="auto: the least sharding that fits."
     )
     lora_rank: fields.LoraRank = pydantic.Field(16, description="LoRA/QLoRA adapter rank.")
+    master_weights: Literal["fp32", "none"] = pydantic.Field(
+        "fp32",
+        description="fp32: mixed precision with an fp32 master copy (4 B/param); "
+        "none: pure bf16/fp16 training, the model loaded in 16-bit (Hugging Face Trainer, axolotl).",
+    )
 
     @pydantic.model_validator(mode="after")
     def _deadline_needs_tokens(self) -> TrainingSpec:
@@ -115,8 +127,16 @@ class Placement(_Strict):
 
 
 class Sizing(_Strict):
+    # 0.90 is vLLM's default gpu_memory_utilization (vLLM engine arguments,
+    # --gpu-memory-utilization, "defaults to 0.9"; docs.vllm.ai, 2025).
     memory_headroom: Annotated[float, fields.NotBool] = pydantic.Field(
-        0.95, gt=0.5, le=1.0, allow_inf_nan=False, description="Fraction of driver-reported GPU memory the workload may use."
+        0.90, gt=0.5, le=1.0, allow_inf_nan=False,
+        description="Fraction of driver-reported GPU memory the workload may use (vLLM default 0.90).",
+    )
+    precision_fallback: fields.StrictBool = pydantic.Field(
+        False,
+        description="Allow GPUs without the spec's precision: bf16 runs as fp16 (pre-Ampere), "
+        "fp8 as weight-only fp8 with 16-bit compute (Ampere). The plan names the fallback.",
     )
     objective: Literal["auto", "hourly", "per-token"] = pydantic.Field(
         "auto", description="auto: $ per million output tokens when a throughput target is set, else $/hour."
@@ -265,6 +285,8 @@ def errors_for(
         field = ".".join(filter(None, [prefix, _field_path(err["loc"])])) or "(top level)"
         first_field = first_field or field
         fix = _FIXES.get(err["type"])
+        if err["type"] == "string_pattern_mismatch" and field.endswith("hf_id"):
+            fix = "give a Hugging Face repo id, organisation/name (e.g. meta-llama/Llama-3.1-8B-Instruct)"
         if err["type"] == "literal_error":
             fix = "use " + err["ctx"]["expected"]
         if err["type"] == "extra_forbidden":

@@ -23,7 +23,8 @@ def test_every_code_has_exactly_one_group_and_the_groups_cover_them_all():
 
 def test_sized_by_names_every_size_limit_but_memory():
     assert set(limits.SIZED_BY_TARGET) == limits.SIZE - {limits.Limit.MEMORY}
-    assert limits.NOT_BY_MEMORY == {"deadline", "throughput", "tpot", "ttft", "interconnect", "per-job-cost", "per-token-cost"}
+    assert limits.NOT_BY_MEMORY == {"deadline", "throughput", "tpot", "ttft", "interconnect", "precision",
+                                    "per-job-cost", "per-token-cost"}
 
 
 def test_an_unknown_code_is_refused_where_a_rejection_is_made():

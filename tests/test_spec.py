@@ -18,7 +18,7 @@ def test_defaults_are_documented_values():
     assert (s.task, s.precision, s.growth) == ("inference", "bf16", 1.0)
     assert (s.serving.context_length, s.serving.batch_size) == (4096, 1)
     assert s.placement.purchase == "on-demand"
-    assert s.sizing.memory_headroom == 0.95
+    assert s.sizing.memory_headroom == 0.90  # vLLM's default gpu_memory_utilization
 
 
 @pytest.mark.parametrize(
