@@ -39,6 +39,15 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("schema", help="print the workload spec's JSON Schema")
 
+    tco = sub.add_parser("tco", help="cumulative cost on the cheapest cloud offer vs an owned pool; break-even month")
+    tco.add_argument("spec")
+    tco.add_argument("--pools", required=True, help="on-prem pools YAML")
+    tco.add_argument("--months", type=int, default=36)
+    tco.add_argument("--utilization", type=float, help="share of hours the workload runs (default: the pool's utilization)")
+    tco.add_argument("--format", choices=("table", "markdown", "json", "png"), default="table")
+    tco.add_argument("--out", metavar="FILE.png", help="where --format png writes (default: tco-<workload>.png)")
+    tco.add_argument("--catalog")
+
     mod = sub.add_parser("models", help="list the model registry (names model.name accepts)")
     mod.add_argument("--format", choices=("table", "json"), default="table")
 
@@ -146,6 +155,24 @@ def _cmd_observe(args) -> int:
     return EXIT_INFEASIBLE if missing else EXIT_OK
 
 
+def _cmd_tco(args) -> int:
+    """Exit 3 when no cloud offer or no pool runs the workload."""
+    import gpusizer
+    from gpusizer import tco
+
+    try:
+        doc = tco.compare(args.spec, gpusizer.load_pools(args.pools), _catalog(args.catalog), args.months, args.utilization)
+    except tco.NoOfferError as exc:
+        print(f"gpusizer: {exc}", file=sys.stderr)
+        return EXIT_INFEASIBLE
+    if args.format == "png":
+        path = args.out or "tco-%s.png" % doc["workload"]
+        print(f"wrote {tco.chart(doc, path)}")
+    else:
+        print(tco.render(doc, args.format))
+    return EXIT_OK
+
+
 def _cmd_calibrate(args) -> int:
     import yaml
 
@@ -246,7 +273,7 @@ def _cmd_models(args) -> int:
 
 
 _COMMANDS = {"plan": _cmd_plan, "estimate": _cmd_estimate, "schema": _cmd_schema, "preview": _cmd_preview,
-             "diff": _cmd_diff, "observe": _cmd_observe, "calibrate": _cmd_calibrate, "models": _cmd_models}
+             "diff": _cmd_diff, "observe": _cmd_observe, "calibrate": _cmd_calibrate, "tco": _cmd_tco, "models": _cmd_models}
 
 
 def main(argv: list[str] | None = None) -> int:
