@@ -8,7 +8,7 @@ pack's own catalog, makes a decision the resource matches:
 - the same sized-by label and requirement (GCP labels round it up to whole GiB);
 - every type it may launch is the choice or, on AWS, one of the ranked
   failover types (Decision.failover), and holds the chosen GPUs;
-- it runs no more nodes or pods than the choice's replicas x nodes.
+- it runs no more nodes or pods than the choice's replicas x nodes (autoscaled: max replicas' nodes).
 Anything else is judged on memory alone, as a hand-written label is.
 """
 
@@ -76,8 +76,9 @@ def mismatch(g: res.GpuResource, d: gpusizer.Decision) -> str | None:
                 return f"{s.label} is not among the re-planned types ({', '.join(sorted(types))})"
         elif s.capacity is None or (s.capacity.gpu, s.capacity.count) != gpus:
             return f"{s.label} is not the re-planned choice ({c.offer.instance_type}: {gpus[1]:g} x {gpus[0]})"
-    if g.count > c.replicas * c.nodes:
-        return f"it runs up to {g.count:g}, the decision {c.replicas * c.nodes}"
+    most = d.autoscaling.max_instances if d.autoscaling else c.replicas * c.nodes  # autoscaled: max replicas' nodes
+    if g.count > most:
+        return f"it runs up to {g.count:g}, the decision {most}"
     return None
 
 
