@@ -195,7 +195,7 @@ def instances(replicas: int, replicas_per_node: int = 1, nodes: int = 1) -> int:
     """Nodes launched for `replicas`: whole node groups of `nodes`, each running `replicas_per_node`.
 
     >>> instances(0), instances(4), instances(5, replicas_per_node=2), instances(3, nodes=2)
-    (0, 4, 6, 6)
+    (0, 4, 3, 6)
     """
     return math.ceil(replicas / replicas_per_node) * nodes
 

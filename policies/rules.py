@@ -23,7 +23,7 @@ from typing import Any
 import pydantic
 
 from gpusizer import audit, hardware, providers
-from policies import hosts, resources, scaling, sizing, verify
+from policies import hosts, resources, sizing, verify
 from policies import view as v
 
 
@@ -196,7 +196,7 @@ RULES: tuple[Rule, ...] = (
          "mandatory", NoConfig, lambda s, cfg: hosts.secure_gpu_hosts(s.type, s.props)),
     Rule("gpusizer-autoscaling-bounds",
          "A GpuWorkload's autoscaling maximum may not exceed its pool's free GPUs or the vCPU quota the catalog knows.",
-         "mandatory", NoConfig, lambda rs, cfg: scaling.bounds_within_capacity(rs), scope="stack"),
+         "mandatory", NoConfig, lambda rs, cfg: verify.bounds_within_capacity(rs), scope="stack"),
     Rule("gpusizer-gpu-budget", "All GPU capacity in the stack may not cost more per hour than maxHourlyUsd.",
          "advisory", CeilingConfig, lambda rs, cfg: sizing.stack_budget(rs, cfg.max_hourly_usd), scope="stack"),
 )

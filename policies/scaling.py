@@ -11,9 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import gpusizer
-from gpusizer import optimize
-from gpusizer.catalog import Catalog
 from policies import resources as res
 from policies import view as v
 
@@ -76,34 +73,4 @@ def maxima(stack: list) -> dict[str, float]:
                 targets.append(k8s[key])
         for urn in targets:
             out[urn] = max(out.get(urn, 0.0), top)
-    return out
-
-
-def bounds_within_capacity(stack: list, catalog: Catalog | None = None) -> list[tuple[str, str | None]]:
-    """Each GpuWorkload whose recorded spec autoscales: its maximum must fit the chosen pool's free GPUs
-    and the catalog's vCPU quota (gpusizer.optimize.scaling_capacity), re-planned from the record.
-
-    Args:
-        stack: policies.sizing.StackResource records.
-        catalog: offers and quotas; default the packaged or cached catalog (what the pack re-plans with).
-    """
-    from policies import sizing, verify  # verify reads sizing; both read this module's callers only
-
-    out = []
-    for r in stack:
-        if r.type != sizing.WORKLOAD:
-            continue
-        try:
-            d = verify.decision(r)
-        except v.Unknown:
-            continue
-        except gpusizer.SizingError:
-            continue  # gpusizer-verified-exemptions reports a record that does not re-plan
-        if d.chosen is None or d.autoscaling is None:
-            continue
-        quotas = (catalog or Catalog.load()).quotas
-        why = optimize.scaling_capacity(d, quotas)
-        if why:
-            out.append((f"{d.workload.spec.name}: autoscaling bound exceeds capacity: {why}. To fix: lower "
-                        "deploy.autoscaling.max_replicas, free GPUs in the pool, or raise the quota", r.urn))
     return out

@@ -19,6 +19,8 @@ import json
 import math
 
 import gpusizer
+from gpusizer import optimize
+from gpusizer.catalog import Catalog
 from policies import resources as res
 from policies import sizing
 from policies import view as v
@@ -110,4 +112,32 @@ def verified_exemptions(stack: list[sizing.StackResource], max_ratio: float) -> 
             continue
         except ValueError as exc:
             out.append((f"gpusizer could not judge {r.name or r.urn}: {exc}", r.urn))
+    return out
+
+
+def bounds_within_capacity(stack: list, catalog: Catalog | None = None) -> list[tuple[str, str | None]]:
+    """Each GpuWorkload whose recorded spec autoscales: its maximum must fit the chosen pool's free GPUs
+    and the catalog's vCPU quota (gpusizer.optimize.scaling_capacity), re-planned from the record.
+
+    Args:
+        stack: policies.sizing.StackResource records.
+        catalog: offers and quotas; default the packaged or cached catalog (what the pack re-plans with).
+    """
+    out = []
+    for r in stack:
+        if r.type != sizing.WORKLOAD:
+            continue
+        try:
+            d = decision(r)
+        except v.Unknown:
+            continue
+        except gpusizer.SizingError:
+            continue  # gpusizer-verified-exemptions reports a record that does not re-plan
+        if d.chosen is None or d.autoscaling is None:
+            continue
+        quotas = (catalog or Catalog.load()).quotas
+        why = optimize.scaling_capacity(d, quotas)
+        if why:
+            out.append((f"{d.workload.spec.name}: autoscaling bound exceeds capacity: {why}. To fix: lower "
+                        "deploy.autoscaling.max_replicas, free GPUs in the pool, or raise the quota", r.urn))
     return out
