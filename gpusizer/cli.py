@@ -11,6 +11,8 @@ import argparse
 import json
 import sys
 
+from gpusizer import redact
+
 EXIT_OK, EXIT_INVALID, EXIT_INFEASIBLE, EXIT_BUG = 0, 2, 3, 1
 
 
@@ -93,7 +95,7 @@ def _cmd_plan(args) -> int:
 
     pools = gpusizer.load_pools(args.pools) if args.pools else ()
     decision = gpusizer.plan(args.spec, catalog=_catalog(args.catalog), pools=pools)
-    print(report.render(decision, args.format, top=args.top))
+    print(redact.redact(report.render(decision, args.format, top=args.top)))
     return EXIT_OK if decision.chosen is not None else EXIT_INFEASIBLE
 
 
@@ -101,7 +103,7 @@ def _cmd_estimate(args) -> int:
     import gpusizer
     from gpusizer import report
 
-    print(report.render(gpusizer.estimate(args.spec, catalog=_catalog(args.catalog)), args.format))
+    print(redact.redact(report.render(gpusizer.estimate(args.spec, catalog=_catalog(args.catalog)), args.format)))
     return EXIT_OK
 
 
@@ -115,7 +117,7 @@ def _cmd_observe(args) -> int:
     client = prometheus.Client(args.prometheus)
     pools = gpusizer.load_pools(args.pools) if args.pools else ()
     doc = observe.run(args.specs, client, window_s, end, _catalog(args.catalog).with_pools(pools))
-    print(observe.render(doc, args.format))
+    print(redact.redact(observe.render(doc, args.format)))
     missing = observe.complete(doc)
     for line in missing:
         print(f"gpusizer: {line}", file=sys.stderr)
@@ -195,11 +197,19 @@ def _cmd_catalog_list(args) -> int:
 
 def _cmd_catalog_refresh(args) -> int:
     """Exit 0 when everything was refreshed, 1 when something kept its previous data (listed, one line each)."""
+    from gpusizer import inputs
     from gpusizer.catalog import cache, refresh
 
     problems = []
     for provider in args.provider or refresh.PROVIDERS:
-        lines = refresh.refresh(provider, args.region)
+        try:
+            lines = refresh.refresh(provider, args.region)
+        except OSError as exc:  # the file system refused: the previous cache is untouched
+            reason = exc.strerror or str(exc) or type(exc).__name__
+            print(redact.redact(f"gpusizer: error: {provider}: could not write the catalog cache "
+                                f"{inputs.quote(str(cache.cache_dir()))}: {reason}; the previous cache is intact"),
+                  file=sys.stderr)
+            return EXIT_BUG
         problems += lines
         status = "refreshed" if not lines else f"{len(lines)} part(s) kept their previous data"
         print(f"{provider}: {status} (cache: {cache.cache_dir()})")
@@ -224,8 +234,6 @@ def main(argv: list[str] | None = None) -> int:
         handler = offline.run
     if args.command == "catalog":
         handler = {"list": _cmd_catalog_list, "refresh": _cmd_catalog_refresh}[args.catalog_command]
-    from gpusizer import redact
-
     try:
         return handler(args)
     except errors.SizingError as exc:

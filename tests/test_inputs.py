@@ -233,3 +233,13 @@ def test_spec_errors_never_echo_credentials(capsys, tmp_path):
     assert cli.main(["plan", str(path)]) == 2
     err = capsys.readouterr().err
     assert "s3cr3t" not in err and "growth" in err
+
+
+@pytest.mark.parametrize("example", sorted(p.name for p in (REPO / "stacks/examples").glob("*.yaml")))
+def test_redaction_leaves_ordinary_reports_unchanged(example, tiny_catalog):
+    from gpusizer import report
+
+    decision = gpusizer.plan(REPO / "stacks/examples" / example, catalog=tiny_catalog)
+    for fmt in report.FORMATS:
+        text = report.render(decision, fmt)
+        assert redact.redact(text) == text, fmt

@@ -12,6 +12,7 @@ from gpusizer.catalog.offer import Offer
 # Prices older than this many days are called out loudly in every report.
 # Override with GPUSIZER_MAX_PRICE_AGE_DAYS or Catalog.load(max_age_days=...).
 STALE_AFTER_DAYS = 90
+MAX_AGE_DAYS = 36_500  # a century; a larger bound is a typo
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,7 +49,7 @@ class Catalog:
         from gpusizer.catalog import cache, store
 
         today = today or datetime.date.today()
-        bound = max_age_days if max_age_days is not None else int(os.environ.get("GPUSIZER_MAX_PRICE_AGE_DAYS", STALE_AFTER_DAYS))
+        bound = max_age_days if max_age_days is not None else max_age_from_env()
         if path is not None:
             offers = tuple(store.load_offers(path))
             return cls(offers, (f"offers from {path}",) + age_notes(offers, today, bound))
@@ -77,6 +78,24 @@ class Catalog:
         """This catalog plus the offers of on-prem pools (gpusizer.catalog.onprem.Pool)."""
         extra = tuple(o for p in pools for o in p.to_offers())
         return dataclasses.replace(self, offers=self.offers + extra)
+
+
+def max_age_from_env() -> int:
+    """GPUSIZER_MAX_PRICE_AGE_DAYS as a whole number of days in [0, 36500], else STALE_AFTER_DAYS when unset.
+
+    Raises:
+        SpecError: naming the variable, the value (quoted, at most 80 characters) and the fix.
+    """
+    from gpusizer import errors, inputs
+
+    raw = os.environ.get("GPUSIZER_MAX_PRICE_AGE_DAYS", "").strip()
+    if not raw:
+        return STALE_AFTER_DAYS
+    if not raw.isdigit() or int(raw) > MAX_AGE_DAYS:
+        raise errors.SpecError(
+            f"GPUSIZER_MAX_PRICE_AGE_DAYS: {inputs.quote(raw)} is not a whole number of days from 0 to {MAX_AGE_DAYS}. "
+            f"To fix: set it to e.g. {STALE_AFTER_DAYS}, or unset it", "GPUSIZER_MAX_PRICE_AGE_DAYS")
+    return int(raw)
 
 
 def age_notes(offers: Iterable[Offer], today: datetime.date, bound: int = STALE_AFTER_DAYS, label: str = "prices") -> tuple[str, ...]:

@@ -124,7 +124,7 @@ def test_throttling_is_retried_with_backoff(moto_ec2):
 
 def test_corrupt_cache_is_ignored_and_reported(moto_ec2):
     refresh_mod.refresh("aws", ["us-east-1"], NOW, session=StubbedSession())
-    path = cache.cache_dir() / "aws.csv"
+    path = cache.generation_dir() / "aws.csv"
     path.write_text(path.read_text()[: len(path.read_text()) // 2])  # a torn write
     cat = Catalog.load(today=NOW.date())
     assert any("ignored" in n and "checksum" in n for n in cat.notes)
