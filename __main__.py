@@ -29,6 +29,7 @@ import pulumi
 
 import components
 import gpusizer
+import gpusizer.report
 
 PROJECT = pathlib.Path(__file__).resolve().parent
 
@@ -99,7 +100,7 @@ def _summary(d: gpusizer.Decision) -> str:
     c = d.chosen
     where = c.offer.zone or c.offer.region
     line = (f"{c.offer.provider} {where} {c.offer.instance_type}: {c.gpu_count} x {c.offer.gpu}, {c.purchase}, "
-            f"${c.hourly_usd:,.2f}/h for {d.required_gpu_memory_gib:g} GiB of GPU memory (sized by {d.sized_by})")
+            f"{gpusizer.report.cost_text(c.cost)} for {d.required_gpu_memory_gib:g} GiB of GPU memory (sized by {d.sized_by})")
     if d.next_cheaper is not None:
         line += f"; next cheaper {d.next_cheaper.offer.instance_type} lacked: {d.next_cheaper.rejection.detail}"
     if d.burst:
@@ -158,6 +159,7 @@ def main() -> None:
             "replicas": c.replicas,
             "required_gpu_memory_gib": decision.required_gpu_memory_gib,
             "hourly_usd": workload.hourly_usd,
+            "monthly_usd": workload.monthly_usd,
             "burst": decision.burst,
             **{k: v for k, v in workload.ids.items() if v is not None},
             "decision": workload.decision,

@@ -82,7 +82,9 @@ class GpuWorkload(pulumi.ComponentResource):
     instance_type: pulumi.Output[str]
     """The chosen instance/machine type, or the on-prem pool's name."""
     hourly_usd: pulumi.Output[float]
-    """$/hour of every node of every replica."""
+    """$/hour of one replica (all its nodes): the plan JSON's choice.hourly_usd (gpusizer.cost)."""
+    monthly_usd: pulumi.Output[float]
+    """$/month of every replica: hourly_usd x replicas x 730 h (choice.monthly_usd)."""
     decision: pulumi.Output[dict]
     """The plan JSON (docs/contract.md section 2), candidates cut to the top DECISION_CANDIDATES."""
     plan: gpusizer.Decision
@@ -108,7 +110,11 @@ class GpuWorkload(pulumi.ComponentResource):
             pool = next(p for p in args.pools if p.name == c.offer.instance_type)
             for t in pool.tolerations:  # a bad toleration fails here, before anything is registered
                 pod_toleration(t, pool.name)
-        super().__init__("gpusizer:index:GpuWorkload", name, {}, opts)
+        # The spec and the pools it was planned against, as the component's inputs and again as outputs (stack
+        # policies see a resource's outputs): the policy pack re-plans them to verify a size set by a
+        # target, a deadline or cost (policies/verify.py).
+        recorded = recorded_inputs(spec, args.pools)
+        super().__init__("gpusizer:index:GpuWorkload", name, recorded, opts)
         self.plan = plan
         child = pulumi.ResourceOptions(parent=self)
         ids: dict[str, Any] = {}
@@ -129,10 +135,17 @@ class GpuWorkload(pulumi.ComponentResource):
             ids.update(namespace=onprem.namespace, deployment_name=onprem.deployment_name)
         self.ids = ids
         self.instance_type = pulumi.Output.from_input(c.offer.instance_type)
-        self.hourly_usd = pulumi.Output.from_input(round(c.hourly_usd, 4))
+        self.hourly_usd = pulumi.Output.from_input(c.cost.hourly_usd)
+        self.monthly_usd = pulumi.Output.from_input(c.cost.monthly_usd)
         self.decision = pulumi.Output.from_input(decision_summary(plan))
         self.register_outputs({"instance_type": self.instance_type, "hourly_usd": self.hourly_usd,
-                               "decision": self.decision, **ids})
+                               "monthly_usd": self.monthly_usd,
+                               "decision": self.decision, **recorded, **ids})
+
+
+def recorded_inputs(spec: gpusizer.WorkloadSpec, pools) -> dict:
+    """{"spec": the spec as JSON, "pools": the pools as JSON}: plain values, nothing secret."""
+    return {"spec": spec.model_dump(mode="json"), "pools": [p.model_dump(mode="json") for p in pools]}
 
 
 def decision_summary(plan: gpusizer.Decision) -> dict:

@@ -39,6 +39,11 @@ def _parser(argv: list[str]) -> argparse.ArgumentParser:
 
     sub.add_parser("schema", help="print the workload spec's JSON Schema")
 
+    diff = sub.add_parser("diff", help="compare two plan (or preview) JSONs: choices, $/month and why they moved")
+    diff.add_argument("base", help="base plan JSON, or `gpusizer preview --format json` output")
+    diff.add_argument("head", help="head plan JSON, or `gpusizer preview --format json` output")
+    diff.add_argument("--format", choices=("table", "markdown", "json"), default="table")
+
     cal = sub.add_parser("calibrate", help="fit per-GPU MBU/MFU from vLLM benchmark_serving.py results or training runs")
     cal.add_argument("results", nargs="+", metavar="RESULT.json")
     cal.add_argument("--out", metavar="FILE", help="write the calibration YAML here (default: print it)")
@@ -104,6 +109,15 @@ def _cmd_estimate(args) -> int:
     from gpusizer import report
 
     print(redact.redact(report.render(gpusizer.estimate(args.spec, catalog=_catalog(args.catalog)), args.format)))
+    return EXIT_OK
+
+
+def _cmd_diff(args) -> int:
+    from gpusizer import diff
+
+    base, base_policy = diff.load(args.base, "BASE")
+    head, head_policy = diff.load(args.head, "HEAD")
+    print(diff.render(diff.compare(base, head), args.format, (base_policy, head_policy)))
     return EXIT_OK
 
 
@@ -218,7 +232,8 @@ def _cmd_catalog_refresh(args) -> int:
     return 1 if problems else EXIT_OK
 
 
-_COMMANDS = {"plan": _cmd_plan, "estimate": _cmd_estimate, "schema": _cmd_schema, "observe": _cmd_observe, "calibrate": _cmd_calibrate}
+_COMMANDS = {"plan": _cmd_plan, "estimate": _cmd_estimate, "schema": _cmd_schema, "diff": _cmd_diff,
+             "observe": _cmd_observe, "calibrate": _cmd_calibrate}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,10 +5,15 @@ from __future__ import annotations
 import dataclasses
 import functools
 
-from gpusizer import units
+from gpusizer import cost as cost_mod, units
 from gpusizer.catalog.offer import Offer
 from gpusizer.estimate.fit import Fit
 from gpusizer.estimate.workload import Workload
+
+
+# What can set a choice's size (Decision.sized_by): memory, a limit a cheaper shape failed, or the
+# objective when a cheaper shape was adequate but cost more for the whole job or per token.
+SIZED_BY = ("memory", "deadline", "throughput", "tpot", "ttft", "interconnect", "per-job-cost", "per-token-cost")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -25,7 +30,13 @@ class Rejection:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Candidate:
-    """One offer at one purchase option and node count, judged."""
+    """One offer at one purchase option and node count, judged.
+
+    `hourly_usd` here is everything the candidate runs for an hour (all nodes of
+    all replicas): what ranking and placement.max_hourly_usd compare. The plan
+    JSON and the reports show `cost` instead: `hourly_usd` per replica, the
+    replica count and $/month (gpusizer.cost states the arithmetic).
+    """
 
     offer: Offer
     purchase: str
@@ -49,6 +60,14 @@ class Candidate:
         """Copies of the workload this candidate runs (deploy.replicas, or more to reach the throughput target)."""
         return self.fit.replicas if self.fit else 1
 
+    @property
+    def cost(self) -> cost_mod.Cost | None:
+        """Per replica $/hour, replicas, $/month and, for training with a token count, the run's hours and $."""
+        if self.hourly_usd is None:
+            return None
+        run_hours = self.fit.train_hours if self.fit else None
+        return cost_mod.of(self.hourly_usd / self.replicas, self.replicas, run_hours)
+
     def to_dict(self) -> dict:
         o = self.offer
         return {
@@ -63,7 +82,7 @@ class Candidate:
             "nodes": self.nodes,
             "replicas": self.replicas,
             "purchase": self.purchase,
-            "hourly_usd": None if self.hourly_usd is None else round(self.hourly_usd, 4),
+            "hourly_usd": None if self.hourly_usd is None else self.cost.hourly_usd,  # one replica
             "usd_per_million_tokens": None if self.usd_per_mtok is None else round(self.usd_per_mtok, 4),
             "feasible": self.feasible,
             "reasons": [] if self.feasible else [self.rejection.detail],
@@ -107,23 +126,32 @@ class Decision:
 
     @functools.cached_property
     def sized_by(self) -> str:
-        """What set the size of the choice: "memory", a target ("throughput", "ttft", "tpot"),
-        the training "deadline", or "cost-per-token" when a bigger GPU won on $ per token.
+        """What set the size of the choice, one of SIZED_BY.
 
-        The policy pack reads this (as a tag) to know whether GPU memory alone can judge
-        over-provisioning.
+        Looks at every candidate cheaper per hour than the choice:
+        - one of them is feasible: the choice won on the objective, not on
+          fit, so the label is "per-token-cost" (serving, $ per million
+          tokens) or "per-job-cost" (training with a token count, $ per run);
+        - none is feasible: the first limit, in the order deadline,
+          throughput, tpot, ttft, interconnect, that some cheaper shape
+          failed while it held the memory, so "deadline" only when a cheaper
+          shape would miss the deadline; else "memory".
+
+        The policy pack reads this (as a tag) to know whether GPU memory
+        alone can judge over-provisioning, and exempts a non-memory label
+        only when it re-derives the same decision from the recorded spec.
+
+        >>> SIZED_BY
+        ('memory', 'deadline', 'throughput', 'tpot', 'ttft', 'interconnect', 'per-job-cost', 'per-token-cost')
         """
         c = self.chosen
         if c is None:
             return "memory"
-        lost = {x.rejection.code for x in self.candidates
-                if not x.feasible and x.hourly_usd is not None and x.hourly_usd < c.hourly_usd}
-        for code in ("deadline", "throughput", "tpot", "ttft", "interconnect"):
-            if code in lost:
-                return code
-        if self.objective == "per-token" and any(x.hourly_usd < c.hourly_usd for x in self.feasible):
-            return "cost-per-token"
-        return "memory"
+        cheaper = [x for x in self.candidates if x is not c and x.hourly_usd is not None and x.hourly_usd < c.hourly_usd]
+        if any(x.feasible for x in cheaper):
+            return "per-token-cost" if self.workload.spec.task == "inference" else "per-job-cost"
+        lost = {x.rejection.code for x in cheaper if not x.feasible}
+        return next((code for code in SIZED_BY[1:6] if code in lost), "memory")
 
     def failover(self, n: int) -> list[Candidate]:
         """The choice and up to n-1 next-ranked adequate instance types in the same place.
@@ -172,12 +200,14 @@ class Decision:
 
     def to_dict(self) -> dict:
         """The plan JSON of docs/contract.md section 2 (plus explanation fields)."""
+        from gpusizer import misses  # misses reads Decision: imported here, not at module load
         chosen = None
         if self.chosen is not None:
             chosen = self.chosen.to_dict()
             for k in ("feasible", "reasons", "reason_code"):
                 chosen.pop(k)
             f = self.chosen.fit
+            chosen.update(self.chosen.cost.to_dict())
             chosen["performance"] = _performance(f)
             chosen["sharding"] = f.sharding if f else None
             cal = self.workload.calibration
@@ -187,6 +217,7 @@ class Decision:
             "model": self.workload.model.key,
             "task": self.workload.spec.task,
             "objective": self.objective,
+            "spec": self.workload.spec.model_dump(mode="json", exclude_none=True),
             "requirements": self.requirements(),
             "choice": chosen,
             "margin": self.margin(),
@@ -196,13 +227,15 @@ class Decision:
             "burst": self.burst,
             "sized_by": self.sized_by if self.chosen else None,
             "notes": list(self.notes),
+            "nearest_misses": [m.to_dict() for m in misses.nearest(self)],
             "candidates": [c.to_dict() for c in self.candidates],
         }
 
 
 def _brief(c: Candidate) -> dict:
     d = c.to_dict()
-    return {k: d[k] for k in ("provider", "region", "zone", "instance_type", "gpu", "gpu_count", "purchase", "hourly_usd")}
+    keys = ("provider", "region", "zone", "instance_type", "gpu", "gpu_count", "nodes", "replicas", "purchase", "hourly_usd")
+    return {k: d[k] for k in keys}
 
 
 def _performance(f: Fit | None) -> dict:

@@ -10,7 +10,7 @@ import math
 
 AWS_REQUIRED = "gpusizer:required-gpu-memory-gib"
 AWS_WORKLOAD = "gpusizer:workload"
-AWS_SIZED_BY = "gpusizer:sized-by"  # what set the size: memory, a target, deadline, cost-per-token
+AWS_SIZED_BY = "gpusizer:sized-by"  # what set the size: one of gpusizer.decision.SIZED_BY
 AWS_HOURLY_USD = "gpusizer:hourly-usd"  # $/h of one node of the tagged resource; the cost policies read it
 GCP_REQUIRED = "gpusizer-required-gpu-memory-gib"
 GCP_WORKLOAD = "gpusizer-workload"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections
 import json
 
+from gpusizer import cost as cost_mod, misses, rows
 from gpusizer.decision import Candidate, Decision
 from gpusizer.planner import Estimate
 
@@ -26,21 +27,8 @@ def render(obj: Decision | Estimate, fmt: str = "table", top: int = 8) -> str:
     return _plan_markdown(obj, top) if fmt == "markdown" else _plan_table(obj, top)
 
 
-def _money(x: float | None) -> str:
-    return "-" if x is None else f"${x:,.2f}" if x >= 0.1 else f"${x:.4f}"
-
-
-def _where(c: Candidate) -> str:
-    return c.offer.zone or c.offer.region
-
-
-def _shape(c: Candidate) -> str:
-    o = c.offer
-    if o.gpu_fraction < 1:
-        return f"1/{round(1 / o.gpu_fraction)} x {o.gpu} ({o.gpu_memory_gib:.1f} GiB)"
-    nodes = f" on {c.nodes} nodes" if c.nodes > 1 else ""
-    replicas = f", {c.replicas} replicas" if c.replicas > 1 else ""
-    return f"{c.gpu_count} x {o.gpu} ({o.gpu_memory_gib:.1f} GiB){nodes}{replicas}"
+_money = rows.money
+_shape = rows.shape
 
 
 def _memory_line(d: Decision | Estimate) -> str:
@@ -102,33 +90,27 @@ def _performance(c: Candidate) -> str:
     return ", ".join(parts)
 
 
-def _collapsed(d: Decision, top: int) -> tuple[list[Candidate], list[tuple[Candidate, int]]]:
-    """Top feasible candidates, and rejected ones grouped by (provider, type, purchase, reason)."""
-    feasible = d.feasible[:top]
-    groups: dict[tuple, list[Candidate]] = collections.OrderedDict()
-    for c in d.candidates:
-        if c.feasible or c.rejection.code in ("provider", "region", "gpu", "opt-in"):
-            continue
-        key = (c.offer.provider, c.offer.instance_type, c.purchase, c.rejection.code)
-        groups.setdefault(key, []).append(c)
-    rejected = [(cs[0], len(cs)) for cs in list(groups.values())[:top]]
-    return feasible, rejected
-
-
-def _reason_counts(d: Decision) -> str:
-    counts = collections.Counter(c.rejection.code for c in d.candidates if not c.feasible)
-    return ", ".join(f"{code} {n}" for code, n in counts.most_common())
+def cost_text(cost: cost_mod.Cost) -> str:
+    """"2 replicas x $1.86/h = $3.72/h, $2,717.06/month; run 0.37 h, $4.24 in total"."""
+    each = f"{_money(cost.hourly_usd)}/h"
+    out = f"{cost.replicas} replicas x {each} = {_money(cost.hourly_usd * cost.replicas)}/h" if cost.replicas > 1 else each
+    out += f", {_money(cost.monthly_usd)}/month"
+    if cost.run_hours is not None:
+        out += f"; run {cost.run_hours:,.2f} h, {_money(cost.total_usd)} in total"
+    return out
 
 
 def _choice_lines(d: Decision) -> list[str]:
     c = d.chosen
+    ranked = f"ranked by: {cost_mod.objective_text(d.objective, d.workload.spec.task)}"
     if c is None:
-        return ["CHOICE: none feasible - every offer was rejected (reasons below). Exit code 3."]
-    price = f"{_money(c.hourly_usd)}/h"
-    if c.usd_per_mtok is not None:
-        price += f", {_money(c.usd_per_mtok)} per million tokens"
+        lines = ["CHOICE: none feasible - every offer was rejected. Exit code 3.", f"  {ranked}", "  nearest misses:"]
+        return lines + [f"    {m.line()}" for m in misses.nearest(d)]
+    per_mtok = "" if c.usd_per_mtok is None else f"; {_money(c.usd_per_mtok)} per million tokens"
     lines = [
-        f"CHOICE: {c.offer.provider} {_where(c)} {c.offer.instance_type}: {_shape(c)}, {c.purchase}, {price}",
+        f"CHOICE: {c.offer.provider} {rows.where(c)} {c.offer.instance_type}: {_shape(c)}, {c.purchase}",
+        f"  cost: {cost_text(c.cost)}{per_mtok} (price as of {c.offer.as_of})",
+        f"  {ranked}",
         f"  performance: {_performance(c)}",
         "  margin: " + ", ".join(f"{k} {v:g}" for k, v in d.margin().items()),
     ]
@@ -136,34 +118,31 @@ def _choice_lines(d: Decision) -> list[str]:
         lines.append(f"  cost basis: {c.offer.note}")
     if d.next_cheaper is not None:
         n = d.next_cheaper
+        nodes = f" for {n.nodes} nodes" if n.nodes > 1 else ""
         lines.append(
-            f"  next cheaper: {n.offer.provider} {_where(n)} {n.offer.instance_type} "
-            f"({_money(n.hourly_usd)}/h) lacked: {n.rejection.detail}"
+            f"  next cheaper: {n.offer.provider} {rows.where(n)} {misses.offer_label(n)} "
+            f"({cost_text(n.cost)}{nodes}) lacked: {n.rejection.detail}"
         )
     if d.burst:
         lines.append(f"  BURST: {d.burst}")
     return lines
 
 
+def _reason_counts(d: Decision) -> str:
+    counts = collections.Counter(c.rejection.code for c in d.candidates if not c.feasible)
+    return ", ".join(f"{code} {n}" for code, n in counts.most_common())
+
+
 def _plan_table(d: Decision, top: int) -> str:
     out = [f"{k:<11} {v}" for k, v in _header(d)]
     out += ["", *_choice_lines(d), ""]
-    feasible, rejected = _collapsed(d, top)
-    cols = ("", "provider", "where", "instance type", "GPUs", "purchase", "$/h", "$/Mtok", "why not")
-    rows = [
-        ("CHOSEN" if c is d.chosen else f"#{i + 1}", c.offer.provider, _where(c), c.offer.instance_type, _shape(c),
-         c.purchase, _money(c.hourly_usd), _money(c.usd_per_mtok), "")
-        for i, c in enumerate(feasible)
-    ]
-    rows += [
-        ("x" if n == 1 else f"x{n}", c.offer.provider, _where(c) if n == 1 else f"{n} places", c.offer.instance_type,
-         _shape(c), c.purchase, _money(c.hourly_usd), "", c.rejection.detail)
-        for c, n in rejected
-    ]
-    widths = [max(len(str(r[i])) for r in [cols, *rows]) for i in range(len(cols) - 1)]
+    cols, body = rows.table(d, top)
+    body = [tuple(str(x) for x in r) for r in body]
+    widths = [max(len(r[i]) for r in [cols, *body]) for i in range(len(cols) - 1)]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths) + "  {}"
-    out.append(f"Candidates ({len(d.feasible)} feasible of {len(d.candidates)}; cheapest shown):")
-    out += [fmt.format(*cols)] + [fmt.format(*r) for r in rows]
+    out.append(f"Candidates ({len(d.feasible)} feasible of {len(d.candidates)}; the cheapest, "
+               "then the nearest misses per reason; n = offers alike but for the zone):")
+    out += [fmt.format(*cols).rstrip()] + [fmt.format(*r).rstrip() for r in body]
     out += ["", f"Rejections by reason: {_reason_counts(d) or 'none'}"]
     out += [f"Prices: {n}" for n in d.notes]
     return "\n".join(out)
@@ -173,22 +152,19 @@ def _md_row(cells) -> str:
     return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
 
 
+def _md_line(line: str) -> str:
+    """A choice line as markdown: the CHOICE in bold, indented lines as (nested) list items."""
+    if line.startswith("CHOICE"):
+        return f"**{line}**"
+    return f"{'  ' if line.startswith('    ') else ''}- {line.strip()}"
+
+
 def _plan_markdown(d: Decision, top: int) -> str:
     out = [f"### gpusizer plan: `{d.workload.spec.name}`", ""]
     out += [f"- **{k}**: {v}" for k, v in _header(d)]
-    out += ["", *(f"**{line}**" if line.startswith("CHOICE") else f"- {line.strip()}" for line in _choice_lines(d)), ""]
-    feasible, rejected = _collapsed(d, top)
-    out += [_md_row(("", "provider", "where", "instance type", "GPUs", "purchase", "$/h", "why not")), "|---" * 8 + "|"]
-    out += [
-        _md_row(("**CHOSEN**" if c is d.chosen else f"#{i + 1}", c.offer.provider, _where(c), f"`{c.offer.instance_type}`",
-                 _shape(c), c.purchase, _money(c.hourly_usd), ""))
-        for i, c in enumerate(feasible)
-    ]
-    out += [
-        _md_row(("rejected", c.offer.provider, _where(c) if n == 1 else f"{n} places", f"`{c.offer.instance_type}`",
-                 _shape(c), c.purchase, _money(c.hourly_usd), c.rejection.detail))
-        for c, n in rejected
-    ]
+    out += ["", *(_md_line(line) for line in _choice_lines(d)), ""]
+    cols, body = rows.table(d, top, markdown=True)
+    out += [_md_row(cols), "|---" * len(cols) + "|"] + [_md_row(r) for r in body]
     out += ["", f"Rejections by reason: {_reason_counts(d) or 'none'}", ""]
     out += [f"> {n}" for n in d.notes]
     return "\n".join(out)

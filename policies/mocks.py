@@ -78,7 +78,16 @@ class MockCloud(pulumi.runtime.Mocks):
 
 class _Monitor(sdk_mocks.MockMonitor):
     """The SDK's mock monitor, also recording each resource's URN, parent and dependencies (as the engine
-    passes them to stack policies)."""
+    passes them to stack policies), with URNs as the engine forms them."""
+
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        """The engine's URN: the parent's whole qualified type chain, the root stack's left out
+        (pulumi pkg/resource/deploy, `generateURN`); the SDK's mock keeps only the parent's last type."""
+        if parent:
+            qualified = parent.split("::")[2]
+            if qualified != "pulumi:pulumi:Stack":
+                type_ = f"{qualified}${type_}"
+        return "::".join(["urn:pulumi:" + pulumi.get_stack(), pulumi.get_project(), type_, name])
 
     def RegisterResource(self, request):  # noqa: N802 - the gRPC method name
         response = super().RegisterResource(request)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import pathlib
 import runpy
 import sys
@@ -107,15 +108,37 @@ def _resolved(value):
     return value
 
 
+def _decisions(exports: dict) -> dict[str, dict]:
+    """Each workload's export, resolved (the program exports one dict per workload, its plan JSON under "decision")."""
+    return {name: ({k: _resolved(v) for k, v in e.items()} if isinstance(e, dict) else {"value": _resolved(e)})
+            for name, e in exports.items()}
+
+
+def _decision_line(e: dict) -> str:
+    """"aws us-east-1 g6e.xlarge (1 x L40S), on-demand: 2 replicas x $1.86/h = $3.72/h, $2,717.06/month"."""
+    from gpusizer import cost, report
+
+    plan = e.get("decision") if isinstance(e.get("decision"), dict) else {}
+    choice = plan.get("choice") or {}
+    line = f"{e.get('provider')} {e.get('region')} {e.get('instance_type')} ({e.get('gpu')}), {e.get('purchase')}"
+    if choice.get("hourly_usd") is not None:
+        line += f": {report.cost_text(cost.from_choice(choice))}"
+        if plan.get("objective"):
+            line += f" (ranked by {cost.objective_text(plan['objective'], plan.get('task', 'inference'))})"
+    elif e.get("hourly_usd") is not None:
+        line += f": ${e['hourly_usd']}/h"
+    if e.get("burst"):
+        line += f" - BURST: {e['burst']}"
+    return line
+
+
 def render(exports: dict, resources: list, findings: list[Finding], fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(to_json(exports, resources, findings), indent=2, default=str)
     md = fmt == "markdown"
     out = ["### gpusizer preview" if md else "Decisions:"]
-    for name, e in exports.items():
-        e = {k: _resolved(v) for k, v in e.items()} if isinstance(e, dict) else {"value": _resolved(e)}
-        line = (f"{name}: {e.get('provider')} {e.get('region')} {e.get('instance_type')} ({e.get('gpu')}), "
-                f"${e.get('hourly_usd')}/h")
-        if e.get("burst"):
-            line += f" - BURST: {e['burst']}"
+    for name, e in _decisions(exports).items():
+        line = f"{name}: {_decision_line(e)}"
         out.append(f"- {line}" if md else f"  {line}")
     out.append("")
     out.append(f"Policy results ({len(resources)} resources):")
@@ -134,13 +157,32 @@ def render(exports: dict, resources: list, findings: list[Finding], fmt: str) ->
     return "\n".join(out)
 
 
+def to_json(exports: dict, resources: list, findings: list[Finding]) -> dict:
+    """The preview as one document for `gpusizer diff` (docs/contract.md section 6).
+
+    {"workloads": {NAME: PLAN_JSON}, "policy": {"resources", "mandatory", "passed", "findings": [...]}}
+    """
+    workloads = {name: e["decision"] for name, e in _decisions(exports).items() if isinstance(e.get("decision"), dict)}
+    mandatory = sum(f.level == "mandatory" for f in findings)
+    return {
+        "workloads": workloads,
+        "policy": {
+            "resources": len(resources),
+            "mandatory": mandatory,
+            "passed": mandatory == 0,
+            "findings": [dataclasses.asdict(f) for f in findings],
+        },
+    }
+
+
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("preview", help="offline `pulumi preview --policy-pack policies` under mocks")
     p.add_argument("--stack", required=True, help="stack name: stacks/Pulumi.<stack>.yaml")
     p.add_argument("--stacks-dir", default=str(REPO / "stacks"))
     p.add_argument("--program", default=str(REPO / "__main__.py"), help="Pulumi program file")
     p.add_argument("--policy-config", help="JSON file as for `pulumi preview --policy-pack-config`")
-    p.add_argument("--format", choices=("table", "markdown"), default="table")
+    p.add_argument("--format", choices=("table", "markdown", "json"), default="table",
+                   help="json: {workloads: {NAME: plan JSON}, policy: {...}}, the input of `gpusizer diff`")
 
 
 def run(args) -> int:

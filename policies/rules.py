@@ -23,7 +23,7 @@ from typing import Any
 import pydantic
 
 from gpusizer import audit, hardware
-from policies import hosts, resources, sizing
+from policies import hosts, resources, sizing, verify
 from policies import view as v
 
 
@@ -67,6 +67,7 @@ class Subject:
 
     type: str
     props: v.View
+    urn: str = ""
 
     @functools.cached_property
     def gpu(self) -> resources.GpuResource | None:
@@ -174,7 +175,12 @@ def allowed_gpus(s: Subject, cfg: AllowedConfig) -> list[str]:
 RULES: tuple[Rule, ...] = (
     Rule("gpusizer-no-overprovisioning",
          "GPU memory may not exceed the sizing requirement by more than maxRatio while a cheaper adequate offer exists.",
-         "mandatory", RatioConfig, _gpu(sizing.no_overprovisioning)),
+         "mandatory", RatioConfig,
+         lambda s, cfg: sizing.no_overprovisioning(s.gpu, s.urn, cfg.max_ratio) if s.gpu is not None else []),
+    Rule("gpusizer-verified-exemptions",
+         "A GPU size labelled as set by a target, a deadline or cost holds only when the pack re-plans the "
+         "GpuWorkload's recorded spec and the resource matches that decision; otherwise memory judges it.",
+         "mandatory", RatioConfig, lambda rs, cfg: verify.verified_exemptions(rs, cfg.max_ratio), scope="stack"),
     Rule("gpusizer-sized-gpu-capacity",
          "Every GPU resource names a GPU type the pack knows and carries the GPU memory it was sized for.",
          "mandatory", NoConfig, _gpu(sized_gpu_capacity)),
@@ -194,7 +200,8 @@ RULES: tuple[Rule, ...] = (
 BY_NAME: dict[str, Rule] = {r.name: r for r in RULES}
 
 
-def check_resource(name: str, resource_type: str, props: Mapping, config: Mapping[str, Any] | None = None) -> list[str]:
+def check_resource(name: str, resource_type: str, props: Mapping, config: Mapping[str, Any] | None = None,
+                   urn: str = "") -> list[str]:
     """Messages of resource rule `name` for one resource; a malformed resource or config is a message.
 
     Raises:
@@ -203,7 +210,7 @@ def check_resource(name: str, resource_type: str, props: Mapping, config: Mappin
     rule = BY_NAME[name]
     try:
         cfg = rule.settings(config)
-        return rule.check(Subject(resource_type, v.View(v.raw(props))), cfg)
+        return rule.check(Subject(resource_type, v.View(v.raw(props)), urn), cfg)
     except (ValueError, TypeError, AttributeError, KeyError) as exc:
         return [f"gpusizer could not judge this resource: {exc}. To fix: correct the resource or the policy config"]
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 
-from gpusizer import audit
+from gpusizer import audit, decision
 from policies import resources as res
 from policies import view as v
 
-# What `sized-by` may name besides memory (gpusizer.decision.SIZED_BY): a size memory alone cannot call excessive.
-EXEMPT = frozenset({"throughput", "ttft", "tpot", "deadline", "interconnect", "per-job-cost", "per-token-cost",
-                    "cost-per-token"})
+# What `sized-by` may name besides memory: a size memory alone cannot call excessive, if re-derived.
+EXEMPT = frozenset(decision.SIZED_BY) - {"memory"}
+WORKLOAD = "gpusizer:index:GpuWorkload"  # the component that records its spec as inputs
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,25 +31,42 @@ class StackResource:
     dependencies: tuple[str, ...] = ()
 
 
-def no_overprovisioning(r: res.GpuResource, cfg) -> list[str]:
-    """GPU memory above maxRatio x the requirement while a cheaper adequate catalog offer exists."""
+def under_workload(urn: str) -> bool:
+    """Whether the URN's type chain puts the resource under a GpuWorkload component
+    (urn:pulumi:STACK::PROJECT::PARENT-TYPE$...$TYPE::NAME)."""
+    parts = urn.split("::")
+    return len(parts) >= 4 and WORKLOAD in parts[2].split("$")[:-1]
+
+
+def over_memory(r: res.GpuResource, max_ratio: float) -> list[str]:
+    """GPU memory above max_ratio x the requirement while a cheaper adequate catalog offer exists
+    (memory alone: whatever the resource says set its size)."""
     need = r.required_gib
-    if need is None or r.sized_by in EXEMPT:
+    if need is None:
         return []
     for s in r.shapes:
         if s.capacity is None:
             continue
         ratio = s.capacity.total_gib / need
-        if ratio <= cfg.max_ratio:
+        if ratio <= max_ratio:
             continue
         cheaper = audit.cheaper_adequate(need, s.hourly_usd, r.provider if r.provider != "onprem" else None)
         if cheaper is None:
             continue
         return [f"{s.capacity.label} = {s.capacity.total_gib:,.0f} GiB for a {need:g} GiB requirement ({ratio:.0f}x, "
-                f"limit {cfg.max_ratio:g}x); {cheaper.instance_type} ({cheaper.gpu_count} x {cheaper.gpu}, "
+                f"limit {max_ratio:g}x); {cheaper.instance_type} ({cheaper.gpu_count} x {cheaper.gpu}, "
                 f"{cheaper.provider} {cheaper.region}) at ${cheaper.on_demand_usd:.2f}/h fits. "
                 "To fix: size with gpusizer (components.GpuWorkload) or pick the cheaper offer"]
     return []
+
+
+def no_overprovisioning(r: res.GpuResource, urn: str, max_ratio: float) -> list[str]:
+    """Memory-judged, except a size labelled as set by a target, deadline or cost on a resource under a
+    GpuWorkload: that claim is checked by re-deriving the decision (policies/verify.py, a stack rule).
+    A hand-written label anywhere else is judged on memory alone."""
+    if r.sized_by in EXEMPT and under_workload(urn):
+        return []
+    return over_memory(r, max_ratio)
 
 
 def _templates_of(r: StackResource, by_urn: dict[str, StackResource]) -> list[StackResource]:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 
-from gpusizer import hardware, optimize, units
+from gpusizer import cost, hardware, optimize, units
 from gpusizer.catalog import Catalog
 from gpusizer.estimate import fit as fit_mod, memory
 from gpusizer.estimate.workload import Workload
@@ -42,8 +42,7 @@ SATURATED_UTIL = 0.95  # p95 GPU utilization at which requests queue (the GPU is
 LOW_UTIL = 0.30  # mean GPU utilization below which the GPU mostly waits
 HIGH_MEMORY = 0.70  # share of GPU memory that counts as "high" for `investigate`
 MIN_SAVING = 0.05  # a re-plan must save at least this share of the monthly cost to recommend a move
-# TODO(t13): use gpusizer.cost.monthly_usd once it lands on main (t12); same 730 h month.
-_HOURS_PER_MONTH = 730
+_HOURS_PER_MONTH = cost.HOURS_PER_MONTH
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,7 +117,7 @@ def recommend(w: Workload, obs: dcgm.Observation, catalog: Catalog, current: Cur
         }
     decision = optimize.choose(measured_workload(w, obs, peak), catalog.offers, catalog.quotas, catalog.notes)
     choice = None if decision.chosen is None else decision.to_dict()["choice"]
-    new_monthly = None if decision.chosen is None else decision.chosen.hourly_usd * _HOURS_PER_MONTH
+    new_monthly = None if decision.chosen is None else decision.chosen.cost.monthly_usd
     savings = None if new_monthly is None or current is None else round(current.monthly_usd - new_monthly, 2)
     if choice is not None:
         choice["monthly_usd"] = round(new_monthly, 2)

@@ -46,10 +46,14 @@ def test_under_provisioning_is_flagged():
     assert msgs and "< 30 GiB required" in msgs[0]
 
 
-def test_sized_by_a_target_is_not_judged_on_memory_alone():
+def test_sized_by_a_target_under_a_gpu_workload_is_left_to_re_derivation():
+    # Under a GpuWorkload (its URN's type chain) the claim is checked by gpusizer-verified-exemptions, which
+    # re-plans the recorded spec; anywhere else the label is hand-written and memory judges it.
     typ, props = cases.H100_FOR_20
     tags = {**props["tags"], "gpusizer:sized-by": "throughput"}
-    assert rules.check_resource(OVER, typ, {**props, "tags": tags}) == []
+    urn = f"urn:pulumi:dev::gpusizer::gpusizer:index:GpuWorkload$gpusizer:aws:GpuCapacity${typ}::chat"
+    assert rules.check_resource(OVER, typ, {**props, "tags": tags}, urn=urn) == []
+    assert rules.check_resource(OVER, typ, {**props, "tags": tags})
 
 
 def test_ratio_is_configurable():

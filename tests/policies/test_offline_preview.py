@@ -44,6 +44,23 @@ def test_unknown_stack_exits_2_naming_the_choices():
     assert "--stack" in r.stderr and "dev" in r.stderr
 
 
+def test_json_document_holds_each_workloads_plan_for_diff():
+    r = preview("--stack", "hybrid", "--format", "json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = json.loads(r.stdout)
+    assert set(doc["workloads"]) == {"support-chat", "summarizer"}
+    assert doc["policy"]["mandatory"] == 0 and doc["policy"]["passed"] is True
+    chat = doc["workloads"]["support-chat"]["choice"]
+    assert chat["replicas"] == 2  # stacks/Pulumi.hybrid.yaml: deploy.replicas 2
+    assert abs(chat["monthly_usd"] - chat["hourly_usd"] * 2 * 730) < 0.01
+
+
+def test_text_shows_the_replica_count_and_the_month():
+    r = preview("--stack", "hybrid")
+    line = next(line for line in r.stdout.splitlines() if "support-chat:" in line)
+    assert "2 replicas x $0.61/h = $1.22/h" in line and "/month" in line and "ranked by" in line
+
+
 def test_overprovisioned_instance_fails_at_the_first_preview_too():
     r = preview("--stack", "overprovisioned", "--stacks-dir", HERE, "--program", HERE / "program.py")
     (line,) = [x for x in r.stdout.splitlines() if "gpusizer-no-overprovisioning on big-box" in x]

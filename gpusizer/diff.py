@@ -1,0 +1,261 @@
+"""`gpusizer diff BASE.json HEAD.json`: what a change does to each workload's choice and its $/month.
+
+Inputs are plan JSONs (`gpusizer plan --format json`) or preview documents
+(`gpusizer preview --format json`: {"workloads": {NAME: PLAN_JSON}, "policy": {...}}),
+one of each side, in any mix. Workloads are matched by name.
+
+Why a choice moved, in this order of evidence (several may apply):
+1. the workload was added or removed;
+2. its spec changed (the plan JSON's `spec`, compared field by field; plans
+   without it fall back to `requirements`);
+3. the price of the same offer changed (the base choice's offer priced again
+   in head, or head's choice priced in base);
+4. the base choice is now rejected, or no longer offered;
+5. head's choice is a new offer (absent from base's complete candidate list);
+   4 and 5 are only inferred when the spec did not change (a spec change
+   changes which candidates are listed);
+6. the replica count changed (a throughput target met with more or fewer copies).
+When the candidate lists were trimmed and nothing above explains a move, the
+reason given is "catalog change".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+
+from gpusizer import cost, errors, rows
+
+FORMATS = ("table", "markdown", "json")
+
+
+@dataclasses.dataclass(frozen=True)
+class Change:
+    """One workload, base against head.
+
+    Attributes:
+        workload: its name.
+        base, head: the plan JSON `choice` of each side, or None (no plan, or nothing feasible).
+        base_plan, head_plan: the whole plan JSONs (None when the workload is absent on that side).
+        why: sentences saying why the choice or its cost moved; empty when nothing did.
+    """
+
+    workload: str
+    base: dict | None
+    head: dict | None
+    base_plan: dict | None
+    head_plan: dict | None
+    why: tuple[str, ...]
+
+    @property
+    def base_monthly_usd(self) -> float | None:
+        return None if self.base is None else cost.from_choice(self.base).monthly_usd
+
+    @property
+    def head_monthly_usd(self) -> float | None:
+        return None if self.head is None else cost.from_choice(self.head).monthly_usd
+
+    @property
+    def monthly_delta_usd(self) -> float:
+        """Head minus base, $/month; a side with no choice counts as $0."""
+        return round((self.head_monthly_usd or 0.0) - (self.base_monthly_usd or 0.0), cost.USD_DECIMALS)
+
+    def to_dict(self) -> dict:
+        return {"workload": self.workload, "base": self.base, "head": self.head,
+                "base_monthly_usd": self.base_monthly_usd, "head_monthly_usd": self.head_monthly_usd,
+                "monthly_delta_usd": self.monthly_delta_usd, "why": list(self.why)}
+
+
+def load(path: str | pathlib.Path, side: str) -> tuple[dict[str, dict], dict | None]:
+    """The plans of one side by workload name, and its policy results (preview documents only).
+
+    Raises:
+        SpecError: naming the side (BASE/HEAD) when the file is unreadable or is neither document.
+    """
+    p = pathlib.Path(path)
+    try:
+        doc = json.loads(p.read_text())
+    except OSError as exc:
+        raise errors.SpecError(f"{side}: cannot read {p}: {exc.strerror}. To fix: check the path", side) from None
+    except json.JSONDecodeError as exc:
+        raise errors.SpecError(f"{side}: {p} is not JSON ({exc.msg}, line {exc.lineno}). "
+                               "To fix: pass `gpusizer plan --format json` or `gpusizer preview --format json` output",
+                               side) from None
+    if isinstance(doc, dict) and isinstance(doc.get("workloads"), dict):
+        plans = doc["workloads"]
+        if all(isinstance(v, dict) and "choice" in v for v in plans.values()):
+            return dict(plans), doc.get("policy")
+    elif isinstance(doc, dict) and "choice" in doc and isinstance(doc.get("workload"), str):
+        return {doc["workload"]: doc}, None
+    raise errors.SpecError(f"{side}: {p} is neither a plan JSON nor a preview JSON document. To fix: pass "
+                           "`gpusizer plan SPEC --format json` or `gpusizer preview --format json` output", side)
+
+
+def compare(base: dict[str, dict], head: dict[str, dict]) -> list[Change]:
+    """Every workload of either side, in base order then head's new ones."""
+    names = list(base) + [n for n in head if n not in base]
+    out = []
+    for name in names:
+        b, h = base.get(name), head.get(name)
+        out.append(Change(name, b and b.get("choice"), h and h.get("choice"), b, h, tuple(_why(b, h))))
+    return out
+
+
+def _flat(d, prefix: str = "") -> dict[str, object]:
+    if not isinstance(d, dict):
+        return {prefix: d}
+    out: dict[str, object] = {}
+    for k, v in d.items():
+        out.update(_flat(v, f"{prefix}.{k}" if prefix else str(k)))
+    return out
+
+
+def _spec_changes(b: dict, h: dict) -> list[str]:
+    key = "spec" if "spec" in b and "spec" in h else "requirements"
+    fb, fh = _flat(b.get(key) or {}), _flat(h.get(key) or {})
+    changed = [k for k in sorted(set(fb) | set(fh)) if fb.get(k) != fh.get(k)]
+    label = "spec" if key == "spec" else "requirements"
+    return [f"{label} change: {k} {_v(fb.get(k))} -> {_v(fh.get(k))}" for k in changed]
+
+
+def _v(x) -> str:
+    return "(unset)" if x is None else json.dumps(x) if isinstance(x, (list, dict)) else str(x)
+
+
+def _key(c: dict) -> tuple:
+    return (c.get("provider"), c.get("region"), c.get("zone"), c.get("instance_type"), c.get("purchase"))
+
+
+def _label(c: dict) -> str:
+    where = f"{c.get('region')}/{c['zone']}" if c.get("zone") else c.get("region")
+    return f"{c.get('provider')} {where} {c.get('instance_type')} {c.get('purchase')}"
+
+
+def _find(plan: dict, choice: dict) -> dict | None:
+    """The same offer among `plan`'s choice and candidates, or None."""
+    k = _key(choice)
+    for c in [plan.get("choice") or {}, *plan.get("candidates", [])]:
+        if c and _key(c) == k:
+            return c
+    return None
+
+
+def _complete(plan: dict) -> bool:
+    """Whether `plan` lists every candidate (not trimmed by --top or a component)."""
+    total = plan.get("candidates_total")
+    return total is None or total == len(plan.get("candidates", []))
+
+
+def _why(b: dict | None, h: dict | None) -> list[str]:
+    if b is None:
+        return ["workload added"]
+    if h is None:
+        return ["workload removed"]
+    why = _spec_changes(b, h)
+    bc, hc = b.get("choice"), h.get("choice")
+    if bc is None or hc is None:
+        if bc is not None or hc is not None:
+            why.append("nothing feasible in head" if hc is None else "nothing was feasible in base")
+        return why
+    moved = _key(bc) != _key(hc)
+    # Candidate lists answer "new offer?" / "gone?" only when the same spec judged the same catalog's offers.
+    same_spec = not why
+    # The base choice seen from head: repriced, rejected or gone.
+    again = _find(h, bc)
+    if again is not None and again.get("hourly_usd") not in (None, bc.get("hourly_usd")):
+        why.append(f"price change: {_label(bc)} ${bc['hourly_usd']}/h -> ${again['hourly_usd']}/h "
+                   f"(as of {bc.get('as_of')} -> {again.get('as_of')})")
+    if moved and again is not None and again.get("feasible") is False:
+        why.append(f"base choice now rejected: {'; '.join(again.get('reasons') or [])}")
+    if moved and same_spec and again is None and _complete(h):
+        why.append(f"base choice no longer offered: {_label(bc)}")
+    if moved:
+        before = _find(b, hc)
+        if before is not None and before.get("hourly_usd") not in (None, hc.get("hourly_usd")):
+            why.append(f"price change: {_label(hc)} ${before['hourly_usd']}/h -> ${hc['hourly_usd']}/h")
+        if same_spec and before is None and _complete(b):
+            why.append(f"new offer: {_label(hc)} (as of {hc.get('as_of')})")
+    if bc.get("replicas", 1) != hc.get("replicas", 1):
+        why.append(f"replicas {bc.get('replicas', 1)} -> {hc.get('replicas', 1)}")
+    if moved and not why:
+        why.append("catalog change (prices or offers; the candidate lists were trimmed)")
+    return why
+
+
+def render(changes: list[Change], fmt: str, policy: tuple[dict | None, dict | None] = (None, None)) -> str:
+    """Render the changes: a terminal table, markdown (one table per workload) or JSON (docs/contract.md section 6)."""
+    if fmt == "json":
+        out = {"workloads": [c.to_dict() for c in changes], "monthly_delta_usd": _total_delta(changes)}
+        if any(policy):
+            out["policy"] = {"base": policy[0], "head": policy[1]}
+        return json.dumps(out, indent=2)
+    md = fmt == "markdown"
+    out = ["### gpusizer diff: base -> head", ""] if md else []
+    for c in changes:
+        out += _workload_md(c) if md else _workload_text(c)
+    b = sum(c.base_monthly_usd or 0 for c in changes)
+    h = sum(c.head_monthly_usd or 0 for c in changes)
+    total = f"Total: {rows.money(b)}/month -> {rows.money(h)}/month ({_signed(_total_delta(changes))}/month)"
+    out.append(f"**{total}**" if md else total)
+    for side, p in zip(("base", "head"), policy):
+        if p:
+            out.append(f"{'- ' if md else ''}policy ({side}): {p.get('mandatory', 0)} mandatory violation(s)")
+    return "\n".join(out)
+
+
+def _total_delta(changes: list[Change]) -> float:
+    return round(sum(c.monthly_delta_usd for c in changes), cost.USD_DECIMALS)
+
+
+def _signed(x: float) -> str:
+    return ("+" if x > 0 else "-" if x < 0 else "±") + f"${abs(x):,.2f}"
+
+
+def _headline(c: Change) -> str:
+    def m(x):
+        return "-" if x is None else f"{rows.money(x)}/month"
+
+    return f"{c.workload}: {m(c.base_monthly_usd)} -> {m(c.head_monthly_usd)} ({_signed(c.monthly_delta_usd)}/month)"
+
+
+_FIELDS = ("choice", "GPUs", "purchase", "replicas", "$/h each", "$/month", "$/run", "ranked by")
+
+
+def _cells(choice: dict | None, plan: dict | None) -> list[str]:
+    if plan is None:
+        return ["(absent)"] + [""] * (len(_FIELDS) - 1)
+    if choice is None:
+        return ["none feasible"] + [""] * (len(_FIELDS) - 2) + [_objective(plan)]
+    k = cost.from_choice(choice)
+    where = f"{choice['region']}/{choice['zone']}" if choice.get("zone") else choice["region"]
+    nodes = f" on {choice['nodes']} nodes" if choice.get("nodes", 1) > 1 else ""
+    run = "-" if k.total_usd is None else f"{rows.money(k.total_usd)} ({k.run_hours:,.2f} h)"
+    return [f"{choice['provider']} {where} {choice['instance_type']}", f"{choice['gpu_count']} x {choice['gpu']}{nodes}",
+            choice["purchase"], str(k.replicas), rows.money(k.hourly_usd), rows.money(k.monthly_usd), run, _objective(plan)]
+
+
+def _objective(plan: dict) -> str:
+    return cost.objective_text(plan.get("objective", ""), plan.get("task", "inference"))
+
+
+def _workload_text(c: Change) -> list[str]:
+    out = [_headline(c)]
+    base, head = _cells(c.base, c.base_plan), _cells(c.head, c.head_plan)
+    width = max(len(f) for f in _FIELDS)
+    bw = max(len(x) for x in base + ["base"])
+    out.append(f"  {'':<{width}}  {'base':<{bw}}  head")
+    for f, x, y in zip(_FIELDS, base, head):
+        mark = "" if x == y else "  *"
+        out.append(f"  {f:<{width}}  {x:<{bw}}  {y}{mark}".rstrip())
+    out += [f"  why: {w}" for w in c.why] or ["  why: unchanged"]
+    return out + [""]
+
+
+def _workload_md(c: Change) -> list[str]:
+    out = [f"#### {_headline(c)}", "", "| | base | head |", "|---|---|---|"]
+    for f, x, y in zip(_FIELDS, _cells(c.base, c.base_plan), _cells(c.head, c.head_plan)):
+        y = y if x == y else f"**{y}**"
+        out.append("| " + " | ".join(s.replace("|", "\\|") for s in (f, x, y)) + " |")
+    out += ["", *(f"- why: {w}" for w in c.why or ("unchanged",)), ""]
+    return out

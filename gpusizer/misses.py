@@ -1,0 +1,187 @@
+"""Why nothing (or only something dearer) fits: per limit, the nearest miss and the best value any offer reached.
+
+A reviewer of an infeasible plan asks "how far off are we, and on what?".
+For every rejection reason, the candidate that came closest to the limit is
+the nearest miss: the smallest shortfall ratio (what it reached / what was
+needed, oriented so that 1.0 would pass), ties to the cheaper one. Reasons
+without a measured value (host shape, capacity, quotas, placement) fall back
+to the cheapest candidate rejected for them, with its sentence.
+
+Example line: "best TTFT: 412 ms on 8 x H100 p5.48xlarge; target 5 ms".
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import math
+from collections.abc import Callable
+
+from gpusizer.decision import Candidate, Decision
+from gpusizer.estimate import fit as fit_mod
+
+PLACEMENT = frozenset({"provider", "region", "gpu", "opt-in", "purchase"})
+"""Reasons that say where and how the spec allows an offer (or how it is sold), not how close it came: left out of the losers' rows."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Miss:
+    """The nearest miss for one rejection reason.
+
+    Attributes:
+        code: the rejection reason (Rejection.code).
+        count: candidates rejected for it.
+        candidate: the one that came closest (cheapest when there is no measure).
+        ratio: shortfall ratio (> 1; smaller is nearer), or None without a measure.
+        best: what the nearest reached ("412 ms"), or None.
+        target: what the spec asked ("5 ms"), or None.
+    """
+
+    code: str
+    count: int
+    candidate: Candidate
+    ratio: float | None
+    best: str | None
+    target: str | None
+
+    def line(self) -> str:
+        """One sentence for every format: what was reached, on which offer, against what."""
+        on = offer_label(self.candidate)
+        if self.best is None:
+            return f"{self.code} ({self.count}): nearest {on}: {self.candidate.rejection.detail}"
+        return f"best {_LABELS[self.code]}: {self.best} on {on}; {self.target} ({self.count} rejected)"
+
+    def to_dict(self) -> dict:
+        c = self.candidate
+        return {
+            "reason": self.code,
+            "count": self.count,
+            "best": self.best,
+            "target": self.target,
+            # A ratio can overflow (a 1e-308 budget): JSON has no infinity, so it is left out then.
+            "shortfall_ratio": None if self.ratio is None or not math.isfinite(self.ratio) else round(self.ratio, 3),
+            "offer": {"provider": c.offer.provider, "region": c.offer.region, "zone": c.offer.zone,
+                      "instance_type": c.offer.instance_type, "gpu": c.offer.gpu, "gpu_count": c.gpu_count,
+                      "nodes": c.nodes, "purchase": c.purchase,
+                      "hourly_usd": None if c.cost is None else c.cost.hourly_usd},
+            "detail": c.rejection.detail,
+            "line": self.line(),
+        }
+
+
+def offer_label(c: Candidate) -> str:
+    """"8 x H100 p5.48xlarge", "2 x p5.48xlarge (16 x H100)" for multi-node, "1/8 x L4 g6f.large" for a fraction."""
+    o = c.offer
+    if o.gpu_fraction < 1:
+        return f"1/{round(1 / o.gpu_fraction)} x {o.gpu} {o.instance_type}"
+    if c.nodes > 1:
+        return f"{c.nodes} x {o.instance_type} ({c.gpu_count} x {o.gpu})"
+    return f"{c.gpu_count} x {o.gpu} {o.instance_type}"
+
+
+_LABELS = {
+    "memory": "memory fit",
+    "ttft": "TTFT",
+    "tpot": "TPOT",
+    "throughput": "throughput",
+    "deadline": "training time",
+    "budget": "price",
+}
+
+
+def _memory(d: Decision, c: Candidate):
+    f = c.fit
+    if f is None or not f.usable_gib or not f.need_gib:
+        return None
+    return f.need_gib / f.usable_gib, f"{f.usable_gib:.1f} GiB usable per GPU", f"needs {f.need_gib:.1f} GiB per GPU"
+
+
+def _ttft(d: Decision, c: Candidate):
+    t = d.workload.targets.ttft_ms
+    s = c.fit.speed if c.fit else None
+    if not (s and t):
+        return None
+    return s.ttft_ms / t, f"{s.ttft_ms:,.0f} ms", f"target {t:,.0f} ms"
+
+
+def _tpot(d: Decision, c: Candidate):
+    t = d.workload.targets.tpot_ms
+    s = c.fit.speed if c.fit else None
+    if not (s and t):
+        return None
+    return s.tpot_ms / t, f"{s.tpot_ms:,.1f} ms", f"target {t:,.1f} ms"
+
+
+def _throughput(d: Decision, c: Candidate):
+    t = d.workload.targets.tokens_per_second
+    s = c.fit.speed if c.fit else None
+    if not (s and t and s.tokens_per_second):
+        return None
+    most = s.tokens_per_second * fit_mod.MAX_REPLICAS
+    return (t / most, f"{s.tokens_per_second:,.0f} tokens/s per replica ({most:,.0f} with {fit_mod.MAX_REPLICAS} replicas)",
+            f"target {t:,.0f} tokens/s")
+
+
+def _deadline(d: Decision, c: Candidate):
+    deadline = d.workload.spec.train.deadline_hours
+    hours = c.fit.train_hours if c.fit else None
+    if not (hours and deadline):
+        return None
+    return hours / deadline, f"{hours:,.1f} h", f"deadline {deadline:,.1f} h"
+
+
+def _budget(d: Decision, c: Candidate):
+    cap = d.workload.spec.placement.max_hourly_usd
+    if not cap or c.hourly_usd is None:
+        return None
+    return c.hourly_usd / cap, f"${c.hourly_usd:,.2f}/h", f"ceiling ${cap:,.2f}/h (placement.max_hourly_usd)"
+
+
+_MEASURES: dict[str, Callable] = {
+    "memory": _memory,
+    "ttft": _ttft,
+    "tpot": _tpot,
+    "throughput": _throughput,
+    "deadline": _deadline,
+    "budget": _budget,
+}
+"""How close a rejected candidate came, per reason: (ratio, reached, target) or None."""
+
+
+def shortfall(d: Decision, c: Candidate) -> float | None:
+    """How far `c` missed its limit (> 1, smaller is nearer), or None when the reason has no measure."""
+    measure = _MEASURES.get(c.rejection.code)
+    m = measure(d, c) if measure else None
+    return None if m is None else m[0]
+
+
+def _nearness(d: Decision, c: Candidate) -> float:
+    r = shortfall(d, c)
+    return float("inf") if r is None else r
+
+
+def by_reason(d: Decision) -> dict[str, list[Candidate]]:
+    """Rejected candidates per reason, nearest first (shortfall ratio, then price), reasons by count."""
+    groups: dict[str, list[Candidate]] = collections.defaultdict(list)
+    for c in d.candidates:
+        if not c.feasible:
+            groups[c.rejection.code].append(c)
+    out = {}
+    for code, cs in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        # Candidates come price-ordered; a stable sort keeps the cheaper first among equal ratios.
+        out[code] = sorted(cs, key=lambda c: _nearness(d, c))
+    return out
+
+
+def nearest(d: Decision, include_placement: bool = False) -> list[Miss]:
+    """The nearest miss of every rejection reason, reasons by count (most first)."""
+    out = []
+    for code, cs in by_reason(d).items():
+        if code in PLACEMENT and not include_placement:
+            continue
+        c = cs[0]
+        measure = _MEASURES.get(code)
+        m = measure(d, c) if measure else None
+        ratio, best, target = m if m else (None, None, None)
+        out.append(Miss(code, len(cs), c, ratio, best, target))
+    return out

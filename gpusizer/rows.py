@@ -1,0 +1,106 @@
+"""The candidate rows a reviewer reads, one list for the table and markdown alike.
+
+Rows:
+- the cheapest feasible candidates (rank order), offers identical but for the
+  zone collapsed into one row with their count and zones;
+- then, per rejection reason (most frequent first), the nearest misses
+  (gpusizer.misses: smallest shortfall, then price), collapsed the same way.
+  Placement reasons (provider, region, GPU, opt-in) say where the spec allows
+  an offer, not how close it came, and are only counted.
+
+`top` bounds the feasible rows, and the rejected rows in all (at least one per
+reason).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from gpusizer import misses
+from gpusizer.decision import Candidate, Decision
+
+# Zones listed in a collapsed row before "+N more".
+_ZONES_SHOWN = 3
+
+
+def money(x: float | None) -> str:
+    """$1,234.56; sub-dime amounts keep 4 decimals ($0.0212); "-" for none."""
+    return "-" if x is None else f"${x:,.2f}" if x >= 0.1 else f"${x:.4f}"
+
+
+def shape(c: Candidate) -> str:
+    """GPUs of one replica: "8 x H100 (79.7 GiB)", "... on 2 nodes", "1/8 x L4 (2.8 GiB)"."""
+    o = c.offer
+    if o.gpu_fraction < 1:
+        return f"1/{round(1 / o.gpu_fraction)} x {o.gpu} ({o.gpu_memory_gib:.1f} GiB)"
+    nodes = f" on {c.nodes} nodes" if c.nodes > 1 else ""
+    return f"{c.gpu_count} x {o.gpu} ({o.gpu_memory_gib:.1f} GiB){nodes}"
+
+
+def where(c: Candidate) -> str:
+    """"region/zone", or the region when the offer is regional (an on-prem pool: its location)."""
+    o = c.offer
+    return f"{o.region}/{o.zone}" if o.zone else o.region
+
+
+def where_group(cs: list[Candidate]) -> str:
+    """Where a collapsed row's offers are: "us-east-2/{use2-az1,use2-az3}", or "+N more"."""
+    if len(cs) == 1:
+        return where(cs[0])
+    zones = sorted({c.offer.zone or "" for c in cs})
+    shown = ",".join(zones[:_ZONES_SHOWN]) + (f",+{len(zones) - _ZONES_SHOWN} more" if len(zones) > _ZONES_SHOWN else "")
+    return f"{cs[0].offer.region}/{{{shown}}}"
+
+
+def _alike_key(c: Candidate) -> tuple:
+    """Everything a reader compares, except the zone."""
+    o = c.offer
+    reason = c.rejection.detail if c.rejection else ""
+    return (o.provider, o.region, o.instance_type, c.purchase, c.nodes, c.replicas, c.hourly_usd, c.usd_per_mtok, reason)
+
+
+def collapse(cs: Iterable[Candidate]) -> list[list[Candidate]]:
+    """Group candidates identical but for the zone, keeping first-seen order."""
+    groups: dict[tuple, list[Candidate]] = {}
+    for c in cs:
+        groups.setdefault(_alike_key(c), []).append(c)
+    return list(groups.values())
+
+
+def _columns(d: Decision) -> tuple[str, ...]:
+    """Cost columns fit the task: $/month for serving, the run's hours and $ for training with a token count."""
+    run = d.workload.spec.task != "inference" and bool(d.workload.spec.train.tokens)
+    cost = ("$/h each", "run h", "$/run") if run else ("$/h each", "$/month")
+    return ("", "n", "provider", "where", "instance type", "GPUs", "replicas", "purchase", *cost, "$/Mtok", "why not")
+
+
+def _cells(d: Decision, mark: str, group: list[Candidate], run: bool, markdown: bool) -> tuple:
+    c = group[0]
+    cost = c.cost
+    itype = f"`{c.offer.instance_type}`" if markdown else c.offer.instance_type
+    if cost is None:
+        money_cells = ("-", "-", "-") if run else ("-", "-")
+    elif run:
+        hours = "-" if cost.run_hours is None else f"{cost.run_hours:,.2f}"
+        money_cells = (money(cost.hourly_usd), hours, money(cost.total_usd))
+    else:
+        money_cells = (money(cost.hourly_usd), money(cost.monthly_usd))
+    why = c.rejection.detail if c.rejection else ""
+    return (mark, len(group), c.offer.provider, where_group(group), itype, shape(c), c.replicas, c.purchase,
+            *money_cells, money(c.usd_per_mtok), why)
+
+
+def table(d: Decision, top: int, markdown: bool = False) -> tuple[tuple[str, ...], list[tuple]]:
+    """(column names, rows) of the candidates a reviewer reads (see the module docstring)."""
+    cols = _columns(d)
+    run = "run h" in cols
+    body = []
+    for i, group in enumerate(collapse(d.feasible)[:top]):
+        mark = "CHOSEN" if group[0] is d.chosen else f"#{i + 1}"
+        body.append(_cells(d, f"**{mark}**" if markdown and mark == "CHOSEN" else mark, group, run, markdown))
+    reasons = {code: cs for code, cs in misses.by_reason(d).items() if code not in misses.PLACEMENT}
+    per_reason = max(1, top // len(reasons)) if reasons else 0
+    for code, cs in reasons.items():
+        for group in collapse(cs)[:per_reason]:
+            body.append(_cells(d, f"x {code}", group, run, markdown))
+    return cols, body

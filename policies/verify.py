@@ -1,0 +1,112 @@
+"""Verify an over-provisioning exemption by re-deriving the decision, never by taking the resource's word.
+
+A GpuWorkload records the spec it sized (and the on-prem pools it saw) as
+its component inputs and outputs (stack policies get a resource's outputs:
+pulumi stepGenerator.AnalyzeResources). A GPU resource under it whose `sized-by` names a target, a deadline or cost is exempt from the
+memory ratio only when the engine, re-planning that recorded spec with the
+pack's own catalog, makes a decision the resource matches:
+- the same sized-by label and requirement (GCP labels round it up to whole GiB);
+- every type it may launch is the choice or, on AWS, one of the ranked
+  failover types (Decision.failover), and holds the chosen GPUs;
+- it runs no more nodes or pods than the choice's replicas x nodes.
+Anything else is judged on memory alone, as a hand-written label is.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+
+import gpusizer
+from policies import resources as res
+from policies import sizing
+from policies import view as v
+
+
+@functools.lru_cache(maxsize=64)
+def _replan(recorded: str) -> gpusizer.Decision:
+    data = json.loads(recorded)
+    spec = gpusizer.load_spec(data["spec"])
+    return gpusizer.plan(spec, pools=gpusizer.parse_pools(data.get("pools") or []))
+
+
+def decision(workload: sizing.StackResource) -> gpusizer.Decision:
+    """The engine's decision for a GpuWorkload's recorded spec and pools.
+
+    Raises:
+        policies.view.Unknown: the recorded spec is unknown (it never is for GpuWorkload: plain values).
+        gpusizer.SizingError: the recorded spec or pools do not validate.
+    """
+    recorded = {"spec": workload.props.get("spec"), "pools": workload.props.get("pools")}
+    if recorded["spec"] is None:
+        raise gpusizer.SpecError("the GpuWorkload records no spec", "spec")
+    return _replan(json.dumps(recorded, sort_keys=True))
+
+
+def ancestor(r: sizing.StackResource, by_urn: dict[str, sizing.StackResource]) -> sizing.StackResource | None:
+    """The nearest GpuWorkload above `r` in the parent chain, or None."""
+    seen = set()
+    cur = by_urn.get(r.parent or "")
+    while cur is not None and cur.urn not in seen:
+        if cur.type == sizing.WORKLOAD:
+            return cur
+        seen.add(cur.urn)
+        cur = by_urn.get(cur.parent or "")
+    return None
+
+
+def mismatch(g: res.GpuResource, d: gpusizer.Decision) -> str | None:
+    """Why the resource does not match the decision, or None when it does."""
+    c = d.chosen
+    if c is None:
+        return "its spec re-plans to no feasible offer"
+    if g.sized_by != d.sized_by:
+        return f"re-planning its spec gives sized-by {d.sized_by!r}"
+    need = d.required_gpu_memory_gib
+    given = g.required_gib
+    if given is None or not (need - 1e-6 <= given <= math.ceil(need) + 1e-6):
+        return f"its requirement {given} GiB differs from the re-planned {need:g} GiB"
+    deploy = d.workload.spec.deploy
+    types = {x.offer.instance_type for x in d.failover(deploy.failover_types if deploy.capacity_failover else 1)}
+    gpus = (c.offer.gpu, c.offer.gpu_count * c.offer.gpu_fraction)
+    for s in g.shapes:
+        if g.provider == "aws":  # an AWS group may fail over to the next adequate types, other GPUs included
+            if s.capacity is None or s.label not in types:
+                return f"{s.label} is not among the re-planned types ({', '.join(sorted(types))})"
+        elif s.capacity is None or (s.capacity.gpu, s.capacity.count) != gpus:
+            return f"{s.label} is not the re-planned choice ({c.offer.instance_type}: {gpus[1]:g} x {gpus[0]})"
+    if g.count > c.replicas * c.nodes:
+        return f"it runs up to {g.count:g}, the decision {c.replicas * c.nodes}"
+    return None
+
+
+def verified_exemptions(stack: list[sizing.StackResource], max_ratio: float) -> list[tuple[str, str | None]]:
+    """Memory-judge every GPU resource under a GpuWorkload whose exemption label does not re-derive.
+
+    Resources outside a GpuWorkload are the resource rule's (policies/sizing.py); a field unknown at
+    preview skips the resource here (the resource rules report it by name and judge it at `up`).
+    """
+    by_urn = {r.urn: r for r in stack}
+    out = []
+    for r in stack:
+        if r.type not in res.KINDS or not sizing.under_workload(r.urn):
+            continue
+        try:
+            g = res.gpu_resource(r.type, r.props)
+            if g is None or g.sized_by not in sizing.EXEMPT:
+                continue
+            workload = ancestor(r, by_urn)
+            try:
+                why = mismatch(g, decision(workload)) if workload else "no GpuWorkload above it records a spec"
+            except gpusizer.SizingError as exc:
+                why = f"its GpuWorkload's recorded spec does not re-plan ({exc})"
+            if why is None:
+                continue
+            out += [(f"{m} The label sized-by {g.sized_by!r} is not re-derived: {why}.", r.urn)
+                    for m in sizing.over_memory(g, max_ratio)]
+        except v.Unknown:
+            continue
+        except ValueError as exc:
+            out.append((f"gpusizer could not judge {r.name or r.urn}: {exc}", r.urn))
+    return out

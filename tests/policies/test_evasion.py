@@ -1,0 +1,183 @@
+"""The evasion suite: every way issue 8 found to talk the pack out of blocking, each blocked (mandatory).
+
+Resources go through the pack's analyzer in-process exactly as the engine
+sends them (policies/analyzer.py). Where a resource is legitimately exempt it
+is so only through a decision the pack re-derives from a GpuWorkload's
+recorded spec (last tests).
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+import gpusizer
+from components import workload
+from policies import analyzer, sizing, view
+from tests.conftest import REPO
+from tests.policies import cases
+
+INSTANCE = "aws:ec2/instance:Instance"
+SECURE = {"metadataOptions": {"httpTokens": "required"}, "rootBlockDevice": {"encrypted": True}}
+
+
+def _mandatory(typ, props, config=None, policy=None):
+    found = analyzer.analyze([(typ, "r", props)], "test", config)
+    return [f for f in found if f.level == "mandatory" and (policy is None or f.policy == policy)]
+
+
+@pytest.mark.parametrize("tag", ["0", "-1", "1e-400", "nan", "inf", "-inf", "lots", "", " "])
+def test_requirement_tag_that_is_not_a_positive_finite_number_is_unsized(tag):
+    (f,) = _mandatory(INSTANCE, {"instanceType": "p5.48xlarge", "tags": {cases.REQ: tag}, **SECURE})
+    assert f.policy == "gpusizer-sized-gpu-capacity"
+
+
+@pytest.mark.parametrize("label", ["throughput", "ttft", "tpot", "deadline", "interconnect", "per-job-cost",
+                                   "per-token-cost", "cost-per-token"])
+def test_hand_written_sized_by_is_judged_on_memory_alone(label):
+    props = {"instanceType": "p5.48xlarge", "tags": {cases.REQ: "20", "gpusizer:sized-by": label}, **SECURE}
+    (f,) = _mandatory(INSTANCE, props)
+    assert f.policy == "gpusizer-no-overprovisioning" and "637 GiB for a 20 GiB requirement" in f.message
+
+
+def test_hand_written_price_tag_is_ignored_prices_come_from_the_catalog():
+    props = {"instanceType": "p5.48xlarge", "tags": {cases.REQ: "600", "gpusizer:hourly-usd": "0.01"}, **SECURE}
+    config = {"gpusizer-cost-ceiling": {"enforcementLevel": "mandatory", "maxHourlyUsd": 10},
+              "gpusizer-gpu-budget": {"enforcementLevel": "mandatory", "maxHourlyUsd": 10}}
+    found = {f.policy: f.message for f in _mandatory(INSTANCE, props, config)}
+    assert set(found) == {"gpusizer-cost-ceiling", "gpusizer-gpu-budget"}
+    assert "(catalog on-demand) > $10.00/h" in found["gpusizer-cost-ceiling"]
+
+
+@pytest.mark.parametrize("spelling", ["P5.48XLARGE", " p5.48xlarge", "p5.48xlarge\t", "P5.48xLarge "])
+def test_type_spelled_differently_is_normalised(spelling):
+    (f,) = _mandatory(INSTANCE, {"instanceType": spelling, "tags": {cases.REQ: "20"}, **SECURE})
+    assert f.policy == "gpusizer-no-overprovisioning"
+
+
+@pytest.mark.parametrize("typ, props", [
+    (INSTANCE, {"instanceType": t}) for t in ("p2.xlarge", "g3.4xlarge", "g5g.xlarge", "p6e-gb200.36xlarge",
+                                               "inf2.xlarge", "P6-B300.48XLARGE")
+] + [
+    ("gcp:compute/instance:Instance", {"machineType": "a4x-highgpu-4g"}),
+    ("gcp:compute/instance:Instance", {"machineType": "n1-standard-8",
+                                       "guestAccelerators": [{"type": "nvidia-tesla-k80", "count": 1}]}),
+    ("kubernetes:core/v1:Pod", {"spec": {"containers": [{"resources": {"limits": {"nvidia.com/gpu": 1}}}]}}),
+])
+def test_gpu_type_the_pack_does_not_know_is_unknown_not_a_gpu(typ, props):
+    props = copy.deepcopy(props)
+    props.setdefault("tags", {cases.REQ: "20"})
+    props.setdefault("labels", {cases.GCP_REQ: "20"})
+    props.update(SECURE) if typ == INSTANCE else None
+    found = _mandatory(typ, props, policy="gpusizer-sized-gpu-capacity")
+    assert found and "unknown GPU type, cannot verify" in found[0].message
+
+
+_ABS = {"acceleratorCount": {"min": 8}, "acceleratorTypes": ["gpu"], "vcpuCount": {"min": 0}, "memoryMib": {"min": 0}}
+
+
+@pytest.mark.parametrize("typ, props", [
+    ("aws:ec2/launchTemplate:LaunchTemplate", {"instanceRequirements": _ABS}),
+    ("aws:autoscaling/group:Group", {"maxSize": 1, "mixedInstancesPolicy": {"launchTemplate": {
+        "launchTemplateSpecification": {"launchTemplateId": "lt-1"}, "overrides": [{"instanceRequirements": _ABS}]}}}),
+    ("aws:ec2/fleet:Fleet", {"launchTemplateConfigs": [{"overrides": [{"instanceRequirements": _ABS}]}],
+                             "targetCapacitySpecification": {"totalTargetCapacity": 1}}),
+    ("aws:ec2/launchTemplate:LaunchTemplate", {"instanceRequirements": {
+        "acceleratorNames": ["h100"], "vcpuCount": {"min": 1}, "memoryMib": {"min": 1}}}),
+])
+def test_attribute_based_selection_is_judged_by_the_types_it_admits(typ, props):
+    props = {**copy.deepcopy(props), "tags": {cases.REQ: "20"}, "metadataOptions": {"httpTokens": "required"}}
+    if typ == "aws:autoscaling/group:Group":
+        props["tags"] = [{"key": cases.REQ, "value": "20", "propagateAtLaunch": True}]
+    found = _mandatory(typ, props, policy="gpusizer-no-overprovisioning")
+    assert found and "for a 20 GiB requirement" in found[0].message
+
+
+def test_attribute_based_selection_without_gpus_is_not_a_gpu_resource():
+    props = {"instanceRequirements": {"acceleratorCount": {"max": 0}, "vcpuCount": {"min": 2}, "memoryMib": {"min": 1}},
+             "metadataOptions": {"httpTokens": "required"}}
+    assert _mandatory("aws:ec2/launchTemplate:LaunchTemplate", props) == []
+
+
+@pytest.mark.parametrize("case", sorted(cases.by_type("over")))
+def test_every_covered_type_blocks_an_overprovisioned_gpu(case):
+    assert _mandatory(*cases.by_type("over")[case], policy="gpusizer-no-overprovisioning")
+
+
+def test_launch_configuration_cannot_carry_a_requirement_and_is_blocked():
+    props = {"instanceType": "p5.48xlarge", "metadataOptions": {"httpTokens": "required"},
+             "rootBlockDevice": {"encrypted": True}}
+    assert _mandatory("aws:ec2/launchConfiguration:LaunchConfiguration", props, policy="gpusizer-sized-gpu-capacity")
+
+
+def test_mig_slices_are_gpu_capacity():
+    pod = {"metadata": {"annotations": {cases.K8S_REQ: "10"}}, "spec": {
+        "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"},
+        "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/mig-3g.40gb": 4}}}]}}
+    (f,) = _mandatory("kubernetes:apps/v1:ReplicaSet", {"spec": {"template": pod}}, policy="gpusizer-no-overprovisioning")
+    assert "4 x H100 MIG 3g.40gb" in f.message
+
+
+@pytest.mark.parametrize("typ, props, words", [
+    ("aws:ec2/spotInstanceRequest:SpotInstanceRequest", {"instanceType": "g6.xlarge", "tags": {cases.REQ: "18"},
+                                                          "rootBlockDevice": {"encrypted": True}}, "IMDSv2"),
+    ("aws:ec2/spotFleetRequest:SpotFleetRequest", {"targetCapacity": 1, "tags": {cases.REQ: "18"}, "launchSpecifications": [
+        {"instanceType": "g6.xlarge", "rootBlockDevices": [{"encrypted": True}]}]}, "cannot require IMDSv2"),
+    ("aws:ec2/launchConfiguration:LaunchConfiguration", {"instanceType": "g6.xlarge", "metadataOptions": {
+        "httpTokens": "required"}, "rootBlockDevice": {"encrypted": False}}, "unencrypted EBS"),
+    ("aws:eks/nodeGroup:NodeGroup", {"instanceTypes": ["g6.xlarge"], "tags": {cases.REQ: "18"},
+                                     "scalingConfig": {"maxSize": 1}}, "without a launch template"),
+])
+def test_host_security_wherever_a_host_is_described(typ, props, words):
+    found = [f for f in _mandatory(typ, props) if f.policy in ("gpusizer-require-imdsv2", "gpusizer-secure-gpu-hosts")]
+    assert any(words in f.message for f in found), found
+
+
+def _stack(*rs):
+    return [sizing.StackResource(t, view.View(p), urn, urn.rsplit("::", 1)[-1], parent, deps) for t, p, urn, parent, deps in rs]
+
+
+def test_budget_counts_a_launch_template_at_the_size_of_the_group_that_launches_it():
+    lt_urn, asg_urn = "urn:pulumi:s::p::aws:ec2/launchTemplate:LaunchTemplate::lt", "urn:pulumi:s::p::aws:autoscaling/group:Group::asg"
+    stack = _stack(("aws:ec2/launchTemplate:LaunchTemplate", {"instanceType": "p5.48xlarge"}, lt_urn, None, ()),
+                   ("aws:autoscaling/group:Group", {"maxSize": 10, "desiredCapacity": 2, "launchTemplate": {"id": "lt-1"}},
+                    asg_urn, None, (lt_urn,)))
+    p5 = sizing.hourly(stack[1], {r.urn: r for r in stack}) / 10  # one node at the catalog's on-demand price
+    assert sizing.stack_budget(stack, 9 * p5)  # 10 nodes at most: over a budget of 9
+    assert sizing.stack_budget(stack, 10 * p5) == []
+    assert sizing.hourly(stack[0], {}) is None  # the template alone launches nothing
+
+
+def _workload_stack(child_type, child_props, spec):
+    wl = "urn:pulumi:dev::gpusizer::gpusizer:index:GpuWorkload::w"
+    cap = "urn:pulumi:dev::gpusizer::gpusizer:index:GpuWorkload$gpusizer:aws:GpuCapacity::w-aws"
+    child = f"urn:pulumi:dev::gpusizer::gpusizer:index:GpuWorkload$gpusizer:aws:GpuCapacity${child_type}::w-aws-x"
+    recorded = workload.recorded_inputs(gpusizer.load_spec(spec), [])
+    return [analyzer.Resource("gpusizer:index:GpuWorkload", "w", recorded, wl),
+            analyzer.Resource("gpusizer:aws:GpuCapacity", "w-aws", {}, cap, wl),
+            analyzer.Resource(child_type, "w-aws-x", child_props, child, cap)]
+
+
+SMALL_CHAT = {"name": "w", "model": {"name": "llama-3.1-8b"}, "inference": {"context_length": 4096, "batch_size": 4},
+              "placement": {"providers": ["aws"], "regions": ["us-east-1"]}}
+
+
+def test_a_claimed_exemption_that_does_not_re_derive_is_judged_on_memory():
+    # A GpuWorkload whose spec re-plans to a 1-GPU shape, above a p5.48xlarge that claims its size was set by
+    # a throughput target: the claim does not re-derive, so memory judges it.
+    props = {"instanceType": "p5.48xlarge", "tags": {cases.REQ: "20", "gpusizer:sized-by": "throughput"}, **SECURE}
+    found = analyzer.analyze(_workload_stack(INSTANCE, props, SMALL_CHAT), "dev")
+    (f,) = [f for f in found if f.level == "mandatory"]
+    assert f.policy == "gpusizer-verified-exemptions" and f.resource == "w-aws-x"
+    assert "not re-derived" in f.message and "637 GiB for a 20 GiB requirement" in f.message
+
+
+def test_an_exemption_re_derived_from_the_recorded_spec_holds():
+    spec = gpusizer.load_spec(REPO / "stacks/examples/lora-8b.yaml")
+    d = gpusizer.plan(spec)
+    assert d.sized_by == "per-job-cost" and d.chosen.offer.provider == "aws"
+    props = {"instanceType": d.chosen.offer.instance_type, **SECURE,
+             "tags": {cases.REQ: f"{d.required_gpu_memory_gib:.2f}", "gpusizer:sized-by": d.sized_by}}
+    found = analyzer.analyze(_workload_stack(INSTANCE, props, spec.model_dump(mode="json")), "dev")
+    assert [f for f in found if f.level == "mandatory"] == []

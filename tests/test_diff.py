@@ -1,0 +1,95 @@
+"""`gpusizer diff`: base and head choices, $/month and the delta, and why the choice moved."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import gpusizer
+from gpusizer import diff
+from gpusizer.catalog import Catalog
+from tests.conftest import REPO, make_offer
+
+CHAT_8B = {"name": "chat", "model": {"name": "llama-3.1-8b"}, "inference": {"context_length": 4096, "batch_size": 4}}
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "gpusizer.cli", *map(str, args)], capture_output=True, text=True, cwd=REPO)
+
+
+def _write(path, doc):
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def _plan(spec, catalog):
+    return gpusizer.plan(spec, catalog=catalog).to_dict()
+
+
+def test_purchase_change_shows_both_choices_and_the_monthly_delta(tmp_path, tiny_catalog):
+    base = _write(tmp_path / "base.json", _plan(CHAT_8B, tiny_catalog))
+    head = _write(tmp_path / "head.json", _plan({**CHAT_8B, "placement": {"purchase": "spot"}}, tiny_catalog))
+    r = _cli("diff", base, head)
+    assert r.returncode == 0, r.stderr
+    # g6.xlarge $0.805/h on demand, spot $0.322/h (tiny catalog): 730 h -> $587.65 and $235.06, delta -$352.59.
+    assert "chat: $587.65/month -> $235.06/month (-$352.59/month)" in r.stdout
+    assert "on-demand" in r.stdout and "spot" in r.stdout
+    assert "spec change: placement.purchase on-demand -> spot" in r.stdout
+
+
+def test_json_follows_the_contract(tmp_path, tiny_catalog):
+    base = _write(tmp_path / "base.json", _plan(CHAT_8B, tiny_catalog))
+    head = _write(tmp_path / "head.json", _plan({**CHAT_8B, "placement": {"purchase": "spot"}}, tiny_catalog))
+    r = _cli("diff", base, head, "--format", "json")
+    assert r.returncode == 0, r.stderr
+    (w,) = json.loads(r.stdout)["workloads"]
+    assert {"workload", "base", "head", "monthly_delta_usd", "why"} <= set(w)
+    assert (w["base"]["purchase"], w["head"]["purchase"]) == ("on-demand", "spot")
+    assert w["monthly_delta_usd"] == -352.59
+
+
+def test_markdown_renders_one_table_per_workload(tmp_path, tiny_catalog):
+    doc = {"workloads": {"chat": _plan(CHAT_8B, tiny_catalog),
+                         "other": _plan({**CHAT_8B, "name": "other"}, tiny_catalog)}, "policy": {"mandatory": 0}}
+    path = _write(tmp_path / "p.json", doc)
+    r = _cli("diff", path, path, "--format", "markdown")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("| | base | head |") == 2
+    assert r.stdout.count("- why: unchanged") == 2
+
+
+def test_a_repriced_offer_is_named_as_a_price_change(tmp_path, tiny_catalog):
+    dearer = Catalog(tuple(make_offer("g6.xlarge", "L4", 1, 22.35, 0.95) if o.instance_type == "g6.xlarge" else o
+                           for o in tiny_catalog.offers))
+    changes = diff.compare({"chat": _plan(CHAT_8B, tiny_catalog)}, {"chat": _plan(CHAT_8B, dearer)})
+    (c,) = changes
+    assert any(w.startswith("price change: aws us-east-1 g6.xlarge on-demand $0.805/h -> $0.95/h") for w in c.why)
+    assert c.monthly_delta_usd == round((0.95 - 0.805) * 730, 2)
+
+
+def test_a_cheaper_new_offer_that_wins_is_named_as_new(tiny_catalog):
+    more = Catalog(tiny_catalog.offers + (make_offer("g7.xlarge", "L4", 1, 22.35, 0.5),))
+    (c,) = diff.compare({"chat": _plan(CHAT_8B, tiny_catalog)}, {"chat": _plan(CHAT_8B, more)})
+    assert c.head["instance_type"] == "g7.xlarge"
+    assert "new offer: aws us-east-1 g7.xlarge on-demand (as of 2026-11-01)" in c.why
+
+
+def test_added_and_removed_workloads_count_their_whole_month(tiny_catalog):
+    plan = _plan(CHAT_8B, tiny_catalog)
+    added, = diff.compare({}, {"chat": plan})
+    removed, = diff.compare({"chat": plan}, {})
+    assert (added.base, added.why, added.monthly_delta_usd) == (None, ("workload added",), 587.65)
+    assert (removed.head, removed.why, removed.monthly_delta_usd) == (None, ("workload removed",), -587.65)
+
+
+@pytest.mark.parametrize("content", ["not json", "{}", '{"workloads": {"a": 1}}'])
+def test_input_that_is_not_a_plan_exits_2_naming_the_side(tmp_path, tiny_catalog, content):
+    good = _write(tmp_path / "good.json", _plan(CHAT_8B, tiny_catalog))
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    r = _cli("diff", good, bad)
+    assert r.returncode == 2
+    assert r.stderr.startswith("gpusizer: error: HEAD:") and "Traceback" not in r.stderr
