@@ -179,9 +179,9 @@ class AwsGpuCapacity(pulumi.ComponentResource):
 
     def _group(self, name: str, d: Decision, lt: aws.ec2.LaunchTemplate, subnets: pulumi.Output[list[str]],
                child: pulumi.ResourceOptions) -> aws.autoscaling.Group:
-        """The Auto Scaling group: replicas x nodes instances over the ranked adequate types."""
+        """The Auto Scaling group: every node of every replica (Candidate.instances) over the ranked adequate types."""
         c = d.chosen
-        size = c.replicas * c.nodes
+        size = c.instances
         types = failover_types(d)
         spot = c.purchase == "spot"
         group_tags = tagging.aws_tags(d, hourly_usd=c.hourly_usd)  # the whole group's price
@@ -224,7 +224,7 @@ class AwsGpuCapacity(pulumi.ComponentResource):
 def uses_group(d: Decision) -> bool:
     """An Auto Scaling group for replicas, capacity failover or a multi-node choice; else one instance."""
     c = d.chosen
-    return c.replicas > 1 or c.nodes > 1 or d.workload.spec.deploy.capacity_failover
+    return c.instances > 1 or d.workload.spec.deploy.capacity_failover
 
 
 def failover_types(d: Decision) -> list[str]:
@@ -275,3 +275,21 @@ def _image(machine_image: str | None, invoke: pulumi.InvokeOptions | None) -> tu
             opts=invoke,
         )
     return ami.id, ami.root_device_name.apply(lambda dev: dev or DEFAULT_ROOT_DEVICE)
+
+
+def check(plan: Decision, args) -> None:
+    """Nothing AWS-specific to validate before registering (gpusizer.providers component hook)."""
+
+
+def provision(name: str, plan: Decision, args, opts: pulumi.ResourceOptions) -> dict[str, object]:
+    """Provision an AWS choice for GpuWorkload; returns the outputs it exports.
+
+    Args:
+        name: the child's resource name.
+        plan: the decision, its choice on AWS.
+        args: the workload's GpuWorkloadArgs (aws_networks by region, aws_region).
+        opts: options for the child (its parent).
+    """
+    cap = AwsGpuCapacity(name, AwsGpuCapacityArgs(plan, args.aws_networks.get(plan.chosen.offer.region), args.aws_region), opts)
+    return {"instance_id": cap.instance_id, "asg_name": cap.asg_name,
+            "launch_template_id": cap.launch_template_id, "security_group_id": cap.security_group_id}

@@ -112,7 +112,7 @@ class GcpGpuCapacity(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         labels = tagging.gcp_labels(d)
         machine, accels = machine_and_accelerators(c.offer.instance_type)
-        grouped = c.replicas > 1 or c.nodes > 1
+        grouped = c.instances > 1
         stack = args.stack or pulumi.get_stack()
         region = c.offer.region
         account = gcp.serviceaccount.Account(
@@ -185,7 +185,7 @@ class GcpGpuCapacity(pulumi.ComponentResource):
                 zone=c.offer.zone,
                 base_instance_name=names.rfc1035(spec.name, 58),
                 versions=[gcp.compute.InstanceGroupManagerVersionArgs(instance_template=template.self_link_unique)],
-                target_size=c.replicas * c.nodes,
+                target_size=c.instances,
                 opts=child,
             )
             self.group_self_link = group.self_link
@@ -278,3 +278,25 @@ def _affinity(kind: str, affinity: dict | None):
         type=affinity["type"],
         specific_reservation=getattr(gcp.compute, f"{kind}ReservationAffinitySpecificReservationArgs")(**specific)
         if specific else None)
+
+
+def check(plan: Decision, args) -> None:
+    """Nothing GCP-specific to validate before registering (gpusizer.providers component hook)."""
+
+
+def provision(name: str, plan: Decision, args, opts: pulumi.ResourceOptions) -> dict[str, object]:
+    """Provision a GCP choice for GpuWorkload; returns the outputs it exports.
+
+    Args:
+        name: the child's resource name.
+        plan: the decision, its choice on GCP.
+        args: the workload's GpuWorkloadArgs (gcp_network, gcp_secure_boot, gcp_subnetworks by region,
+            gcp_cloud_nat, gcp_reservations by zone).
+        opts: options for the child (its parent).
+    """
+    o = plan.chosen.offer
+    cap = GcpGpuCapacity(name, GcpGpuCapacityArgs(
+        plan, args.gcp_network, args.gcp_secure_boot, subnetwork=args.gcp_subnetworks.get(o.region),
+        cloud_nat=args.gcp_cloud_nat, reservation=args.gcp_reservations.get(o.zone or "")), opts)
+    return {"instance_self_link": cap.instance_self_link, "group_self_link": cap.group_self_link,
+            "service_account_email": cap.service_account_email}

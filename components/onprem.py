@@ -35,7 +35,7 @@ class OnPremGpuCapacity(pulumi.ComponentResource):
 
     A namespace named after the workload whose ResourceQuota caps
     requests.nvidia.com/gpu at the GPUs chosen for it, and, when
-    the spec names a container image, a Deployment of replicas x nodes pods,
+    the spec names a container image, a Deployment of one pod per node launched (Candidate.instances),
     each requesting one node's share of GPUs on the pool's nodes (its node
     selector and tolerations). Everything carries the sizing annotations.
     """
@@ -58,7 +58,7 @@ class OnPremGpuCapacity(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self, provider=provider)
         annotations = tagging.k8s_annotations(d)
         labels = {"app.kubernetes.io/name": spec.name, "app.kubernetes.io/managed-by": "gpusizer"}
-        pods = c.replicas * c.nodes
+        pods = c.instances
         gpus_per_pod = c.offer.gpu_count  # a pod lives on one node; a multi-node choice is one pod per node
         ns = k8s.core.v1.Namespace(
             f"{name}-ns",
@@ -129,3 +129,32 @@ def pod_toleration(t: Mapping[str, Any], pool: str) -> k8s.core.v1.TolerationArg
             field=f"pools.{pool}.tolerations",
         )
     return k8s.core.v1.TolerationArgs(**{_TOLERATION_FIELDS[k]: v for k, v in t.items()})
+
+
+def _pool(plan: Decision, args) -> Pool:
+    return next(p for p in args.pools if p.name == plan.chosen.offer.instance_type)
+
+
+def check(plan: Decision, args) -> None:
+    """Validate the chosen pool's tolerations before anything is registered.
+
+    Raises:
+        gpusizer.SpecError: a toleration the Kubernetes API would refuse, naming the pool.
+    """
+    pool = _pool(plan, args)
+    for t in pool.tolerations:
+        pod_toleration(t, pool.name)
+
+
+def provision(name: str, plan: Decision, args, opts: pulumi.ResourceOptions) -> dict[str, object]:
+    """Provision an on-prem choice for GpuWorkload; returns the outputs it exports.
+
+    Args:
+        name: the child's resource name.
+        plan: the decision, its choice an on-prem pool.
+        args: the workload's GpuWorkloadArgs (pools, kubeconfigs by pool name).
+        opts: options for the child (its parent).
+    """
+    pool = _pool(plan, args)
+    cap = OnPremGpuCapacity(name, OnPremGpuCapacityArgs(plan, pool, args.kubeconfigs.get(pool.name)), opts)
+    return {"namespace": cap.namespace, "deployment_name": cap.deployment_name}

@@ -45,7 +45,7 @@ _GCP_VALUE = re.compile(r"[^a-z0-9_-]")
 def node_hourly_usd(d: Decision) -> float:
     """$/hour of one node of the choice (the decision prices all nodes of all replicas)."""
     c = d.chosen
-    return c.hourly_usd / (c.nodes * c.replicas)
+    return c.hourly_usd / c.instances
 
 
 def aws_tags(d: Decision, hourly_usd: float | None = None) -> dict[str, str]:

@@ -9,9 +9,8 @@ from typing import Any
 import pulumi
 
 import gpusizer
-from components.aws import AwsGpuCapacity, AwsGpuCapacityArgs, AwsNetwork
-from components.gcp import GcpGpuCapacity, GcpGpuCapacityArgs
-from components.onprem import OnPremGpuCapacity, OnPremGpuCapacityArgs, pod_toleration
+from components import aws
+from gpusizer import limits, providers
 
 # Candidates kept in the `decision` output: enough for a reviewer, small enough for the state file
 # (the full list runs to ~2,000 offers, ~1 MB of JSON).
@@ -40,7 +39,7 @@ class GpuWorkloadArgs:
     """Pool name -> kubeconfig (a Pulumi secret); a pool without one uses the ambient kubeconfig."""
     aws_region: str | None = None
     """Region of the stack's default AWS provider (aws:region)."""
-    aws_networks: Mapping[str, AwsNetwork] = dataclasses.field(default_factory=dict)
+    aws_networks: Mapping[str, aws.AwsNetwork] = dataclasses.field(default_factory=dict)
     """Region -> VPC and subnets; a region without one uses its default VPC."""
     gcp_network: str = "default"
     """GCP VPC network for GPU VMs."""
@@ -65,7 +64,8 @@ class GpuWorkload(pulumi.ComponentResource):
 
     The engine runs once, at construction, on plain values, so `pulumi
     preview` shows exactly what `pulumi up` creates. Then one child component
-    provisions the choice: AwsGpuCapacity, GcpGpuCapacity or OnPremGpuCapacity.
+    provisions the choice: the `component` module of the chosen provider in
+    gpusizer.providers (AwsGpuCapacity, GcpGpuCapacity or OnPremGpuCapacity).
 
     Args:
         name: the Pulumi resource name.
@@ -105,34 +105,15 @@ class GpuWorkload(pulumi.ComponentResource):
         if plan.chosen is None:
             raise InfeasibleWorkloadError(infeasible_message(plan), plan)
         c = plan.chosen
-        pool = None
-        if c.offer.provider == "onprem":
-            pool = next(p for p in args.pools if p.name == c.offer.instance_type)
-            for t in pool.tolerations:  # a bad toleration fails here, before anything is registered
-                pod_toleration(t, pool.name)
+        component = providers.get(c.offer.provider).module("component")
+        component.check(plan, args)  # e.g. a bad on-prem toleration fails here, before anything is registered
         # The spec and the pools it was planned against, as the component's inputs and again as outputs (stack
         # policies see a resource's outputs): the policy pack re-plans them to verify a size set by a
         # target, a deadline or cost (policies/verify.py).
         recorded = recorded_inputs(spec, args.pools)
         super().__init__("gpusizer:index:GpuWorkload", name, recorded, opts)
         self.plan = plan
-        child = pulumi.ResourceOptions(parent=self)
-        ids: dict[str, Any] = {}
-        if c.offer.provider == "aws":
-            aws = AwsGpuCapacity(f"{name}-aws", AwsGpuCapacityArgs(
-                plan, args.aws_networks.get(c.offer.region), args.aws_region), child)
-            ids.update(instance_id=aws.instance_id, asg_name=aws.asg_name,
-                       launch_template_id=aws.launch_template_id, security_group_id=aws.security_group_id)
-        elif c.offer.provider == "gcp":
-            gcp = GcpGpuCapacity(f"{name}-gcp", GcpGpuCapacityArgs(
-                plan, args.gcp_network, args.gcp_secure_boot, subnetwork=args.gcp_subnetworks.get(c.offer.region),
-                cloud_nat=args.gcp_cloud_nat, reservation=args.gcp_reservations.get(c.offer.zone or "")), child)
-            ids.update(instance_self_link=gcp.instance_self_link, group_self_link=gcp.group_self_link,
-                       service_account_email=gcp.service_account_email)
-        else:
-            onprem = OnPremGpuCapacity(f"{name}-onprem", OnPremGpuCapacityArgs(
-                plan, pool, args.kubeconfigs.get(pool.name)), child)
-            ids.update(namespace=onprem.namespace, deployment_name=onprem.deployment_name)
+        ids: dict[str, Any] = component.provision(f"{name}-{c.offer.provider}", plan, args, pulumi.ResourceOptions(parent=self))
         self.ids = ids
         self.instance_type = pulumi.Output.from_input(c.offer.instance_type)
         self.hourly_usd = pulumi.Output.from_input(c.cost.hourly_usd)
@@ -159,7 +140,7 @@ def decision_summary(plan: gpusizer.Decision) -> dict:
 def infeasible_message(plan: gpusizer.Decision) -> str:
     """What lost and why, for a decision with no choice: the cheapest offers that were judged on fit."""
     # Offers excluded by the spec's own placement say nothing about why the workload does not fit.
-    judged = [c for c in plan.candidates if c.rejection.code not in ("provider", "region", "gpu", "opt-in", "purchase")]
+    judged = [c for c in plan.candidates if c.rejection.code not in limits.PLACEMENT]
     shown = "; ".join(f"{c.offer.instance_type}: {c.rejection.detail}" for c in judged[:5])
     return (f"workload {plan.workload.spec.name}: no feasible offer among {len(plan.candidates)} candidates. "
             f"Cheapest rejections: {shown or 'every offer excluded by placement'}. "

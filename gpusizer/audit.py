@@ -10,7 +10,7 @@ import dataclasses
 import functools
 import re
 
-from gpusizer import hardware, spec
+from gpusizer import hardware, providers, spec
 from gpusizer.catalog import Catalog
 from gpusizer.catalog.offer import Offer
 
@@ -104,7 +104,7 @@ def cheaper_adequate(required_gib: float, price_now: float | None, provider: str
     """
     best: dict[bool, Offer] = {}
     for o in _offers():
-        if o.on_demand_usd is None or o.opt_in or o.provider == "onprem":
+        if o.on_demand_usd is None or o.opt_in or providers.get(o.provider).owned:
             continue
         if price_now is not None and o.on_demand_usd >= price_now:
             continue

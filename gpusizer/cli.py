@@ -14,15 +14,15 @@ import sys
 from gpusizer import redact
 
 EXIT_OK, EXIT_INVALID, EXIT_INFEASIBLE, EXIT_BUG = 0, 2, 3, 1
+DEBUG_HELP = "show tracebacks of internal errors (accepted anywhere on the command line)"
 
 
-def _parser(argv: list[str]) -> argparse.ArgumentParser:
-    from gpusizer.catalog.offer import PROVIDERS, PURCHASES
+def _parser() -> argparse.ArgumentParser:
+    from gpusizer import providers
+    from gpusizer.catalog.offer import PURCHASES
 
-    p = argparse.ArgumentParser(prog="gpusizer", description="GPU right-sizing: from a workload spec to the cheapest adequate GPU offer.",
-        epilog="Also: gpusizer preview --stack NAME [--format table|markdown] - the policy gate "
-               "offline, under Pulumi mocks (needs the [pulumi] extra).")
-    p.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    p = argparse.ArgumentParser(prog="gpusizer", description="GPU right-sizing: from a workload spec to the cheapest adequate GPU offer.")
+    p.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     sub = p.add_subparsers(dest="command", required=True)
 
     plan = sub.add_parser("plan", help="size a workload and choose the cheapest adequate offer")
@@ -31,6 +31,8 @@ def _parser(argv: list[str]) -> argparse.ArgumentParser:
     plan.add_argument("--catalog", help="catalog directory or CSV (default: the freshest of cache and snapshot)")
     plan.add_argument("--pools", help="on-prem pools YAML (hybrid)")
     plan.add_argument("--top", type=int, default=8, help="candidates shown per group in table/markdown")
+    plan.add_argument("--quiet-age", action="store_true",
+                      help="acknowledge old prices: no price-age line (also GPUSIZER_QUIET_AGE=1)")
 
     est = sub.add_parser("estimate", help="requirements and the minimum count of each GPU model")
     est.add_argument("spec")
@@ -38,6 +40,27 @@ def _parser(argv: list[str]) -> argparse.ArgumentParser:
     est.add_argument("--catalog")
 
     sub.add_parser("schema", help="print the workload spec's JSON Schema")
+
+    tco = sub.add_parser("tco", help="cumulative cost on the cheapest cloud offer vs an owned pool; break-even month")
+    tco.add_argument("spec")
+    tco.add_argument("--pools", required=True, help="on-prem pools YAML")
+    tco.add_argument("--months", type=int, default=36)
+    tco.add_argument("--utilization", type=float, help="share of hours the workload runs (default: the pool's utilization)")
+    tco.add_argument("--format", choices=("table", "markdown", "json", "png"), default="table")
+    tco.add_argument("--out", metavar="FILE.png", help="where --format png writes (default: tco-<workload>.png)")
+    tco.add_argument("--catalog")
+
+    mod = sub.add_parser("models", help="list the model registry (names model.name accepts)")
+    mod.add_argument("--format", choices=("table", "json"), default="table")
+
+    pre = sub.add_parser("preview", help="offline `pulumi preview --policy-pack policies` under mocks "
+                         "(needs the [pulumi] extra)")
+    pre.add_argument("--stack", required=True, help="stack name: stacks/Pulumi.<stack>.yaml")
+    pre.add_argument("--stacks-dir", help="default: the repository's stacks/")
+    pre.add_argument("--program", help="Pulumi program file; default: the repository's __main__.py")
+    pre.add_argument("--policy-config", help="JSON file as for `pulumi preview --policy-pack-config`")
+    pre.add_argument("--format", choices=("table", "markdown", "json"), default="table",
+                     help="json: {workloads: {NAME: plan JSON}, policy: {...}}, the input of `gpusizer diff`")
 
     diff = sub.add_parser("diff", help="compare two plan (or preview) JSONs: choices, $/month and why they moved")
     diff.add_argument("base", help="base plan JSON, or `gpusizer preview --format json` output")
@@ -59,33 +82,25 @@ def _parser(argv: list[str]) -> argparse.ArgumentParser:
     obs.add_argument("--catalog")
     obs.add_argument("--pools", help="on-prem pools YAML (hybrid)")
 
-    if _wants_preview(argv):
-        from policies import offline  # Pulumi is imported only when it is installed and this runs
-
-        offline.add_parser(sub)
-
     cat = sub.add_parser("catalog", help="inspect the offers")
     cat_sub = cat.add_subparsers(dest="catalog_command", required=True)
     lst = cat_sub.add_parser("list", help="list offers with their source and date")
-    lst.add_argument("--provider", choices=PROVIDERS)
+    lst.add_argument("--provider", choices=providers.NAMES)
     lst.add_argument("--region")
     lst.add_argument("--gpu")
     lst.add_argument("--min-gpu-memory-gib", type=float)
     lst.add_argument("--purchase", choices=PURCHASES)
     lst.add_argument("--catalog")
+    lst.add_argument("--pools", help="on-prem pools YAML: list their offers at the amortized price")
     lst.add_argument("--format", choices=("table", "json"), default="table")
     ref = cat_sub.add_parser("refresh", help="fetch live prices, shapes and quotas into the local cache")
-    ref.add_argument("--provider", choices=("aws", "gcp"), action="append", help="default: both")
+    refreshable = [p.name for p in providers.having("refresher")]
+    ref.add_argument("--provider", choices=refreshable, action="append", help=f"default: {', '.join(refreshable)}")
     ref.add_argument("--region", action="append", help="default: every region in the current catalog")
+    for action in (sub, cat_sub):  # --debug before or after the subcommand
+        for parser in action.choices.values():
+            parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
     return p
-
-
-def _wants_preview(argv: list[str]) -> bool:
-    """Register `gpusizer preview` only when asked for it and the [pulumi] extra is installed,
-    so the other commands never import Pulumi."""
-    import importlib.util
-
-    return "preview" in argv[:3] and importlib.util.find_spec("pulumi_policy") is not None
 
 
 def _catalog(path):
@@ -100,7 +115,11 @@ def _cmd_plan(args) -> int:
 
     pools = gpusizer.load_pools(args.pools) if args.pools else ()
     decision = gpusizer.plan(args.spec, catalog=_catalog(args.catalog), pools=pools)
-    print(redact.redact(report.render(decision, args.format, top=args.top)))
+    print(redact.redact(report.render(decision, args.format, top=args.top, quiet_age=args.quiet_age)))
+    providers = decision.workload.spec.placement.providers
+    if pools and providers is not None and "onprem" not in providers:
+        print(f"gpusizer: hint: --pools given, but placement.providers {list(providers)} leaves out onprem, so no pool "
+              "was considered. To use them: add onprem to placement.providers", file=sys.stderr)
     return EXIT_OK if decision.chosen is not None else EXIT_INFEASIBLE
 
 
@@ -117,7 +136,7 @@ def _cmd_diff(args) -> int:
 
     base, base_policy = diff.load(args.base, "BASE")
     head, head_policy = diff.load(args.head, "HEAD")
-    print(diff.render(diff.compare(base, head), args.format, (base_policy, head_policy)))
+    print(redact.redact(diff.render(diff.compare(base, head), args.format, (base_policy, head_policy))))
     return EXIT_OK
 
 
@@ -136,6 +155,24 @@ def _cmd_observe(args) -> int:
     for line in missing:
         print(f"gpusizer: {line}", file=sys.stderr)
     return EXIT_INFEASIBLE if missing else EXIT_OK
+
+
+def _cmd_tco(args) -> int:
+    """Exit 3 when no cloud offer or no pool runs the workload."""
+    import gpusizer
+    from gpusizer import tco
+
+    try:
+        doc = tco.compare(args.spec, gpusizer.load_pools(args.pools), _catalog(args.catalog), args.months, args.utilization)
+    except tco.NoOfferError as exc:
+        print(f"gpusizer: {exc}", file=sys.stderr)
+        return EXIT_INFEASIBLE
+    if args.format == "png":
+        path = args.out or "tco-%s.png" % doc["workload"]
+        print(f"wrote {tco.chart(doc, path)}")
+    else:
+        print(redact.redact(tco.render(doc, args.format)))
+    return EXIT_OK
 
 
 def _cmd_calibrate(args) -> int:
@@ -167,6 +204,20 @@ def _cmd_schema(args) -> int:
     return EXIT_OK
 
 
+def _cmd_preview(args) -> int:
+    """The policy gate offline; Pulumi is imported here only, so no other command needs it."""
+    try:
+        from policies import offline
+    except ImportError as exc:
+        from gpusizer import errors
+
+        raise errors.MissingExtraError(
+            f"gpusizer preview needs the [pulumi] extra ({exc.name or exc} is not installed). "
+            "To fix: pip install 'gpusizer[pulumi]'"
+        ) from None
+    return offline.run(args)
+
+
 def _cmd_catalog_list(args) -> int:
     from gpusizer import hardware
 
@@ -177,45 +228,24 @@ def _cmd_catalog_list(args) -> int:
             from gpusizer.errors import SpecError
 
             raise SpecError(f"--gpu: unknown GPU {args.gpu!r}. To fix: use one of {', '.join(hardware.load_gpus())}", "--gpu")
-    rows = []
-    for o in _catalog(args.catalog).offers:
-        if (args.provider and o.provider != args.provider) or (args.region and o.region != args.region):
-            continue
-        if (gpu and o.gpu != gpu) or (args.min_gpu_memory_gib and o.gpu_memory_gib < args.min_gpu_memory_gib):
-            continue
-        for purchase in ((args.purchase,) if args.purchase else ("on-demand", "spot")):
-            price = o.price(purchase)
-            if price is None:
-                continue
-            rows.append(
-                {
-                    "provider": o.provider, "region": o.region, "zone": o.zone, "instance_type": o.instance_type,
-                    "gpu": o.gpu, "gpu_count": o.gpu_count, "gpu_fraction": o.gpu_fraction,
-                    "gpu_memory_gib": round(o.gpu_memory_gib, 2), "vcpus": o.vcpus, "ram_gib": o.ram_gib,
-                    "nvlink": o.nvlink, "fabric": o.fabric, "opt_in": o.opt_in, "purchase": purchase,
-                    "hourly_usd": price, "source": o.source, "as_of": o.as_of,
-                }
-            )
-    rows.sort(key=lambda r: (r["hourly_usd"], r["provider"], r["region"], r["zone"] or "", r["instance_type"], r["purchase"]))
-    if args.format == "json":
-        print(json.dumps(rows, indent=2, allow_nan=False))
-    else:
-        print(f"{'provider':<8} {'where':<22} {'instance type':<32} {'GPUs':<18} {'purchase':<9} {'$/h':>10}  as of")
-        for r in rows:
-            gpus = f"{r['gpu_count']} x {r['gpu']}" if r["gpu_fraction"] == 1 else f"1/{round(1 / r['gpu_fraction'])} x {r['gpu']}"
-            print(f"{r['provider']:<8} {(r['zone'] or r['region']):<22} {r['instance_type']:<32} {gpus:<18} "
-                  f"{r['purchase']:<9} {r['hourly_usd']:>10.4f}  {r['as_of']}")
-        print(f"{len(rows)} offers")
+    import gpusizer
+    from gpusizer import listing
+
+    offers = _catalog(args.catalog).with_pools(gpusizer.load_pools(args.pools) if args.pools else ()).offers
+    listed = listing.rows(offers, args.provider, args.region, gpu, args.min_gpu_memory_gib, args.purchase)
+    print(listing.render(listed, args.format))
+    if args.provider == "onprem" and not args.pools:
+        print("gpusizer: hint: on-prem pools are not in the catalog; list them with --pools FILE", file=sys.stderr)
     return EXIT_OK
 
 
 def _cmd_catalog_refresh(args) -> int:
     """Exit 0 when everything was refreshed, 1 when something kept its previous data (listed, one line each)."""
-    from gpusizer import inputs
+    from gpusizer import inputs, providers
     from gpusizer.catalog import cache, refresh
 
     problems = []
-    for provider in args.provider or refresh.PROVIDERS:
+    for provider in args.provider or [p.name for p in providers.having("refresher")]:
         try:
             lines = refresh.refresh(provider, args.region)
         except OSError as exc:  # the file system refused: the previous cache is untouched
@@ -232,21 +262,36 @@ def _cmd_catalog_refresh(args) -> int:
     return 1 if problems else EXIT_OK
 
 
-_COMMANDS = {"plan": _cmd_plan, "estimate": _cmd_estimate, "schema": _cmd_schema, "diff": _cmd_diff,
-             "observe": _cmd_observe, "calibrate": _cmd_calibrate}
+def _cmd_models(args) -> int:
+    from gpusizer import registry
+
+    rows = [
+        {"name": m.key, "display_name": m.display_name, "kind": m.kind, "params_b": round(m.params / 1e9, 2),
+         "active_params_b": round(m.active_params / 1e9, 2), "max_context": m.max_context, "hf_id": m.hf_id}
+        for m in registry.load_models().values()
+    ]
+    if args.format == "json":
+        print(json.dumps(rows, indent=2))
+        return EXIT_OK
+    print(f"{'name':<28} {'kind':<10} {'params (B)':>10} {'context':>8}  Hugging Face id")
+    for r in rows:
+        params = f"{r['params_b']:g}" + (f"/{r['active_params_b']:g}" if r["active_params_b"] != r["params_b"] else "")
+        print(f"{r['name']:<28} {r['kind']:<10} {params:>10} {r['max_context'] or '-':>8}  {r['hf_id'] or '-'}")
+    print(f"{len(rows)} models; any other Hugging Face id works as model.hf_id (needs the [hf] extra)")
+    return EXIT_OK
+
+
+_COMMANDS = {"plan": _cmd_plan, "estimate": _cmd_estimate, "schema": _cmd_schema, "preview": _cmd_preview,
+             "diff": _cmd_diff, "observe": _cmd_observe, "calibrate": _cmd_calibrate, "tco": _cmd_tco, "models": _cmd_models}
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (the console script exits with it)."""
     argv = sys.argv[1:] if argv is None else argv
-    args = _parser(argv).parse_args(argv)
+    args = _parser().parse_args(argv)
     from gpusizer import errors
 
     handler = _COMMANDS.get(args.command)
-    if args.command == "preview":
-        from policies import offline
-
-        handler = offline.run
     if args.command == "catalog":
         handler = {"list": _cmd_catalog_list, "refresh": _cmd_catalog_refresh}[args.catalog_command]
     try:

@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import dataclasses
 
+from gpusizer import units
+
 # Hours in an average month: 24 x 365 / 12 = 730. Infracost's reports use the
 # same figure ("assuming they are used for the whole month (730 hours)",
 # infracost/infracost internal/output/testdata/ToMarkdown_NoPreviousBreakdown.md,
 # read 2026-11-23), as does the AWS Pricing Calculator.
-HOURS_PER_MONTH = 730
+HOURS_PER_MONTH = units.HOURS_PER_YEAR // 12
 
 # Decimals kept in the JSON: prices to 1/100 of a cent per hour (catalog
 # prices have 4 decimals), run length to 1/10,000 h (0.36 s), dollars to the cent.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 
-from gpusizer import cost as cost_mod, units
+from gpusizer import cost as cost_mod, limits, units
 from gpusizer.catalog.offer import Offer
 from gpusizer.estimate.fit import Fit
 from gpusizer.estimate.workload import Workload
@@ -13,19 +13,23 @@ from gpusizer.estimate.workload import Workload
 
 # What can set a choice's size (Decision.sized_by): memory, a limit a cheaper shape failed, or the
 # objective when a cheaper shape was adequate but cost more for the whole job or per token.
-SIZED_BY = ("memory", "deadline", "throughput", "tpot", "ttft", "interconnect", "per-job-cost", "per-token-cost")
+SIZED_BY = limits.SIZED_BY
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Rejection:
     """Why a candidate lost: a stable code and a sentence with numbers.
 
-    Codes: provider, region, gpu, opt-in, purchase, memory, interconnect, ttft,
-    tpot, throughput, deadline, host-vcpu, host-ram, capacity, quota, budget.
+    Attributes:
+        code: the limit it failed first (gpusizer.limits.Limit; a str).
+        detail: the sentence, with the numbers.
     """
 
-    code: str
+    code: limits.Limit
     detail: str
+
+    def __post_init__(self):
+        object.__setattr__(self, "code", limits.Limit(self.code))  # an unknown code is a bug: fail here
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -61,6 +65,11 @@ class Candidate:
         return self.fit.replicas if self.fit else 1
 
     @property
+    def instances(self) -> int:
+        """Nodes launched for all replicas: nodes per replica group x groups (a node may hold several replicas)."""
+        return self.nodes * (self.fit.node_groups if self.fit else 1)
+
+    @property
     def cost(self) -> cost_mod.Cost | None:
         """Per replica $/hour, replicas, $/month and, for training with a token count, the run's hours and $."""
         if self.hourly_usd is None:
@@ -81,12 +90,13 @@ class Candidate:
             "gpu_memory_gib": round(o.gpu_memory_gib, 2),
             "nodes": self.nodes,
             "replicas": self.replicas,
+            "instances": self.instances,
             "purchase": self.purchase,
             "hourly_usd": None if self.hourly_usd is None else self.cost.hourly_usd,  # one replica
             "usd_per_million_tokens": None if self.usd_per_mtok is None else round(self.usd_per_mtok, 4),
             "feasible": self.feasible,
             "reasons": [] if self.feasible else [self.rejection.detail],
-            "reason_code": None if self.feasible else self.rejection.code,
+            "reason_code": None if self.feasible else self.rejection.code.value,
             "source": o.source,
             "as_of": o.as_of,
         }
@@ -142,16 +152,16 @@ class Decision:
         only when it re-derives the same decision from the recorded spec.
 
         >>> SIZED_BY
-        ('memory', 'deadline', 'throughput', 'tpot', 'ttft', 'interconnect', 'per-job-cost', 'per-token-cost')
+        ('memory', 'deadline', 'throughput', 'tpot', 'ttft', 'interconnect', 'precision', 'per-job-cost', 'per-token-cost')
         """
         c = self.chosen
         if c is None:
-            return "memory"
+            return limits.Limit.MEMORY.value
         cheaper = [x for x in self.candidates if x is not c and x.hourly_usd is not None and x.hourly_usd < c.hourly_usd]
         if any(x.feasible for x in cheaper):
-            return "per-token-cost" if self.workload.spec.task == "inference" else "per-job-cost"
+            return limits.PER_TOKEN_COST if self.workload.spec.task == "inference" else limits.PER_JOB_COST
         lost = {x.rejection.code for x in cheaper if not x.feasible}
-        return next((code for code in SIZED_BY[1:6] if code in lost), "memory")
+        return next((code.value for code in limits.SIZED_BY_TARGET if code in lost), limits.Limit.MEMORY.value)
 
     def failover(self, n: int) -> list[Candidate]:
         """The choice and up to n-1 next-ranked adequate instance types in the same place.
@@ -248,7 +258,16 @@ def _performance(f: Fit | None) -> dict:
             tpot_ms=round(f.speed.tpot_ms, 2),
             tokens_per_second=round(f.speed.tokens_per_second, 1),
             bound=f.speed.bound,
+            allreduce_ms_per_token=round(f.speed.allreduce_ms, 3),
+            pipeline_ms_per_token=round(f.speed.pipeline_ms, 3),
+            link=f.speed.link or None,
         )
+    if f.speed:
+        out.update(
+            tensor_parallel=f.tensor_parallel, pipeline_stages=f.pipeline_stages, replicas_per_node=f.replicas_per_node
+        )
+    if f.precision_note:
+        out["precision_fallback"] = f.precision_note
     if f.train_hours is not None:
         out["train_hours"] = round(f.train_hours, 2)
     return out
@@ -266,7 +285,11 @@ def requirements_dict(w: Workload) -> dict:
             "disk_gib": w.disk_gib,
         },
     }
-    if w.spec.task == "inference":
+    if w.spec.task == "inference" and w.model.kind != "llm":
+        # Encoders, vision and diffusion models: no KV cache, no token targets (issue 10).
+        out["batch_size"] = w.spec.serving.batch_size
+        out["targets"] = {"min_replicas": w.spec.deploy.replicas}
+    elif w.spec.task == "inference":
         inf = w.spec.serving
         t = w.targets
         out["kv_cache_precision"] = w.kv_precision

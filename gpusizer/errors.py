@@ -35,3 +35,11 @@ class CatalogError(SizingError):
     The caller falls back to the embedded snapshot where it can (a corrupt
     cache is reported and ignored, never half-used).
     """
+
+
+class MissingExtraError(SizingError):
+    """A command needs an optional extra that is not installed (``gpusizer preview`` needs [pulumi]).
+
+    The message names the extra and the pip command that installs it; the CLI
+    prints it and exits 2, as for any other input the user can fix.
+    """

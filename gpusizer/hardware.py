@@ -30,7 +30,7 @@ class GpuSpec:
         tflops: dense peak tensor throughput per precision, TFLOPS (TOPS for
             integers); a precision the GPU cannot run natively is absent.
         nvlink_gbs: GPU-to-GPU bandwidth per GPU, GB/s; 0 means PCIe only.
-        pcie_gen: host interface generation.
+        pcie_gen, pcie_lanes: host interface generation and width.
         tdp_w: board power, W.
         source: where the numbers come from; as_of: when they were read.
     """
@@ -48,12 +48,36 @@ class GpuSpec:
     source: str
     as_of: str
     aliases: tuple[str, ...] = ()
+    pcie_lanes: int = 16
 
     def __post_init__(self):
         if self.memory_gib <= 0 or self.hbm_bw_gbs <= 0:
             raise errors.CatalogError(f"GPU {self.name}: memory and bandwidth must be positive")
         if "fp16" not in self.tflops and "fp32" not in self.tflops:
             raise errors.CatalogError(f"GPU {self.name}: needs at least an fp16 or fp32 TFLOPS figure")
+
+    @property
+    def pcie_gbs(self) -> float:
+        """Per-direction PCIe bandwidth, GB/s: GT/s x lanes x 128/130 / 8.
+
+        Raw rates 8/16/32 GT/s for Gen3/4/5 with 128b/130b line coding (PCI-SIG
+        PCI Express Base Specification 3.0, 4.0, 5.0): Gen4 x16 = 31.5 GB/s.
+
+        >>> round(load_gpus()["L4"].pcie_gbs, 1)
+        31.5
+        """
+        return PCIE_GT_S[self.pcie_gen] * self.pcie_lanes * 128 / 130 / 8
+
+    def runs(self, precision: str) -> bool:
+        """Whether the GPU computes `precision` natively (its datasheet lists a tensor rate for it).
+
+        bf16 needs Ampere or newer (Turing, Volta and Pascal have no bf16);
+        fp8 needs Ada, Hopper or Blackwell tensor cores. Weight-only int8/int4
+        kernels and fp16/fp32 run everywhere here.
+        """
+        if precision in ("bf16", "fp8"):
+            return precision in self.tflops
+        return True
 
     def peak_tflops(self, precision: str) -> float:
         """Dense peak for `precision`, falling back to the next wider native format.
@@ -66,6 +90,9 @@ class GpuSpec:
                 return self.tflops[p]
         raise errors.CatalogError(f"GPU {self.name} has no usable TFLOPS figure for {precision}")
 
+
+# PCIe raw signalling rate per lane, GT/s, by generation (PCI-SIG Base Specifications).
+PCIE_GT_S = {3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0}
 
 # Compute format actually used for each weight precision, in order of preference.
 _FALLBACK = {
@@ -98,6 +125,7 @@ def load_gpus() -> dict[str, GpuSpec]:
             nvlink_gbs=float(row.get("nvlink_gbs") or 0),
             pcie_gen=int(row["pcie_gen"]),
             tdp_w=float(row["tdp_w"]),
+            pcie_lanes=int(row.get("pcie_lanes", 16)),
             source=row["source"],
             as_of=str(row["as_of"]),
             aliases=tuple(row.get("aliases", ())),

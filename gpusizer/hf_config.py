@@ -116,5 +116,5 @@ def validate(mapping: Any, source_name: str, field: str = "model.hf_config") -> 
     try:
         return HfConfig.model_validate(merged)
     except pydantic.ValidationError as exc:
-        err = spec.errors_for(exc, what=f"Hugging Face config {source_name}")
+        err = spec.errors_for(exc, HfConfig, what=f"Hugging Face config {source_name}")
         raise errors.SpecError(f"{field}: {err}", field) from None

@@ -16,11 +16,15 @@ import collections
 import dataclasses
 import math
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from gpusizer.decision import Candidate, Decision
+from gpusizer import limits
 from gpusizer.estimate import fit as fit_mod
 
-PLACEMENT = frozenset({"provider", "region", "gpu", "opt-in", "purchase"})
+if TYPE_CHECKING:  # Decision.to_dict calls nearest(): the types only, so the import runs one way
+    from gpusizer.decision import Candidate, Decision
+
+PLACEMENT = limits.PLACEMENT
 """Reasons that say where and how the spec allows an offer (or how it is sold), not how close it came: left out of the losers' rows."""
 
 

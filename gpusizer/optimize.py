@@ -3,7 +3,9 @@
 Algorithm:
 1. Expand each offer into candidates: one per purchase option the spec
    allows and the offer sells, at the fewest nodes that run the workload
-   (always one node for serving; training may span nodes).
+   (serving spans nodes as pipeline stages only when one node lacks the
+   memory; training may span nodes). The fit prices all replicas: a node
+   may run several (Fit.node_groups).
 2. Judge each candidate in a fixed order and keep the first failed limit:
    placement (provider, region, GPU model, opt-in), purchase, memory,
    interconnect, targets/deadline, host vCPU and RAM, capacity (pool free
@@ -21,7 +23,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 
-from gpusizer.catalog.offer import PROVIDERS, Offer
+from gpusizer import limits, providers
+from gpusizer.catalog.offer import Offer
 from gpusizer.decision import Candidate, Decision, Rejection
 from gpusizer.estimate import fit as fit_mod
 from gpusizer.estimate.workload import Workload
@@ -41,7 +44,7 @@ def objective_of(w: Workload) -> str:
 
 
 def _purchases(w: Workload, offer: Offer) -> tuple[str, ...]:
-    if offer.provider == "onprem":
+    if providers.get(offer.provider).owned:
         return ("on-demand",)  # owned capacity, priced at its amortized rate whatever the spec's purchase
     wanted = w.spec.placement.purchase
     return ("on-demand", "spot") if wanted == "any" else (wanted,)
@@ -50,14 +53,15 @@ def _purchases(w: Workload, offer: Offer) -> tuple[str, ...]:
 def _placement_rejection(w: Workload, offer: Offer) -> Rejection | None:
     p = w.spec.placement
     if p.providers is not None and offer.provider not in p.providers:
-        return Rejection("provider", f"{offer.provider} is not in placement.providers {p.providers}")
-    if p.regions is not None and offer.region not in p.regions and offer.provider != "onprem":
-        return Rejection("region", f"{offer.region} is not in placement.regions")
+        return Rejection(limits.Limit.PROVIDER, f"{offer.provider} is not in placement.providers {p.providers}")
+    if (p.regions is not None and offer.region not in p.regions and offer.zone not in p.regions
+            and not providers.get(offer.provider).owned):
+        return Rejection(limits.Limit.REGION, f"{offer.region} is not in placement.regions")
     if p.gpus is not None and offer.gpu not in p.gpus:
-        return Rejection("gpu", f"{offer.gpu} is not in placement.gpus {p.gpus}")
+        return Rejection(limits.Limit.GPU, f"{offer.gpu} is not in placement.gpus {p.gpus}")
     if offer.opt_in and not p.allow_opt_in:
         where = offer.zone or offer.region
-        return Rejection("opt-in", f"{where} is a Local Zone or opt-in region; set placement.allow_opt_in to use it")
+        return Rejection(limits.Limit.OPT_IN, f"{where} is a Local Zone or opt-in region; set placement.allow_opt_in to use it")
     return None
 
 
@@ -71,29 +75,34 @@ class _Judge:
         self.objective = objective_of(w)
 
     def shape_fit(self, offer: Offer, nodes: int) -> tuple[fit_mod.Shape, fit_mod.Fit]:
-        shape = fit_mod.Shape(
-            offer.gpu, offer.gpu_memory_gib, offer.gpu_count, offer.gpu_fraction, offer.nvlink, offer.fabric is not None, nodes
-        )
+        shape = fit_mod.shape_of(offer, nodes)
         f = self.fits.get(shape)
         if f is None:
             f = self.fits[shape] = fit_mod.fit(self.w, shape)
         return shape, f
 
     def nodes_and_fit(self, offer: Offer) -> tuple[int, fit_mod.Fit]:
-        """The fewest nodes that run the workload, or the best failure."""
-        if self.w.spec.task == "inference" or offer.gpu_fraction < 1:
-            return 1, self.shape_fit(offer, 1)[1]
+        """The fewest nodes that run the workload, or the best failure.
+
+        Serving spans nodes (pipeline stages) only when one node lacks the
+        memory; more nodes do not help its latency targets.
+        """
+        serving = self.w.spec.task == "inference"
+        if offer.gpu_fraction < 1 or (serving and self.w.model.kind != "llm"):
+            return 1, self.shape_fit(offer, 1)[1]  # an image model is not split across nodes
         limit = offer.max_nodes or TRAINING_NODES[-1]
         best: tuple[int, fit_mod.Fit] | None = None
         for nodes in (n for n in TRAINING_NODES if n <= limit):
             _, f = self.shape_fit(offer, nodes)
             if f.ok:
                 return nodes, f
-            if f.code == "interconnect" and best is not None:
+            if f.code == limits.Limit.INTERCONNECT and best is not None:
                 # More nodes would need a fabric this type lacks: the real limit is the last one.
                 n, last = best
                 detail = f"{last.detail}; more nodes need EFA/GPUDirect, which {offer.instance_type} lacks"
                 return n, dataclasses.replace(last, detail=detail)
+            if serving and f.code != "memory":
+                return nodes, f  # more pipeline stages do not shorten TTFT/TPOT
             best = (nodes, f)
         return best
 
@@ -104,38 +113,38 @@ class _Judge:
         if rej:
             return Candidate(offer, purchase, 1, price, None, rej)
         if price is None:
-            return Candidate(offer, purchase, 1, None, None, Rejection("purchase", f"{offer.instance_type} is not sold as {purchase} in {offer.zone or offer.region}"))
+            return Candidate(offer, purchase, 1, None, None, Rejection(limits.Limit.PURCHASE, f"{offer.instance_type} is not sold as {purchase} in {offer.zone or offer.region}"))
         nodes, f = self.nodes_and_fit(offer)
-        hourly = price * nodes * f.replicas
+        hourly = price * nodes * f.node_groups
         if not f.ok:
             return Candidate(offer, purchase, nodes, hourly, f, Rejection(f.code, f.detail))
-        rej = self._host(offer) or self._capacity(offer, nodes * f.replicas, purchase) or self._budget(hourly)
+        rej = self._host(offer) or self._capacity(offer, nodes * f.node_groups, purchase) or self._budget(hourly)
         return Candidate(offer, purchase, nodes, hourly, f, rej, self._per_mtok(hourly, f))
 
     def _host(self, offer: Offer) -> Rejection | None:
         gpus = offer.gpu_count * offer.gpu_fraction
         need_cpu = self.w.min_vcpus(gpus)
         if offer.vcpus < need_cpu:
-            return Rejection("host-vcpu", f"{offer.instance_type}: {offer.vcpus} vCPUs < {need_cpu} needed for {gpus:g} GPU(s)")
+            return Rejection(limits.Limit.HOST_VCPU, f"{offer.instance_type}: {offer.vcpus} vCPUs < {need_cpu} needed for {gpus:g} GPU(s)")
         need_ram = self.w.min_ram_gib(offer.gpu_count)
         if offer.ram_gib < need_ram:
-            return Rejection("host-ram", f"{offer.instance_type}: {offer.ram_gib:g} GiB host RAM < {need_ram:.1f} GiB to hold a GPU's share of the weights")
+            return Rejection(limits.Limit.HOST_RAM, f"{offer.instance_type}: {offer.ram_gib:g} GiB host RAM < {need_ram:.1f} GiB to hold a GPU's share of the weights")
         return None
 
     def _capacity(self, offer: Offer, nodes: int, purchase: str) -> Rejection | None:
         """Pool free GPUs and cloud vCPU quotas, for all `nodes` the candidate launches (every replica's)."""
         gpus = offer.gpu_count * nodes
         if offer.gpus_free is not None and gpus > offer.gpus_free:
-            return Rejection("capacity", f"pool {offer.instance_type} is full: needs {gpus} GPU(s), {offer.gpus_free} free")
+            return Rejection(limits.Limit.CAPACITY, f"pool {offer.instance_type} is full: needs {gpus} GPU(s), {offer.gpus_free} free")
         quota = self.quotas.get((offer.provider, offer.region, purchase, quota_class(offer)))
         if quota is not None and offer.vcpus * nodes > quota:
-            return Rejection("quota", f"{offer.instance_type} x{nodes} needs {offer.vcpus * nodes} vCPUs; {purchase} quota in {offer.region} is {quota:g}")
+            return Rejection(limits.Limit.QUOTA, f"{offer.instance_type} x{nodes} needs {offer.vcpus * nodes} vCPUs; {purchase} quota in {offer.region} is {quota:g}")
         return None
 
     def _budget(self, hourly: float) -> Rejection | None:
         cap = self.w.spec.placement.max_hourly_usd
         if cap is not None and hourly > cap:
-            return Rejection("budget", f"${hourly:,.2f}/h > placement.max_hourly_usd ${cap:,.2f}/h")
+            return Rejection(limits.Limit.BUDGET, f"${hourly:,.2f}/h > placement.max_hourly_usd ${cap:,.2f}/h")
         return None
 
     def _per_mtok(self, hourly: float, f: fit_mod.Fit) -> float | None:
@@ -152,10 +161,8 @@ class _Judge:
 
 
 def quota_class(offer: Offer) -> str:
-    """The vCPU quota an offer counts against: AWS "G" (G and VT) or "P" instances; "" elsewhere."""
-    if offer.provider == "aws":
-        return offer.instance_type[:1].upper()
-    return ""
+    """The vCPU quota class an offer counts against (AWS "G" or "P"; "" where quotas are not read)."""
+    return providers.get(offer.provider).quota_class(offer.instance_type)
 
 
 def rank_key(c: Candidate) -> tuple:
@@ -165,7 +172,7 @@ def rank_key(c: Candidate) -> tuple:
         metric,
         c.hourly_usd,
         c.gpu_count,
-        PROVIDERS.index(c.offer.provider),
+        providers.NAMES.index(c.offer.provider),
         c.offer.region,
         c.offer.zone or "",
         c.offer.instance_type,
@@ -207,20 +214,18 @@ def choose(
         # The closest cheaper offer that lost on a sizing, host, capacity or budget limit.
         cheaper = [
             c for c in rejected
-            if c.hourly_usd is not None and c.hourly_usd < chosen.hourly_usd and c.rejection.code not in _PLACEMENT
+            if c.hourly_usd is not None and c.hourly_usd < chosen.hourly_usd and c.rejection.code not in limits.PLACEMENT
         ]
         next_cheaper = max(cheaper, key=lambda c: c.hourly_usd, default=None)  # first of ties in rank order
     return Decision(w, judge.objective, chosen, tuple(feasible + rejected), next_cheaper, _burst(chosen, rejected), notes)
 
 
-_PLACEMENT = frozenset({"provider", "region", "gpu", "opt-in", "purchase"})
-
-
 def _burst(chosen: Candidate | None, rejected: list[Candidate]) -> str | None:
     """Say so when a full on-prem pool pushed the workload to a cloud."""
-    if chosen is None or chosen.offer.provider == "onprem":
+    if chosen is None or providers.get(chosen.offer.provider).owned:
         return None
-    full = sorted({c.offer.instance_type for c in rejected if c.rejection.code == "capacity" and c.offer.provider == "onprem"})
+    full = sorted({c.offer.instance_type for c in rejected
+                   if c.rejection.code == limits.Limit.CAPACITY and providers.get(c.offer.provider).owned})
     if not full:
         return None
     return f"on-prem pool(s) {', '.join(full)} full: bursting to {chosen.offer.provider} {chosen.offer.region}"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import difflib
+import math
 import os
 import pathlib
 from collections.abc import Iterable, Mapping
@@ -35,8 +37,22 @@ def _load(source) -> workload_mod.Workload:
 
 def model_of(ref: spec_mod.ModelRef) -> registry.ModelArch:
     """The architecture a spec's `model` names."""
+    if ref.hf_id is not None:
+        from gpusizer import hub  # huggingface_hub is an optional extra
+
+        return hub.model_from_hub(ref.hf_id)
     if ref.name is not None:
-        return registry.lookup(ref.name)
+        try:
+            return registry.lookup(ref.name)
+        except errors.UnknownModelError as unknown:
+            if "/" not in ref.name:
+                raise
+            from gpusizer import hub
+
+            try:
+                return hub.model_from_hub(ref.name)  # an HF id no registry entry matches
+            except errors.SpecError as exc:
+                raise errors.UnknownModelError(f"{unknown} (As a Hugging Face id: {exc})", "model.name") from None
     if ref.hf_config is not None:
         return registry.from_hf_config(ref.hf_config)
     return registry.from_architecture(
@@ -72,15 +88,51 @@ def workload(spec: spec_mod.WorkloadSpec) -> workload_mod.Workload:
             "To fix: remove the targets (size by memory and batch_size)",
             "inference.targets",
         )
-    for gpu in spec.placement.gpus or ():
-        if gpu not in hardware.load_gpus():
-            raise errors.SpecError(
-                f"placement.gpus: unknown GPU {gpu!r}. To fix: use canonical names: {', '.join(hardware.load_gpus())}",
-                "placement.gpus",
-            )
+    if spec.placement.gpus:
+        gpus = [_known_name("placement.gpus", g, hardware.load_gpus(), hardware.canonical_gpu) for g in spec.placement.gpus]
+        spec = spec.model_copy(update={"placement": spec.placement.model_copy(update={"gpus": gpus})})
     w = workload_mod.resolve(spec, model)
     cal = calibration_mod.for_spec(spec.sizing.calibration)
     return dataclasses.replace(w, calibration=cal) if cal else w
+
+
+def _known_name(field: str, given: str, known, canonical=None) -> str:
+    """The known spelling of `given` (case-insensitive; `canonical` may map aliases), else a SpecError
+    naming `field` and the nearest known names."""
+    found = canonical(given) if canonical else None
+    by_lower = {k.lower(): k for k in known}
+    found = found or by_lower.get(given.lower())
+    if found:
+        return found
+    near = difflib.get_close_matches(given.lower(), list(by_lower), n=5, cutoff=0.5)
+    hint = ", ".join(by_lower[n] for n in near) if near else ", ".join(sorted(known)[:12])
+    raise errors.SpecError(
+        f"{field}: unknown {'GPU' if field.endswith('gpus') else 'region or zone'} {given!r}. "
+        f"To fix: use one of the known names{' nearest' if near else ''}: {hint}",
+        field,
+    )
+
+
+def _with_known_regions(w: workload_mod.Workload, catalog: Catalog) -> workload_mod.Workload:
+    """Check placement.regions against the catalog's regions, zones and pool locations (case-insensitive).
+
+    A name the catalog does not know is an input error, unless on-prem is
+    allowed and no pool was given (it may name a pool's location).
+    """
+    p = w.spec.placement
+    if not p.regions:
+        return w
+    known = {o.region for o in catalog.offers} | {o.zone for o in catalog.offers if o.zone}
+    pools_pending = (p.providers is None or "onprem" in p.providers) and not any(
+        o.provider == "onprem" for o in catalog.offers)
+    regions = []
+    for r in p.regions:
+        if pools_pending and r.lower() not in {k.lower() for k in known}:
+            regions.append(r)
+            continue
+        regions.append(_known_name("placement.regions", r, known))
+    spec = w.spec.model_copy(update={"placement": p.model_copy(update={"regions": regions})})
+    return dataclasses.replace(w, spec=spec)
 
 
 def _default_lengths(spec: spec_mod.WorkloadSpec, model: registry.ModelArch) -> spec_mod.WorkloadSpec:
@@ -109,8 +161,8 @@ def plan(
         catalog: offers to choose from; default Catalog.load().
         pools: on-prem pools (gpusizer.catalog.onprem.Pool) competing with the clouds.
     """
-    w = _load(spec)
     catalog = (catalog or Catalog.load()).with_pools(pools)
+    w = _with_known_regions(_load(spec), catalog)
     return optimize.choose(w, catalog.offers, catalog.quotas, catalog.notes)
 
 
@@ -134,46 +186,95 @@ class Estimate:
 
 
 def estimate(spec, catalog: Catalog | None = None) -> Estimate:
-    """Requirements, and the minimum count of each GPU model that satisfies them.
+    """Requirements, and per GPU model the fewest GPUs that satisfy them and the cheapest offer that does.
 
-    The GPU shapes tried are the ones the catalog sells (GPU memory as the
-    provider reports it, GPUs per node, NVLink, fabric), so "2 x L4" means a
-    node that exists. Training may span nodes; serving stays on one node.
-    Fractional GPUs are left to `plan`.
+    `min_count` is independent of what the catalog sells (docs/contract.md
+    section 2): layouts of c in {1, 2, 4, 8} GPUs on one node (NVLink where
+    the GPU has it, else PCIe) and of 8-GPU nodes x 2..64 over a fabric
+    (pipeline stages when serving, data parallel when training), each times
+    the replicas a throughput target takes; the fewest GPUs in all wins.
+    `smallest_offer` is the cheapest feasible candidate of that GPU when the
+    spec is planned against `catalog` (placement, purchase, host and quotas
+    included), with `limiting: catalog-shape` when it holds more GPUs than
+    `min_count` because that is the smallest shape sold.
     """
-    w = _load(spec)
-    offers = (catalog or Catalog.load()).offers
-    shapes: dict[str, set[fit_mod.Shape]] = {name: set() for name in hardware.load_gpus()}
-    for o in offers:
-        if o.gpu_fraction == 1 and o.gpu in shapes:
-            shapes[o.gpu].add(fit_mod.Shape(o.gpu, o.gpu_memory_gib, o.gpu_count, 1.0, o.nvlink, o.fabric is not None))
+    cat = catalog or Catalog.load()
+    w = _with_known_regions(_load(spec), cat)
+    decision = optimize.choose(w, cat.offers, cat.quotas)
+    cheapest: dict[str, object] = {}
+    for c in decision.feasible:
+        if c.offer.gpu not in cheapest or c.hourly_usd < cheapest[c.offer.gpu].hourly_usd:
+            cheapest[c.offer.gpu] = c
+    network = {}
+    for o in cat.offers:
+        if o.fabric is not None:
+            network[o.gpu] = max(network.get(o.gpu, 0.0), o.network_gbps)
     rows = []
     for name, gpu in hardware.load_gpus().items():
-        node_shapes = shapes[name] or {
-            fit_mod.Shape(name, gpu.memory_gib, c, 1.0, gpu.nvlink_gbs > 0, False) for c in (1, 2, 4, 8)
-        }
-        rows.append(_min_count(w, name, node_shapes))
+        row = _min_count(w, gpu, network.get(name, DEFAULT_FABRIC_GBPS))
+        row["smallest_offer"] = _offer_row(cheapest.get(name), row)
+        rows.append(row)
     return Estimate(w, tuple(rows))
 
 
-def _min_count(w: workload_mod.Workload, gpu: str, node_shapes: set[fit_mod.Shape]) -> dict:
-    node_counts = (1,) if w.spec.task == "inference" else optimize.TRAINING_NODES
-    tried = sorted(
-        (dataclasses.replace(s, nodes=n) for s in node_shapes for n in node_counts if n == 1 or s.fabric),
-        key=lambda s: (s.total_gpus, -s.gpu_memory_gib, not s.nvlink),
-    )
-    last_failure = None
-    for shape in tried:
+# Node network assumed for a GPU the catalog sells with no fabric (min_count only):
+# 400 Gbit/s, one 400G NIC per node (unverified: the common InfiniBand NDR / EFA v2 port rate).
+DEFAULT_FABRIC_GBPS = 400.0
+
+
+def _layouts(w: workload_mod.Workload, gpu: hardware.GpuSpec, network_gbps: float) -> list[fit_mod.Shape]:
+    nvlink = gpu.nvlink_gbs > 0
+    one_node = [fit_mod.Shape(gpu.name, gpu.memory_gib, c, 1.0, nvlink and c > 1) for c in fit_mod.TP_DEGREES]
+    multi = [
+        fit_mod.Shape(gpu.name, gpu.memory_gib, 8, 1.0, nvlink, True, n, network_gbps)
+        for n in optimize.TRAINING_NODES[1:]
+    ]
+    return one_node + multi
+
+
+def _min_count(w: workload_mod.Workload, gpu: hardware.GpuSpec, network_gbps: float) -> dict:
+    """The fewest GPUs of `gpu` over every valid layout, and what stopped fewer (or all) from working."""
+    fits = []
+    for shape in _layouts(w, gpu, network_gbps):
         f = fit_mod.fit(w, shape)
+        gpus = shape.total_gpus * (f.node_groups if f.ok else 1)
+        fits.append((gpus, shape.nodes, shape, f))
+    fits.sort(key=lambda x: (x[0], x[1]))
+    last_failure = None
+    for gpus, nodes, shape, f in fits:
         if f.ok:
-            limiting = last_failure.code if last_failure else _tightest(w, f)
-            return {"gpu": gpu, "min_count": shape.total_gpus, "limiting": limiting, "nodes": shape.nodes}
+            return {
+                "gpu": gpu.name,
+                "min_count": gpus,
+                "limiting": last_failure.code if last_failure else _tightest(w, f),
+                "nodes": nodes * f.node_groups if shape.nodes > 1 else math.ceil(gpus / 8),
+                "tensor_parallel": f.tensor_parallel if w.spec.task == "inference" else None,
+                "pipeline_stages": f.pipeline_stages if w.spec.task == "inference" else None,
+                "replicas": f.replicas,
+            }
         last_failure = f
+    failures = [f for _, _, _, f in fits]
+    # The smallest layout that failed on something other than size says most (a precision or a
+    # target); else the largest that ran out of memory; else the largest.
+    why = next((f for f in failures if f.code not in ("memory", "interconnect")), None)
+    why = why or next((f for f in reversed(failures) if f.code == "memory"), failures[-1])
+    return {"gpu": gpu.name, "min_count": None, "limiting": why.code, "detail": why.detail}
+
+
+def _offer_row(c, row: dict) -> dict | None:
+    """The contract's smallest_offer: instance type, GPUs launched in all, $/hour; limiting when the shape sets it."""
+    if c is None:
+        return None
+    gpus = c.gpu_count * (c.fit.node_groups if c.fit else 1)
+    shape_bound = row["min_count"] is not None and gpus * c.offer.gpu_fraction > row["min_count"]
     return {
-        "gpu": gpu,
-        "min_count": None,
-        "limiting": last_failure.code if last_failure else "memory",
-        "detail": last_failure.detail if last_failure else "not offered",
+        "instance_type": c.offer.instance_type,
+        "gpu_count": gpus,
+        "hourly_usd": round(c.hourly_usd, 4),
+        "provider": c.offer.provider,
+        "region": c.offer.region,
+        "purchase": c.purchase,
+        "limiting": "catalog-shape" if shape_bound else row["limiting"],
     }
 
 

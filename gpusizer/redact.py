@@ -30,14 +30,30 @@ stays valid JSON and a redacted URL still shows the host it pointed at.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 MASK = "***"
+
+_JSON_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
+
+
+def _mask_secret_value(m: re.Match) -> str:
+    """The secret-named key's value masked, unless it is a bare number under a quoted JSON key.
+
+    JSON credentials are strings; a number there is a measurement ("pipeline_ms_per_token": 0.5),
+    and masking it would make the report invalid JSON.
+    """
+    prefix, key_quote, sep, value_quote, value = m.groups()
+    if key_quote and sep == ":" and not value_quote and _JSON_NUMBER.fullmatch(value):
+        return m.group(0)
+    return prefix + MASK
+
 
 # (pattern, replacement, needles): a line is searched with a pattern only when it contains one of
 # the pattern's needles (lower-case literals, found with str.find), so a large JSON report costs a
 # few substring scans rather than ten regex passes over every character (measured on this 2-core
 # machine under load, a 780 KB plan JSON: 2.6 s with plain regex passes, 0.19 s this way).
-_PATTERNS: tuple[tuple[re.Pattern, str, tuple[str, ...]], ...] = (
+_PATTERNS: tuple[tuple[re.Pattern, str | Callable[[re.Match], str], tuple[str, ...]], ...] = (
     # scheme://userinfo@host: userinfo may hold ':' but not '/', '@' or whitespace.
     (re.compile(r"(://)[^/\s@\"'<>]+@"), rf"\g<1>{MASK}@", ("://",)),
     (re.compile(r"([?&](?:X-Amz-Signature|X-Amz-Credential|X-Amz-Security-Token|access_token|token|key|sig|signature"
@@ -46,9 +62,10 @@ _PATTERNS: tuple[tuple[re.Pattern, str, tuple[str, ...]], ...] = (
     (re.compile(r"((?:Proxy-)?Authorization[\"']?\s*[:=]\s*[\"']?(?:Bearer|Basic|Token)?\s*)[^\s\"',;&}]+", re.I),
      rf"\g<1>{MASK}", ("authorization",)),
     (re.compile(r"\b(Bearer\s+)[A-Za-z0-9._~+/=\-]{16,}"), rf"\g<1>{MASK}", ("bearer",)),
-    # key=value / "key": "value" where the key ends with a secret's name ("tokens_per_second" does not).
+    # key=value / "key": "value" where the key ends with a secret's name ("tokens_per_second" does not;
+    # nor does a number under a quoted JSON key, "pipeline_ms_per_token": 0.5: see _mask_secret_value).
     (re.compile(r"((?:password|passwd|secret|token|api[_\-]?key|credentials?|private[_\-]?key"
-                r"|access[_\-]?key)[\"']?\s*[:=]\s*[\"']?)[^\s\"',;&}]+", re.I), rf"\g<1>{MASK}",
+                r"|access[_\-]?key)([\"']?)\s*([:=])\s*([\"']?))([^\s\"',;&}]+)", re.I), _mask_secret_value,
      ("passw", "secret", "token", "key", "credential")),
     (re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA|ABIA|ACCA)[A-Z0-9]{16}\b"), MASK,
      ("akia", "asia", "agpa", "aida", "aroa", "aipa", "anpa", "anva", "apka", "abia", "acca")),

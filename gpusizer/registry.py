@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from gpusizer import errors, hf_config, inputs
+from gpusizer import errors, hf_config, inputs, units
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -195,10 +195,11 @@ def lookup(name: str) -> ModelArch:
             return load_models()[key]
     near = difflib.get_close_matches(_norm(name), list(index), n=12, cutoff=0.6)
     keys = list(dict.fromkeys(index[n] for n in near))[:5]
-    hint = f" Nearest: {', '.join(keys)}." if keys else ""
+    hint = f" Nearest: {', '.join(keys)}." if keys else f" Known: {', '.join(load_models())} (`gpusizer models`)."
     raise errors.UnknownModelError(
-        f"model.name: unknown model {name!r}.{hint} To fix: use one of these, or give the architecture "
-        "explicitly (params_b, layers, hidden_size, attention_heads, ...) or model.hf_config: path/to/config.json",
+        f"model.name: unknown model {name!r}.{hint} To fix: use one of these, a Hugging Face id as model.hf_id, "
+        "or give the architecture explicitly (params_b, layers, hidden_size, attention_heads, ...) or "
+        "model.hf_config: path/to/config.json",
         "model.name",
     )
 
@@ -218,8 +219,8 @@ def from_architecture(
         key=name,
         display_name=name,
         kind="llm",
-        params=int(params_b * 1e9),
-        active_params=int((active_params_b or params_b) * 1e9),
+        params=int(params_b * units.BILLION),
+        active_params=int((active_params_b or params_b) * units.BILLION),
         layers=layers,
         hidden_size=hidden_size,
         attention_heads=attention_heads,
@@ -240,7 +241,8 @@ def from_hf_config(path: str | pathlib.Path) -> ModelArch:
     """
     p = pathlib.Path(path)
     cfg = inputs.read_json(p, "Hugging Face config", "model.hf_config")
-    return parse_hf_config(cfg, str(p), default_name=p.parent.name)
+    # Without _name_or_path the file names the model ("llama31_8b.json"), or its folder for a plain config.json.
+    return parse_hf_config(cfg, str(p), default_name=p.stem if p.stem != "config" else p.parent.name)
 
 
 def parse_hf_config(mapping: Any, source_name: str, default_name: str = "hf-config") -> ModelArch:

@@ -11,20 +11,24 @@ from __future__ import annotations
 import collections
 import json
 
-from gpusizer import cost as cost_mod, misses, rows
+from gpusizer import cost as cost_mod, misses, price_age, rows
 from gpusizer.decision import Candidate, Decision
 from gpusizer.planner import Estimate
 
 FORMATS = ("table", "markdown", "json")
 
 
-def render(obj: Decision | Estimate, fmt: str = "table", top: int = 8) -> str:
-    """Render a Decision or an Estimate in `fmt` ("table", "markdown" or "json")."""
+def render(obj: Decision | Estimate, fmt: str = "table", top: int = 8, quiet_age: bool = False) -> str:
+    """Render a Decision or an Estimate in `fmt` ("table", "markdown" or "json").
+
+    `quiet_age` (or GPUSIZER_QUIET_AGE) acknowledges old prices: table and
+    markdown then leave out the price-age line (gpusizer.price_age); JSON keeps every note.
+    """
     if fmt == "json":
         return json.dumps(obj.to_dict(), indent=2, allow_nan=False)  # NaN/Infinity is not JSON: a bug if reached
     if isinstance(obj, Estimate):
         return _estimate_text(obj, markdown=fmt == "markdown")
-    return _plan_markdown(obj, top) if fmt == "markdown" else _plan_table(obj, top)
+    return _plan_markdown(obj, top, quiet_age) if fmt == "markdown" else _plan_table(obj, top, quiet_age)
 
 
 _money = rows.money
@@ -60,7 +64,11 @@ def _header(d: Decision | Estimate) -> list[tuple[str, str]]:
     w = d.workload
     s = w.spec
     what = f"{w.model.display_name}, {s.task}{' (' + s.method + ')' if s.task == 'finetune' else ''}, {s.precision}"
-    if s.task == "inference":
+    if s.task == "inference" and w.model.kind == "encoder":
+        what += f", sequence {s.serving.context_length} x batch {s.serving.batch_size}"
+    elif s.task == "inference" and w.model.kind != "llm":
+        what += f", batch {s.serving.batch_size} ({w.model.kind}: no KV cache, no token targets)"
+    elif s.task == "inference":
         what += f", context {s.serving.context_length} x batch {s.serving.batch_size}"
     else:
         what += f", sequence {s.train.sequence_length} x micro-batch {s.train.micro_batch_size}"
@@ -83,11 +91,25 @@ def _performance(c: Candidate) -> str:
     parts = [f"{f.need_gib:.1f}/{f.usable_gib:.1f} GiB per GPU"]
     if f.speed:
         parts.append(f"TTFT {f.speed.ttft_ms:,.0f} ms, TPOT {f.speed.tpot_ms:.1f} ms, {f.speed.tokens_per_second:,.0f} tok/s")
+        if f.tensor_parallel > 1 or f.pipeline_stages > 1 or f.replicas_per_node > 1:
+            parts.append(_layout(f))
+        if f.speed.allreduce_ms:
+            parts.append(f"all-reduce {f.speed.allreduce_ms:.2f} ms/token over {f.speed.link}")
+        if f.speed.pipeline_ms:
+            parts.append(f"pipeline hops {f.speed.pipeline_ms:.2f} ms/token")
+    if f.precision_note:
+        parts.append(f"precision fallback: {f.precision_note}")
     if f.train_hours is not None:
         parts.append(f"{f.train_hours:,.1f} h")
     if f.sharding and f.sharding != "none":
         parts.append(f.sharding)
     return ", ".join(parts)
+
+
+def _layout(f) -> str:
+    """The serving layout in words: "TP 4 x PP 2", "8 replicas of TP 1 per node"."""
+    layout = f"TP {f.tensor_parallel}" + (f" x PP {f.pipeline_stages} (one stage per node)" if f.pipeline_stages > 1 else "")
+    return f"{f.replicas_per_node} replicas of {layout} per node" if f.replicas_per_node > 1 else layout
 
 
 def cost_text(cost: cost_mod.Cost) -> str:
@@ -133,7 +155,7 @@ def _reason_counts(d: Decision) -> str:
     return ", ".join(f"{code} {n}" for code, n in counts.most_common())
 
 
-def _plan_table(d: Decision, top: int) -> str:
+def _plan_table(d: Decision, top: int, quiet_age: bool) -> str:
     out = [f"{k:<11} {v}" for k, v in _header(d)]
     out += ["", *_choice_lines(d), ""]
     cols, body = rows.table(d, top)
@@ -144,7 +166,7 @@ def _plan_table(d: Decision, top: int) -> str:
                "then the nearest misses per reason; n = offers alike but for the zone):")
     out += [fmt.format(*cols).rstrip()] + [fmt.format(*r).rstrip() for r in body]
     out += ["", f"Rejections by reason: {_reason_counts(d) or 'none'}"]
-    out += [f"Prices: {n}" for n in d.notes]
+    out += [f"Prices: {n}" for n in price_age.notes(d, quiet_age)]
     return "\n".join(out)
 
 
@@ -159,24 +181,33 @@ def _md_line(line: str) -> str:
     return f"{'  ' if line.startswith('    ') else ''}- {line.strip()}"
 
 
-def _plan_markdown(d: Decision, top: int) -> str:
+def _plan_markdown(d: Decision, top: int, quiet_age: bool) -> str:
     out = [f"### gpusizer plan: `{d.workload.spec.name}`", ""]
     out += [f"- **{k}**: {v}" for k, v in _header(d)]
     out += ["", *(_md_line(line) for line in _choice_lines(d)), ""]
     cols, body = rows.table(d, top, markdown=True)
     out += [_md_row(cols), "|---" * len(cols) + "|"] + [_md_row(r) for r in body]
     out += ["", f"Rejections by reason: {_reason_counts(d) or 'none'}", ""]
-    out += [f"> {n}" for n in d.notes]
+    out += [f"> {n}" for n in price_age.notes(d, quiet_age)]
     return "\n".join(out)
 
 
 def _estimate_text(e: Estimate, markdown: bool) -> str:
-    rows = [(r["gpu"], "-" if r["min_count"] is None else str(r["min_count"]), r["limiting"]) for r in e.per_gpu]
+    rows = []
+    for r in e.per_gpu:
+        o = r.get("smallest_offer")
+        offer = "-" if o is None else f"{o['instance_type']} ({o['gpu_count']} GPUs, {_money(o['hourly_usd'])}/h, {o['limiting']})"
+        layout = ""
+        if r["min_count"] is not None and r.get("tensor_parallel"):
+            layout = f"TP {r['tensor_parallel']}" + (f" x PP {r['pipeline_stages']}" if r["pipeline_stages"] > 1 else "")
+            layout += f" x {r['replicas']} replicas" if r["replicas"] > 1 else ""
+        rows.append((r["gpu"], "-" if r["min_count"] is None else str(r["min_count"]), r["limiting"], layout, offer))
     if markdown:
         out = [f"### gpusizer estimate: `{e.workload.spec.name}`", ""]
         out += [f"- **{k}**: {v}" for k, v in _header(e)]
-        out += ["", _md_row(("GPU", "min count", "limiting")), "|---|---|---|"] + [_md_row(r) for r in rows]
-        return "\n".join(out)
-    out = [f"{k:<11} {v}" for k, v in _header(e)] + ["", f"{'GPU':<10} {'min count':>9}  limiting"]
-    out += [f"{g:<10} {n:>9}  {lim}" for g, n, lim in rows]
+        out += ["", _md_row(("GPU", "min count", "limiting", "layout", "smallest offer")), "|---" * 5 + "|"]
+        return "\n".join(out + [_md_row(r) for r in rows])
+    out = [f"{k:<11} {v}" for k, v in _header(e)]
+    out += ["", f"{'GPU':<10} {'min count':>9}  {'limiting':<12} {'layout':<22} smallest offer"]
+    out += [f"{g:<10} {n:>9}  {lim:<12} {lay:<22} {off}" for g, n, lim, lay, off in rows]
     return "\n".join(out)

@@ -34,6 +34,8 @@ def shape(c: Candidate) -> str:
     if o.gpu_fraction < 1:
         return f"1/{round(1 / o.gpu_fraction)} x {o.gpu} ({o.gpu_memory_gib:.1f} GiB)"
     nodes = f" on {c.nodes} nodes" if c.nodes > 1 else ""
+    if c.fit is not None and c.fit.replicas_per_node > 1:
+        nodes += f", {c.fit.replicas_per_node} replicas per node"
     return f"{c.gpu_count} x {o.gpu} ({o.gpu_memory_gib:.1f} GiB){nodes}"
 
 

@@ -14,11 +14,11 @@ from typing import Annotated, Any, Literal
 
 import pydantic
 
-from gpusizer import errors, fields, inputs
+from gpusizer import errors, fields, inputs, providers
 
 Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
 KvPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8"]
-Provider = Literal["aws", "gcp", "onprem"]
+Provider = Literal[providers.NAMES]  # the one registry (gpusizer.providers)
 
 
 class _Strict(pydantic.BaseModel):
@@ -32,6 +32,12 @@ class ModelRef(_Strict):
     hf_config: Annotated[str, pydantic.Field(min_length=1, max_length=4096)] | None = pydantic.Field(
         None, description="Path to a Hugging Face config.json, read offline (relative to the spec file)."
     )
+    hf_id: Annotated[str, pydantic.Field(max_length=200)] | None = pydantic.Field(
+        None,
+        description="Hugging Face repo id (org/name): config.json and safetensors metadata through "
+        "huggingface_hub (the [hf] extra), honouring HF_HUB_OFFLINE and the local cache.",
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$",
+    )
     params_b: fields.ParamsB | None = pydantic.Field(None, description="Billions of parameters (total, for MoE).")
     active_params_b: fields.ParamsB | None = pydantic.Field(None, description="MoE: billions active per token.")
     layers: fields.Layers | None = None
@@ -43,10 +49,11 @@ class ModelRef(_Strict):
     @pydantic.model_validator(mode="after")
     def _one_way(self) -> ModelRef:
         explicit = [self.params_b, self.layers, self.hidden_size, self.attention_heads]
-        ways = [self.name is not None, self.hf_config is not None, any(v is not None for v in explicit)]
-        if sum(ways) != 1:
+        ways = [self.name is not None or self.hf_id is not None, self.hf_config is not None,
+                any(v is not None for v in explicit)]
+        if sum(ways) != 1 or (self.name is not None and self.hf_id is not None):
             raise ValueError(
-                "give exactly one of: name, hf_config, or an explicit architecture "
+                "give exactly one of: name, hf_id, hf_config, or an explicit architecture "
                 "(params_b, layers, hidden_size, attention_heads). To fix: keep one and remove the others"
             )
         if ways[2] and not all(v is not None for v in explicit):
@@ -97,6 +104,11 @@ class TrainingSpec(_Strict):
         "auto", description="auto: the least sharding that fits."
     )
     lora_rank: fields.LoraRank = pydantic.Field(16, description="LoRA/QLoRA adapter rank.")
+    master_weights: Literal["fp32", "none"] = pydantic.Field(
+        "fp32",
+        description="fp32: mixed precision with an fp32 master copy (4 B/param); "
+        "none: pure bf16/fp16 training, the model loaded in 16-bit (Hugging Face Trainer, axolotl).",
+    )
 
     @pydantic.model_validator(mode="after")
     def _deadline_needs_tokens(self) -> TrainingSpec:
@@ -115,8 +127,16 @@ class Placement(_Strict):
 
 
 class Sizing(_Strict):
+    # 0.90 is vLLM's default gpu_memory_utilization (vLLM engine arguments,
+    # --gpu-memory-utilization, "defaults to 0.9"; docs.vllm.ai, 2025).
     memory_headroom: Annotated[float, fields.NotBool] = pydantic.Field(
-        0.95, gt=0.5, le=1.0, allow_inf_nan=False, description="Fraction of driver-reported GPU memory the workload may use."
+        0.90, gt=0.5, le=1.0, allow_inf_nan=False,
+        description="Fraction of driver-reported GPU memory the workload may use (vLLM default 0.90).",
+    )
+    precision_fallback: fields.StrictBool = pydantic.Field(
+        False,
+        description="Allow GPUs without the spec's precision: bf16 runs as fp16 (pre-Ampere), "
+        "fp8 as weight-only fp8 with 16-bit compute (Ampere). The plan names the fallback.",
     )
     objective: Literal["auto", "hourly", "per-token"] = pydantic.Field(
         "auto", description="auto: $ per million output tokens when a throughput target is set, else $/hour."
@@ -226,14 +246,24 @@ def _field_path(loc: tuple) -> str:
 
 
 def errors_for(
-    exc: pydantic.ValidationError, prefix: str = "", what: str = "workload spec"
+    exc: pydantic.ValidationError,
+    model: type[pydantic.BaseModel],
+    prefix: str = "",
+    what: str = "workload spec",
 ) -> errors.SpecError:
     """Turn pydantic's errors into one SpecError a person can act on.
 
     Each line names the field (dotted, under `prefix`), what is wrong, the
     value given, and "To fix: ...". The error's `field` is the first one.
+
+    Args:
+        exc: what `model.model_validate` raised.
+        model: the model that was validated; an unknown field's fix lists the
+            fields `model` allows at that place. The caller passes it, so this
+            layer needs to know no model above it (on-prem pools).
+        prefix: dotted path the document sits under ("pools.0").
+        what: how the message names the document.
     """
-    root = exc.title
     lines = []
     first_field = ""
     problems = exc.errors(include_url=False)
@@ -241,10 +271,12 @@ def errors_for(
         field = ".".join(filter(None, [prefix, _field_path(err["loc"])])) or "(top level)"
         first_field = first_field or field
         fix = _FIXES.get(err["type"])
+        if err["type"] == "string_pattern_mismatch" and field.endswith("hf_id"):
+            fix = "give a Hugging Face repo id, organisation/name (e.g. meta-llama/Llama-3.1-8B-Instruct)"
         if err["type"] == "literal_error":
             fix = "use " + err["ctx"]["expected"]
         if err["type"] == "extra_forbidden":
-            allowed = _allowed_fields(_models_by_title().get(root), err["loc"][:-1])
+            allowed = _allowed_fields(model, err["loc"][:-1])
             if allowed:
                 fix = f"{fix}; allowed here: {', '.join(allowed)}"
         msg = err["msg"].removeprefix("Value error, ")[:300]
@@ -293,7 +325,7 @@ def parse_spec(data: Any, base_dir: str | os.PathLike | None = None) -> Workload
     try:
         spec = WorkloadSpec.model_validate(data)
     except pydantic.ValidationError as exc:
-        raise errors_for(exc) from None
+        raise errors_for(exc, WorkloadSpec) from None
     if spec.model.hf_config and base_dir is not None:
         path = pathlib.Path(base_dir, spec.model.hf_config)
         spec = spec.model_copy(update={"model": spec.model.model_copy(update={"hf_config": str(path)})})
@@ -316,12 +348,6 @@ def read_spec_file(path: str | os.PathLike, what: str = "spec file", field: str 
             valid YAML, a duplicate key, or nesting/aliases past the limits.
     """
     return inputs.read_yaml(path, what, field)
-
-
-def _models_by_title() -> dict[str, type[pydantic.BaseModel]]:
-    from gpusizer.catalog import onprem
-
-    return {"WorkloadSpec": WorkloadSpec, "Pool": onprem.Pool}
 
 
 def json_schema() -> dict:

@@ -7,6 +7,13 @@ GB = 10**9
 """Bytes in a (vendor, decimal) GB; bandwidths in GB/s use this too."""
 
 MIB_PER_GIB = 1024
+"""MiB in a GiB: drivers (nvidia-smi) and cloud APIs report memory in MiB."""
+
+TERA = 10**12
+"""FLOP/s in a TFLOP/s; datasheet TFLOPS are decimal."""
+
+BILLION = 10**9
+"""Parameters in a billion (`params_b`)."""
 
 HOURS_PER_YEAR = 8760
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from gpusizer import audit, metadata
+from gpusizer import audit, metadata, units
 from policies import shapes
 from policies import view as v
 
@@ -105,7 +105,7 @@ def shapes_of(pod: v.View) -> list[shapes.Shape]:
             if m is None:
                 out.append(shapes.Shape(f"{n:g} x {key}", None, None))
                 continue
-            gib = int(m["gb"]) * 1e9 / 2**30
+            gib = int(m["gb"]) * units.GB / units.GIB
             name = f"{gpu or 'GPU'} MIG {key.removeprefix(MIG_PREFIX)}"
             out.append(shapes.Shape(f"{n:g} x {name}", audit.GpuCapacity(gpu or "MIG", n, gib, f"{n:g} x {name}"), None))
     return out

@@ -175,19 +175,9 @@ def to_json(exports: dict, resources: list, findings: list[Finding]) -> dict:
     }
 
 
-def add_parser(subparsers) -> None:
-    p = subparsers.add_parser("preview", help="offline `pulumi preview --policy-pack policies` under mocks")
-    p.add_argument("--stack", required=True, help="stack name: stacks/Pulumi.<stack>.yaml")
-    p.add_argument("--stacks-dir", default=str(REPO / "stacks"))
-    p.add_argument("--program", default=str(REPO / "__main__.py"), help="Pulumi program file")
-    p.add_argument("--policy-config", help="JSON file as for `pulumi preview --policy-pack-config`")
-    p.add_argument("--format", choices=("table", "markdown", "json"), default="table",
-                   help="json: {workloads: {NAME: plan JSON}, policy: {...}}, the input of `gpusizer diff`")
-
-
 def run(args) -> int:
-    """The `gpusizer preview` command; exit 1 on a mandatory violation."""
-    stacks_dir = pathlib.Path(args.stacks_dir)
+    """The `gpusizer preview` command (its arguments: gpusizer/cli.py); exit 1 on a mandatory violation."""
+    stacks_dir = pathlib.Path(args.stacks_dir or REPO / "stacks")
     if not (stacks_dir / f"Pulumi.{args.stack}.yaml").is_file():
         known = sorted(p.name.split(".")[1] for p in stacks_dir.glob("Pulumi.*.yaml"))
         raise errors.SpecError(f"--stack: no {stacks_dir}/Pulumi.{args.stack}.yaml. To fix: use one of {', '.join(known)}",
@@ -195,7 +185,7 @@ def run(args) -> int:
     policy_config = (inputs.read_json(args.policy_config, "policy config", "--policy-config")
                      if args.policy_config else None)
     try:
-        exports, resources, findings = preview(args.stack, stacks_dir, pathlib.Path(args.program), policy_config)
+        exports, resources, findings = preview(args.stack, stacks_dir, pathlib.Path(args.program or REPO / "__main__.py"), policy_config)
     except pulumi.RunError as exc:
         raise errors.SpecError(f"stack {args.stack}: {exc}", "") from None
     print(redact.redact(render(exports, resources, findings, args.format)))

@@ -22,7 +22,7 @@ from typing import Any
 
 import pydantic
 
-from gpusizer import audit, hardware
+from gpusizer import audit, hardware, providers
 from policies import hosts, resources, sizing, verify
 from policies import view as v
 
@@ -166,7 +166,7 @@ def allowed_gpus(s: Subject, cfg: AllowedConfig) -> list[str]:
                 "To fix: placement.gpus in the spec, or change gpusizer-allowed-gpus.allowed"
                 for cap in r.capacities if cap.gpu not in cfg.allowed]
         out += [f"{x.label}: unknown GPU type cannot be shown to be allowed" for x in r.unknown]
-    if cfg.spot_only and r.provider != "onprem" and r.purchase == "on-demand":
+    if cfg.spot_only and not providers.get(r.provider).owned and r.purchase == "on-demand":
         out.append(f"{r.label}: this stack allows spot GPU capacity only, and this buys on-demand. "
                    "To fix: placement.purchase: spot")
     return out

@@ -16,7 +16,7 @@ import pathlib
 
 import yaml
 
-from gpusizer import audit
+from gpusizer import audit, units
 from policies import view as v
 
 FAMILIES_FILE = pathlib.Path(__file__).with_name("accelerator_families.yaml")
@@ -151,11 +151,11 @@ def requirements(req: v.View) -> list[Shape] | None:
     admitted = []
     for t, o in audit.types_of("aws").items():
         count = o.gpu_count * o.gpu_fraction
-        if not (acc[0] <= count <= acc[1] and mem[0] <= count * o.gpu_memory_gib * 1024 <= mem[1]):
+        if not (acc[0] <= count <= acc[1] and mem[0] <= count * o.gpu_memory_gib * units.MIB_PER_GIB <= mem[1]):
             continue
         if (names and o.gpu not in names) or (makers and "nvidia" not in makers):
             continue
-        if not (cpus[0] <= o.vcpus <= cpus[1] and ram[0] <= o.ram_gib * 1024 <= ram[1]):
+        if not (cpus[0] <= o.vcpus <= cpus[1] and ram[0] <= o.ram_gib * units.MIB_PER_GIB <= ram[1]):
             continue
         if (allowed and not any(fnmatch.fnmatch(t, p) for p in allowed)) or any(fnmatch.fnmatch(t, p) for p in excluded):
             continue

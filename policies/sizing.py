@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from gpusizer import audit, decision
+from gpusizer import audit, limits, providers
 from policies import resources as res
 from policies import view as v
 
 # What `sized-by` may name besides memory: a size memory alone cannot call excessive, if re-derived.
-EXEMPT = frozenset(decision.SIZED_BY) - {"memory"}
+EXEMPT = limits.NOT_BY_MEMORY
 WORKLOAD = "gpusizer:index:GpuWorkload"  # the component that records its spec as inputs
 
 
@@ -50,7 +50,7 @@ def over_memory(r: res.GpuResource, max_ratio: float) -> list[str]:
         ratio = s.capacity.total_gib / need
         if ratio <= max_ratio:
             continue
-        cheaper = audit.cheaper_adequate(need, s.hourly_usd, r.provider if r.provider != "onprem" else None)
+        cheaper = audit.cheaper_adequate(need, s.hourly_usd, None if providers.get(r.provider).owned else r.provider)
         if cheaper is None:
             continue
         return [f"{s.capacity.label} = {s.capacity.total_gib:,.0f} GiB for a {need:g} GiB requirement ({ratio:.0f}x, "

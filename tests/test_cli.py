@@ -2,19 +2,39 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import subprocess
 import sys
 
 import pytest
 
+from gpusizer import cli
 from tests.conftest import REPO
 
 EXAMPLE = REPO / "stacks/examples/chat-8b.yaml"
 
 
 def run(*args, cwd=REPO):
-    return subprocess.run([sys.executable, "-m", "gpusizer.cli", *map(str, args)], capture_output=True, text=True, cwd=cwd)
+    """`gpusizer ARGS` in this process (as the console script calls cli.main): exit code and both streams.
+
+    In-process keeps the quick suite quick (a fresh interpreter costs ~1.5 s here);
+    test_the_module_entry_point_exits_with_mains_code runs the real entry point once.
+    """
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.chdir(cwd), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = cli.main([str(a) for a in args])
+        except SystemExit as exc:  # argparse's usage errors and --help
+            code = exc.code
+    return subprocess.CompletedProcess(["gpusizer", *map(str, args)], code, out.getvalue(), err.getvalue())
+
+
+def test_the_module_entry_point_exits_with_mains_code(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "gpusizer.cli", "plan", tmp_path / "nope.yaml"],
+                       capture_output=True, text=True, cwd=REPO)
+    assert r.returncode == 2 and "cannot read spec file" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_plan_json_has_contract_fields():

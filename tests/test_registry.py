@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import yaml
 
@@ -87,11 +89,30 @@ def test_bad_hf_config_names_the_field(tmp_path, content, words):
     assert words in str(e.value)
 
 
-@pytest.mark.parametrize("key", sorted(registry.load_models()))
-def test_every_entry_is_sourced_and_consistent(key):
-    m = registry.load_models()[key]
-    assert m.source
-    assert m.params >= m.active_params > 0
-    if m.kind == "llm":
-        assert m.attention_heads % m.kv_heads == 0
-        assert m.vocab_size and m.max_context
+ENTRIES = yaml.safe_load((REPO / "gpusizer/data/models.yaml").read_text())["models"]
+
+
+@pytest.mark.parametrize("key", sorted(ENTRIES))
+def test_every_entry_cites_a_source_a_clone_can_follow(key):
+    source = ENTRIES[key]["source"]
+    assert "../" not in source  # nothing outside the repository
+    local = [p for p in re.findall(r"\b(data/[\w./-]+\.\w+)", source)]
+    assert all((REPO / p).is_file() for p in local), local
+
+
+# The published total (the entry's `params`) against the count its architecture gives: a typo in
+# layers, widths or vocabulary shows up as a mismatch. Multi-head latent attention (DeepSeek) is not
+# what count_params models, so those are left to the reference table above.
+PUBLISHED = sorted(k for k, e in ENTRIES.items()
+                   if "params" in e and e["kind"] == "llm" and "kv_lora_rank" not in e)
+
+
+@pytest.mark.parametrize("key", PUBLISHED)
+def test_published_parameter_counts_agree_with_the_architecture(key):
+    e = ENTRIES[key]
+    total, active = registry.count_params(
+        e["layers"], e["hidden_size"], e["attention_heads"], e["kv_heads"], e["head_dim"], e["intermediate_size"],
+        e["vocab_size"], e.get("tied_embeddings", False), e.get("gated", True), e.get("experts"),
+        e.get("experts_per_token"), e.get("moe_intermediate_size"), e.get("shared_experts", 0), e.get("dense_layers", 0))
+    assert total == pytest.approx(e["params"], rel=0.005)  # biases, ignored by the count, are < 0.1%
+    assert active == pytest.approx(e["active_params"], rel=0.005)

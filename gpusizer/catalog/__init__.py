@@ -7,6 +7,7 @@ import datetime
 import os
 from collections.abc import Iterable, Mapping
 
+from gpusizer import providers
 from gpusizer.catalog.offer import Offer
 
 # Prices older than this many days are called out loudly in every report.
@@ -49,7 +50,7 @@ class Catalog:
         from gpusizer.catalog import cache, store
 
         today = today or datetime.date.today()
-        bound = max_age_days if max_age_days is not None else max_age_from_env()
+        bound = max_age_days if max_age_days is not None else stale_bound()
         if path is not None:
             offers = tuple(store.load_offers(path))
             return cls(offers, (f"offers from {path}",) + age_notes(offers, today, bound))
@@ -80,8 +81,10 @@ class Catalog:
         return dataclasses.replace(self, offers=self.offers + extra)
 
 
-def max_age_from_env() -> int:
-    """GPUSIZER_MAX_PRICE_AGE_DAYS as a whole number of days in [0, 36500], else STALE_AFTER_DAYS when unset.
+def stale_bound() -> int:
+    """Days after which a price is called stale.
+
+    GPUSIZER_MAX_PRICE_AGE_DAYS as a whole number of days in [0, MAX_AGE_DAYS]; STALE_AFTER_DAYS when unset.
 
     Raises:
         SpecError: naming the variable, the value (quoted, at most 80 characters) and the fix.
@@ -91,7 +94,7 @@ def max_age_from_env() -> int:
     raw = os.environ.get("GPUSIZER_MAX_PRICE_AGE_DAYS", "").strip()
     if not raw:
         return STALE_AFTER_DAYS
-    if not raw.isdigit() or int(raw) > MAX_AGE_DAYS:
+    if not (raw.isascii() and raw.isdigit()) or int(raw) > MAX_AGE_DAYS:
         raise errors.SpecError(
             f"GPUSIZER_MAX_PRICE_AGE_DAYS: {inputs.quote(raw)} is not a whole number of days from 0 to {MAX_AGE_DAYS}. "
             f"To fix: set it to e.g. {STALE_AFTER_DAYS}, or unset it", "GPUSIZER_MAX_PRICE_AGE_DAYS")
@@ -102,7 +105,7 @@ def age_notes(offers: Iterable[Offer], today: datetime.date, bound: int = STALE_
     """One line per provider: the oldest and newest as-of date, with a loud warning past `bound` days."""
     spans: dict[str, list[str]] = {}
     for o in offers:
-        if o.provider == "onprem":
+        if providers.get(o.provider).owned:  # configured, not a dated price list
             continue
         span = spans.setdefault(o.provider, [o.as_of, o.as_of])
         span[0] = min(span[0], o.as_of)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from gpusizer import errors
+from gpusizer import errors, providers
 
-PROVIDERS = ("aws", "gcp", "onprem")
-"""The one provider registry; the CLI's choices and the spec's validation read it."""
+PROVIDERS = providers.NAMES
+"""Provider keys, read from the one registry (gpusizer.providers)."""
 
 PURCHASES = ("on-demand", "spot")
 
@@ -41,7 +41,7 @@ class Offer:
     """A GPU shape with its prices at one location.
 
     Attributes:
-        provider: "aws", "gcp" or "onprem".
+        provider: a key of gpusizer.providers.REGISTRY ("aws", "gcp", "onprem").
         region: cloud region, or the pool's location.
         zone: availability zone when the price or offering is per zone, else None.
         instance_type: the cloud type (g6.xlarge, a2-highgpu-1g) or the pool name.
@@ -94,8 +94,8 @@ class Offer:
         if self.gpu_memory_gib <= 0:
             raise errors.CatalogError(f"{self.instance_type}: GPU memory must be positive")
         for price in (self.on_demand_usd, self.spot_usd):
-            # A $0 cloud GPU is a data error seen in peers' catalogs; on-prem may be free.
-            if price is not None and (price < 0 or (price == 0 and self.provider != "onprem")):
+            # A $0 cloud GPU is a data error seen in peers' catalogs; owned capacity may be free.
+            if price is not None and (price < 0 or (price == 0 and not providers.get(self.provider).owned)):
                 raise errors.CatalogError(f"{self.instance_type} in {self.region}: price {price} is not a real price")
         if not self.as_of or not self.source:
             raise errors.CatalogError(f"{self.instance_type}: every offer needs a source and an as-of date")

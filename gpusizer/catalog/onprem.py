@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import pydantic
 
-from gpusizer import errors, fields, hardware, inputs, units
+from gpusizer import errors, fields, hardware, inputs, spec, units
 from gpusizer.catalog.offer import Offer
 
 _NODE_COUNTS = (1, 2, 4, 8, 16)
@@ -133,8 +133,6 @@ class Pool(pydantic.BaseModel):
 
 def parse_pools(data: Any) -> list[Pool]:
     """Validate a list of pool mappings (or a mapping with a `pools:` list)."""
-    from gpusizer import spec as spec_mod  # the error translation lives with the spec
-
     if isinstance(data, dict) and "pools" in data:
         data = data["pools"]
     if data is None:
@@ -146,7 +144,7 @@ def parse_pools(data: Any) -> list[Pool]:
         try:
             pools.append(Pool.model_validate(item))
         except pydantic.ValidationError as exc:
-            raise spec_mod.errors_for(exc, prefix=f"pools.{i}", what="pool declaration") from None
+            raise spec.errors_for(exc, Pool, prefix=f"pools.{i}", what="pool declaration") from None
     names = [p.name for p in pools]
     dupes = {n for n in names if names.count(n) > 1}
     if dupes:

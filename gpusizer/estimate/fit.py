@@ -1,9 +1,15 @@
-"""Does a GPU shape run a workload? Memory, interconnect and targets, with the first failed limit.
+"""Does a GPU shape run a workload? Memory, precision, interconnect and targets, with the first failed limit.
 
 A *shape* is what the sizing depends on: the GPU model and its reported
-memory, GPUs per node, a fractional share, NVLink, fabric, and node count.
-Many offers share a shape (one per region/zone/purchase), so the optimizer
-evaluates each shape once.
+memory, GPUs per node, a fractional share, NVLink, fabric, network and node
+count. Many offers share a shape (one per region/zone/purchase), so the
+optimizer evaluates each shape once.
+
+Serving layouts (model, don't forbid): a node of n GPUs runs n/t replicas of
+tensor parallel degree t in {1, 2, 4, 8} (t divides n); several nodes run one
+replica as pipeline stages, tensor parallel inside each node. Tensor
+parallelism over PCIe is allowed; its all-reduce time (estimate.comm) is
+part of the speed the targets judge.
 """
 
 from __future__ import annotations
@@ -15,8 +21,10 @@ from gpusizer import fields, hardware, units
 from gpusizer.estimate import memory, speed
 from gpusizer.estimate.workload import Workload
 
-# Most replicas the engine will spread a throughput target over before calling the GPU too slow.
+# Most node groups the engine will spread a throughput target over before calling the GPU too slow.
 MAX_REPLICAS = fields.MAX_REPLICAS
+# Tensor-parallel degrees vLLM/TensorRT-LLM deployments use within a node.
+TP_DEGREES = (1, 2, 4, 8)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -28,6 +36,7 @@ class Shape:
     nvlink: bool = False
     fabric: bool = False
     nodes: int = 1
+    network_gbps: float = 0.0
 
     @property
     def total_gpus(self) -> int:
@@ -41,18 +50,30 @@ class Shape:
         return f"{self.gpu} x{self.total_gpus}{nodes}"
 
 
+def shape_of(offer, nodes: int = 1) -> Shape:
+    """The sizing shape of a catalog offer (gpusizer.catalog.offer.Offer) on `nodes` nodes."""
+    return Shape(
+        offer.gpu, offer.gpu_memory_gib, offer.gpu_count, offer.gpu_fraction, offer.nvlink,
+        offer.fabric is not None, nodes, offer.network_gbps,
+    )
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Fit:
     """How a shape fares. `code` and `detail` name the first failed limit, or are empty.
 
     Attributes:
-        code: "memory", "interconnect", "ttft", "tpot", "throughput", "deadline" or "".
+        code: "memory", "precision", "interconnect", "ttft", "tpot", "throughput", "deadline" or "".
         detail: the limit with numbers ("A10G x1: 21.3 GiB usable < 27.4 GiB needed").
         need_gib: GiB needed per GPU; usable_gib: GiB usable per GPU.
         sharding: ZeRO stage used (training), else None.
         speed: serving speed of one replica (inference, when memory fits).
-        replicas: copies needed to serve the throughput target (at least deploy.replicas).
+        replicas: model copies needed to serve the throughput target (at least deploy.replicas).
         train_hours: estimated training time (training with a token count).
+        tensor_parallel: GPUs per tensor-parallel group (serving).
+        pipeline_stages: pipeline stages of one replica, one per node (serving).
+        replicas_per_node: replicas one node runs side by side (serving, one-node replicas).
+        precision_note: the precision fallback used on this GPU, if any (the spec allowed it).
     """
 
     code: str
@@ -63,6 +84,10 @@ class Fit:
     speed: speed.InferenceSpeed | None = None
     train_hours: float | None = None
     replicas: int = 1
+    tensor_parallel: int = 1
+    pipeline_stages: int = 1
+    replicas_per_node: int = 1
+    precision_note: str = ""
 
     @property
     def ok(self) -> bool:
@@ -72,18 +97,60 @@ class Fit:
     def tokens_per_second(self) -> float | None:
         return self.speed.tokens_per_second if self.speed else None
 
+    @property
+    def node_groups(self) -> int:
+        """Copies of the shape to launch for all replicas: the price multiplier of one shape."""
+        return math.ceil(self.replicas / self.replicas_per_node)
+
 
 def fit(w: Workload, shape: Shape) -> Fit:
     """Evaluate `shape` against every sizing limit of `w`, in a fixed order.
 
-    Order: memory, interconnect, then targets (ttft, tpot, throughput) or
-    the training deadline. The first failure is the reason given.
+    Order: memory, interconnect, precision support, then targets (ttft,
+    tpot, throughput) or the training deadline. The first failure is the
+    reason given.
     """
     gpu = hardware.load_gpus()[shape.gpu]
     usable = shape.gpu_memory_gib * w.spec.sizing.memory_headroom
     if w.spec.task == "inference":
-        return _fit_inference(w, shape, gpu, usable)
-    return _fit_training(w, shape, gpu, usable)
+        f = _fit_inference(w, shape, gpu, usable)
+    else:
+        f = _fit_training(w, shape, gpu, usable)
+    if f.code in ("memory", "interconnect"):
+        return f  # no precision fallback would make these fit
+    problem, note = precision_problem(w, gpu)
+    if problem:
+        return Fit("precision", f"{shape.label}: {problem}", f.need_gib, usable)
+    return dataclasses.replace(f, precision_note=note) if note else f
+
+
+def precision_problem(w: Workload, gpu: hardware.GpuSpec) -> tuple[str, str]:
+    """(why `gpu` cannot run the spec's precision, the fallback note when the spec allows one).
+
+    bf16 needs Ampere or newer; without it the fallback runs in fp16 (same
+    bytes; fp16's narrower range can overflow on some checkpoints). fp8
+    compute needs Ada, Hopper or Blackwell tensor cores; without them the
+    fallback is weight-only FP8 (vLLM's FP8 Marlin W8A16 kernels, Ampere and
+    newer: vLLM docs "FP8 W8A8", 2025), computing in 16-bit; a bf16 KV
+    cache becomes fp16. A spec opts in with
+    `sizing.precision_fallback: true`; the note names what runs instead.
+    """
+    p = w.spec.precision
+    wanted = [p] if p in ("bf16", "fp8") else []
+    if w.kv_precision == "bf16" and p != "bf16":
+        wanted.append("bf16")  # an fp8 KV cache is storage only (vLLM fp8_e5m2 runs on Ampere), not checked
+    missing = [x for x in wanted if not gpu.runs(x)]
+    if not missing:
+        return "", ""
+    fallbacks = []
+    for x in missing:
+        if x == "fp8" and not gpu.runs("bf16"):
+            return f"{gpu.name} ({gpu.arch}) has no fp8 and no weight-only fp8 kernels (need Ampere or newer)", ""
+        fallbacks.append(f"{x} runs as {'fp16' if x == 'bf16' else 'weight-only fp8 (16-bit compute)'}")
+    reason = f"{gpu.name} ({gpu.arch}) has no {' or '.join(missing)} tensor cores"
+    if not w.spec.sizing.precision_fallback:
+        return f"{reason}. To allow a fallback, set sizing.precision_fallback: true", ""
+    return "", f"{reason}: {', '.join(fallbacks)}"
 
 
 def _memory_fail(shape: Shape, usable: float, need: float, extra: str = "") -> Fit:
@@ -96,58 +163,113 @@ def _memory_fail(shape: Shape, usable: float, need: float, extra: str = "") -> F
 
 
 def _fit_inference(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: float) -> Fit:
-    m = w.model
+    """The best serving layout on `shape` (ranked by _layout_key).
+
+    One node: tensor parallel over all its GPUs; with a throughput target,
+    also every degree t in TP_DEGREES that divides the node's GPU count, n/t
+    replicas per node (without one, packing replicas would only hold more
+    GPU memory per node than one replica needs). Several nodes: one replica,
+    tensor parallel over each node's GPUs, one pipeline stage per node, which
+    needs a fabric (EFA/GPUDirect). When no layout passes, the failure of the
+    widest layout (the most memory per replica) is the reason given.
+    """
+    if shape.nodes > 1 and not shape.fabric:
+        return Fit("interconnect", f"{shape.label}: pipeline stages across nodes need EFA/GPUDirect; none here", 0.0, usable)
     n = shape.gpu_count
-    if shape.nodes > 1:
-        return Fit("interconnect", f"{shape.label}: serving spans one node per replica", 0.0, usable)
-    need = units.gib(memory.per_gpu_inference_bytes(m, w.breakdown, n) + memory.overhead_bytes("inference", n))
+    packs = w.targets.tokens_per_second and shape.nodes == 1 and shape.gpu_fraction == 1
+    degrees = [t for t in TP_DEGREES if t <= n and n % t == 0] if packs else [n]
+    if w.model.kind != "llm":
+        degrees = [1]  # encoders, ViTs and diffusion pipelines run one copy per GPU (data parallel)
+    best: Fit | None = None
+    widest: Fit | None = None
+    for t in degrees:
+        f = _layout(w, shape, gpu, usable, t)
+        widest = f
+        if f.ok and (best is None or _layout_key(w, f) < _layout_key(w, best)):
+            best = f
+    return best or widest
+
+
+def _layout_key(w: Workload, f: Fit) -> tuple:
+    """Rank passing layouts: fewest node groups; then, with a throughput target, the most
+    tokens/s per node (headroom); without one, the shortest TPOT (latency)."""
+    if f.speed is None:
+        return (f.node_groups, -f.replicas_per_node)
+    if w.targets.tokens_per_second:
+        return (f.node_groups, -f.speed.tokens_per_second * f.replicas_per_node)
+    return (f.node_groups, f.speed.tpot_ms)
+
+
+def _layout(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: float, tp: int) -> Fit:
+    """One serving layout: `tp` GPUs per stage, shape.nodes stages, shape.gpu_count // tp replicas per node."""
+    m = w.model
+    stages = shape.nodes
+    per_node = shape.gpu_count // tp if stages == 1 else 1
+    layout = dict(tensor_parallel=tp, pipeline_stages=stages, replicas_per_node=per_node)
+    label = shape.label if per_node == 1 else f"{shape.label} as {per_node} x TP{tp}"
+    need = units.gib(
+        memory.per_gpu_inference_bytes(m, w.breakdown, tp, stages) + memory.overhead_bytes("inference", tp * stages)
+    )
     if need > usable:
-        return _memory_fail(shape, usable, need)
-    problem = tensor_parallel_problem(w, shape)
+        return _memory_fail(dataclasses.replace(shape, gpu_count=tp) if per_node > 1 else shape, usable, need)
+    problem = tensor_parallel_problem(w, tp, stages)
     if problem:
-        return Fit("interconnect", f"{shape.label}: {problem}", need, usable)
+        return Fit("interconnect", f"{label}: {problem}", need, usable, **layout)
     base = w.spec.deploy.replicas
     if m.kind != "llm":
-        return Fit("", "", need, usable, replicas=base)  # images, not tokens: sized by memory at the batch
-    s = w.serving_speed(gpu, n * shape.gpu_fraction, shape.nvlink)
+        return Fit("", "", need, usable, replicas=base, **layout)  # images, not tokens: sized by memory at the batch
+    s = w.serving_speed(gpu, tp * shape.gpu_fraction, shape.nvlink, stages, shape.network_gbps)
+    comm = _comm_note(s)
     targets = w.targets
     if targets.ttft_ms and s.ttft_ms > targets.ttft_ms:
-        return Fit("ttft", f"{shape.label}: TTFT {s.ttft_ms:.0f} ms > {targets.ttft_ms:.0f} ms target", need, usable, speed=s)
+        return Fit("ttft", f"{label}: TTFT {s.ttft_ms:.0f} ms > {targets.ttft_ms:.0f} ms target{comm}", need, usable, speed=s, **layout)
     if targets.tpot_ms and s.tpot_ms > targets.tpot_ms:
-        return Fit("tpot", f"{shape.label}: TPOT {s.tpot_ms:.1f} ms > {targets.tpot_ms:.1f} ms target", need, usable, speed=s)
+        return Fit("tpot", f"{label}: TPOT {s.tpot_ms:.1f} ms > {targets.tpot_ms:.1f} ms target{comm}", need, usable, speed=s, **layout)
     tps = w.targets.tokens_per_second
     replicas = max(base, math.ceil(tps / s.tokens_per_second)) if tps else base
-    if replicas > MAX_REPLICAS:
+    groups = math.ceil(replicas / per_node)
+    if groups > MAX_REPLICAS:
         return Fit(
             "throughput",
-            f"{shape.label}: {s.tokens_per_second:,.0f} tokens/s per replica; {tps:,.0f} tokens/s would take "
-            f"{replicas} replicas (more than {MAX_REPLICAS})",
+            f"{label}: {s.tokens_per_second:,.0f} tokens/s per replica; {tps:,.0f} tokens/s would take "
+            f"{replicas} replicas on {groups} x {shape.label} (more than {MAX_REPLICAS})",
             need,
             usable,
             speed=s,
+            **layout,
         )
-    return Fit("", "", need, usable, speed=s, replicas=replicas)
+    return Fit("", "", need, usable, speed=s, replicas=replicas, **layout)
 
 
-def tensor_parallel_problem(w: Workload, shape: Shape) -> str:
-    """Why tensor parallelism over the node's GPUs cannot work, or "".
+def _comm_note(s: speed.InferenceSpeed) -> str:
+    parts = []
+    if s.allreduce_ms:
+        parts.append(f"all-reduce {s.allreduce_ms:.1f} ms over {s.link}")
+    if s.pipeline_ms:
+        parts.append(f"pipeline hops {s.pipeline_ms:.2f} ms")
+    return f" (incl. {', '.join(parts)})" if parts else ""
+
+
+def tensor_parallel_problem(w: Workload, tp: int, stages: int = 1) -> str:
+    """Why a tensor-parallel degree `tp` x `stages` pipeline stages cannot split the model, or "".
 
     Megatron-style TP splits attention heads, so the degree must divide the
     attention heads; KV heads must divide by it, or it by them (vLLM then
-    replicates KV heads). Beyond 2 GPUs the per-layer all-reduces need
-    NVLink/NVSwitch; PCIe-only nodes are rejected (right-sizing method,
-    "Interconnect": TP needs the highest bandwidth).
+    replicates KV heads). Pipeline stages split the layers, so there can be
+    no more stages than layers. The link is not a rule: its all-reduce time
+    is in the speed estimate (estimate.comm).
     """
-    n = shape.gpu_count
     m = w.model
-    if n == 1 or m.kind != "llm":
+    if m.kind != "llm":
         return ""
-    if m.attention_heads % n:
-        return f"tensor parallel {n} does not divide {m.attention_heads} attention heads"
-    if not m.is_mla and m.kv_heads % n and n % m.kv_heads:
-        return f"tensor parallel {n} and {m.kv_heads} KV heads do not divide each other"
-    if n > 2 and not shape.nvlink:
-        return f"tensor parallel {n} needs NVLink; this node has PCIe only"
+    if stages > m.layers:
+        return f"{stages} pipeline stages exceed {m.layers} layers"
+    if tp == 1:
+        return ""
+    if m.attention_heads % tp:
+        return f"tensor parallel {tp} does not divide {m.attention_heads} attention heads"
+    if not m.is_mla and m.kv_heads % tp and tp % m.kv_heads:
+        return f"tensor parallel {tp} and {m.kv_heads} KV heads do not divide each other"
     return ""
 
 

@@ -126,16 +126,22 @@ def inference_activation_bytes(model: registry.ModelArch, context: int, batch: i
     tokens; per token it keeps the residual stream and attention output
     (4 x hidden) and the MLP intermediates (2 x ffn per routed expert), in
     16-bit, plus fp32 logits of one position per sequence for sampling.
+    Encoders (BERT-style) run all context x batch tokens in one pass, with
+    no logits.
     FlashAttention never materialises the score matrix (Dao et al. 2022), so
     there is no context^2 term. Vision/diffusion: the registry's measured
     activation_gib_per_item x batch.
     """
-    if model.kind != "llm":
+    if model.kind not in ("llm", "encoder"):
         return (model.activation_gib_per_item or 0.0) * batch * units.GIB
     tokens = min(context * batch, PREFILL_CHUNK_TOKENS)
+    if model.kind == "encoder":
+        # One forward pass over every sequence (no chunking, no sampling logits); FlashAttention/SDPA
+        # keep no score matrix. Same per-token working set as the decoder's.
+        tokens = context * batch
     ffn = (model.intermediate_size or 4 * model.hidden_size) * max(1, model.experts_per_token or 1)
     per_token = (4 * model.hidden_size + 2 * ffn) * 2
-    logits = batch * (model.vocab_size or 0) * 4
+    logits = batch * (model.vocab_size or 0) * 4 if model.kind == "llm" else 0
     return tokens * per_token + logits
 
 
@@ -182,12 +188,19 @@ def lora_params(model: registry.ModelArch, rank: int) -> int:
 OPTIMIZER_BYTES = {"adamw": 8.0, "adamw-8bit": 2.0, "sgd": 4.0, "adafactor": 0.0}
 
 
-def training_state_bytes(model: registry.ModelArch, precision: str, method: str, optimizer: str, lora_rank: int):
+def training_state_bytes(
+    model: registry.ModelArch, precision: str, method: str, optimizer: str, lora_rank: int, master_weights: str = "fp32"
+):
     """(weights, gradients, optimizer_states) bytes for training or fine-tuning.
 
     full: weights and gradients in the training precision (fp8 training keeps
     bf16 weights, as Transformer Engine does), optimizer states per
-    OPTIMIZER_BYTES plus a 4-byte fp32 master copy unless training in fp32.
+    OPTIMIZER_BYTES plus a 4-byte fp32 master copy unless training in fp32
+    or `master_weights` is "none": pure bf16/fp16 training with the model
+    loaded in 16-bit, as Hugging Face Trainer and axolotl do when the model
+    is loaded with torch_dtype=bfloat16 (no master copy: 2 + 2 + optimizer
+    bytes per parameter; Rajbhandari et al. 2020 count K = 12 only for
+    mixed precision).
     lora: the frozen base in the given precision, adapters trained in fp32
     (16 B/param with AdamW). qlora: the base in NF4 ("nf4" in weight_bytes).
     """
@@ -197,7 +210,7 @@ def training_state_bytes(model: registry.ModelArch, precision: str, method: str,
         return base + adapters * 4.0, adapters * 4.0, adapters * OPTIMIZER_BYTES[optimizer]
     train_precision = "bf16" if precision == "fp8" else precision
     per_param = BYTES_PER_PARAM[train_precision]
-    master = 0.0 if train_precision == "fp32" else 4.0
+    master = 0.0 if train_precision == "fp32" or master_weights == "none" else 4.0
     return (
         model.params * per_param,
         model.params * per_param,
@@ -231,20 +244,23 @@ def per_gpu_training_bytes(b: MemoryBreakdown, gpus: int, sharding: str) -> floa
     return weights + grads + opt + b.activations
 
 
-def per_gpu_inference_bytes(model: registry.ModelArch, b: MemoryBreakdown, gpus: int) -> float:
-    """Bytes on each GPU with tensor parallelism over `gpus`.
+def per_gpu_inference_bytes(model: registry.ModelArch, b: MemoryBreakdown, gpus: int, stages: int = 1) -> float:
+    """Bytes on each GPU with tensor parallelism over `gpus` and `stages` pipeline stages.
 
-    Weights and activations split evenly. The KV cache splits by KV head; when
-    there are more GPUs than KV heads, heads are replicated (vLLM), so each GPU
-    holds 1/kv_heads. MLA's latent cache is not split by heads: each
-    tensor-parallel rank holds all of it (vLLM MLA backend). Excludes the
-    per-GPU overhead (overhead_bytes).
+    Weights split evenly over all gpus x stages GPUs (Megatron-LM TP splits
+    each layer's matrices, pipeline stages split the layers: Narayanan et al.
+    2021, arXiv:2104.04473, section 2). The KV cache splits by layer across
+    stages and by KV head within a stage; when there are more GPUs than KV
+    heads, heads are replicated (vLLM), so each GPU holds 1/kv_heads. MLA's
+    latent cache is not split by heads: each tensor-parallel rank holds all
+    of its stage's (vLLM MLA backend). Activations of one forward pass are
+    transient per layer, so they split over the tensor-parallel GPUs only.
+    Excludes the per-GPU overhead (overhead_bytes).
     """
-    if model.is_mla:
-        kv = b.kv_cache
-    else:
-        kv = b.kv_cache / min(gpus, model.kv_heads)
-    return (b.weights + b.activations) / gpus + kv
+    kv = b.kv_cache / stages
+    if not model.is_mla:
+        kv /= min(gpus, model.kv_heads)
+    return b.weights / (gpus * stages) + b.activations / gpus + kv
 
 
 def ceil_gib(n_bytes: float) -> int:

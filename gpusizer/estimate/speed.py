@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from gpusizer import hardware, registry
-from gpusizer.estimate import memory
+from gpusizer import hardware, registry, units
+from gpusizer.estimate import comm, memory
 
 # Achieved fraction of peak HBM bandwidth while decoding ("model bandwidth
 # utilization"). Databricks, "LLM Inference Performance Engineering: Best
@@ -26,10 +26,6 @@ INFERENCE_MFU = 0.5
 # Training MFU: Llama 3 pre-training reached 38-43% BF16 MFU on H100
 # (Llama Team, "The Llama 3 Herd of Models", arXiv:2407.21783, Table 4); 0.4.
 TRAINING_MFU = 0.4
-# Latency of one small tensor-parallel all-reduce, seconds. nccl-tests
-# all_reduce_perf on 8 KiB-1 MiB messages: ~10 us over NVLink/NVSwitch and
-# ~30 us over PCIe (NVIDIA nccl-tests README figures and published runs).
-ALLREDUCE_S = {"nvlink": 10e-6, "pcie": 30e-6}
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -40,6 +36,9 @@ class InferenceSpeed:
     ttft_ms: float
     tokens_per_second: float
     bound: str  # "memory-bandwidth" or "compute"
+    allreduce_ms: float = 0.0  # tensor-parallel all-reduce time per output token (in tpot_ms)
+    pipeline_ms: float = 0.0  # pipeline hops between nodes per output token (in tpot_ms)
+    link: str = ""  # the link the all-reduces cross ("PCIe Gen4 x16 31.5 GB/s")
 
 
 def expert_read_fraction(model: registry.ModelArch, batch: int) -> float:
@@ -69,37 +68,57 @@ def inference_speed(
     context: int,
     prompt: int,
     batch: int,
+    stages: int = 1,
+    fabric_gbps: float = 0.0,
     mbu: float = DECODE_MBU,
     mfu: float = INFERENCE_MFU,
 ) -> InferenceSpeed:
-    """Decode and prefill speed of one replica on `gpus` GPUs (fractional allowed).
+    """Decode and prefill speed of one replica: `gpus` tensor-parallel GPUs x `stages` pipeline stages.
+
+    Decode step = max(bytes read / (tp x HBM GB/s x MBU), FLOPs / (tp x peak x
+    MFU)) + tensor-parallel all-reduces + pipeline hops. With pipeline
+    stages on separate nodes each stage reads 1/stages of the weights and KV
+    on its own tp GPUs, and a token visits the stages in turn, so the step is
+    as long as on one tp group holding everything, plus the hops. The
+    throughput gain of interleaving micro-batches across stages is not
+    counted (a conservative estimate: tokens/s = batch / step).
+    All-reduces: comm.tensor_parallel_seconds over the node's link (PCIe or
+    NVLink), `batch` tokens per decode step, `prompt` tokens in prefill.
 
     Args:
-        gpus: GPUs per replica; a fractional GPU (g6f) passes its share.
+        gpus: tensor-parallel GPUs per stage; a fractional GPU (g6f) passes its share.
         context: tokens held per sequence at the end of generation (the KV read
             per step is taken at this, the worst case).
         prompt: prompt tokens for time to first token.
+        stages: pipeline stages, one per node.
+        fabric_gbps: node network bandwidth between stages, Gbit/s.
         mbu, mfu: achieved fractions of peak bandwidth and FLOPS (calibration overrides them).
     """
-    bw = gpus * gpu.hbm_bw_gbs * 1e9 * mbu
-    flops = gpus * gpu.peak_tflops(precision) * 1e12 * mfu
+    bw = gpus * gpu.hbm_bw_gbs * units.GB * mbu
+    flops = gpus * gpu.peak_tflops(precision) * units.TERA * mfu
     weights = memory.weight_bytes(model, precision) * expert_read_fraction(model, batch)
     kv = memory.kv_bytes_per_sequence(model, context, kv_precision) * batch
     mem_s = (weights + kv) / bw
     compute_s = 2 * model.active_params * batch / flops
-    comm_s = 0.0
-    if gpus > 1 and model.kind == "llm":
-        # Two all-reduces per layer (after attention and after the MLP), Megatron-LM TP.
-        comm_s = 2 * model.layers * ALLREDUCE_S["nvlink" if nvlink else "pcie"]
-    step_s = max(mem_s, compute_s) + comm_s
+    tp = int(gpus) if gpus >= 1 else 1
+    link = comm.link_of(gpu, nvlink)
+    llm = model.kind == "llm"
+    tp_s = comm.tensor_parallel_seconds(model.layers, batch, model.hidden_size, tp, link) if llm else 0.0
+    pp_s = comm.pipeline_seconds(stages, batch, model.hidden_size, fabric_gbps)
+    step_s = max(mem_s, compute_s) + tp_s + pp_s
     attn_flops = 2 * model.layers * prompt * prompt * model.attention_heads * model.head_dim
     prefill_flops = 2 * model.active_params * prompt + attn_flops
-    ttft_s = max(prefill_flops / flops, memory.weight_bytes(model, precision) / bw) + comm_s
+    prefill_comm = comm.tensor_parallel_seconds(model.layers, prompt, model.hidden_size, tp, link) if llm else 0.0
+    prefill_comm += comm.pipeline_seconds(stages, prompt, model.hidden_size, fabric_gbps)
+    ttft_s = max(prefill_flops / flops, memory.weight_bytes(model, precision) / bw) + prefill_comm
     return InferenceSpeed(
         tpot_ms=step_s * 1e3,
         ttft_ms=ttft_s * 1e3,
         tokens_per_second=batch / step_s,
         bound="memory-bandwidth" if mem_s >= compute_s else "compute",
+        allreduce_ms=tp_s * 1e3,
+        pipeline_ms=pp_s * 1e3,
+        link=link.label if tp > 1 else "",
     )
 
 
@@ -120,4 +139,4 @@ def training_flops(model: registry.ModelArch, tokens: float, method: str, checkp
 def training_hours(flops: float, gpu: hardware.GpuSpec, gpus: float, precision: str, mfu: float = TRAINING_MFU) -> float:
     """Wall-clock hours for `flops` on `gpus` GPUs at `mfu` (TRAINING_MFU unless calibrated) of dense peak."""
     compute = "bf16" if precision in ("int4", "int8") else precision  # QLoRA computes in 16-bit
-    return flops / (gpus * gpu.peak_tflops(compute) * 1e12 * mfu) / 3600
+    return flops / (gpus * gpu.peak_tflops(compute) * units.TERA * mfu) / 3600

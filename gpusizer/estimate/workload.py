@@ -58,9 +58,11 @@ class Workload:
             return speed.DECODE_MBU, speed.INFERENCE_MFU, speed.TRAINING_MFU
         return self.calibration.efficiency(gpu)
 
-    def serving_speed(self, gpu: hardware.GpuSpec, gpus: float, nvlink: bool) -> speed.InferenceSpeed:
-        """Serving speed of one replica on `gpus` of `gpu` (memoised per shape)."""
-        key = (gpu.name, gpus, nvlink)
+    def serving_speed(
+        self, gpu: hardware.GpuSpec, gpus: float, nvlink: bool, stages: int = 1, network_gbps: float = 0.0
+    ) -> speed.InferenceSpeed:
+        """Serving speed of one replica on `gpus` tensor-parallel GPUs x `stages` nodes (memoised per layout)."""
+        key = (gpu.name, gpus, nvlink, stages, network_gbps if stages > 1 else 0.0)
         if key not in self._speeds:
             inf = self.spec.serving
             mbu, mfu, _ = self.efficiency(gpu.name)
@@ -74,6 +76,8 @@ class Workload:
                 inf.context_length,
                 inf.prompt_tokens or inf.context_length,
                 inf.batch_size,
+                stages=stages,
+                fabric_gbps=network_gbps,
                 mbu=mbu,
                 mfu=mfu,
             )
@@ -103,8 +107,15 @@ class Workload:
 
 
 def default_kv_precision(precision: str) -> str:
-    """KV cache follows the weights, except quantized int weights keep a 16-bit cache."""
-    return {"int8": "fp16", "int4": "fp16"}.get(precision, precision)
+    """The KV cache is kept in 16-bit unless the spec sets kv_cache_precision.
+
+    vLLM's default kv_cache_dtype "auto" stores the cache in the model's
+    activation dtype (vLLM engine arguments, --kv-cache-dtype, 2025): bf16 for
+    bf16 and FP8 checkpoints (FP8 checkpoints keep bf16 activations), fp16 for
+    fp16 and for AWQ/GPTQ int8/int4 checkpoints, fp32 only for fp32 weights.
+    An fp8 cache is an explicit choice (kv_cache_precision: fp8).
+    """
+    return {"fp32": "fp32", "fp16": "fp16", "int8": "fp16", "int4": "fp16"}.get(precision, "bf16")
 
 
 def resolve(spec: spec_mod.WorkloadSpec, model: registry.ModelArch) -> Workload:
@@ -122,7 +133,9 @@ def resolve(spec: spec_mod.WorkloadSpec, model: registry.ModelArch) -> Workload:
         )
         return Workload(spec, model, b, kv_p, None)
     t = spec.train
-    weights, grads, opt = memory.training_state_bytes(model, spec.precision, spec.method, t.optimizer, t.lora_rank)
+    weights, grads, opt = memory.training_state_bytes(
+        model, spec.precision, spec.method, t.optimizer, t.lora_rank, t.master_weights
+    )
     b = memory.MemoryBreakdown(
         weights=weights,
         kv_cache=0.0,

@@ -35,7 +35,7 @@ import json
 import pathlib
 import statistics
 
-from gpusizer import errors, hardware, planner
+from gpusizer import errors, hardware, planner, units
 from gpusizer.estimate import calibration, speed
 
 TRAINING_FORMAT = "gpusizer-training-run/v1"
@@ -166,7 +166,7 @@ def _fit_training(name: str, doc: dict) -> tuple[str, str, float, str]:
     w = planner.workload(planner.load_spec(spec))
     flops_per_token = speed.training_flops(w.model, 1.0, w.spec.method, w.spec.train.activation_checkpointing)
     compute = "bf16" if w.spec.precision in ("int4", "int8") else w.spec.precision
-    peak = count * hardware.load_gpus()[gpu].peak_tflops(compute) * 1e12
+    peak = count * hardware.load_gpus()[gpu].peak_tflops(compute) * units.TERA
     mfu = min(1.0, flops_per_token * tps / peak)
     memory = f", peak memory {doc['peak_memory_gib']} GiB" if doc.get("peak_memory_gib") else ""
     source = (f"{name}: {w.model.key} {w.spec.method} {w.spec.precision} on {count} x {gpu}: {tps:,.0f} tokens/s "

@@ -30,7 +30,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 
-from gpusizer import cost, hardware, optimize, units
+from gpusizer import cost, hardware, optimize, providers, units
 from gpusizer.catalog import Catalog
 from gpusizer.estimate import fit as fit_mod, memory
 from gpusizer.estimate.workload import Workload
@@ -42,7 +42,6 @@ SATURATED_UTIL = 0.95  # p95 GPU utilization at which requests queue (the GPU is
 LOW_UTIL = 0.30  # mean GPU utilization below which the GPU mostly waits
 HIGH_MEMORY = 0.70  # share of GPU memory that counts as "high" for `investigate`
 MIN_SAVING = 0.05  # a re-plan must save at least this share of the monthly cost to recommend a move
-_HOURS_PER_MONTH = cost.HOURS_PER_MONTH
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,7 +57,7 @@ class Current:
 
     @property
     def monthly_usd(self) -> float:
-        return self.hourly_usd * self.nodes * _HOURS_PER_MONTH
+        return cost.monthly_usd(self.hourly_usd, self.nodes)
 
     def to_dict(self) -> dict:
         return {
@@ -203,7 +202,7 @@ def current_offer(obs: dcgm.Observation, catalog: Catalog, w: Workload) -> Curre
     if w.spec.placement.providers is not None:
         offers = [o for o in offers if o.provider in w.spec.placement.providers]
     if w.spec.placement.regions is not None:
-        offers = [o for o in offers if o.region in w.spec.placement.regions or o.provider == "onprem"]
+        offers = [o for o in offers if o.region in w.spec.placement.regions or providers.get(o.provider).owned]
     priced = [(o.price(purchase), o) for o in offers if o.price(purchase) is not None]
     if not priced:
         return None

@@ -200,7 +200,7 @@ def test_a_read_only_cache_is_a_one_line_refresh_failure_with_the_old_cache_inta
     def read_only(path, data):
         raise OSError(errno.EROFS, os.strerror(errno.EROFS))
 
-    def fake_gcp(regions, previous, now):  # the fetch succeeded; only the write fails
+    def fake_gcp(regions, previous, now, session=None):  # the fetch succeeded; only the write fails
         offers = [make_offer("g6.xlarge", "L4", 1, 22.35, 0.6, provider="gcp", region="us-central1",
                              as_of=now.date().isoformat())]
         return offers, {}, []

@@ -55,12 +55,17 @@ class StubbedSession:
 
 
 @pytest.fixture
-def moto_ec2(monkeypatch):
-    monkeypatch.setattr(aws.time, "sleep", lambda s: None)
+def moto_ec2():
     with mock_aws():
         yield
 
 
+# moto's EC2 backend loads its instance-type and offering tables (JSON, tens of MB) on first use:
+# 3-10 s per test here even with DescribeInstanceTypes filtered to the G and P families.
+slow_moto = pytest.mark.slow
+
+
+@slow_moto
 def test_refresh_writes_live_offers_quotas_and_a_manifest(moto_ec2):
     errors = refresh_mod.refresh("aws", ["us-east-1"], NOW, session=StubbedSession())
     assert errors == []
@@ -74,6 +79,7 @@ def test_refresh_writes_live_offers_quotas_and_a_manifest(moto_ec2):
     assert any(o.region == "us-east-2" and o.as_of < "2026-11-23" for o in entry.offers)
 
 
+@slow_moto
 def test_freshest_of_cache_and_snapshot_is_used(moto_ec2):
     refresh_mod.refresh("aws", ["us-east-1"], NOW, session=StubbedSession())
     cat = Catalog.load(today=NOW.date())
@@ -94,6 +100,7 @@ def test_stale_prices_are_warned_loudly_with_a_configurable_bound(monkeypatch):
     assert not any(n.startswith("WARNING") for n in Catalog.load(today=datetime.date(2026, 11, 23)).notes)
 
 
+@slow_moto
 def test_failed_provider_keeps_last_good_data_and_reports_one_line(moto_ec2):
     assert refresh_mod.refresh("aws", ["us-east-1"], NOW, session=StubbedSession()) == []
     later = NOW + datetime.timedelta(days=1)
@@ -116,12 +123,7 @@ def test_no_credentials_is_one_line(monkeypatch):
     assert cache.read()[0] == {}  # nothing refreshed: no cache written, the snapshot stays in use
 
 
-def test_throttling_is_retried_with_backoff(moto_ec2):
-    session = StubbedSession(pricing_errors=["ThrottlingException", "ThrottlingException"])
-    assert refresh_mod.refresh("aws", ["us-east-1"], NOW, session=session) == []
-    session.stub_p.assert_no_pending_responses()
-
-
+@slow_moto
 def test_corrupt_cache_is_ignored_and_reported(moto_ec2):
     refresh_mod.refresh("aws", ["us-east-1"], NOW, session=StubbedSession())
     path = cache.generation_dir() / "aws.csv"
@@ -132,6 +134,7 @@ def test_corrupt_cache_is_ignored_and_reported(moto_ec2):
     assert any(o.provider == "aws" for o in cat.offers)  # the snapshot stands in
 
 
+@slow_moto
 def test_quotas_from_a_refresh_reject_offers_that_exceed_them(moto_ec2):
     refresh_mod.refresh("aws", ["us-east-1"], NOW, session=StubbedSession(quota_value=8.0))
     spec = {"name": "big", "model": {"name": "llama-3.1-70b"},

@@ -33,6 +33,7 @@ def _gpusizer(*args, env):
                           cwd=REPO, env=env, timeout=300)
 
 
+@pytest.mark.slow  # a moto server and two CLI processes: ~10 s
 def test_refresh_against_moto_keeps_what_it_could_not_refresh_and_plan_still_works(moto_server):
     env = {**os.environ, "AWS_ENDPOINT_URL": moto_server, "AWS_ACCESS_KEY_ID": "testing",
            "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}

@@ -65,7 +65,7 @@ def test_g2_vm_carries_its_gpu_and_secure_defaults():
 
 
 def test_n1_takes_attached_accelerators():
-    spec = _with(QWEN, model={"name": "qwen2.5-1.5b"}, placement={"gpus": ["T4"]})
+    spec = {**_with(QWEN, model={"name": "qwen2.5-1.5b"}, placement={"gpus": ["T4"]}), "precision": "fp16"}  # T4: no bf16
     plan = gpusizer.plan(spec)
     assert plan.chosen.offer.instance_type.startswith("n1-")
     mocks, _, _ = run_program(lambda: GpuWorkload("qwen", spec))

@@ -59,7 +59,9 @@ def test_sized_by_a_target_under_a_gpu_workload_is_left_to_re_derivation():
 def test_ratio_is_configurable():
     typ, props = cases.OVER["gcp-template"]  # 8 x V100 = 126 GiB for 5 GiB
     assert rules.check_resource(OVER, typ, props, {"maxRatio": 100}) == []
-    assert rules.check_resource(OVER, typ, props, {"maxRatio": 10})
+    (msg,) = rules.check_resource(OVER, typ, props, {"maxRatio": 10})
+    # 8 x 15.78 GiB (V100 16 GB as the driver shows it) = 126 GiB; 126 / 5 = 25x, over the 10x limit.
+    assert "8 x V100 = 126 GiB for a 5 GiB requirement (25x, limit 10x)" in msg
 
 
 def test_allowed_gpus_and_spot_only():
@@ -90,14 +92,21 @@ def test_imdsv2_required_with_remediation(typ, props, words):
     assert hosts.remediate_imdsv2(typ, props)["metadataOptions"]["httpTokens"] == "required"
 
 
-@pytest.mark.parametrize("typ, props", [
-    ("aws:ec2/securityGroup:SecurityGroup", {"ingress": [{"protocol": "tcp", "fromPort": 22, "toPort": 22, "cidrBlocks": ["0.0.0.0/0"]}]}),
-    ("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", {"cidrIpv4": "0.0.0.0/0", "fromPort": 0, "toPort": 65535, "ipProtocol": "tcp"}),
-    ("gcp:compute/firewall:Firewall", {"sourceRanges": ["0.0.0.0/0"], "allows": [{"protocol": "tcp", "ports": ["22"]}]}),
-    ("aws:ec2/instance:Instance", {"instanceType": "g6.xlarge", "rootBlockDevice": {"encrypted": False}}),
+SSH_OPEN = "SSH (port 22) open to the internet (0.0.0.0/0)"
+
+
+@pytest.mark.parametrize("typ, props, words", [
+    ("aws:ec2/securityGroup:SecurityGroup",
+     {"ingress": [{"protocol": "tcp", "fromPort": 22, "toPort": 22, "cidrBlocks": ["0.0.0.0/0"]}]}, SSH_OPEN),
+    # Ports 0-65535 include 22.
+    ("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule",
+     {"cidrIpv4": "0.0.0.0/0", "fromPort": 0, "toPort": 65535, "ipProtocol": "tcp"}, SSH_OPEN),
+    ("gcp:compute/firewall:Firewall", {"sourceRanges": ["0.0.0.0/0"], "allows": [{"protocol": "tcp", "ports": ["22"]}]}, SSH_OPEN),
+    ("aws:ec2/instance:Instance", {"instanceType": "g6.xlarge", "rootBlockDevice": {"encrypted": False}}, "unencrypted EBS volume"),
 ])
-def test_insecure_hosts_are_flagged(typ, props):
-    assert rules.check_resource("gpusizer-secure-gpu-hosts", typ, props)
+def test_insecure_hosts_are_flagged(typ, props, words):
+    (msg,) = rules.check_resource("gpusizer-secure-gpu-hosts", typ, props)
+    assert words in msg and "To fix:" in msg
 
 
 def test_ssh_from_a_private_range_is_fine():

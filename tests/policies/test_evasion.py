@@ -42,7 +42,8 @@ def test_hand_written_sized_by_is_judged_on_memory_alone(label):
 
 
 def test_hand_written_price_tag_is_ignored_prices_come_from_the_catalog():
-    props = {"instanceType": "p5.48xlarge", "tags": {cases.REQ: "600", "gpusizer:hourly-usd": "0.01"}, **SECURE}
+    # 560 GiB fits 8 x 79.65 GiB x 0.90 headroom (573 GiB): only the price policies may fire.
+    props = {"instanceType": "p5.48xlarge", "tags": {cases.REQ: "560", "gpusizer:hourly-usd": "0.01"}, **SECURE}
     config = {"gpusizer-cost-ceiling": {"enforcementLevel": "mandatory", "maxHourlyUsd": 10},
               "gpusizer-gpu-budget": {"enforcementLevel": "mandatory", "maxHourlyUsd": 10}}
     found = {f.policy: f.message for f in _mandatory(INSTANCE, props, config)}

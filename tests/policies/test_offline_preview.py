@@ -16,6 +16,9 @@ from tests.conftest import REPO
 
 HERE = REPO / "tests/policies/overprovisioned"
 
+# Each test starts a Python process that imports Pulumi and runs a whole program: 3-10 s apiece.
+pytestmark = pytest.mark.slow
+
 
 def preview(*args):
     return subprocess.run([sys.executable, "-m", "gpusizer.cli", "preview", *map(str, args)],

@@ -1,4 +1,4 @@
-"""Write <out>/aws.csv, <out>/gcp.csv and <out>/SOURCES.md from the dated public sources.
+"""Write <out>/<provider>.csv and <out>/SOURCES.md from the dated public sources.
 
     python -m gpusizer.catalog.builder --sources data/catalog-sources --out gpusizer/data/catalog
 
@@ -12,11 +12,10 @@ import collections
 import pathlib
 import sys
 
+from gpusizer import providers
 from gpusizer.catalog import store
-from gpusizer.catalog.builder import Built, aws, gcp
+from gpusizer.catalog.builder import Built
 from gpusizer.catalog.offer import Offer
-
-PROVIDERS = {"aws": aws, "gcp": gcp}
 
 _HEADER = """\
 # Embedded catalog snapshot
@@ -69,7 +68,8 @@ def build(sources: pathlib.Path, out: pathlib.Path) -> dict[str, list[Offer]]:
 
     Args:
         sources: the catalog-sources directory (data/catalog-sources).
-        out: where aws.csv, gcp.csv and SOURCES.md go (created if missing).
+        out: where <provider>.csv and SOURCES.md go (created if missing); one CSV per
+            provider with a builder in gpusizer.providers.
 
     Returns:
         The sorted offers per provider, as written.
@@ -77,8 +77,9 @@ def build(sources: pathlib.Path, out: pathlib.Path) -> dict[str, list[Offer]]:
     out.mkdir(parents=True, exist_ok=True)
     result = {}
     summary = [_HEADER]
-    for name, module in PROVIDERS.items():
-        built = module.build(sources)
+    for provider in providers.having("builder"):
+        name = provider.name
+        built = provider.module("builder").build(sources)
         built.offers.sort(key=sort_key)
         text = store.format_offers(built.offers)
         # Refuse to write what the store would refuse to read.

@@ -11,7 +11,7 @@ import math
 import pathlib
 import re
 
-from gpusizer import hardware
+from gpusizer import hardware, units
 from gpusizer.catalog.builder import Built, price, read_csv, spot_offer
 from gpusizer.catalog.offer import Offer
 
@@ -113,7 +113,7 @@ def _reported_mib(sources: pathlib.Path) -> dict[tuple[str, int], int]:
     for r in read_csv(sources / PER_ZONE):
         m = re.search(r"'Name': '([^']+)'.*'SizeInMiB': (\d+)", r["GpuInfo"])
         if m:
-            table[(m.group(1), round(int(m.group(2)) / 1024))] = int(m.group(2))
+            table[(m.group(1), round(int(m.group(2)) / units.MIB_PER_GIB))] = int(m.group(2))
     return table
 
 
@@ -130,9 +130,9 @@ def memory_gib(gpu: str, reported_mib: float) -> float:
     >>> memory_gib("L4", 22888), memory_gib("H100", 81920), memory_gib("V100", 32768)
     (22.35, 79.65, 31.75)
     """
-    nominal = round(reported_mib / 1024)
-    driver_mib = _VARIANT_DRIVER_MIB.get((gpu, nominal), hardware.load_gpus()[gpu].memory_gib * 1024)
-    return round(min(reported_mib, driver_mib) / 1024, 2)
+    nominal = round(reported_mib / units.MIB_PER_GIB)
+    driver_mib = _VARIANT_DRIVER_MIB.get((gpu, nominal), hardware.load_gpus()[gpu].memory_gib * units.MIB_PER_GIB)
+    return round(min(reported_mib, driver_mib) / units.MIB_PER_GIB, 2)
 
 
 def _shapes(sources: pathlib.Path, notes: list[str]) -> dict[str, dict]:
@@ -148,20 +148,20 @@ def _shapes(sources: pathlib.Path, notes: list[str]) -> dict[str, dict]:
         if gpu is None:
             notes.append(f"{itype}: GPU {r['gpu']!r} has no row in gpus.yaml; left out")
             continue
-        whole_mib = exact.get((r["gpu"], round(gib)), gib * 1024)
+        whole_mib = exact.get((r["gpu"], round(gib)), gib * units.MIB_PER_GIB)
         count, fraction, per_gpu_mib = int(r["count"]), 1.0, whole_mib
         if count == 0:  # fractional: partition memory / the whole L4's, snapped to 1/2^k
             whole_mib = next(v for (name, _), v in exact.items() if name == r["gpu"])
-            fraction = 2.0 ** round(math.log2(gib * 1024 / whole_mib))
+            fraction = 2.0 ** round(math.log2(gib * units.MIB_PER_GIB / whole_mib))
             count, per_gpu_mib = 1, whole_mib * fraction
         net = network_gbps(r["net"])
         shapes[itype] = dict(
             gpu=gpu, gpu_count=count, gpu_fraction=fraction,
-            gpu_memory_gib=round(per_gpu_mib / 1024, 2) if fraction < 1 else memory_gib(gpu, per_gpu_mib),
+            gpu_memory_gib=round(per_gpu_mib / units.MIB_PER_GIB, 2) if fraction < 1 else memory_gib(gpu, per_gpu_mib),
             vcpus=int(r["vcpu"]), ram_gib=float(r["ram_gib"]), nvlink=r["nvlink"] == "True",
             fabric="efa" if r["efa"] == "True" else None,
             network_gbps=net if net is not None else megabits[itype] / 1000,
-            local_nvme_gib=round(float(r["nvme_gb"] or 0) * 1e9 / 2**30, 1),
+            local_nvme_gib=round(float(r["nvme_gb"] or 0) * units.GB / units.GIB, 1),
             spot_est=price(r["spot_est"]), spot_snap=price(r["spot_snap"]), shape_src=INSTANCES,
         )
     advisor = json.loads((sources / SPOT_ADVISOR).read_text())["spot_advisor"]["us-east-1"]["Linux"]

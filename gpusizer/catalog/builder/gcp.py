@@ -13,7 +13,7 @@ import dataclasses
 import pathlib
 import re
 
-from gpusizer import hardware
+from gpusizer import hardware, units
 from gpusizer.catalog.builder import Built, read_csv, spot_offer
 from gpusizer.catalog.offer import Offer
 
@@ -175,7 +175,7 @@ def _offer(itype, host, zone, row_name, gpu, count, fabric, row: _Row, tiers, ta
     if discounted:
         src += "; GPU on-demand row in discounted tier: spot only"
     spec = hardware.load_gpus()[gpu]
-    memory = min(spec.memory_gib, row.mib / 1024) if row.mib else spec.memory_gib
+    memory = min(spec.memory_gib, row.mib / units.MIB_PER_GIB) if row.mib else spec.memory_gib
     vcpus = int(float(host["vCPUs"]))
     network = _NETWORK_GBPS.get(itype.split("+")[0], min(32, max(10, 2 * vcpus)) if itype.startswith("n1-") else 0)
     return Offer(

@@ -7,14 +7,15 @@ from __future__ import annotations
 
 import datetime
 
-from gpusizer import redact
+from gpusizer import providers, redact
 from gpusizer.catalog import Catalog, cache
-
-PROVIDERS = ("aws", "gcp")
 
 
 def refresh(provider: str, regions: list[str] | None = None, now: datetime.datetime | None = None, session=None) -> list[str]:
     """Refresh one provider into the cache; returns one line per thing that could not be refreshed.
+
+    The provider's refresher module (gpusizer.providers) does the fetching and
+    imports its SDK itself, reporting a missing SDK as one line.
 
     The previous data (cache if fresher, else the snapshot) is the fallback for
     anything that fails, so the cache is always complete and never half-written.
@@ -24,24 +25,13 @@ def refresh(provider: str, regions: list[str] | None = None, now: datetime.datet
             held too long); the previous cache is intact.
     """
     now = now or datetime.datetime.now(datetime.timezone.utc)
-    if provider == "aws":
-        try:
-            import boto3
-        except ImportError:
-            return ["aws: boto3 is not installed (pip install 'gpusizer[aws]'); kept the previous offers"]
+    refresher = providers.get(provider).module("refresher")
     # The lock is held from reading the previous offers to the switch: a concurrent refresh (another
     # region, another process) waits, then builds on this one's result instead of overwriting it.
     with cache.transaction() as tx:
         previous = [o for o in Catalog.load().offers if o.provider == provider]
         regions = regions or sorted({o.region for o in previous})
-        if provider == "aws":
-            from gpusizer.catalog.refresh import aws
-
-            offers, quotas, errors = aws.refresh(session or boto3.Session(), regions, previous, now)
-        else:
-            from gpusizer.catalog.refresh import gcp
-
-            offers, quotas, errors = gcp.refresh(regions, previous, now)
+        offers, quotas, errors = refresher.refresh(regions, previous, now, session=session)
         errors = [redact.redact(e) for e in errors]
         if not quotas and not any(o.as_of == now.date().isoformat() for o in offers):
             return errors  # nothing was refreshed: leave the cache (and the snapshot) as they are

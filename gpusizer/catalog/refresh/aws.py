@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import datetime
 import json
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
-from gpusizer import hardware
+from gpusizer import hardware, units
 from gpusizer.catalog import builder
 from gpusizer.catalog.builder import aws as build_aws
 from gpusizer.catalog.offer import Offer
@@ -30,37 +29,25 @@ QUOTAS = {
     ("spot", "G"): "L-3819A6DF",  # All G and VT Spot Instance Requests
     ("spot", "P"): "L-7212CCBC",  # All P Spot Instance Requests
 }
-# botocore's adaptive retry mode backs off on throttling (client-side rate limiting plus
-# exponential backoff), up to this many attempts per call.
-RETRIES = {"mode": "adaptive", "max_attempts": 8}
+# botocore's adaptive retry mode retries throttling and transient errors with exponential
+# backoff and rate-limits the client after a throttle (boto3 guide "Retries", modes "standard"
+# and "adaptive"; default 3 attempts). Every request, each page of a paginated listing
+# included, gets up to this many attempts in all, the first one counted.
+RETRIES = {"mode": "adaptive", "total_max_attempts": 10}
 PRICING_REGION = "us-east-1"
+# Server-side filters of DescribeInstanceTypes (EC2 API Reference, DescribeInstanceTypes,
+# filters "instance-type" with wildcards and "processor-info.supported-architecture"):
+# NVIDIA GPU types are the G and P families; this lists ~60 types instead of ~1,400.
+GPU_FAMILIES = [
+    {"Name": "instance-type", "Values": ["g*", "p*"]},
+    {"Name": "processor-info.supported-architecture", "Values": ["x86_64"]},
+]
 
 
 def _client(session, service: str, region: str):
     from botocore.config import Config
 
     return session.client(service, region_name=region, config=Config(retries=RETRIES, connect_timeout=10, read_timeout=30))
-
-
-THROTTLING = {"Throttling", "ThrottlingException", "RequestLimitExceeded", "TooManyRequestsException"}
-
-
-def with_backoff(call: Callable, attempts: int = 5, base_s: float = 1.0):
-    """Run `call`, retrying throttling errors with exponential backoff (1, 2, 4, 8 s).
-
-    botocore's adaptive retries already back off per request; this also covers a
-    throttled page in the middle of a paginated listing, which restarts the listing.
-    """
-    from botocore.exceptions import ClientError
-
-    for attempt in range(attempts):
-        try:
-            return call()
-        except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") not in THROTTLING or attempt == attempts - 1:
-                raise
-            time.sleep(base_s * 2**attempt)
-    raise AssertionError("unreachable")
 
 
 def _one_line(exc: Exception) -> str:
@@ -71,7 +58,7 @@ def _one_line(exc: Exception) -> str:
 def gpu_types(ec2) -> dict[str, dict]:
     """NVIDIA x86_64 GPU instance types in the client's region, as shape fields for an Offer."""
     shapes = {}
-    for page in ec2.get_paginator("describe_instance_types").paginate():
+    for page in ec2.get_paginator("describe_instance_types").paginate(Filters=GPU_FAMILIES):
         for it in page["InstanceTypes"]:
             gpus = (it.get("GpuInfo") or {}).get("Gpus") or []
             if not gpus or gpus[0].get("Manufacturer") != "NVIDIA":
@@ -79,7 +66,7 @@ def gpu_types(ec2) -> dict[str, dict]:
             if "x86_64" not in it.get("ProcessorInfo", {}).get("SupportedArchitectures", []):
                 continue
             g = gpus[0]
-            mem_gib = g["MemoryInfo"]["SizeInMiB"] / 1024
+            mem_gib = g["MemoryInfo"]["SizeInMiB"] / units.MIB_PER_GIB
             gpu = build_aws.canonical_gpu(g["Name"], mem_gib)
             if gpu is None:
                 continue
@@ -93,15 +80,15 @@ def gpu_types(ec2) -> dict[str, dict]:
                 gpu=gpu,
                 gpu_count=count,
                 gpu_fraction=fraction,
-                gpu_memory_gib=build_aws.memory_gib(gpu, mem_gib * 1024) if fraction == 1 else round(mem_gib, 2),
+                gpu_memory_gib=build_aws.memory_gib(gpu, g["MemoryInfo"]["SizeInMiB"]) if fraction == 1 else round(mem_gib, 2),
                 vcpus=int(it["VCpuInfo"]["DefaultVCpus"]),
-                ram_gib=it["MemoryInfo"]["SizeInMiB"] / 1024,
+                ram_gib=it["MemoryInfo"]["SizeInMiB"] / units.MIB_PER_GIB,
                 # DescribeInstanceTypes does not say NVLink; AWS's 8-GPU P types have NVSwitch, and the
                 # GPU table says which parts have NVLink at all (L4/L40S/A10G never do).
                 nvlink=count >= 8 and hardware.load_gpus()[gpu].nvlink_gbs > 0,
                 fabric="efa" if net.get("EfaSupported") else None,
                 network_gbps=build_aws.network_gbps(str(net.get("NetworkPerformance", ""))) or 0.0,
-                local_nvme_gib=round(it.get("InstanceStorageInfo", {}).get("TotalSizeInGB", 0) * 1e9 / 2**30, 1),
+                local_nvme_gib=round(it.get("InstanceStorageInfo", {}).get("TotalSizeInGB", 0) * units.GB / units.GIB, 1),
             )
     return shapes
 
@@ -173,9 +160,22 @@ def quotas(sq, region: str) -> dict[tuple[str, str, str, str], float]:
     return out
 
 
-def refresh(session, regions: list[str], previous: list[Offer], now: datetime.datetime):
+def refresh(regions: list[str], previous: list[Offer], now: datetime.datetime, session=None):
     """(offers, quotas, errors): refreshed regions replace their previous offers; failed ones,
-    and regions not asked for, keep them."""
+    and regions not asked for, keep them.
+
+    Args:
+        regions: regions to refresh.
+        previous: the provider's current offers (the fallback for whatever fails).
+        now: the refresh time (offers get its date).
+        session: a boto3 Session; default: one from the environment.
+    """
+    if session is None:
+        try:
+            import boto3
+        except ImportError:
+            return previous, {}, ["aws: boto3 is not installed (pip install 'gpusizer[aws]'); kept the previous offers"]
+        session = boto3.Session()
     as_of = now.date().isoformat()
     offers: list[Offer] = [o for o in previous if o.region not in regions]
     all_quotas: dict = {}
@@ -185,23 +185,23 @@ def refresh(session, regions: list[str], previous: list[Offer], now: datetime.da
         kept = [o for o in previous if o.region == region]
         try:
             ec2 = _client(session, "ec2", region)
-            shapes = with_backoff(lambda: gpu_types(ec2))
-            names, local = with_backoff(lambda: zone_ids(ec2))
-            zones = with_backoff(lambda: zones_of(ec2, shapes)) if shapes else {}
-            spot = with_backoff(lambda: spot_prices(ec2, shapes, now, names)) if shapes else {}
+            shapes = gpu_types(ec2)
+            names, local = zone_ids(ec2)
+            zones = zones_of(ec2, shapes) if shapes else {}
+            spot = spot_prices(ec2, shapes, now, names) if shapes else {}
         except Exception as exc:  # one line per failure; the region keeps its last good offers
             errors.append(f"aws {region}: EC2 not refreshed ({_one_line(exc)}); kept {len(kept)} previous offers")
             offers += kept
             continue
         try:
-            od = with_backoff(lambda: on_demand_prices(pricing, region))
+            od = on_demand_prices(pricing, region)
         except Exception as exc:
             errors.append(f"aws {region}: prices not refreshed ({_one_line(exc)}); kept {len(kept)} previous offers")
             offers += kept
             continue
         try:
             sq = _client(session, "service-quotas", region)
-            all_quotas.update(with_backoff(lambda: quotas(sq, region)))
+            all_quotas.update(quotas(sq, region))
         except Exception as exc:
             errors.append(f"aws {region}: quotas not read ({_one_line(exc)}); offers are not quota-checked there")
         fresh = _offers(region, shapes, zones, spot, od, as_of, local)

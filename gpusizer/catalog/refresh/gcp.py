@@ -18,12 +18,13 @@ import datetime
 import os
 import re
 
-from gpusizer import hardware
+from gpusizer import hardware, units
 from gpusizer.catalog import builder
 from gpusizer.catalog.builder import gcp as build_gcp
 from gpusizer.catalog.offer import Offer
 
 COMPUTE_SERVICE = "services/6F81-5844-456A"
+_NANOS_PER_UNIT = 10**9  # google.type.Money: `nanos` are 10^-9 of a unit
 _GPU_SKU = re.compile(r"^(?P<spot>Spot Preemptible )?Nvidia (?P<gpu>.+?) GPU running in", re.I)
 _HOST_SKU = re.compile(r"^(?P<spot>Spot Preemptible )?(?P<family>[A-Z]\d+)( Predefined)? Instance (?P<kind>Core|Ram) running in", re.I)
 _GPU_FAMILIES = ("g2", "a2", "a3", "a4", "n1")
@@ -31,7 +32,7 @@ _GPU_FAMILIES = ("g2", "a2", "a3", "a4", "n1")
 
 def _usd(sku) -> float:
     rate = sku.pricing_info[0].pricing_expression.tiered_rates[-1].unit_price
-    return rate.units + rate.nanos / 1e9
+    return rate.units + rate.nanos / _NANOS_PER_UNIT
 
 
 def sku_rates(skus) -> dict[tuple, float]:
@@ -64,7 +65,7 @@ def _machine_offers(zone: str, region: str, mt, rates, as_of: str) -> list[Offer
     family = mt.name.split("-")[0]
     if family not in _GPU_FAMILIES:
         return []
-    ram_gib = mt.memory_mb / 1024
+    ram_gib = mt.memory_mb / units.MIB_PER_GIB
     shapes = []
     if family == "n1":
         for gpu, limits in build_gcp.N1_MAX_VCPUS.items():
@@ -97,8 +98,15 @@ def _machine_offers(zone: str, region: str, mt, rates, as_of: str) -> list[Offer
     return out
 
 
-def refresh(regions, previous, now: datetime.datetime, billing=None, compute=None, project: str | None = None):
-    """(offers, quotas, errors) for GCP; regions that fail or are not asked for keep their previous offers."""
+def refresh(regions, previous, now: datetime.datetime, session=None, billing=None, compute=None, project: str | None = None):
+    """(offers, quotas, errors) for GCP; regions that fail or are not asked for keep their previous offers.
+
+    Args:
+        regions, previous, now: as every refresher takes them (gpusizer.providers.Provider.refresher).
+        session: unused: Google's clients find their credentials themselves (kept for the shared signature).
+        billing, compute: a CloudCatalogClient and a MachineTypesClient; default: new ones.
+        project: the project machine types are listed in; default: $GOOGLE_CLOUD_PROJECT.
+    """
     try:
         if billing is None or compute is None:
             from google.cloud import billing_v1, compute_v1

@@ -22,7 +22,8 @@ A3 = Catalog((make_offer("a3-highgpu-1g", "H100", 1, 79.65, 11.0, provider="gcp"
                          zone="us-central1-a"),))
 SCENARIOS = {
     "g2-vm": (QWEN, None),
-    "n1-attached-t4": ({**QWEN, "model": {"name": "qwen2.5-1.5b"}, "placement": {**QWEN["placement"], "gpus": ["T4"]}},
+    "n1-attached-t4": ({**QWEN, "model": {"name": "qwen2.5-1.5b"}, "precision": "fp16",  # T4: no bf16
+                        "placement": {**QWEN["placement"], "gpus": ["T4"]}},
                        None),
     "spot-group": ({**QWEN, "placement": {**QWEN["placement"], "purchase": "spot"}, "deploy": {"replicas": 3}}, None),
     "a3-hyperdisk": ({**QWEN, "model": {"name": "llama-3.1-8b"}}, GpuWorkloadArgs(catalog=A3)),

@@ -1,0 +1,118 @@
+"""Imports point one way: the project's import graph, imports inside functions included, has no cycle."""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+
+from tests.conftest import REPO
+
+PACKAGES = ("gpusizer", "components", "policies")
+
+
+def _module_name(path: pathlib.Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _project_modules() -> dict[str, pathlib.Path]:
+    files = [p for pkg in PACKAGES for p in (REPO / pkg).rglob("*.py")]
+    return {_module_name(p): p for p in files}
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> project modules it imports anywhere in its body (top level and inside functions).
+
+    `from a.b import c` is an edge to a.b.c when that is a module, else to a.b.
+    Parent packages a module is imported through are not edges (every import
+    of gpusizer.x runs gpusizer/__init__ first; counting that would make any
+    package with a re-exporting __init__ a cycle). Imports under
+    `if TYPE_CHECKING:` never run, so they are not edges either.
+    """
+    modules = _project_modules()
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        is_pkg = path.name == "__init__.py"
+        edges = set()
+        tree = ast.parse(path.read_text(), str(path))
+        type_only = {id(n) for block in ast.walk(tree) if _is_type_checking(block) for stmt in block.body
+                     for n in ast.walk(stmt)}
+        for node in ast.walk(tree):
+            if id(node) in type_only:
+                continue
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:  # relative import
+                    anchor = name.split(".") if is_pkg else name.split(".")[:-1]
+                    anchor = anchor[: len(anchor) - node.level + 1]
+                    base = ".".join(anchor + ([base] if base else []))
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
+            else:
+                continue
+            edges |= {t for t in targets if t in modules and t != name}
+        graph[name] = edges
+    return graph
+
+
+def _is_type_checking(node: ast.AST) -> bool:
+    """`if TYPE_CHECKING:` or `if typing.TYPE_CHECKING:`."""
+    if not isinstance(node, ast.If):
+        return False
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle as a path a -> b -> ... -> a, or None (depth-first search, colouring nodes)."""
+    state: dict[str, int] = {}  # 1 on the stack, 2 done
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
+
+
+def test_the_cycle_finder_finds_a_planted_cycle():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
+
+
+def test_the_graph_sees_imports_inside_functions():
+    graph = import_graph()
+    assert "policies.offline" in graph["gpusizer.cli"]  # imported only inside the preview handler
+    assert "gpusizer.spec" in graph["gpusizer.catalog.onprem"]
+    assert "gpusizer.decision" not in graph["gpusizer.misses"]  # a TYPE_CHECKING import never runs
+
+
+def test_the_project_import_graph_has_no_cycle():
+    cycle = find_cycle(import_graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_the_engine_imports_neither_components_nor_pulumi_at_module_level():
+    for name, path in _project_modules().items():
+        if not name.startswith("gpusizer"):
+            continue
+        for node in ast.parse(path.read_text()).body:  # module level only: lazy imports are allowed
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            for n in names:
+                assert not n.startswith(("pulumi", "components", "policies", "boto3", "botocore", "google")), (name, n)

@@ -1,0 +1,52 @@
+"""Unknown regions, zones and GPU names are input errors naming the field and the nearest known names."""
+
+from __future__ import annotations
+
+import pytest
+
+import gpusizer
+from gpusizer import cli
+from tests.conftest import make_offer
+from gpusizer.catalog import Catalog
+
+SPEC = {"name": "chat", "model": {"name": "llama-3.1-8b"}, "placement": {"providers": ["aws"]}}
+
+
+def _with_placement(**placement):
+    return {**SPEC, "placement": {**SPEC["placement"], **placement}}
+
+
+def test_unknown_region_names_the_field_and_the_nearest_region():
+    with pytest.raises(gpusizer.SpecError) as e:
+        gpusizer.plan(_with_placement(regions=["us-east-9"]))
+    assert e.value.field == "placement.regions"
+    assert "us-east-1" in str(e.value) and "To fix" in str(e.value)
+
+
+def test_region_and_gpu_names_are_case_insensitive():
+    d = gpusizer.plan(_with_placement(regions=["US-EAST-1"], gpus=["l4", "nvidia-l40s"]))
+    assert d.chosen is not None
+    assert d.chosen.offer.region == "us-east-1"
+    assert d.workload.spec.placement.gpus == ["L4", "L40S"]
+
+
+def test_a_zone_is_a_known_placement():
+    offers = (make_offer("g6.xlarge", "L4", 1, 22.35, 0.805, zone="use1-az1"),
+              make_offer("g6.2xlarge", "L4", 1, 22.35, 0.9, zone="use1-az2"))
+    d = gpusizer.plan(_with_placement(regions=["use1-az2"]), catalog=Catalog(offers))
+    assert d.chosen.offer.zone == "use1-az2"
+
+
+def test_unknown_gpu_names_the_nearest_known_gpu():
+    with pytest.raises(gpusizer.SpecError) as e:
+        gpusizer.plan(_with_placement(gpus=["H10"]))
+    assert e.value.field == "placement.gpus"
+    assert "H100" in str(e.value)
+
+
+def test_cli_exits_2_on_an_unknown_region(tmp_path, capsys):
+    path = tmp_path / "spec.yaml"
+    path.write_text("name: chat\nmodel: {name: llama-3.1-8b}\nplacement: {providers: [aws], regions: [eu-wst-1]}\n")
+    assert cli.main(["plan", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "placement.regions" in err and "eu-west-1" in err and "Traceback" not in err
