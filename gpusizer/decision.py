@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 
-from gpusizer import cost as cost_mod, limits, units
+from gpusizer import autoscaling, cost as cost_mod, limits, units
 from gpusizer.catalog.offer import Offer
 from gpusizer.estimate.fit import Fit
 from gpusizer.estimate.workload import Workload
@@ -208,6 +208,14 @@ class Decision:
     def requirements(self) -> dict:
         return requirements_dict(self.workload)
 
+    @property
+    def autoscaling(self) -> autoscaling.Range | None:
+        """The choice's replica bounds and $/month at min, max and expected (gpusizer.autoscaling), if the spec scales."""
+        a = self.workload.spec.deploy.autoscaling
+        if a is None or self.chosen is None:
+            return None
+        return autoscaling.price(a, self.chosen.cost.hourly_usd, self.chosen.replicas)
+
     def to_dict(self) -> dict:
         """The plan JSON of docs/contract.md section 2 (plus explanation fields)."""
         from gpusizer import misses  # misses reads Decision: imported here, not at module load
@@ -222,6 +230,8 @@ class Decision:
             chosen["sharding"] = f.sharding if f else None
             cal = self.workload.calibration
             chosen["calibration"] = cal.describe(self.chosen.offer.gpu) if cal else None
+            scaled = self.autoscaling
+            chosen["autoscaling"] = scaled.to_dict() if scaled else None
         return {
             "workload": self.workload.spec.name,
             "model": self.workload.model.key,

@@ -122,6 +122,17 @@ def cost_text(cost: cost_mod.Cost) -> str:
     return out
 
 
+def scaling_text(r: dict) -> str:
+    """A plan JSON's choice.autoscaling in words: "0-4 replicas on queue_depth (target 10): $0/month at min, ..."."""
+    on = r["metric"] if r.get("target") is None else f"{r['metric']} (target {r['target']:g})"
+    text = (f"{r['min_replicas']}-{r['max_replicas']} replicas on {on}: {_money(r['monthly_usd_min'])}/month at min, "
+            f"{_money(r['monthly_usd_max'])}/month at max, expected {_money(r['monthly_usd_expected'])}/month "
+            f"({r['expected_assumption']}); the budget policy counts max")
+    if r.get("sized_replicas", 0) > r["max_replicas"]:
+        text += f"; max is below the {r['sized_replicas']} replicas the throughput target needs"
+    return text
+
+
 def _choice_lines(d: Decision) -> list[str]:
     c = d.chosen
     ranked = f"ranked by: {cost_mod.objective_text(d.objective, d.workload.spec.task)}"
@@ -136,6 +147,9 @@ def _choice_lines(d: Decision) -> list[str]:
         f"  performance: {_performance(c)}",
         "  margin: " + ", ".join(f"{k} {v:g}" for k, v in d.margin().items()),
     ]
+    scaled = d.autoscaling
+    if scaled is not None:
+        lines.append(f"  autoscaling: {scaling_text(scaled.to_dict())}")
     if c.offer.note:
         lines.append(f"  cost basis: {c.offer.note}")
     if d.next_cheaper is not None:

@@ -24,8 +24,8 @@ _ZONES_SHOWN = 3
 
 
 def money(x: float | None) -> str:
-    """$1,234.56; sub-dime amounts keep 4 decimals ($0.0212); "-" for none."""
-    return "-" if x is None else f"${x:,.2f}" if x >= 0.1 else f"${x:.4f}"
+    """$1,234.56; sub-dime amounts keep 4 decimals ($0.0212); $0 for nothing; "-" for none."""
+    return "-" if x is None else "$0" if x == 0 else f"${x:,.2f}" if x >= 0.1 else f"${x:.4f}"
 
 
 def shape(c: Candidate) -> str:

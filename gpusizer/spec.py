@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 
 import pydantic
 
-from gpusizer import errors, fields, inputs, providers
+from gpusizer import autoscaling as autoscaling_mod, errors, fields, inputs, providers
 
 Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
 KvPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8"]
@@ -159,6 +159,17 @@ class Deploy(_Strict):
     image: fields.Label | None = pydantic.Field(None, description="Container image to run (on-prem Kubernetes pools).")
     machine_image: fields.Label | None = pydantic.Field(None, description="AMI id or GCP image; default: Deep Learning image.")
     disk_gib: fields.DiskGib | None = pydantic.Field(None, description="Root disk; default: weights plus margin.")
+    autoscaling: autoscaling_mod.Autoscaling | None = pydantic.Field(
+        None, description="Replicas between min and max on a metric (docs/contract.md section 8); default: fixed replicas."
+    )
+
+    @pydantic.model_validator(mode="after")
+    def _bounds_cover_replicas(self) -> Deploy:
+        a = self.autoscaling
+        if a is not None and a.max_replicas is not None and a.max_replicas < self.replicas:
+            raise ValueError(f"autoscaling.max_replicas ({a.max_replicas}) is below replicas ({self.replicas}). "
+                             "To fix: raise max_replicas or lower replicas")
+        return self
 
 
 class WorkloadSpec(_Strict):
@@ -186,6 +197,9 @@ class WorkloadSpec(_Strict):
             if self.finetune_method is not None:
                 raise ValueError("finetune_method: applies only to task: finetune. To fix: remove it or set task: finetune")
         else:
+            if self.deploy.autoscaling is not None:
+                raise ValueError(f"deploy.autoscaling applies to serving (task: inference), not {self.task}. "
+                                 "To fix: remove it; a training job runs a fixed set of GPUs")
             if self.inference is not None:
                 raise ValueError(f"inference: does not apply to task: {self.task}. To fix: use a training: section")
             if self.precision in ("int8", "int4") and self.finetune_method != "qlora":

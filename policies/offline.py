@@ -125,6 +125,8 @@ def _decision_line(e: dict) -> str:
         line += f": {report.cost_text(cost.from_choice(choice))}"
         if plan.get("objective"):
             line += f" (ranked by {cost.objective_text(plan['objective'], plan.get('task', 'inference'))})"
+        if choice.get("autoscaling"):
+            line += f"; autoscaling {report.scaling_text(choice['autoscaling'])}"
     elif e.get("hourly_usd") is not None:
         line += f": ${e['hourly_usd']}/h"
     if e.get("burst"):
