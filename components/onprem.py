@@ -10,6 +10,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components import names
+from components import scaling
 from components import serving
 from components import tags as tagging
 from gpusizer import errors
@@ -34,21 +35,25 @@ class OnPremGpuCapacityArgs:
     """Hugging Face token for gated weights, as a Pulumi secret; stored in a Kubernetes Secret."""
     stack: str | None = None
     """Stack name in the namespace (default: the running stack), so two stacks share a cluster."""
+    prometheus_url: str = scaling.DEFAULT_PROMETHEUS
+    """Prometheus that KEDA queries for a query metric (deploy.autoscaling)."""
 
 
 class OnPremGpuCapacity(pulumi.ComponentResource):
     """GPU capacity on an on-prem Kubernetes pool.
 
     A namespace `<workload>-<stack>` whose ResourceQuota caps
-    requests.nvidia.com/gpu at the GPUs chosen for it, and, when the spec
-    names a container image, a Deployment on the pool's nodes (its node
-    selector and tolerations). Serving (task inference): the image is taken to
-    be vLLM's OpenAI server; one pod per replica, requesting the replica's
-    tensor-parallel GPUs, started with components.serving.vllm_args, a
-    readiness probe on /health, HF_TOKEN from a Secret when a token is given,
-    and a ClusterIP Service in front. Training: one pod per node launched
-    (Candidate.instances), each requesting one node's GPUs, running the
-    image's own command. Everything carries the sizing annotations.
+    requests.nvidia.com/gpu at the GPUs chosen for it (max replicas' when
+    autoscaled, with a KEDA ScaledObject or an HPA: components/scaling.py),
+    and, when the spec names a container image, a Deployment of one pod per
+    node launched (Candidate.instances), each requesting one node's GPUs on the
+    pool's nodes (its node selector and tolerations). Serving (task
+    inference): the image is taken to be vLLM's OpenAI server, started with
+    components.serving.vllm_args (the node's replicas as data-parallel ranks
+    of the replica's tensor-parallel size), a readiness probe on /health,
+    HF_TOKEN from a Secret when a token is given, and a ClusterIP Service in
+    front. Training: the image's own command. Everything carries the sizing
+    annotations.
     """
 
     namespace: pulumi.Output[str]
@@ -71,13 +76,17 @@ class OnPremGpuCapacity(pulumi.ComponentResource):
         annotations = tagging.k8s_annotations(d)
         labels = {"app.kubernetes.io/name": spec.name, "app.kubernetes.io/managed-by": "gpusizer"}
         stack = args.stack or pulumi.get_stack()
+        pods = most = c.instances  # one pod per node; a multi-node choice is one pod per node
+        scaled = d.autoscaling is not None
+        if scaled:  # the quota covers max replicas; the Deployment starts at min and the scaler owns it
+            pods, most = scaling.bounds(d)
         ns = k8s.core.v1.Namespace(
             f"{name}-ns",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=names.per_stack(spec.name, stack), annotations=annotations,
                                                 labels=labels),
             opts=child,
         )
-        gpus = str(c.instances * c.offer.gpu_count)  # every GPU chosen, all nodes launched
+        gpus = str(most * c.offer.gpu_count)
         k8s.core.v1.ResourceQuota(
             f"{name}-quota",
             metadata=k8s.meta.v1.ObjectMetaArgs(namespace=ns.metadata.name, name="gpu", annotations=annotations,
@@ -91,23 +100,25 @@ class OnPremGpuCapacity(pulumi.ComponentResource):
         self.service_name = None
         if spec.deploy.image:
             self.deployment_name, self.service_name = _workload(
-                name, d, args, ns.metadata.name, tolerations, annotations, labels, child)
+                name, d, args, ns.metadata.name, pods, scaled, tolerations, annotations, labels, child)
+        if scaled:  # the workload's Deployment (deploy.image), or the user's of the same name in the namespace
+            scaling.k8s_scaler(name, d, ns.metadata.name, spec.name, args.prometheus_url, child)
         self.namespace = ns.metadata.name
         self.register_outputs({"namespace": self.namespace, "deployment_name": self.deployment_name,
                                "service_name": self.service_name})
 
 
-def _workload(name: str, d: Decision, args: OnPremGpuCapacityArgs, namespace: pulumi.Output[str],
-              tolerations: list, annotations: dict, labels: dict, child: pulumi.ResourceOptions):
+def _workload(name: str, d: Decision, args: OnPremGpuCapacityArgs, namespace: pulumi.Output[str], pods: int,
+              scaled: bool, tolerations: list, annotations: dict, labels: dict, child: pulumi.ResourceOptions):
     """The Deployment (and, for serving, its Secret and Service); returns (deployment, service) names."""
     spec = d.workload.spec
     c = d.chosen
     serve = spec.task == "inference"
     meta = dict(namespace=namespace, annotations=annotations, labels=labels)
     env, volumes, mounts, ports, probe = None, None, None, None, None
-    pods, gpus_per_pod, container_args = c.instances, c.offer.gpu_count, None
+    gpus_per_pod, container_args = c.offer.gpu_count, None
     if serve:
-        pods, gpus_per_pod, container_args = c.replicas, serving.gpus_per_pod(d), serving.vllm_args(d)
+        container_args = serving.vllm_args(d)
         ports = [k8s.core.v1.ContainerPortArgs(name="http", container_port=serving.PORT, protocol="TCP")]
         # Ready once the engine is up and the weights are loaded (vLLM /health); loading takes minutes.
         probe = k8s.core.v1.ProbeArgs(
@@ -162,7 +173,8 @@ def _workload(name: str, d: Decision, args: OnPremGpuCapacityArgs, namespace: pu
                 ),
             ),
         ),
-        opts=child,
+        opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
+            ignore_changes=["spec.replicas"] if scaled else None)),
     )
     if not serve:
         return deployment.metadata.name, None
@@ -231,5 +243,5 @@ def provision(name: str, plan: Decision, args, opts: pulumi.ResourceOptions) -> 
     """
     pool = _pool(plan, args)
     cap = OnPremGpuCapacity(name, OnPremGpuCapacityArgs(plan, pool, args.kubeconfigs.get(pool.name),
-                                                        hf_token=args.hf_token), opts)
+                                                        hf_token=args.hf_token, prometheus_url=args.prometheus_url), opts)
     return {"namespace": cap.namespace, "deployment_name": cap.deployment_name, "service_name": cap.service_name}

@@ -3,13 +3,15 @@
 The arguments come from the spec and the decision, so the pods serve exactly
 what was sized: the model's Hugging Face id, the decision's parallel layout
 (tensor parallel over the GPUs of one replica on a node, one pipeline stage per
-node), the context length, the sequences held at once, and the share of GPU
+node, the replicas packed on one node as data-parallel ranks), the context length, the sequences held at once, and the share of GPU
 memory vLLM may take (the sizing headroom the engine sized against).
 
 Sources (checked 2026-11-23): vLLM docs, "Engine Arguments" (--model,
 --tensor-parallel-size, --pipeline-parallel-size, --max-model-len,
 --max-num-seqs, --gpu-memory-utilization, --dtype, --kv-cache-dtype,
---quantization, --port; default port 8000) and "OpenAI-Compatible Server" /
+--quantization, --port; default port 8000), "Data Parallel Deployment"
+(--data-parallel-size: each rank an engine owning tensor-parallel-size GPUs,
+one API server in front; docs.vllm.ai v0.12.0) and "OpenAI-Compatible Server" /
 "Using Kubernetes" (GET /health answers 200 once the engine is up; HF_TOKEN
 from a Secret; shared memory for tensor parallelism).
 """
@@ -43,11 +45,6 @@ def model_id(d: decision_mod.Decision) -> str:
     return found
 
 
-def gpus_per_pod(d: decision_mod.Decision) -> int:
-    """GPUs of one serving pod: one replica's tensor-parallel group on one node."""
-    return d.chosen.fit.tensor_parallel
-
-
 def vllm_args(d: decision_mod.Decision) -> list[str]:
     """vLLM server arguments for the decision's model and layout (task inference).
 
@@ -67,6 +64,8 @@ def vllm_args(d: decision_mod.Decision) -> list[str]:
     ]
     if f.pipeline_stages > 1:
         args += ["--pipeline-parallel-size", str(f.pipeline_stages)]
+    if f.replicas_per_node > 1:  # several replicas side by side on one node: one engine per DP rank
+        args += ["--data-parallel-size", str(f.replicas_per_node)]
     if spec.precision in DTYPES:
         args += ["--dtype", DTYPES[spec.precision]]
     elif spec.precision == "fp8":

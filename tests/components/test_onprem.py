@@ -123,11 +123,11 @@ def test_serving_pods_run_vllm_for_the_sized_model_and_layout(tiny_pools, spec):
     expected_id = {"llama-3.1-8b": "meta-llama/Llama-3.1-8B", "llama-3.1-70b": "meta-llama/Llama-3.1-70B"}
     assert _flag(args, "--model") == expected_id[spec["model"]["name"]]
     assert _flag(args, "--tensor-parallel-size") == str(c.fit.tensor_parallel)
-    assert container["resources"]["limits"]["nvidia.com/gpu"] == str(c.fit.tensor_parallel)
-    assert "--pipeline-parallel-size" not in args  # one node per replica here
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == str(c.offer.gpu_count)  # one node's GPUs
+    assert "--pipeline-parallel-size" not in args and "--data-parallel-size" not in args  # one replica per node
     assert _flag(args, "--max-model-len") == str(spec["inference"].get("context_length", 4096))
     assert float(_flag(args, "--gpu-memory-utilization")) == spec.get("sizing", {}).get("memory_headroom", 0.90)
-    assert dep["spec"]["replicas"] == c.replicas
+    assert dep["spec"]["replicas"] == c.instances == c.replicas
     probe = container["readinessProbe"]["httpGet"]
     assert probe["path"] == "/health" and probe["port"] == "http"
     assert container["ports"] == [{"name": "http", "containerPort": 8000, "protocol": "TCP"}]
@@ -189,3 +189,20 @@ def test_explicit_architecture_cannot_be_served_and_registers_nothing(tiny_pools
     mocks, _, _ = run_program(prog)
     assert errors and errors[0].field == "model" and "To fix" in str(errors[0])
     assert mocks.resources == []
+
+
+@pytest.mark.parametrize("tp, per_node, stages, flags", [
+    (4, 2, 1, {"--tensor-parallel-size": "4", "--data-parallel-size": "2"}),  # 2 x TP4 on an 8-GPU node
+    (8, 1, 2, {"--tensor-parallel-size": "8", "--pipeline-parallel-size": "2"}),  # one replica over 2 nodes
+])
+def test_vllm_args_follow_every_axis_of_the_layout(tiny_pools, tp, per_node, stages, flags):
+    import dataclasses
+
+    from components import serving
+
+    d = gpusizer.plan(SPEC, pools=tiny_pools)
+    fit = dataclasses.replace(d.chosen.fit, tensor_parallel=tp, replicas_per_node=per_node, pipeline_stages=stages)
+    args = serving.vllm_args(dataclasses.replace(d, chosen=dataclasses.replace(d.chosen, fit=fit)))
+    assert {k: _flag(args, k) for k in flags} == flags
+    absent = {"--data-parallel-size", "--pipeline-parallel-size"} - set(flags)
+    assert not absent & set(args)
