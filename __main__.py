@@ -8,6 +8,9 @@ Config is read once here and passed down as plain values (STYLE.md section 1):
     gpusizer:kubeconfigs  pool name -> kubeconfig, a secret (pulumi config set --secret --path)
     gpusizer:kubeconfig   one kubeconfig (a secret) for pools not named in kubeconfigs
     gpusizer:awsNetworks  region -> {vpcId, subnetIds}; default: the region's default VPC
+    gpusizer:awsEgress    nat | endpoints | none: egress of the private subnet that multi-card EFA
+                          instances get in a default VPC (default nat)
+    gpusizer:awsPrivateCidr  CIDR of that private subnet (default 172.31.240.0/20)
     gpusizer:gcpNetwork   GCP VPC network (default "default")
     gpusizer:gcpSecureBoot  Shielded VM Secure Boot on GCP (default false)
     aws:region            the default AWS provider's region; choices elsewhere get a regional provider
@@ -118,6 +121,11 @@ def main() -> None:
     kubeconfigs = _kubeconfigs(config, pools)
     aws_networks = _aws_networks(config.get_object("awsNetworks"))
     aws_region = pulumi.Config("aws").get("region")
+    aws_egress = config.get("awsEgress") or "nat"
+    if aws_egress not in components.aws_network.EGRESS:
+        raise pulumi.RunError(f"stack config gpusizer:awsEgress {aws_egress!r}: use one of "
+                              f"{', '.join(components.aws_network.EGRESS)}")
+    aws_private_cidr = config.get("awsPrivateCidr")
     gcp_network = config.get("gcpNetwork") or "default"
     gcp_secure_boot = config.get_bool("gcpSecureBoot") or False
     gcp_subnetworks = _str_map(config.get_object("gcpSubnetworks"), "gcpSubnetworks", "region", "subnetwork")
@@ -144,6 +152,7 @@ def main() -> None:
             nat_regions.add(c.offer.region)
         workload = components.GpuWorkload(spec.name, spec, args=components.GpuWorkloadArgs(
             pools=pools_then, kubeconfigs=kubeconfigs, aws_region=aws_region, aws_networks=aws_networks,
+            aws_egress=aws_egress, aws_private_cidr=aws_private_cidr,
             gcp_network=gcp_network, gcp_secure_boot=gcp_secure_boot, gcp_subnetworks=gcp_subnetworks,
             gcp_cloud_nat=nat, gcp_reservations=gcp_reservations, decision=decision,
         ))

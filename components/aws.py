@@ -9,15 +9,13 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_aws as aws
 
+from components import aws_network
 from components import tags as tagging
+from gpusizer import images
 from gpusizer.decision import Decision
 
-# Deep Learning AMI, looked up by owner and name (AWS DLAMI release notes, "Deep Learning OSS
-# Nvidia Driver AMI GPU PyTorch 2.x (Ubuntu 24.04)", 2026: G4dn, G5, G6, Gr6, G6e, P4, P5, P5e,
-# P5en, P6-B200). The ARM64 images are named "Deep Learning ARM64 AMI ...", so this filter and
-# the architecture filter keep to x86_64. deploy.machine_image overrides it.
-DLAMI_OWNER = "amazon"
-DLAMI_NAME = "Deep Learning OSS Nvidia Driver AMI GPU PyTorch * (Ubuntu 24.04) *"
+# Machine images come per instance family from gpusizer/data/images.yaml (each row with its
+# source); deploy.machine_image overrides them.
 # Ubuntu AMIs boot from /dev/sda1; the looked-up AMI's own root device name wins when known.
 DEFAULT_ROOT_DEVICE = "/dev/sda1"
 # The only managed policy the host gets: Session Manager access instead of SSH.
@@ -26,6 +24,11 @@ SSM_POLICY = "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"
 # SDKs inside Docker cannot fetch the instance role's credentials (AWS docs, "Configure the
 # instance metadata options"). Session tokens still cannot leave the host.
 IMDS_HOP_LIMIT = 2
+# How long `pulumi up` waits for an Auto Scaling group to reach its size. "0" = do not wait: scarce
+# GPU capacity can take hours, and a timed-out wait leaves a half-created update; the group keeps
+# launching (and failing over) by itself, its activity history says why it waits (pulumi-aws
+# Group.waitForCapacityTimeout; the provider default is "10m").
+WAIT_FOR_CAPACITY = "0"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,6 +49,12 @@ class AwsGpuCapacityArgs:
     """VPC and subnets in the chosen region; default: that region's default VPC."""
     default_region: str | None = None
     """Region of the stack's default AWS provider (aws:region); a choice elsewhere gets a regional provider."""
+    egress: str = "nat"
+    """When instances cannot get a public IP (one EFA interface per network card) in the default VPC:
+    "nat" (a private subnet with a NAT gateway), "endpoints" (a private subnet with SSM VPC
+    endpoints, no internet) or "none" (launch in the default subnet; SSM unreachable)."""
+    private_cidr: str = aws_network.PRIVATE_CIDR
+    """CIDR of that private subnet inside the default VPC."""
 
 
 class AwsGpuCapacity(pulumi.ComponentResource):
@@ -85,7 +94,10 @@ class AwsGpuCapacity(pulumi.ComponentResource):
         invoke = pulumi.InvokeOptions(provider=provider) if provider else None
         grouped = uses_group(d)
         efa = c.nodes > 1 and c.offer.fabric == "efa"
+        cards = aws_network.network_cards(c.offer.instance_type) if efa else 1
         tags = tagging.aws_tags(d)  # per node: templates, instances, volumes
+        if args.egress not in aws_network.EGRESS:
+            raise ValueError(f"egress {args.egress!r}: use one of {', '.join(aws_network.EGRESS)}")
 
         role = aws.iam.Role(
             f"{name}-role",
@@ -99,9 +111,24 @@ class AwsGpuCapacity(pulumi.ComponentResource):
         aws.iam.RolePolicyAttachment(f"{name}-ssm", role=role.name, policy_arn=SSM_POLICY, opts=child)
         profile = aws.iam.InstanceProfile(f"{name}-profile", role=role.name, tags=tags, opts=child)
 
-        # A single instance goes to the zone that was priced (the type is offered there); a group
-        # spans the region's subnets unless its nodes share a cluster placement group (one zone).
-        vpc_id, subnets = _network(args.network, c.offer.zone if not grouped or c.nodes > 1 else None, invoke)
+        # Zones come from EC2: the chosen type's offered zones (the priced zone when the row has one).
+        candidates = failover_candidates(d) if grouped else [c]
+        offered = aws_network.offered_zones([x.offer.instance_type for x in candidates], invoke)
+        zones = offered.apply(lambda o: _zones(o, c.offer.instance_type, c.offer.zone, c.offer.region))
+        vpc_id, subnets = aws_network.subnets_in(args.network, zones, invoke)
+        # A single instance and a cluster placement group live in one zone: the first subnet's.
+        one_zone = not grouped or c.nodes > 1
+        if one_zone:
+            subnets = subnets.apply(lambda ids: ids[:1])
+        # A one-zone group (a cluster placement group) checks its overrides against its subnet's zone.
+        zone_id = aws_network.zone_of(subnets[0], invoke) if grouped and one_zone else None
+        group_zones = zone_id.apply(lambda z: [z]) if zone_id is not None else zones
+        if cards > 1 and args.network is None and args.egress != "none":
+            # Several interfaces rule out a public IP: a private subnet in the same zone, with egress.
+            subnets = aws_network.private_subnet(
+                name, vpc_id=vpc_id, zone_id=zone_id, public_subnet=subnets[0], egress=args.egress,
+                cidr=args.private_cidr, region=c.offer.region, tags=tags, opts=child,
+            ).apply(lambda sid: [sid])
         sg = aws.ec2.SecurityGroup(
             f"{name}-sg",
             description=f"gpusizer {spec.name}: no inbound from outside; use SSM Session Manager",
@@ -112,21 +139,26 @@ class AwsGpuCapacity(pulumi.ComponentResource):
             tags=tags,
             opts=child,
         )
-        image_id, root_device = _image(spec.deploy.machine_image, invoke)
+        row = images.default_for("aws", c.offer.instance_type)
+        image_id, root_device, snapshot_gib = _image(spec.deploy.machine_image, row, invoke)
         spot = c.purchase == "spot"
-        disk = d.workload.disk_gib  # deploy.disk_gib, else the OS image + model files (+ checkpoints)
+        # deploy.disk_gib, else the OS image + model files (+ checkpoints); never below the AMI's snapshot.
+        disk = snapshot_gib.apply(lambda snap: max(d.workload.disk_gib, snap))
         metadata_options = dict(http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=IMDS_HOP_LIMIT)
         spot_options = dict(instance_interruption_behavior="terminate", spot_instance_type="one-time")
+        # The default image is found by name; a later release must not change the template (and so
+        # every instance): the first lookup sticks until the user sets deploy.machine_image or
+        # replaces the template.
+        pinned = [] if spec.deploy.machine_image else ["imageId"]
         lt = aws.ec2.LaunchTemplate(
             f"{name}-lt",
             image_id=image_id,
             instance_type=c.offer.instance_type,
             iam_instance_profile=aws.ec2.LaunchTemplateIamInstanceProfileArgs(arn=profile.arn),
             vpc_security_group_ids=None if efa else [sg.id],
-            network_interfaces=[aws.ec2.LaunchTemplateNetworkInterfaceArgs(
-                device_index=0, interface_type="efa", security_groups=[sg.id], delete_on_termination="true",
-                associate_public_ip_address="true" if args.network is None else None,  # default VPC: reach SSM
-            )] if efa else None,
+            # Default VPC, one interface: a public IP so SSM is reachable; several: the private subnet.
+            network_interfaces=aws_network.efa_interfaces(
+                c.offer.instance_type, sg.id, True if args.network is None and cards == 1 else None) if efa else None,
             metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(**metadata_options),
             block_device_mappings=[aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
                 device_name=root_device,
@@ -141,14 +173,16 @@ class AwsGpuCapacity(pulumi.ComponentResource):
             tag_specifications=[aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=tags)
                                 for kind in ("instance", "volume", "network-interface")],
             tags=tags,
-            opts=child,
+            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(ignore_changes=pinned)),
         )
         self.launch_template_id = lt.id
         self.security_group_id = sg.id
         self.instance_id = None
         self.asg_name = None
         if grouped:
-            self.asg_name = self._group(name, d, lt, subnets, child).name
+            types = pulumi.Output.all(offered, group_zones).apply(
+                lambda a: overrides(d, candidates, a[0], a[1]))
+            self.asg_name = self._group(name, d, lt, subnets, types, child).name
         else:
             # Type, IMDS, disk and market are set on the instance too, so an Instance policy sees
             # them (an instance that only names a launch template hides them: pulumi-offline.md).
@@ -178,17 +212,15 @@ class AwsGpuCapacity(pulumi.ComponentResource):
         })
 
     def _group(self, name: str, d: Decision, lt: aws.ec2.LaunchTemplate, subnets: pulumi.Output[list[str]],
-               child: pulumi.ResourceOptions) -> aws.autoscaling.Group:
+               types: pulumi.Output[list[str]], child: pulumi.ResourceOptions) -> aws.autoscaling.Group:
         """The Auto Scaling group: every node of every replica (Candidate.instances) over the ranked adequate types."""
         c = d.chosen
         size = c.instances
-        types = failover_types(d)
         spot = c.purchase == "spot"
         group_tags = tagging.aws_tags(d, hourly_usd=c.hourly_usd)  # the whole group's price
         placement = None
         if c.nodes > 1:  # multi-node training: one cluster placement group, so the nodes sit close (EFA)
             placement = aws.ec2.PlacementGroup(f"{name}-pg", strategy="cluster", tags=group_tags, opts=child).name
-            subnets = subnets.apply(lambda ids: ids[:1])
         return aws.autoscaling.Group(
             f"{name}-asg",
             min_size=size,
@@ -198,13 +230,14 @@ class AwsGpuCapacity(pulumi.ComponentResource):
             placement_group=placement,
             capacity_rebalance=spot,  # replace a spot node on a rebalance signal, before it is reclaimed
             health_check_type="EC2",
+            wait_for_capacity_timeout=WAIT_FOR_CAPACITY,
             mixed_instances_policy=aws.autoscaling.GroupMixedInstancesPolicyArgs(
                 launch_template=aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateArgs(
                     launch_template_specification=aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateLaunchTemplateSpecificationArgs(
                         launch_template_id=lt.id, version="$Latest"
                     ),
-                    overrides=[aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateOverrideArgs(instance_type=t)
-                               for t in types],
+                    overrides=types.apply(lambda ts: [
+                        aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateOverrideArgs(instance_type=t) for t in ts]),
                 ),
                 instances_distribution=aws.autoscaling.GroupMixedInstancesPolicyInstancesDistributionArgs(
                     # "prioritized" launches on-demand capacity in override order, i.e. the engine's
@@ -227,54 +260,76 @@ def uses_group(d: Decision) -> bool:
     return c.instances > 1 or d.workload.spec.deploy.capacity_failover
 
 
-def failover_types(d: Decision) -> list[str]:
-    """The group's override list: the choice, then the next-ranked adequate types in the same
-    region, purchase option and node count (deploy.failover_types of them in all)."""
+def failover_candidates(d: Decision) -> list:
+    """The choice, then the next-ranked adequate candidates in the same region, purchase option and
+    node count (deploy.failover_types of them in all)."""
     deploy = d.workload.spec.deploy
-    return [x.offer.instance_type for x in d.failover(deploy.failover_types if deploy.capacity_failover else 1)]
+    return d.failover(deploy.failover_types if deploy.capacity_failover else 1)
 
 
-def _network(network: AwsNetwork | None, zone: str | None,
-             invoke: pulumi.InvokeOptions | None) -> tuple[pulumi.Input[str], pulumi.Output[list[str]]]:
-    """(VPC id, subnet ids): the configured ones or the default VPC's, in `zone` (an AZ id) when given."""
-    if network is not None:
-        if zone is None:
-            return network.vpc_id, pulumi.Output.from_input(list(network.subnet_ids))
-        vpc_id: pulumi.Input[str] = network.vpc_id
-        filters = [aws.ec2.GetSubnetsFilterArgs(name="subnet-id", values=list(network.subnet_ids))]
-    else:
-        vpc_id = aws.ec2.get_vpc_output(default=True, opts=invoke).id
-        filters = [aws.ec2.GetSubnetsFilterArgs(name="vpc-id", values=[vpc_id]),
-                   aws.ec2.GetSubnetsFilterArgs(name="default-for-az", values=["true"])]
-    if zone is not None:
-        filters.append(aws.ec2.GetSubnetsFilterArgs(name="availability-zone-id", values=[zone]))
-    where = f"zone {zone}" if zone else "the default VPC"
-
-    def some(ids: list[str] | None) -> list[str]:
-        if not ids:
-            raise pulumi.RunError(f"no subnet in {where}. To fix: set gpusizer:awsNetworks for this region "
-                                  "(vpcId and subnetIds, one in the chosen zone)")
-        return sorted(ids)  # stable order, so the instance's subnet does not flap between runs
-
-    return vpc_id, aws.ec2.get_subnets_output(filters=filters, opts=invoke).ids.apply(some)
+def failover_types(d: Decision) -> list[str]:
+    """The instance types of `failover_candidates`, before the zone and EFA checks of `overrides`."""
+    return [x.offer.instance_type for x in failover_candidates(d)]
 
 
-def _image(machine_image: str | None, invoke: pulumi.InvokeOptions | None) -> tuple[pulumi.Output[str], pulumi.Output[str]]:
-    """(image id, root device name): the Deep Learning AMI, or deploy.machine_image."""
+def overrides(d: Decision, candidates: list, offered: dict[str, list[str]], zones: list[str]) -> list[str]:
+    """The group's override list: the choice, then each failover type that can launch where the
+    group does: offered by EC2 in every zone of the group, booting the same machine image, and, for
+    an EFA cluster, with EFA and as many network cards (the template has one interface per card).
+    """
+    c = d.chosen
+    row = images.default_for("aws", c.offer.instance_type)
+    efa = c.nodes > 1 and c.offer.fabric == "efa"
+    cards = aws_network.network_cards(c.offer.instance_type)
+    out = [c.offer.instance_type]
+    for x in candidates[1:]:
+        t = x.offer.instance_type
+        same_image = d.workload.spec.deploy.machine_image or images.default_for("aws", t) == row
+        same_fabric = not efa or (x.offer.fabric == "efa" and aws_network.network_cards(t) == cards)
+        if same_image and same_fabric and set(zones) <= set(offered.get(t, ())):
+            out.append(t)
+    return out
+
+
+def _zones(offered: dict[str, list[str]], itype: str, zone: str | None, region: str) -> list[str]:
+    """The zone ids to launch `itype` in: where EC2 offers it (only the priced zone when the row has one)."""
+    zones = [z for z in offered.get(itype, []) if zone is None or z == zone]
+    if not zones:
+        where = f"zone {zone}" if zone else region
+        raise pulumi.RunError(f"EC2 does not offer {itype} in {where} for this account. To fix: pin "
+                              "placement.regions (or gpus) to where it is offered, or refresh the catalog")
+    return zones
+
+
+def _image(machine_image: str | None, row: images.MachineImage, invoke: pulumi.InvokeOptions | None,
+           ) -> tuple[pulumi.Output[str], pulumi.Output[str], pulumi.Output[int]]:
+    """(image id, root device name, root snapshot GiB): the family's image row, or deploy.machine_image."""
     if machine_image and not machine_image.startswith("ami-"):  # e.g. "resolve:ssm:/aws/service/..."
-        return pulumi.Output.from_input(machine_image), pulumi.Output.from_input(DEFAULT_ROOT_DEVICE)
+        return (pulumi.Output.from_input(machine_image), pulumi.Output.from_input(DEFAULT_ROOT_DEVICE),
+                pulumi.Output.from_input(0))
     if machine_image:
         ami = aws.ec2.get_ami_output(filters=[aws.ec2.GetAmiFilterArgs(name="image-id", values=[machine_image])],
                                      opts=invoke)
     else:
         ami = aws.ec2.get_ami_output(
-            owners=[DLAMI_OWNER],
+            owners=[row.owner],
             most_recent=True,
-            filters=[aws.ec2.GetAmiFilterArgs(name="name", values=[DLAMI_NAME]),
-                     aws.ec2.GetAmiFilterArgs(name="architecture", values=["x86_64"])],
+            filters=[aws.ec2.GetAmiFilterArgs(name="name", values=[row.name]),
+                     aws.ec2.GetAmiFilterArgs(name="architecture", values=[row.architecture or "x86_64"])],
             opts=invoke,
         )
-    return ami.id, ami.root_device_name.apply(lambda dev: dev or DEFAULT_ROOT_DEVICE)
+    root = ami.root_device_name.apply(lambda dev: dev or DEFAULT_ROOT_DEVICE)
+    return ami.id, root, pulumi.Output.all(root, ami.block_device_mappings).apply(lambda a: _snapshot_gib(*a))
+
+
+def _snapshot_gib(root: str, mappings) -> int:
+    """Size of the AMI's root snapshot (the root volume may not be smaller), 0 when not reported."""
+    for m in mappings or []:
+        name = m["device_name"] if isinstance(m, dict) else m.device_name
+        ebs = m["ebs"] if isinstance(m, dict) else m.ebs
+        if name == root and ebs and ebs.get("volume_size"):
+            return int(ebs["volume_size"])
+    return 0
 
 
 def check(plan: Decision, args) -> None:
@@ -290,6 +345,8 @@ def provision(name: str, plan: Decision, args, opts: pulumi.ResourceOptions) -> 
         args: the workload's GpuWorkloadArgs (aws_networks by region, aws_region).
         opts: options for the child (its parent).
     """
-    cap = AwsGpuCapacity(name, AwsGpuCapacityArgs(plan, args.aws_networks.get(plan.chosen.offer.region), args.aws_region), opts)
+    cap = AwsGpuCapacity(name, AwsGpuCapacityArgs(
+        plan, args.aws_networks.get(plan.chosen.offer.region), args.aws_region, egress=args.aws_egress,
+        **({"private_cidr": args.aws_private_cidr} if args.aws_private_cidr else {})), opts)
     return {"instance_id": cap.instance_id, "asg_name": cap.asg_name,
             "launch_template_id": cap.launch_template_id, "security_group_id": cap.security_group_id}

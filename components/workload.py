@@ -41,6 +41,11 @@ class GpuWorkloadArgs:
     """Region of the stack's default AWS provider (aws:region)."""
     aws_networks: Mapping[str, aws.AwsNetwork] = dataclasses.field(default_factory=dict)
     """Region -> VPC and subnets; a region without one uses its default VPC."""
+    aws_egress: str = "nat"
+    """Default VPC, instances with one EFA interface per network card (no public IP possible):
+    "nat" (a private subnet + NAT gateway), "endpoints" (private subnet + SSM VPC endpoints) or "none"."""
+    aws_private_cidr: str | None = None
+    """CIDR of that private subnet in the default VPC (default components.aws_network.PRIVATE_CIDR)."""
     gcp_network: str = "default"
     """GCP VPC network for GPU VMs."""
     gcp_secure_boot: bool = False

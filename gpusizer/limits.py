@@ -16,7 +16,7 @@ Groups:
 >>> Limit("opt-in").group is Group.PLACEMENT, Limit.TTFT in SIZE
 (True, True)
 >>> sorted(str(m) for m in PLACEMENT)
-['gpu', 'opt-in', 'provider', 'purchase', 'region']
+['gpu', 'image', 'opt-in', 'provider', 'purchase', 'region']
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ class Limit(enum.StrEnum):
     REGION = "region", Group.PLACEMENT
     GPU = "gpu", Group.PLACEMENT
     OPT_IN = "opt-in", Group.PLACEMENT
+    IMAGE = "image", Group.PLACEMENT  # no supported machine image for the family (data/images.yaml)
     PURCHASE = "purchase", Group.PLACEMENT
     MEMORY = "memory", Group.SIZE
     INTERCONNECT = "interconnect", Group.SIZE

@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 
-from gpusizer import limits, providers
+from gpusizer import images, limits, providers
 from gpusizer.catalog.offer import Offer
 from gpusizer.decision import Candidate, Decision, Rejection
 from gpusizer.estimate import fit as fit_mod
@@ -62,6 +62,16 @@ def _placement_rejection(w: Workload, offer: Offer) -> Rejection | None:
     if offer.opt_in and not p.allow_opt_in:
         where = offer.zone or offer.region
         return Rejection(limits.Limit.OPT_IN, f"{where} is a Local Zone or opt-in region; set placement.allow_opt_in to use it")
+    return None
+
+
+def _image_rejection(w: Workload, offer: Offer) -> Rejection | None:
+    """An adequate offer whose family has no supported machine image (data/images.yaml) cannot be
+    provisioned unless the spec brings its own image. Judged after fit, so sizing reasons win."""
+    why = None if w.spec.deploy.machine_image else images.unsupported(offer.provider, offer.instance_type)
+    if why:
+        return Rejection(limits.Limit.IMAGE, f"{offer.instance_type} cannot be provisioned: {why}. "
+                                             "To fix: set deploy.machine_image to an image with a suitable driver")
     return None
 
 
@@ -118,7 +128,8 @@ class _Judge:
         hourly = price * nodes * f.node_groups
         if not f.ok:
             return Candidate(offer, purchase, nodes, hourly, f, Rejection(f.code, f.detail))
-        rej = self._host(offer) or self._capacity(offer, nodes * f.node_groups, purchase) or self._budget(hourly)
+        rej = (_image_rejection(w, offer) or self._host(offer) or self._capacity(offer, nodes * f.node_groups, purchase)
+               or self._budget(hourly))
         return Candidate(offer, purchase, nodes, hourly, f, rej, self._per_mtok(hourly, f))
 
     def _host(self, offer: Offer) -> Rejection | None:

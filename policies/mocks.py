@@ -23,12 +23,24 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import json
 from collections.abc import Callable
 from typing import Any
 
 import pulumi
 from pulumi.runtime import mocks as sdk_mocks
+
+
+# Zone ids of the mocked default VPC's subnets.
+MOCK_ZONES = ("az-a", "az-b")
+
+
+@functools.cache
+def _catalog_zones(instance_type: str) -> frozenset[str]:
+    import gpusizer
+
+    return frozenset(o.zone for o in gpusizer.Catalog.load().offers if o.instance_type == instance_type and o.zone)
 
 
 @dataclasses.dataclass
@@ -72,7 +84,20 @@ class MockCloud(pulumi.runtime.Mocks):
         if args.token == "aws:ec2/getVpc:getVpc":
             return {"id": "vpc-0default"}
         if args.token == "aws:ec2/getSubnets:getSubnets":
-            return {"ids": ["subnet-a", "subnet-b"], "id": "subnets"}
+            # A default subnet "subnet-<zone id>" in every zone asked for (components pick zones that
+            # offer the type); without a zone filter, two.
+            zones = next((f["values"] for f in args.args.get("filters", []) if f["name"] == "availability-zone-id"),
+                         list(MOCK_ZONES))
+            return {"ids": [f"subnet-{z}" for z in zones], "id": "subnets"}
+        if args.token == "aws:ec2/getSubnet:getSubnet":
+            return {"id": args.args["id"], "availabilityZoneId": args.args["id"].removeprefix("subnet-")}
+        if args.token == "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings":
+            # Every type offered in the mock zones and wherever the packaged catalog prices it.
+            types = next(f["values"] for f in args.args["filters"] if f["name"] == "instance-type")
+            zones = sorted(set(MOCK_ZONES).union(*(_catalog_zones(t) for t in types)))
+            pairs = [(t, z) for t in types for z in zones]
+            return {"id": "offerings", "instanceTypes": [t for t, _ in pairs], "locations": [z for _, z in pairs],
+                    "locationTypes": ["availability-zone-id"] * len(pairs)}
         raise NotImplementedError(f"unmocked invoke {args.token}")  # an empty answer would silently yield None
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import json
 import pathlib
 import runpy
@@ -22,7 +23,11 @@ import yaml
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 AMI_ID = "ami-0dlami00000000001"
-DEFAULT_SUBNETS = ["subnet-b", "subnet-a", "subnet-c"]  # unsorted on purpose: the component sorts
+# The default VPC's subnets and their zone ids, unsorted on purpose: the component sorts.
+SUBNET_ZONES = {"subnet-b": "use1-az2", "subnet-a": "use1-az1", "subnet-c": "use1-az4"}
+DEFAULT_SUBNETS = list(SUBNET_ZONES)
+# Root snapshot of the mocked Deep Learning AMI, GiB.
+AMI_SNAPSHOT_GIB = 75
 
 
 @dataclasses.dataclass
@@ -37,9 +42,17 @@ class Registered:
 class Mocks(pulumi.runtime.Mocks):
     """Records every resource (type, name, inputs, provider) and invoke; answers the invokes the components make."""
 
-    def __init__(self):
+    def __init__(self, offerings: dict[str, list[str]] | None = None, subnet_zones: dict[str, str] | None = None):
+        """offerings: instance type -> zone ids where EC2 offers it (default: every subnet's zone);
+        subnet_zones: subnet id -> zone id of every subnet the account has."""
         self.resources: list[Registered] = []
         self.calls: list[pulumi.runtime.MockCallArgs] = []
+        self.subnet_zones = dict(SUBNET_ZONES if subnet_zones is None else subnet_zones)
+        self.offerings = offerings
+        # Without explicit subnets, a region other than us-east-1 has a default subnet
+        # "subnet-<zone id>" in every zone a filter names, and a type is offered in the
+        # packaged-catalog zones too.
+        self.every_zone = subnet_zones is None
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs):
         self.resources.append(Registered(args.typ, args.name, args.inputs, args.provider))
@@ -62,13 +75,29 @@ class Mocks(pulumi.runtime.Mocks):
         self.calls.append(args)
         if args.token == "aws:ec2/getAmi:getAmi":
             return {"id": AMI_ID, "imageId": AMI_ID, "rootDeviceName": "/dev/sda1", "architecture": "x86_64",
-                    "name": "Deep Learning OSS Nvidia Driver AMI GPU PyTorch 2.9 (Ubuntu 24.04) 20260317"}
+                    "name": "Deep Learning OSS Nvidia Driver AMI GPU PyTorch 2.9 (Ubuntu 24.04) 20260317",
+                    "blockDeviceMappings": [{"deviceName": "/dev/sda1", "ebs": {"volume_size": str(AMI_SNAPSHOT_GIB)}}]}
         if args.token == "aws:ec2/getVpc:getVpc":
             return {"id": "vpc-0default", "default": True}
         if args.token == "aws:ec2/getSubnets:getSubnets":
             filters = {f["name"]: f["values"] for f in args.args.get("filters", [])}
-            zone = filters.get("availability-zone-id")
-            return {"id": "subnets", "ids": [f"subnet-{zone[0]}"] if zone else DEFAULT_SUBNETS}
+            wanted = filters.get("availability-zone-id")
+            ids = [i for i, z in self.subnet_zones.items() if wanted is None or z in wanted]
+            if self.every_zone and wanted and not ids:  # another region: its default subnets
+                ids = [f"subnet-{z}" for z in wanted]
+            if "subnet-id" in filters:  # configured subnets: those the account has, or unknown ones as given
+                ids = [i for i in filters["subnet-id"] if i in ids or i not in self.subnet_zones]
+            return {"id": "subnets", "ids": ids}
+        if args.token == "aws:ec2/getSubnet:getSubnet":
+            sid = args.args["id"]
+            zone = self.subnet_zones.get(sid) or (sid.removeprefix("subnet-") if self.every_zone else "use1-az1")
+            return {"id": sid, "availabilityZoneId": zone}
+        if args.token == "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings":
+            types = next(f["values"] for f in args.args["filters"] if f["name"] == "instance-type")
+            every = set(self.subnet_zones.values()).union(*(_catalog_zones(t) for t in types))
+            pairs = [(t, z) for t in types for z in sorted(every if self.offerings is None else self.offerings.get(t, []))]
+            return {"id": "offerings", "instanceTypes": [t for t, _ in pairs], "locations": [z for _, z in pairs],
+                    "locationTypes": ["availability-zone-id"] * len(pairs)}
         raise NotImplementedError(f"unmocked invoke {args.token}")
 
     def of_type(self, typ: str) -> list[Registered]:
@@ -81,6 +110,13 @@ class Mocks(pulumi.runtime.Mocks):
 
     def invoked(self, token: str) -> list[pulumi.runtime.MockCallArgs]:
         return [c for c in self.calls if c.token == token]
+
+
+@functools.cache
+def _catalog_zones(instance_type: str) -> frozenset[str]:
+    import gpusizer
+
+    return frozenset(o.zone for o in gpusizer.Catalog.load().offers if o.instance_type == instance_type and o.zone)
 
 
 def run_program(fn: Callable[[], Any], config: dict | None = None, secret_keys=(), stack: str = "dev",

@@ -9,7 +9,8 @@ import pytest
 import gpusizer
 from components import AwsNetwork, GpuWorkload, GpuWorkloadArgs, InfeasibleWorkloadError, aws, tags
 from gpusizer.catalog import Catalog
-from tests.components.conftest import AMI_ID, parent_type, run_program
+from gpusizer import images
+from tests.components.conftest import AMI_ID, AMI_SNAPSHOT_GIB, Mocks, parent_type, run_program
 from tests.conftest import make_offer
 
 CHAT = {"name": "chat", "model": {"name": "llama-3.1-8b"}, "inference": {"batch_size": 4},
@@ -144,15 +145,16 @@ def test_choice_in_another_region_gets_a_regional_provider():
     spec = _with(CHAT, placement={"regions": ["us-east-2"]})
     plan = gpusizer.plan(spec)
     assert plan.chosen.offer.region == "us-east-2"
-    mocks, _, _ = run_program(lambda: GpuWorkload("chat", spec, args=HERE))
+    zone = plan.chosen.offer.zone or "use2-az1"
+    here = Mocks(subnet_zones={"subnet-use2-x": "use2-az9", f"subnet-{zone}": zone})
+    mocks, _, _ = run_program(lambda: GpuWorkload("chat", spec, args=HERE), mocks=here)
     (provider,) = mocks.of_type("pulumi:providers:aws")
     assert provider.inputs["region"] == "us-east-2"
     ref = f"{provider.urn}::{provider.name}-id"
     aws_resources = [r for r in mocks.resources if r.typ.startswith("aws:")]
     assert aws_resources and all(r.provider == ref for r in aws_resources)
-    assert {c.provider for c in mocks.calls} == {ref}  # the AMI and subnets are looked up in us-east-2
-    if plan.chosen.offer.zone:  # priced per zone: the instance goes to that zone's subnet
-        assert mocks.one(INSTANCE)["subnetId"] == f"subnet-{plan.chosen.offer.zone}"
+    assert {c.provider for c in mocks.calls} == {ref}  # the AMI, offerings and subnets are looked up in us-east-2
+    assert mocks.one(INSTANCE)["subnetId"] == f"subnet-{zone}"  # the zone that was priced
 
 
 def test_configured_network_replaces_the_default_vpc():
@@ -162,15 +164,18 @@ def test_configured_network_replaces_the_default_vpc():
     mocks, _, _ = run_program(lambda: GpuWorkload("chat", spec, args=args))
     assert mocks.one("aws:ec2/securityGroup:SecurityGroup")["vpcId"] == "vpc-0abc"
     assert mocks.one(ASG)["vpcZoneIdentifiers"] == ["subnet-1", "subnet-2"]
-    assert not mocks.invoked("aws:ec2/getVpc:getVpc") and not mocks.invoked("aws:ec2/getSubnets:getSubnets")
+    assert not mocks.invoked("aws:ec2/getVpc:getVpc")
+    (call,) = mocks.invoked("aws:ec2/getSubnets:getSubnets")  # only to keep the zones that offer the type
+    assert {"name": "subnet-id", "values": ["subnet-1", "subnet-2"]} in call.args["filters"]
 
 
 def test_dlami_is_looked_up_by_owner_and_name_unless_overridden():
     mocks, _, _ = run_program(lambda: GpuWorkload("chat", CHAT, args=HERE))
     (call,) = mocks.invoked("aws:ec2/getAmi:getAmi")
     assert call.args["owners"] == ["amazon"] and call.args["mostRecent"] is True
-    assert {f["name"]: f["values"] for f in call.args["filters"]} == {
-        "name": [aws.DLAMI_NAME], "architecture": ["x86_64"]}
+    row = images.default_for("aws", gpusizer.plan(CHAT).chosen.offer.instance_type)
+    assert {f["name"]: f["values"] for f in call.args["filters"]} == {"name": [row.name], "architecture": ["x86_64"]}
+    assert call.args["owners"] == [row.owner] and "PyTorch 2.9" in row.name  # framework pinned in the name
     spec = _with(CHAT, deploy={"machine_image": "ami-0123456789abcdef0"})
     mocks, _, _ = run_program(lambda: GpuWorkload("chat", spec, args=HERE))
     (call,) = mocks.invoked("aws:ec2/getAmi:getAmi")
@@ -197,6 +202,101 @@ def test_multi_node_training_gets_efa_and_a_cluster_placement_group():
     assert nic["interfaceType"] == "efa"
     (rule,) = mocks.one("aws:ec2/securityGroup:SecurityGroup")["ingress"]
     assert rule["self"] is True and not rule.get("cidrBlocks")  # only the group's own members
+
+
+P5 = make_offer("p5.48xlarge", "H100", 8, 79.65, 55.04, fabric="efa", network_gbps=3200, nvlink=True)
+PRETRAIN = {"name": "pretrain", "model": {"name": "llama-3.1-70b"}, "task": "training",
+            "training": {"sequence_length": 4096}, "placement": {"providers": ["aws"]}}
+
+
+def test_instance_and_every_group_subnet_lie_in_the_zone_that_offers_the_type():
+    # Three zones with a subnet each; EC2 offers the chosen type in one of them only.
+    plan = gpusizer.plan(CHAT)
+    itype = plan.chosen.offer.instance_type
+    assert plan.chosen.offer.zone is None  # us-east-1 on-demand rows carry no zone
+    offered = {itype: ["use1-az4"]}
+    mocks, _, _ = run_program(lambda: GpuWorkload("chat", CHAT, args=HERE), mocks=Mocks(offerings=offered))
+    assert mocks.one(INSTANCE)["subnetId"] == "subnet-c"  # use1-az4's subnet, not the first one
+    group = _with(CHAT, deploy={"replicas": 3})
+    mocks, _, _ = run_program(lambda: GpuWorkload("chat", group, args=HERE), mocks=Mocks(offerings=offered))
+    assert mocks.one(ASG)["vpcZoneIdentifiers"] == ["subnet-c"]
+    (call,) = mocks.invoked("aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings")
+    assert call.args["locationType"] == "availability-zone-id"
+
+
+def test_no_zone_offering_the_type_fails_before_launch():
+    with pytest.raises(Exception) as e:
+        run_program(lambda: GpuWorkload("chat", CHAT, args=HERE), mocks=Mocks(offerings={}))
+    assert "does not offer" in str(e.value) and "To fix" in str(e.value)
+
+
+def test_failover_overrides_keep_to_types_offered_in_every_zone_of_the_group():
+    spec = _with(CHAT, deploy={"capacity_failover": True, "failover_types": 3, "replicas": 2})
+    ranked = [c.offer.instance_type for c in gpusizer.plan(spec).failover(3)]
+    # The second-ranked type is missing from one of the chosen type's zones: it cannot be an override.
+    offered = {ranked[0]: ["use1-az1", "use1-az2"], ranked[1]: ["use1-az1"], ranked[2]: ["use1-az1", "use1-az2"]}
+    mocks, _, _ = run_program(lambda: GpuWorkload("chat", spec, args=HERE), mocks=Mocks(offerings=offered))
+    asg = mocks.one(ASG)
+    assert [o["instanceType"] for o in asg["mixedInstancesPolicy"]["launchTemplate"]["overrides"]] == [
+        ranked[0], ranked[2]]
+    assert asg["vpcZoneIdentifiers"] == ["subnet-a", "subnet-b"]  # no subnet in a zone without the type
+    assert asg["waitForCapacityTimeout"] == "0"  # scarce GPUs: the group keeps trying, up does not time out
+
+
+def test_multi_node_p5_48xlarge_gets_one_efa_interface_per_network_card():
+    catalog = Catalog((P5,))
+    plan = gpusizer.plan(PRETRAIN, catalog=catalog)
+    assert plan.chosen.nodes > 1
+    mocks, _, _ = run_program(lambda: GpuWorkload("pretrain", PRETRAIN, args=GpuWorkloadArgs(
+        aws_region="us-east-1", catalog=catalog)))
+    nics = mocks.one(LT)["networkInterfaces"]
+    # AWS: P5 has 32 network cards; one interface each, EFA-with-ENA primary and efa-only on the rest.
+    assert len(nics) == 32
+    assert sorted(n["networkCardIndex"] for n in nics) == list(range(32))
+    assert (nics[0]["deviceIndex"], nics[0]["interfaceType"]) == (0, "efa")
+    assert {(n["deviceIndex"], n["interfaceType"]) for n in nics[1:]} == {(1, "efa-only")}
+    assert not any(n.get("associatePublicIpAddress") == "true" for n in nics)  # impossible with several
+    # So the nodes go to a private subnet in the placement group's zone, with a NAT gateway for SSM.
+    subnet = mocks.one("aws:ec2/subnet:Subnet")
+    assert subnet["availabilityZoneId"] == "use1-az1" and subnet["vpcId"] == "vpc-0default"
+    assert mocks.one(ASG)["vpcZoneIdentifiers"] == ["pretrain-aws-private-id"]
+    assert mocks.one("aws:ec2/natGateway:NatGateway")["subnetId"] == "subnet-a"  # the public default subnet
+    route = mocks.one("aws:ec2/route:Route")
+    assert (route["destinationCidrBlock"], route["natGatewayId"]) == ("0.0.0.0/0", "pretrain-aws-nat-id")
+
+
+@pytest.mark.parametrize("egress, endpoints, nat", [("endpoints", 4, 0), ("none", 0, 0)])
+def test_private_egress_is_configurable(egress, endpoints, nat):
+    catalog = Catalog((P5,))
+    mocks, _, _ = run_program(lambda: GpuWorkload("pretrain", PRETRAIN, args=GpuWorkloadArgs(
+        aws_region="us-east-1", catalog=catalog, aws_egress=egress)))
+    found = mocks.of_type("aws:ec2/vpcEndpoint:VpcEndpoint")
+    assert len(found) == endpoints and len(mocks.of_type("aws:ec2/natGateway:NatGateway")) == nat
+    if endpoints:
+        assert {e.inputs["serviceName"] for e in found} == {
+            "com.amazonaws.us-east-1.ssm", "com.amazonaws.us-east-1.ssmmessages",
+            "com.amazonaws.us-east-1.ec2messages", "com.amazonaws.us-east-1.s3"}
+
+
+def test_efa_overrides_need_efa_and_as_many_network_cards():
+    catalog = Catalog((P5, make_offer("p5e.48xlarge", "H200", 8, 140.0, 60.0, fabric="efa", nvlink=True),
+                       make_offer("p5en.48xlarge", "H200", 8, 140.0, 61.0, fabric="efa", nvlink=True),
+                       make_offer("p4d.24xlarge", "A100-40GB", 8, 39.5, 58.0, fabric="efa", nvlink=True)))
+    spec = _with(PRETRAIN, deploy={"capacity_failover": True, "failover_types": 4})
+    plan = gpusizer.plan(spec, catalog=catalog)
+    mocks, _, _ = run_program(lambda: GpuWorkload("pretrain", spec, args=GpuWorkloadArgs(
+        aws_region="us-east-1", catalog=catalog)))
+    overrides = [o["instanceType"] for o in mocks.one(ASG)["mixedInstancesPolicy"]["launchTemplate"]["overrides"]]
+    # p5en has 16 network cards, p4d 4: the 32-interface template cannot launch them.
+    assert overrides[0] == plan.chosen.offer.instance_type
+    assert set(overrides) <= {"p5.48xlarge", "p5e.48xlarge"}
+    assert not {"p5en.48xlarge", "p4d.24xlarge"} & set(overrides)
+
+
+def test_root_disk_is_never_smaller_than_the_images_snapshot():
+    spec = _with(CHAT, deploy={"disk_gib": 30})
+    mocks, _, _ = run_program(lambda: GpuWorkload("chat", spec, args=HERE))
+    assert mocks.one(LT)["blockDeviceMappings"][0]["ebs"]["volumeSize"] == AMI_SNAPSHOT_GIB
 
 
 def test_invalid_spec_provisions_nothing_and_names_the_field():

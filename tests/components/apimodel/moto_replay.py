@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import urllib.request
 from typing import Any
+
+import urllib.request
 
 import boto3
 
@@ -24,6 +25,9 @@ REGION = "us-east-1"
 # moto cannot register an image under Amazon's account, so the Deep Learning AMI's stand-in is the
 # test account's own: image look-ups by owner are answered with the owner "self".
 DLAMI_STANDIN = "Deep Learning OSS Nvidia Driver AMI GPU PyTorch 2.9 (Ubuntu 24.04) 20260317"
+# Operations moto 5 does not implement: their requests are still checked against botocore's model
+# (aws_api.requests), but not sent.
+NOT_IN_MOTO = {"CreatePlacementGroup"}
 
 
 def clients(endpoint: str) -> dict[str, Any]:
@@ -32,7 +36,8 @@ def clients(endpoint: str) -> dict[str, Any]:
 
 
 def reset(endpoint: str) -> None:
-    urllib.request.urlopen(urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST"), timeout=10).read()
+    """Drop every moto backend, so the next calls build them afresh (with the environment set now)."""
+    urllib.request.urlopen(urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST"), timeout=60).read()
 
 
 def register_dlami(ec2, snapshot_gib: int = 100) -> str:
@@ -74,6 +79,11 @@ class MotoMocks(Mocks):
         if args.token == "aws:ec2/getSubnets:getSubnets":
             self.calls.append(args)
             return {"id": REGION, "ids": [s["SubnetId"] for s in self.ec2.describe_subnets(Filters=filters)["Subnets"]]}
+        if args.token == "aws:ec2/getSubnet:getSubnet":
+            self.calls.append(args)
+            (subnet,) = self.ec2.describe_subnets(SubnetIds=[args.args["id"]])["Subnets"]
+            return {"id": subnet["SubnetId"], "availabilityZoneId": subnet["AvailabilityZoneId"],
+                    "vpcId": subnet["VpcId"], "cidrBlock": subnet["CidrBlock"]}
         if args.token == "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings":
             self.calls.append(args)
             found = self.ec2.describe_instance_type_offerings(
@@ -116,6 +126,8 @@ def replay(resources, endpoint: str) -> Replayed:
             continue
         for req in aws_api.TRANSLATORS[r.typ](r.name, _swap(r.inputs, ids)):
             aws_api.validate(req)
+            if req.operation in NOT_IN_MOTO:
+                continue
             params = _swap(req.params, ids)
             if req.operation == "RunInstances":
                 params["BlockDeviceMappings"][0]["DeviceName"] = root_device
@@ -123,16 +135,21 @@ def replay(resources, endpoint: str) -> Replayed:
             if req.operation == "AuthorizeSecurityGroupEgress":  # a new group allows all egress already
                 api["ec2"].revoke_security_group_egress(GroupId=params["GroupId"], IpPermissions=[
                     {"IpProtocol": "-1", "IpRanges": [{"CidrIp": "0.0.0.0/0"}]}])
-            out = method(**params)
+            try:
+                out = method(**params)
+            except Exception as e:
+                raise aws_api.ApiModelError(f"moto refused {req.operation} for {r.name}: {e}") from e
             _record(r, req, out, ids)
             if req.operation == "CreateAutoScalingGroup":
                 groups.append(params["AutoScalingGroupName"])
-    reservations = api["ec2"].describe_instances()["Reservations"]
+    # Only what this replay created: tests share one moto state (a reset costs ~10 s of EC2 set-up).
     templates = {}
-    for lt in api["ec2"].describe_launch_templates()["LaunchTemplates"]:
-        (version,) = api["ec2"].describe_launch_template_versions(LaunchTemplateId=lt["LaunchTemplateId"])[
-            "LaunchTemplateVersions"]
-        templates[lt["LaunchTemplateId"]] = version["LaunchTemplateData"]
+    for mock_id, real in ids.items():
+        if real.startswith("lt-"):
+            (version,) = api["ec2"].describe_launch_template_versions(LaunchTemplateId=real)["LaunchTemplateVersions"]
+            templates[real] = version["LaunchTemplateData"]
+    reservations = api["ec2"].describe_instances(Filters=[
+        {"Name": "tag:aws:ec2launchtemplate:id", "Values": list(templates)}])["Reservations"] if templates else []
     return Replayed(ids, [i for res in reservations for i in res["Instances"]],
                     api["autoscaling"].describe_auto_scaling_groups(AutoScalingGroupNames=groups)[
                         "AutoScalingGroups"] if groups else [], templates)

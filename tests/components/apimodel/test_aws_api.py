@@ -11,7 +11,7 @@ import gpusizer
 from components import GpuWorkload, GpuWorkloadArgs
 from gpusizer.catalog import Catalog
 from tests.components.apimodel import aws_api, moto_replay
-from tests.components.conftest import Registered, run_program
+from tests.components.conftest import Mocks, Registered, run_program
 from tests.conftest import make_offer
 
 HERE = GpuWorkloadArgs(aws_region="us-east-1")
@@ -21,6 +21,10 @@ TRAIN = {"name": "train", "model": {"name": "llama-3.1-8b"}, "task": "training",
          "training": {"sequence_length": 2048}, "placement": {"providers": ["aws"], "regions": ["us-east-1"]}}
 # One H100 per node forces several nodes, so the choice is an EFA cluster (p5.4xlarge: 1 network card).
 P5_SMALL = Catalog((make_offer("p5.4xlarge", "H100", 1, 79.65, 6.88, fabric="efa", network_gbps=100),))
+# p5.48xlarge: 32 network cards, so 32 EFA interfaces and a private subnet.
+P5 = Catalog((make_offer("p5.48xlarge", "H100", 8, 79.65, 55.04, fabric="efa", network_gbps=3200, nvlink=True),))
+PRETRAIN = {"name": "pretrain", "model": {"name": "llama-3.1-70b"}, "task": "training",
+            "training": {"sequence_length": 4096}, "placement": {"providers": ["aws"], "regions": ["us-east-1"]}}
 SCENARIOS = {
     "single-instance": (CHAT, HERE),
     "spot-instance": ({**CHAT, "placement": {**CHAT["placement"], "purchase": "spot"}}, HERE),
@@ -29,6 +33,8 @@ SCENARIOS = {
                              "deploy": {"capacity_failover": True}}, HERE),
     "other-region": ({**CHAT, "placement": {"providers": ["aws"], "regions": ["us-east-2"]}}, HERE),
     "multi-node-efa": (TRAIN, GpuWorkloadArgs(aws_region="us-east-1", catalog=P5_SMALL)),
+    "multi-card-efa-nat": (PRETRAIN, GpuWorkloadArgs(aws_region="us-east-1", catalog=P5)),
+    "multi-card-efa-endpoints": (PRETRAIN, GpuWorkloadArgs(aws_region="us-east-1", catalog=P5, aws_egress="endpoints")),
 }
 
 
@@ -40,7 +46,9 @@ def _registered(spec, args, mocks=None):
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))
 def test_every_registered_aws_resource_is_a_valid_api_request(scenario):
     spec, args = SCENARIOS[scenario]
-    found = aws_api.requests(_registered(spec, args).resources)
+    # us-east-2's zones for the regional choice; us-east-1's (the default mocks') otherwise.
+    mocks = Mocks(subnet_zones={"subnet-e1": "use2-az1", "subnet-e3": "use2-az3"}) if scenario == "other-region" else None
+    found = aws_api.requests(_registered(spec, args, mocks).resources)
     ops = {req.operation for _, req in found}
     assert {"CreateRole", "CreateInstanceProfile", "CreateSecurityGroup", "CreateLaunchTemplate"} <= ops
     (lt,) = [req for _, req in found if req.operation == "CreateLaunchTemplate"]
@@ -90,14 +98,16 @@ def moto_endpoint():
         server = moto.server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
         server.start()
         try:
+            # Backends other tests built in this process lack the managed policies: start afresh.
+            moto_replay.reset(f"http://127.0.0.1:{server._server.server_port}")
             yield f"http://127.0.0.1:{server._server.server_port}"
         finally:
             server.stop()
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def moto_ec2(moto_endpoint):
-    moto_replay.reset(moto_endpoint)
+    # One moto state for the module (its EC2 set-up takes ~10 s); each test replays its own names.
     ec2 = moto_replay.clients(moto_endpoint)["ec2"]
     moto_replay.register_dlami(ec2)
     return ec2
@@ -119,7 +129,7 @@ def test_moto_runs_the_chosen_type_for_a_single_instance(moto_endpoint, moto_ec2
 
 @pytest.mark.slow
 def test_moto_accepts_the_failover_group_with_its_mixed_instances_policy(moto_endpoint, moto_ec2):
-    spec = SCENARIOS["failover-group"][0]
+    spec = {**SCENARIOS["failover-group"][0], "name": "chatgroup"}
     plan = gpusizer.plan(spec)
     mocks = _registered(spec, HERE, moto_replay.MotoMocks(moto_ec2))
     done = moto_replay.replay(mocks.resources, moto_endpoint)
@@ -130,3 +140,25 @@ def test_moto_accepts_the_failover_group_with_its_mixed_instances_policy(moto_en
     assert policy["InstancesDistribution"]["OnDemandAllocationStrategy"] == "prioritized"
     assert group["DesiredCapacity"] == len(group["Instances"]) == 2
     assert {i["InstanceType"] for i in group["Instances"]} <= {o["InstanceType"] for o in policy["LaunchTemplate"]["Overrides"]}
+
+
+@pytest.mark.slow
+def test_moto_launches_the_efa_cluster_in_its_private_subnet(moto_endpoint, moto_ec2):
+    plan = gpusizer.plan(PRETRAIN, catalog=P5)
+    mocks = _registered(PRETRAIN, SCENARIOS["multi-card-efa-nat"][1], moto_replay.MotoMocks(moto_ec2))
+    done = moto_replay.replay(mocks.resources, moto_endpoint)
+    (group,) = done.groups
+    assert group["PlacementGroup"].startswith("pretrain-aws-pg")
+    (subnet_id,) = group["VPCZoneIdentifier"].split(",")
+    (subnet,) = moto_ec2.describe_subnets(SubnetIds=[subnet_id])["Subnets"]
+    assert subnet["CidrBlock"] == "172.31.240.0/20"  # the private subnet, not a default one
+    offered = {o["Location"] for o in moto_ec2.describe_instance_type_offerings(
+        LocationType="availability-zone-id",
+        Filters=[{"Name": "instance-type", "Values": ["p5.48xlarge"]}])["InstanceTypeOfferings"]}
+    assert subnet["AvailabilityZoneId"] in offered
+    (template,) = done.templates.values()
+    assert len(template["NetworkInterfaces"]) == 32
+    assert len(group["Instances"]) == group["DesiredCapacity"] == plan.chosen.nodes
+    routes = moto_ec2.describe_route_tables(Filters=[{"Name": "association.subnet-id", "Values": [subnet_id]}])
+    (table,) = routes["RouteTables"]
+    assert any(r.get("NatGatewayId") and r["DestinationCidrBlock"] == "0.0.0.0/0" for r in table["Routes"])
