@@ -22,7 +22,7 @@ import random
 import pytest
 
 import gpusizer
-from gpusizer import optimize, planner as plan_mod, providers
+from gpusizer import images, optimize, planner as plan_mod, providers
 from gpusizer.catalog import Catalog
 from gpusizer.catalog.onprem import Pool
 from gpusizer.estimate import fit as fit_mod
@@ -186,7 +186,9 @@ def _judge(w, o, purchase: str, quotas: dict) -> dict:
         return {**out, "code": f.code}
     quota = quotas.get((o.provider, o.region, purchase, o.instance_type[:1].upper() if o.provider == "aws" else ""))
     launched = nodes * f.node_groups
-    if o.vcpus < w.min_vcpus(o.gpu_count * o.gpu_fraction):
+    if not s.deploy.machine_image and images.unsupported(o.provider, o.instance_type):
+        code = "image"  # a family with no supported machine image (data/images.yaml), judged after fit
+    elif o.vcpus < w.min_vcpus(o.gpu_count * o.gpu_fraction):
         code = "host-vcpu"
     elif o.ram_gib < w.min_ram_gib(o.gpu_count):
         code = "host-ram"
@@ -307,6 +309,6 @@ def test_oracle_cases_cover_every_rejection_code_and_multi_node():
         multi_node += any(v["nodes"] > 1 and v["code"] is None for v in want["judged"].values())
         replicas += spec.get("deploy", {}).get("replicas", 1) > 1 and bool(want["ranked"])
     every = {"provider", "region", "gpu", "opt-in", "purchase", "memory", "interconnect", "ttft", "tpot", "throughput",
-             "deadline", "host-vcpu", "host-ram", "capacity", "quota", "budget"}
+             "deadline", "precision", "image", "host-vcpu", "host-ram", "capacity", "quota", "budget"}
     assert every <= set(codes), every - set(codes)
     assert multi_node and replicas
