@@ -11,6 +11,8 @@ import argparse
 import json
 import sys
 
+from gpusizer import redact
+
 EXIT_OK, EXIT_INVALID, EXIT_INFEASIBLE, EXIT_BUG = 0, 2, 3, 1
 DEBUG_HELP = "show tracebacks of internal errors (accepted anywhere on the command line)"
 
@@ -123,7 +125,7 @@ def _cmd_plan(args) -> int:
 
     pools = gpusizer.load_pools(args.pools) if args.pools else ()
     decision = gpusizer.plan(args.spec, catalog=_catalog(args.catalog), pools=pools)
-    print(report.render(decision, args.format, top=None if args.all else args.top, quiet_age=args.quiet_age))
+    print(redact.redact(report.render(decision, args.format, top=None if args.all else args.top, quiet_age=args.quiet_age)))
     providers = decision.workload.spec.placement.providers
     if pools and providers is not None and "onprem" not in providers:
         print(f"gpusizer: hint: --pools given, but placement.providers {list(providers)} leaves out onprem, so no pool "
@@ -135,7 +137,7 @@ def _cmd_estimate(args) -> int:
     import gpusizer
     from gpusizer import report
 
-    print(report.render(gpusizer.estimate(args.spec, catalog=_catalog(args.catalog)), args.format))
+    print(redact.redact(report.render(gpusizer.estimate(args.spec, catalog=_catalog(args.catalog)), args.format)))
     return EXIT_OK
 
 
@@ -144,7 +146,7 @@ def _cmd_diff(args) -> int:
 
     base, base_policy = diff.load(args.base, "BASE")
     head, head_policy = diff.load(args.head, "HEAD")
-    print(diff.render(diff.compare(base, head), args.format, (base_policy, head_policy)))
+    print(redact.redact(diff.render(diff.compare(base, head), args.format, (base_policy, head_policy))))
     return EXIT_OK
 
 
@@ -158,7 +160,7 @@ def _cmd_observe(args) -> int:
     client = prometheus.Client(args.prometheus)
     pools = gpusizer.load_pools(args.pools) if args.pools else ()
     doc = observe.run(args.specs, client, window_s, end, _catalog(args.catalog).with_pools(pools))
-    print(observe.render(doc, args.format))
+    print(redact.redact(observe.render(doc, args.format)))
     missing = observe.complete(doc)
     for line in missing:
         print(f"gpusizer: {line}", file=sys.stderr)
@@ -179,7 +181,7 @@ def _cmd_tco(args) -> int:
         path = args.out or "tco-%s.png" % doc["workload"]
         print(f"wrote {tco.chart(doc, path)}")
     else:
-        print(tco.render(doc, args.format))
+        print(redact.redact(tco.render(doc, args.format)))
     return EXIT_OK
 
 
@@ -249,12 +251,19 @@ def _cmd_catalog_list(args) -> int:
 
 def _cmd_catalog_refresh(args) -> int:
     """Exit 0 when everything was refreshed, 1 when something kept its previous data (listed, one line each)."""
-    from gpusizer import providers
+    from gpusizer import inputs, providers
     from gpusizer.catalog import cache, refresh
 
     problems = []
     for provider in args.provider or [p.name for p in providers.having("refresher")]:
-        lines = refresh.refresh(provider, args.region)
+        try:
+            lines = refresh.refresh(provider, args.region)
+        except OSError as exc:  # the file system refused: the previous cache is untouched
+            reason = exc.strerror or str(exc) or type(exc).__name__
+            print(redact.redact(f"gpusizer: error: {provider}: could not write the catalog cache "
+                                f"{inputs.quote(str(cache.cache_dir()))}: {reason}; the previous cache is intact"),
+                  file=sys.stderr)
+            return EXIT_BUG
         problems += lines
         status = "refreshed" if not lines else f"{len(lines)} part(s) kept their previous data"
         print(f"{provider}: {status} (cache: {cache.cache_dir()})")
@@ -295,8 +304,6 @@ def main(argv: list[str] | None = None) -> int:
     handler = _COMMANDS.get(args.command)
     if args.command == "catalog":
         handler = {"list": _cmd_catalog_list, "refresh": _cmd_catalog_refresh}[args.catalog_command]
-    from gpusizer import redact
-
     try:
         return handler(args)
     except errors.SizingError as exc:

@@ -82,13 +82,14 @@ def _fail(message: str, field: str) -> errors.SpecError:
     return errors.SpecError(redact.redact(message), field)
 
 
-def read_text(path: str | os.PathLike, what: str = "spec file", field: str = "") -> str:
-    """The text of a regular file of at most MAX_INPUT_BYTES, decoded as strict UTF-8.
+def read_text(path: str | os.PathLike, what: str = "spec file", field: str = "", max_bytes: int = MAX_INPUT_BYTES) -> str:
+    """The text of a regular file of at most `max_bytes`, decoded as strict UTF-8.
 
     Args:
         path: the file.
         what: what to call it in messages ("spec file", "pools file --pools").
         field: the SpecError's field (the spec key or option the path came from).
+        max_bytes: the size cap (MAX_INPUT_BYTES; catalog CSVs get a larger one).
 
     Raises:
         SpecError: the file is missing, unreadable, not a regular file, too
@@ -105,17 +106,17 @@ def read_text(path: str | os.PathLike, what: str = "spec file", field: str = "")
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise _fail(f"{what} {name} is not a regular file. To fix: give the path of a file", field)
-        if info.st_size > MAX_INPUT_BYTES:
-            raise _fail(f"{what} {name} is {info.st_size:,} bytes, over the {MAX_INPUT_BYTES:,}-byte limit. "
-                        "To fix: give the intended file (real ones are a few KB)", field)
+        if info.st_size > max_bytes:
+            raise _fail(f"{what} {name} is {info.st_size:,} bytes, over the {max_bytes:,}-byte limit. "
+                        "To fix: give the intended file", field)
         with os.fdopen(os.dup(fd), "rb") as f:
-            data = f.read(MAX_INPUT_BYTES + 1)
+            data = f.read(max_bytes + 1)
     except OSError as exc:
         raise _fail(f"cannot read {what} {name}: {exc.strerror}. To fix: check the path", field) from None
     finally:
         os.close(fd)
-    if len(data) > MAX_INPUT_BYTES:  # grew while we read it
-        raise _fail(f"{what} {name} is over the {MAX_INPUT_BYTES:,}-byte limit", field)
+    if len(data) > max_bytes:  # grew while we read it
+        raise _fail(f"{what} {name} is over the {max_bytes:,}-byte limit", field)
     return decode(data, f"{what} {name}", field)
 
 

@@ -10,9 +10,10 @@ markdown for PR comments, JSON). What it removes, and why each pattern:
 - credential query parameters (``X-Amz-Signature``, ``X-Amz-Credential``,
   ``X-Amz-Security-Token`` of SigV4 presigned URLs; ``access_token``,
   ``token``, ``key``, ``sig``, ``signature``);
-- ``key=value`` / ``key: value`` pairs whose key names a secret (password,
-  secret, token, api key, authorization, credential, private key);
-- ``Bearer``/``Basic`` authorization values;
+- ``key=value`` / ``key: value`` pairs whose key ends with a secret's name
+  (password, secret, token, api key, credentials, private key, access key;
+  ``tokens_per_second`` is left alone);
+- ``Authorization:`` header values and ``Bearer`` tokens;
 - tokens recognisable by their published prefixes: AWS access key ids
   (``AKIA``/``ASIA``/... + 16 upper-case characters, AWS IAM User Guide,
   "Unique identifier prefixes"), GitHub tokens (``ghp_``/``gho_``/``ghu_``/
@@ -29,25 +30,57 @@ stays valid JSON and a redacted URL still shows the host it pointed at.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 MASK = "***"
 
-_PATTERNS: tuple[tuple[re.Pattern, str], ...] = (
-    (re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(-----END [A-Z ]*PRIVATE KEY-----|$)", re.S), MASK),
+_JSON_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
+
+
+def _mask_secret_value(m: re.Match) -> str:
+    """The secret-named key's value masked, unless it is a bare number under a quoted JSON key.
+
+    JSON credentials are strings; a number there is a measurement ("pipeline_ms_per_token": 0.5),
+    and masking it would make the report invalid JSON.
+    """
+    prefix, key_quote, sep, value_quote, value = m.groups()
+    if key_quote and sep == ":" and not value_quote and _JSON_NUMBER.fullmatch(value):
+        return m.group(0)
+    return prefix + MASK
+
+
+# (pattern, replacement, needles): a line is searched with a pattern only when it contains one of
+# the pattern's needles (lower-case literals, found with str.find), so a large JSON report costs a
+# few substring scans rather than ten regex passes over every character (measured on this 2-core
+# machine under load, a 780 KB plan JSON: 2.6 s with plain regex passes, 0.19 s this way).
+_PATTERNS: tuple[tuple[re.Pattern, str | Callable[[re.Match], str], tuple[str, ...]], ...] = (
     # scheme://userinfo@host: userinfo may hold ':' but not '/', '@' or whitespace.
-    (re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)[^/\s@\"'<>]+@"), rf"\g<1>{MASK}@"),
+    (re.compile(r"(://)[^/\s@\"'<>]+@"), rf"\g<1>{MASK}@", ("://",)),
     (re.compile(r"([?&](?:X-Amz-Signature|X-Amz-Credential|X-Amz-Security-Token|access_token|token|key|sig|signature"
-                r"|api_key|apikey|password)=)[^&\s\"'<>]+", re.I), rf"\g<1>{MASK}"),
-    (re.compile(r"\b((?:Bearer|Basic)\s+)[A-Za-z0-9._~+/=\-]{8,}", re.I), rf"\g<1>{MASK}"),
-    (re.compile(r"((?:[\"']?)[A-Za-z0-9_\-]*(?:password|passwd|secret|token|api[_\-]?key|authorization|credential"
-                r"|private[_\-]?key|access[_\-]?key)[A-Za-z0-9_\-]*[\"']?\s*[:=]\s*[\"']?)[^\s\"',;&}]+", re.I),
-     rf"\g<1>{MASK}"),
-    (re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA|ABIA|ACCA)[A-Z0-9]{16}\b"), MASK),
-    (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})\b"), MASK),
-    (re.compile(r"\bhf_[A-Za-z0-9]{30,}\b"), MASK),
-    (re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"), MASK),
-    (re.compile(r"\bxox[abpr]-[A-Za-z0-9\-]{10,}\b"), MASK),
+                r"|api_key|apikey|password)=)[^&\s\"'<>]+", re.I), rf"\g<1>{MASK}",
+     ("x-amz-", "token=", "key=", "sig=", "signature=", "password=")),
+    (re.compile(r"((?:Proxy-)?Authorization[\"']?\s*[:=]\s*[\"']?(?:Bearer|Basic|Token)?\s*)[^\s\"',;&}]+", re.I),
+     rf"\g<1>{MASK}", ("authorization",)),
+    (re.compile(r"\b(Bearer\s+)[A-Za-z0-9._~+/=\-]{16,}"), rf"\g<1>{MASK}", ("bearer",)),
+    # key=value / "key": "value" where the key ends with a secret's name ("tokens_per_second" does not;
+    # nor does a number under a quoted JSON key, "pipeline_ms_per_token": 0.5: see _mask_secret_value).
+    (re.compile(r"((?:password|passwd|secret|token|api[_\-]?key|credentials?|private[_\-]?key"
+                r"|access[_\-]?key)([\"']?)\s*([:=])\s*([\"']?))([^\s\"',;&}]+)", re.I), _mask_secret_value,
+     ("passw", "secret", "token", "key", "credential")),
+    (re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA|ABIA|ACCA)[A-Z0-9]{16}\b"), MASK,
+     ("akia", "asia", "agpa", "aida", "aroa", "aipa", "anpa", "anva", "apka", "abia", "acca")),
+    (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})\b"), MASK,
+     ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
+    (re.compile(r"\bhf_[A-Za-z0-9]{30,}\b"), MASK, ("hf_",)),
+    (re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"), MASK, ("aiza",)),
+    (re.compile(r"\bxox[abpr]-[A-Za-z0-9\-]{10,}\b"), MASK, ("xoxa-", "xoxb-", "xoxp-", "xoxr-")),
 )
+# needle -> indices of the patterns it gates
+_NEEDLES: dict[str, tuple[int, ...]] = {}
+for _i, (_, _, _needles) in enumerate(_PATTERNS):
+    for _n in _needles:
+        _NEEDLES[_n] = _NEEDLES.get(_n, ()) + (_i,)
+_PEM = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(-----END [A-Z ]*PRIVATE KEY-----|$)", re.S)
 
 
 def redact(text: str) -> str:
@@ -64,6 +97,26 @@ def redact(text: str) -> str:
     """
     if not isinstance(text, str):
         text = str(text)
-    for pattern, replacement in _PATTERNS:
-        text = pattern.sub(replacement, text)
-    return text
+    lower = text.lower()
+    if "private key-----" in lower:  # spans lines: the whole text
+        text = _PEM.sub(MASK, text)
+        lower = text.lower()
+    lines: dict[int, tuple[int, set[int]]] = {}  # line start -> (line end, patterns to apply)
+    for needle, gated in _NEEDLES.items():  # str.find: ~100x faster than a regex alternation
+        at = lower.find(needle)
+        while at >= 0:
+            begin = lower.rfind("\n", 0, at) + 1
+            end = lower.find("\n", at)
+            end = len(text) if end < 0 else end
+            lines.setdefault(begin, (end, set()))[1].update(gated)
+            at = lower.find(needle, end)
+    out, done = [], 0
+    for begin, (end, gated) in sorted(lines.items()):
+        line = text[begin:end]
+        for i in sorted(gated):
+            pattern, replacement, _ = _PATTERNS[i]
+            line = pattern.sub(replacement, line)
+        out += [text[done:begin], line]
+        done = end
+    out.append(text[done:])
+    return "".join(out)

@@ -24,7 +24,7 @@ import sys
 
 import pulumi
 
-from gpusizer import errors, inputs
+from gpusizer import errors, inputs, redact
 from policies import analyzer, mocks
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
@@ -190,6 +190,6 @@ def run(args) -> int:
         exports, resources, findings = preview(args.stack, stacks_dir, pathlib.Path(args.program or REPO / "__main__.py"), policy_config)
     except pulumi.RunError as exc:
         raise errors.SpecError(f"stack {args.stack}: {exc}", "") from None
-    print(render(exports, resources, findings, args.format))
+    print(redact.redact(render(exports, resources, findings, args.format)))
     sys.stdout.flush()
     return 1 if any(f.level == "mandatory" for f in findings) else 0

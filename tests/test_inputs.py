@@ -221,6 +221,8 @@ def test_pools_file_that_is_dev_zero_is_refused(tmp_path, capsys):
     ("https://b.s3.amazonaws.com/k?X-Amz-Signature=abcdef0123&X-Amz-Expires=60", "abcdef0123"),
     ("Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.e30.abc", "eyJhbGciOiJIUzI1NiJ9"),
     ("token hf_abcdefghijklmnopqrstuvwxyzABCDEF12 expired", "hf_abcdefghijklmnopqrstuvwxyz"),
+    ('{"hub_token": "0123456789"}', "0123456789"),  # a JSON string, even all digits, is masked
+    ("password=123456", "123456"),
 ])
 def test_redaction_removes_credentials_and_keeps_the_rest(text, secret):
     out = redact.redact(text)
@@ -233,3 +235,14 @@ def test_spec_errors_never_echo_credentials(capsys, tmp_path):
     assert cli.main(["plan", str(path)]) == 2
     err = capsys.readouterr().err
     assert "s3cr3t" not in err and "growth" in err
+
+
+@pytest.mark.parametrize("example", sorted(p.name for p in (REPO / "stacks/examples").glob("*.yaml")))
+def test_redaction_leaves_ordinary_reports_unchanged(example, tiny_catalog):
+    """Measurements under secret-sounding JSON keys ("pipeline_ms_per_token": 0.5) stay, and the JSON stays valid."""
+    from gpusizer import report
+
+    decision = gpusizer.plan(REPO / "stacks/examples" / example, catalog=tiny_catalog)
+    for fmt in report.FORMATS:
+        text = report.render(decision, fmt)
+        assert redact.redact(text) == text, fmt

@@ -14,6 +14,7 @@ from gpusizer.catalog.offer import Offer
 # Prices older than this many days are called out loudly in every report.
 # Override with GPUSIZER_MAX_PRICE_AGE_DAYS or Catalog.load(max_age_days=...).
 STALE_AFTER_DAYS = 90
+MAX_AGE_DAYS = 36_500  # a century; a larger bound is a typo
 
 
 @dataclasses.dataclass(frozen=True)
@@ -124,8 +125,23 @@ def load_catalog(path: str | os.PathLike | None = None) -> Catalog:
 
 
 def stale_bound() -> int:
-    """Days after which a price is called stale: GPUSIZER_MAX_PRICE_AGE_DAYS, default STALE_AFTER_DAYS."""
-    return int(os.environ.get("GPUSIZER_MAX_PRICE_AGE_DAYS", STALE_AFTER_DAYS))
+    """Days after which a price is called stale.
+
+    GPUSIZER_MAX_PRICE_AGE_DAYS as a whole number of days in [0, MAX_AGE_DAYS]; STALE_AFTER_DAYS when unset.
+
+    Raises:
+        SpecError: naming the variable, the value (quoted, at most 80 characters) and the fix.
+    """
+    from gpusizer import errors, inputs
+
+    raw = os.environ.get("GPUSIZER_MAX_PRICE_AGE_DAYS", "").strip()
+    if not raw:
+        return STALE_AFTER_DAYS
+    if not (raw.isascii() and raw.isdigit()) or int(raw) > MAX_AGE_DAYS:
+        raise errors.SpecError(
+            f"GPUSIZER_MAX_PRICE_AGE_DAYS: {inputs.quote(raw)} is not a whole number of days from 0 to {MAX_AGE_DAYS}. "
+            f"To fix: set it to e.g. {STALE_AFTER_DAYS}, or unset it", "GPUSIZER_MAX_PRICE_AGE_DAYS")
+    return int(raw)
 
 
 def age_notes(offers: Iterable[Offer], today: datetime.date, bound: int = STALE_AFTER_DAYS, label: str = "prices") -> tuple[str, ...]:

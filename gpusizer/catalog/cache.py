@@ -1,31 +1,68 @@
-"""The local catalog cache written by `gpusizer catalog refresh`: atomic, checksummed, per provider.
+"""The local catalog cache written by `gpusizer catalog refresh`: whole generations, switched atomically, under a lock.
 
 Layout ($GPUSIZER_CACHE_DIR, else $XDG_CACHE_HOME/gpusizer, else ~/.cache/gpusizer):
-    <provider>.csv      offers in the CATALOG_FIELDS format
-    manifest.json       per provider: fetched_at (UTC ISO), sha256 and row count of the
-                        CSV, vCPU quotas, and the errors of the refresh that wrote it
+    CURRENT                 the name of the current generation (one line)
+    gen-<stamp>-<pid>-<id>/ one generation: <provider>.csv (CATALOG_FIELDS) and manifest.json
+                            (per provider: fetched_at, sha256 and rows of its CSV, vCPU quotas,
+                            the errors of the refresh that wrote it)
+    .lock                   held (flock) by the one writer at a time
+    .tmp-*                  a generation being written; left only by a killed writer, removed
+                            by the next one
 
-Every file is written to a temporary name and renamed into place, so a reader
-sees the old or the new file, never half of one. A CSV whose checksum or row
-count disagrees with the manifest, or that does not parse, is ignored whole
-and reported.
+Algorithm of a write (:class:`Transaction`, under the lock): copy the current
+generation's other providers (checksums verified) and the new provider's CSV
+and manifest into a fresh ``.tmp-`` directory, fsync each file and the
+directory, rename it to ``gen-...``, then replace CURRENT by rename (fsynced).
+A reader sees the old generation or the new one, never a mix: a kill or a full
+disk at any point leaves CURRENT naming the last complete generation (the
+"new CSV, old manifest" loss of issue 15 cannot happen). `gpusizer catalog
+refresh` holds the lock from reading the previous offers to the switch, so a
+second refresh (another region, another process) waits and then merges onto
+the first one's result instead of overwriting it. The two newest generations
+are kept, so a reader that read CURRENT just before a switch still finds its
+files.
+
+Reading trusts nothing: CURRENT, the manifest and each CSV are read as regular
+files under a size cap and as strict UTF-8/JSON; the manifest is validated
+(known providers only, fetched_at timezone-aware and not in the future, a
+sha256, whole row counts); a CSV whose checksum or row count disagrees is
+ignored whole. Every problem is one line in the notes of each plan, with
+credentials redacted, and the embedded snapshot stands in.
+
+Pre-generation caches (manifest.json and CSVs at the top level) are still read
+until the next refresh replaces them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import hashlib
 import json
 import os
 import pathlib
-import tempfile
+import re
+import secrets
+import shutil
+import time
+from typing import Annotated, Any
 
-from gpusizer import errors
+import pydantic
+
+from gpusizer import errors, fields, inputs, redact
 from gpusizer.catalog import store
-from gpusizer.catalog.offer import Offer
+from gpusizer.catalog.offer import PROVIDERS, Offer
 
 MANIFEST = "manifest.json"
+POINTER = "CURRENT"
+LOCK = ".lock"
+_GENERATION = re.compile(r"^gen-[0-9]{8}T[0-9]{6}-[0-9]+-[0-9a-f]{6}$")
+# How long a refresh waits for another one to finish (a full AWS refresh takes minutes).
+LOCK_TIMEOUT_S = 900.0
+# fetched_at may lead this machine's clock by this much (NTP-synced clocks agree to well under a second).
+CLOCK_SKEW = datetime.timedelta(minutes=5)
+KEEP_GENERATIONS = 2
 
 
 def cache_dir() -> pathlib.Path:
@@ -47,70 +84,249 @@ class CachedProvider:
     errors: tuple[str, ...] = ()
 
 
-def _atomic_write(path: pathlib.Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+def _aware_past(value: Any) -> datetime.datetime:
+    if not isinstance(value, str):
+        raise ValueError("must be an ISO 8601 string")
+    stamp = datetime.datetime.fromisoformat(value)
+    if stamp.tzinfo is None:
+        raise ValueError(f"{inputs.quote(value)} has no timezone")
+    if stamp > datetime.datetime.now(datetime.timezone.utc) + CLOCK_SKEW:
+        raise ValueError(f"{inputs.quote(value)} is in the future")
+    return stamp
+
+
+_Quota = tuple[fields.Label, fields.Label, fields.Label, fields.Label,
+               Annotated[float, fields.NotBool, pydantic.Field(ge=0, le=1e9, allow_inf_nan=False)]]
+
+
+class _Entry(pydantic.BaseModel):
+    """One provider's manifest entry, as written by `Transaction.write`."""
+
+    model_config = pydantic.ConfigDict(frozen=True, extra="forbid")
+
+    fetched_at: Annotated[datetime.datetime, pydantic.BeforeValidator(_aware_past)]
+    sha256: Annotated[str, pydantic.Field(pattern=r"^[0-9a-f]{64}$")]
+    rows: fields.count(10_000_000, lower=0)
+    quotas: list[_Quota] = []
+    errors: list[Annotated[str, pydantic.Field(max_length=2000)]] = []
+
+
+def _fsync_dir(path: pathlib.Path) -> None:
+    """Make a rename or a new file in `path` durable (POSIX; a no-op where directories cannot be opened)."""
     try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        pathlib.Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _read_manifest(root: pathlib.Path) -> dict:
-    path = root / MANIFEST
-    if not path.exists():
-        return {}
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
     try:
-        doc = json.loads(path.read_text())
-        return doc if isinstance(doc, dict) else {}
-    except (OSError, json.JSONDecodeError):
-        return {"__corrupt__": True}
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
-def write(entry: CachedProvider, root: pathlib.Path | None = None) -> pathlib.Path:
-    """Write one provider's offers, then its manifest entry (both atomically)."""
+def _write_durably(path: pathlib.Path, data: bytes) -> None:
+    with open(path, "xb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _read(path: pathlib.Path, what: str, max_bytes: int = inputs.MAX_INPUT_BYTES) -> str:
+    try:
+        return inputs.read_text(path, what, max_bytes=max_bytes)
+    except errors.SpecError as exc:
+        raise errors.CatalogError(str(exc)) from None
+
+
+def generation_dir(root: pathlib.Path | None = None) -> pathlib.Path | None:
+    """The directory of the current generation, or None when nothing was ever refreshed here.
+
+    Raises:
+        OSError, CatalogError: the cache directory or its pointer cannot be read or is odd.
+    """
     root = root or cache_dir()
-    text = store.format_offers(entry.offers)
-    _atomic_write(root / f"{entry.provider}.csv", text)
-    manifest = _read_manifest(root)
-    manifest.pop("__corrupt__", None)
-    manifest[entry.provider] = {
-        "fetched_at": entry.fetched_at.astimezone(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "sha256": hashlib.sha256(text.encode()).hexdigest(),
-        "rows": len(entry.offers),
-        "quotas": [[*k, v] for k, v in sorted(entry.quotas.items())],
-        "errors": list(entry.errors),
-    }
-    _atomic_write(root / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True))
-    return root
+    if not root.exists():
+        return None
+    if not root.is_dir():
+        raise errors.CatalogError(f"cache {inputs.quote(str(root))} is not a directory")
+    pointer = root / POINTER
+    if not pointer.exists():
+        return root if (root / MANIFEST).exists() else None  # pre-generation layout
+    name = _read(pointer, "cache pointer", 256).strip()
+    if not _GENERATION.match(name) or not (root / name).is_dir():
+        raise errors.CatalogError(f"cache pointer {pointer} names no generation ({inputs.quote(name)})")
+    return root / name
+
+
+def _manifest(gen: pathlib.Path) -> dict:
+    doc = inputs.load_json(_read(gen / MANIFEST, "cache manifest"), f"cache manifest {gen / MANIFEST}")
+    if not isinstance(doc, dict):
+        raise errors.CatalogError(f"cache manifest {gen / MANIFEST} is not a JSON object (got {inputs.quote(doc)})")
+    return doc
+
+
+def _load_entry(gen: pathlib.Path, provider: str, raw: Any) -> tuple[CachedProvider, str]:
+    """One provider's validated entry and its CSV text; CatalogError/ValueError naming what is wrong."""
+    if provider not in PROVIDERS:
+        raise errors.CatalogError(f"unknown provider {inputs.quote(provider)}")
+    try:
+        meta = _Entry.model_validate(raw)
+    except pydantic.ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in first["loc"]) or "entry"
+        raise errors.CatalogError(f"manifest {where}: {first['msg'].removeprefix('Value error, ')}") from None
+    path = gen / f"{provider}.csv"
+    text = _read(path, "cached catalog", store.MAX_CSV_BYTES)
+    if hashlib.sha256(text.encode()).hexdigest() != meta.sha256:
+        raise errors.CatalogError("checksum does not match the manifest (partial or edited write)")
+    offers = store.parse_offers(text, str(path))
+    if len(offers) != meta.rows:
+        raise errors.CatalogError(f"{len(offers)} rows, manifest says {meta.rows}")
+    if any(o.provider != provider for o in offers):
+        raise errors.CatalogError(f"rows of another provider in {provider}.csv")
+    quotas = {tuple(q[:4]): q[4] for q in meta.quotas}
+    found_errors = tuple(redact.redact(e) for e in meta.errors)
+    return CachedProvider(provider, tuple(offers), meta.fetched_at, quotas, found_errors), text
+
+
+def _entries(root: pathlib.Path) -> tuple[dict[str, tuple[CachedProvider, str]], list[str]]:
+    problems: list[str] = []
+    fix = "ignored; run `gpusizer catalog refresh`"
+    try:
+        gen = generation_dir(root)
+        if gen is None:
+            return {}, []
+        manifest = _manifest(gen)
+    except (OSError, errors.SizingError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        return {}, [redact.redact(f"cache {inputs.quote(str(root))} unreadable ({reason}): {fix}")]
+    found = {}
+    for provider, raw in sorted(manifest.items()):
+        try:
+            found[provider] = _load_entry(gen, provider, raw)
+        except (OSError, errors.SizingError, ValueError) as exc:
+            reason = getattr(exc, "strerror", None) or str(exc)
+            problems.append(redact.redact(f"cache {gen / MANIFEST} entry {inputs.quote(provider)} {fix}: {reason}"))
+    return found, problems
 
 
 def read(root: pathlib.Path | None = None) -> tuple[dict[str, CachedProvider], list[str]]:
     """The usable cached providers, and one line per cache problem (ignored, never half-used)."""
-    root = root or cache_dir()
-    manifest = _read_manifest(root)
-    if manifest.get("__corrupt__"):
-        return {}, [f"cache {root / MANIFEST} is corrupt: ignored; run `gpusizer catalog refresh`"]
-    found: dict[str, CachedProvider] = {}
-    problems: list[str] = []
-    for provider, meta in sorted(manifest.items()):
-        path = root / f"{provider}.csv"
+    found, problems = _entries(root or cache_dir())
+    return {p: entry for p, (entry, _) in found.items()}, problems
+
+
+@contextlib.contextmanager
+def _locked(root: pathlib.Path, timeout_s: float):
+    """Hold an exclusive flock on root/.lock, polling until `timeout_s` (TimeoutError, an OSError)."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock; the atomic switch still keeps every generation whole
+        yield
+        return
+    fd = os.open(root / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"another refresh held {root / LOCK} for {timeout_s:.0f} s") from None
+                time.sleep(0.1)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+class Transaction:
+    """The one writer of a cache directory while it is open (see the module docstring)."""
+
+    def __init__(self, root: pathlib.Path):
+        self.root = root
+
+    def read(self) -> tuple[dict[str, CachedProvider], list[str]]:
+        """What the cache holds now (under the lock, so nobody changes it until `write`)."""
+        return read(self.root)
+
+    def write(self, entry: CachedProvider) -> pathlib.Path:
+        """Write a new generation: the current one's other providers plus `entry`; switch to it.
+
+        Raises:
+            OSError: the file system refused (full disk, read-only, permissions); CURRENT still
+                names the previous, complete generation.
+        """
+        current, _ = _entries(self.root)
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%S")
+        name = f"gen-{stamp}-{os.getpid()}-{secrets.token_hex(3)}"
+        tmp = self.root / f".tmp-{name}"
+        tmp.mkdir()
         try:
-            text = path.read_text()
-            if hashlib.sha256(text.encode()).hexdigest() != meta["sha256"]:
-                raise errors.CatalogError("checksum does not match the manifest (partial or edited write)")
-            offers = store.parse_offers(text, str(path))
-            if len(offers) != meta["rows"]:
-                raise errors.CatalogError(f"{len(offers)} rows, manifest says {meta['rows']}")
-            fetched = datetime.datetime.fromisoformat(meta["fetched_at"])
-            quotas = {tuple(q[:4]): float(q[4]) for q in meta.get("quotas", [])}
-        except (OSError, KeyError, ValueError, TypeError, IndexError) as exc:
-            problems.append(f"cache {path} ignored: {exc}")
-            continue
-        found[provider] = CachedProvider(provider, tuple(offers), fetched, quotas, tuple(meta.get("errors", ())))
-    return found, problems
+            manifest = {}
+            texts = {p: text for p, (_, text) in current.items() if p != entry.provider}
+            texts[entry.provider] = store.format_offers(entry.offers)
+            for provider, text in sorted(texts.items()):
+                _write_durably(tmp / f"{provider}.csv", text.encode())
+                old = current[provider][0] if provider != entry.provider else entry
+                manifest[provider] = _manifest_entry(old, text)
+            _write_durably(tmp / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True, allow_nan=False).encode())
+            _fsync_dir(tmp)
+            os.rename(tmp, self.root / name)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        pointer_tmp = self.root / f".tmp-{POINTER}-{name}"
+        try:
+            _write_durably(pointer_tmp, f"{name}\n".encode())
+            os.replace(pointer_tmp, self.root / POINTER)
+        except BaseException:
+            pointer_tmp.unlink(missing_ok=True)
+            shutil.rmtree(self.root / name, ignore_errors=True)
+            raise
+        _fsync_dir(self.root)
+        self._clean(keep=name)
+        return self.root / name
+
+    def _clean(self, keep: str) -> None:
+        """Remove killed writers' .tmp files, generations but the newest two, and a pre-generation layout."""
+        gens = sorted((p for p in self.root.iterdir() if _GENERATION.match(p.name)), key=lambda p: p.stat().st_mtime)
+        old = [p for p in gens if p.name != keep][: max(0, len(gens) - KEEP_GENERATIONS)]
+        for p in self.root.iterdir():
+            stale = p.name.startswith(".tmp-") or (p.name.startswith(".") and p.name.endswith(".tmp"))
+            legacy = p.name == MANIFEST or (p.suffix == ".csv" and p.stem in PROVIDERS)
+            if stale or legacy or p in old:
+                if p.is_dir():
+                    shutil.rmtree(p, ignore_errors=True)
+                else:
+                    p.unlink(missing_ok=True)
+
+
+def _manifest_entry(entry: CachedProvider, text: str) -> dict:
+    return {
+        "fetched_at": entry.fetched_at.astimezone(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "sha256": hashlib.sha256(text.encode()).hexdigest(),
+        "rows": len(entry.offers),
+        "quotas": [[*k, v] for k, v in sorted(entry.quotas.items())],
+        "errors": [redact.redact(e)[:2000] for e in entry.errors],
+    }
+
+
+@contextlib.contextmanager
+def transaction(root: pathlib.Path | None = None, timeout_s: float = LOCK_TIMEOUT_S):
+    """Open the cache for writing: create it, take the lock (waiting for another writer), yield a Transaction.
+
+    Raises:
+        OSError: the directory cannot be created or locked; TimeoutError after `timeout_s`.
+    """
+    root = root or cache_dir()
+    root.mkdir(parents=True, exist_ok=True)
+    with _locked(root, timeout_s):
+        yield Transaction(root)
+
+
+def write(entry: CachedProvider, root: pathlib.Path | None = None) -> pathlib.Path:
+    """Write one provider's offers as a new generation (a one-write transaction); returns its directory."""
+    with transaction(root) as tx:
+        return tx.write(entry)

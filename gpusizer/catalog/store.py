@@ -16,8 +16,11 @@ import math
 import pathlib
 from collections.abc import Iterable
 
-from gpusizer import errors, hardware
+from gpusizer import errors, hardware, inputs
 from gpusizer.catalog.offer import CATALOG_FIELDS, Offer
+
+# A refreshed CSV of every AWS and GCP region is a few MB (the packaged snapshot: 250 KB).
+MAX_CSV_BYTES = 64 << 20
 
 _INT = frozenset({"gpu_count", "vcpus"})
 _FLOAT = frozenset({"gpu_fraction", "gpu_memory_gib", "ram_gib", "network_gbps", "local_nvme_gib",
@@ -164,7 +167,7 @@ def load_offers(path: str | pathlib.Path | None = None) -> list[Offer]:
         raise errors.CatalogError(
             f"{p}: no catalog CSV there. To fix: give a directory of <provider>.csv files or one CSV file")
     offers: list[Offer] = []
-    for f in files:
-        offers += parse_offers(f.read_text(encoding="utf-8"), str(f))
+    for f in files:  # a user's file: regular, size-capped, strict UTF-8 (gpusizer.inputs)
+        offers += parse_offers(inputs.read_text(f, "catalog file", "--catalog", max_bytes=MAX_CSV_BYTES), str(f))
     check_unique(offers, str(p))
     return offers

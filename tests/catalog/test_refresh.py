@@ -126,7 +126,7 @@ def test_no_credentials_is_one_line(monkeypatch):
 @slow_moto
 def test_corrupt_cache_is_ignored_and_reported(moto_ec2):
     refresh_mod.refresh("aws", ["us-east-1"], NOW, session=StubbedSession())
-    path = cache.cache_dir() / "aws.csv"
+    path = cache.generation_dir() / "aws.csv"
     path.write_text(path.read_text()[: len(path.read_text()) // 2])  # a torn write
     cat = Catalog.load(today=NOW.date())
     assert any("ignored" in n and "checksum" in n for n in cat.notes)
