@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_aws as aws
 
-from components import aws_network
+from components import aws_network, scaling
 from components import tags as tagging
 from gpusizer import images
 from gpusizer.decision import Decision
@@ -215,17 +215,24 @@ class AwsGpuCapacity(pulumi.ComponentResource):
                types: pulumi.Output[list[str]], child: pulumi.ResourceOptions) -> aws.autoscaling.Group:
         """The Auto Scaling group: every node of every replica (Candidate.instances) over the ranked adequate types."""
         c = d.chosen
-        size = c.instances
+        size = low = high = c.instances
+        scaled = d.autoscaling is not None
         spot = c.purchase == "spot"
         group_tags = tagging.aws_tags(d, hourly_usd=c.hourly_usd)  # the whole group's price
+        if scaled:  # min..max nodes, and no warm pool: GPU groups scale from cold (issue 14)
+            low, high = scaling.bounds(d)
+            group_tags[scaling.AWS_MAX_REPLICAS] = str(d.autoscaling.max_replicas)
         placement = None
         if c.nodes > 1:  # multi-node training: one cluster placement group, so the nodes sit close (EFA)
             placement = aws.ec2.PlacementGroup(f"{name}-pg", strategy="cluster", tags=group_tags, opts=child).name
-        return aws.autoscaling.Group(
+        group = aws.autoscaling.Group(
             f"{name}-asg",
-            min_size=size,
-            max_size=size,
-            desired_capacity=size,
+            min_size=low,
+            max_size=high,
+            desired_capacity=None if scaled else size,  # the scaling policy sets it
+            # GroupInServiceInstances, for the per-replica metric math of a query metric (components/scaling.py).
+            enabled_metrics=["GroupInServiceInstances"] if scaled else None,
+            metrics_granularity="1Minute" if scaled else None,
             vpc_zone_identifiers=subnets,
             placement_group=placement,
             capacity_rebalance=spot,  # replace a spot node on a rebalance signal, before it is reclaimed
@@ -243,7 +250,7 @@ class AwsGpuCapacity(pulumi.ComponentResource):
                     # "prioritized" launches on-demand capacity in override order, i.e. the engine's
                     # ranking; spot goes where the price and the spare capacity are best.
                     on_demand_allocation_strategy="prioritized",
-                    on_demand_base_capacity=0 if spot else size,
+                    on_demand_base_capacity=0 if spot else high,
                     on_demand_percentage_above_base_capacity=0 if spot else 100,
                     spot_allocation_strategy="price-capacity-optimized",
                 ),
@@ -252,12 +259,16 @@ class AwsGpuCapacity(pulumi.ComponentResource):
             tags=[aws.autoscaling.GroupTagArgs(key=k, value=v, propagate_at_launch=False) for k, v in group_tags.items()],
             opts=child,
         )
+        if scaled:
+            scaling.aws_scaling(name, d, group, child)
+        return group
 
 
 def uses_group(d: Decision) -> bool:
     """An Auto Scaling group for replicas, capacity failover or a multi-node choice; else one instance."""
     c = d.chosen
-    return c.instances > 1 or d.workload.spec.deploy.capacity_failover
+    deploy = d.workload.spec.deploy
+    return c.instances > 1 or deploy.capacity_failover or deploy.autoscaling is not None
 
 
 def failover_candidates(d: Decision) -> list:

@@ -8,7 +8,7 @@ import re
 import pulumi
 import pulumi_gcp as gcp
 
-from components import gcp_network, names
+from components import gcp_network, names, scaling
 from components import tags as tagging
 from gpusizer.decision import Decision
 
@@ -112,7 +112,8 @@ class GcpGpuCapacity(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         labels = tagging.gcp_labels(d)
         machine, accels = machine_and_accelerators(c.offer.instance_type)
-        grouped = c.instances > 1
+        scaled = d.autoscaling is not None
+        grouped = c.instances > 1 or scaled
         stack = args.stack or pulumi.get_stack()
         region = c.offer.region
         account = gcp.serviceaccount.Account(
@@ -185,9 +186,12 @@ class GcpGpuCapacity(pulumi.ComponentResource):
                 zone=c.offer.zone,
                 base_instance_name=names.rfc1035(spec.name, 58),
                 versions=[gcp.compute.InstanceGroupManagerVersionArgs(instance_template=template.self_link_unique)],
-                target_size=c.instances,
+                # An autoscaled group's size is the autoscaler's to set (pulumi-gcp InstanceGroupManager.targetSize).
+                target_size=None if scaled else c.instances,
                 opts=child,
             )
+            if scaled:
+                scaling.gcp_autoscaler(name, d, group, c.offer.zone, child)
             self.group_self_link = group.self_link
         else:
             instance = gcp.compute.Instance(

@@ -9,6 +9,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components import scaling
 from components import tags as tagging
 from gpusizer import errors
 from gpusizer.catalog.onprem import Pool
@@ -28,13 +29,16 @@ class OnPremGpuCapacityArgs:
     """The pool (node selector, tolerations)."""
     kubeconfig: pulumi.Input[str] | None = None
     """The pool cluster's kubeconfig, as a Pulumi secret; None uses the ambient kubeconfig/context."""
+    prometheus_url: str = scaling.DEFAULT_PROMETHEUS
+    """Prometheus that KEDA queries for a query metric (deploy.autoscaling)."""
 
 
 class OnPremGpuCapacity(pulumi.ComponentResource):
     """GPU capacity on an on-prem Kubernetes pool.
 
     A namespace named after the workload whose ResourceQuota caps
-    requests.nvidia.com/gpu at the GPUs chosen for it, and, when
+    requests.nvidia.com/gpu at the GPUs chosen for it (max replicas' when
+    autoscaled, with a KEDA ScaledObject or an HPA: components/scaling.py), and, when
     the spec names a container image, a Deployment of one pod per node launched (Candidate.instances),
     each requesting one node's share of GPUs on the pool's nodes (its node
     selector and tolerations). Everything carries the sizing annotations.
@@ -60,12 +64,16 @@ class OnPremGpuCapacity(pulumi.ComponentResource):
         labels = {"app.kubernetes.io/name": spec.name, "app.kubernetes.io/managed-by": "gpusizer"}
         pods = c.instances
         gpus_per_pod = c.offer.gpu_count  # a pod lives on one node; a multi-node choice is one pod per node
+        scaled = d.autoscaling is not None
+        most = pods
+        if scaled:  # the quota covers max replicas; the Deployment starts at min and the scaler owns it
+            pods, most = scaling.bounds(d)
         ns = k8s.core.v1.Namespace(
             f"{name}-ns",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=spec.name, annotations=annotations, labels=labels),
             opts=child,
         )
-        gpus = str(pods * gpus_per_pod)
+        gpus = str(most * gpus_per_pod)
         k8s.core.v1.ResourceQuota(
             f"{name}-quota",
             metadata=k8s.meta.v1.ObjectMetaArgs(namespace=ns.metadata.name, name="gpu", annotations=annotations,
@@ -108,9 +116,12 @@ class OnPremGpuCapacity(pulumi.ComponentResource):
                         ),
                     ),
                 ),
-                opts=child,
+                opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
+                    ignore_changes=["spec.replicas"] if scaled else None)),
             )
             self.deployment_name = deployment.metadata.name
+        if scaled:  # the workload's Deployment (deploy.image), or the user's of the same name in the namespace
+            scaling.k8s_scaler(name, d, ns.metadata.name, spec.name, args.prometheus_url, child)
         self.namespace = ns.metadata.name
         self.register_outputs({"namespace": self.namespace, "deployment_name": self.deployment_name})
 
@@ -156,5 +167,6 @@ def provision(name: str, plan: Decision, args, opts: pulumi.ResourceOptions) -> 
         opts: options for the child (its parent).
     """
     pool = _pool(plan, args)
-    cap = OnPremGpuCapacity(name, OnPremGpuCapacityArgs(plan, pool, args.kubeconfigs.get(pool.name)), opts)
+    cap = OnPremGpuCapacity(name, OnPremGpuCapacityArgs(plan, pool, args.kubeconfigs.get(pool.name),
+                                                        args.prometheus_url), opts)
     return {"namespace": cap.namespace, "deployment_name": cap.deployment_name}

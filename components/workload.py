@@ -9,7 +9,7 @@ from typing import Any
 import pulumi
 
 import gpusizer
-from components import aws
+from components import aws, scaling
 from gpusizer import limits, providers
 
 # Candidates kept in the `decision` output: enough for a reviewer, small enough for the state file
@@ -41,6 +41,8 @@ class GpuWorkloadArgs:
     """Region of the stack's default AWS provider (aws:region)."""
     aws_networks: Mapping[str, aws.AwsNetwork] = dataclasses.field(default_factory=dict)
     """Region -> VPC and subnets; a region without one uses its default VPC."""
+    prometheus_url: str = scaling.DEFAULT_PROMETHEUS
+    """Prometheus that KEDA queries for deploy.autoscaling's query metrics on on-prem pools."""
     aws_egress: str = "nat"
     """Default VPC, instances with one EFA interface per network card (no public IP possible):
     "nat" (a private subnet + NAT gateway), "endpoints" (private subnet + SSM VPC endpoints) or "none"."""

@@ -6,8 +6,9 @@ growth needs (the choice's replica count), so the bound the components
 provision, the policy pack's budget and the report's "$/month at max" all
 agree with the sizing.
 
-Pricing (:func:`price`), per replica at the choice's `hourly_usd`, 730 h a month
-(gpusizer.cost):
+Pricing (:func:`price`), by the nodes each replica count launches (whole node
+groups: :func:`instances`) at the choice's $/hour per node, 730 h a month
+(gpusizer.cost); with one replica per node that is the choice's per-replica `hourly_usd`:
 
 - `monthly_usd_min`: `min_replicas` all month (0 when the workload scales to zero);
 - `monthly_usd_max`: `max_replicas` all month: the ceiling the budget policy uses;
@@ -22,6 +23,7 @@ Pricing (:func:`price`), per replica at the choice's `hourly_usd`, 730 h a month
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from typing import Annotated, Literal
 
@@ -189,12 +191,23 @@ def _days_per_week(window: Window) -> int:
     return len({d % 7 for d in days})
 
 
+def instances(replicas: int, replicas_per_node: int = 1, nodes: int = 1) -> int:
+    """Nodes launched for `replicas`: whole node groups of `nodes`, each running `replicas_per_node`.
+
+    >>> instances(0), instances(4), instances(5, replicas_per_node=2), instances(3, nodes=2)
+    (0, 4, 3, 6)
+    """
+    return math.ceil(replicas / replicas_per_node) * nodes
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Range:
-    """Replica bounds and their $/month (see the module docstring)."""
+    """Replica bounds, the nodes (instances, pods) they launch, and their $/month (see the module docstring)."""
 
     min_replicas: int
     max_replicas: int
+    min_instances: int
+    max_instances: int
     metric: str
     target: float | None
     monthly_usd_min: float
@@ -216,29 +229,37 @@ def max_replicas(a: Autoscaling, sized_replicas: int) -> int:
     return max([sized_replicas, a.min_replicas, *windows])
 
 
-def price(a: Autoscaling, replica_hourly_usd: float, sized_replicas: int) -> Range:
-    """The $/month range of an autoscaled choice.
+def price(a: Autoscaling, instance_hourly_usd: float, sized_replicas: int, replicas_per_node: int = 1,
+          nodes: int = 1) -> Range:
+    """The $/month range of an autoscaled choice, priced by the nodes each replica count launches.
 
     Args:
         a: the spec's deploy.autoscaling.
-        replica_hourly_usd: $/hour of one replica (the choice's cost.hourly_usd, rounded as shown).
+        instance_hourly_usd: $/hour of one node (instance, pool node) of the choice.
         sized_replicas: replicas the throughput target x growth needs (the choice's replica count).
+        replicas_per_node: replicas one node runs side by side (1 unless the fit packs them).
+        nodes: nodes one replica spans.
     """
     top = max_replicas(a, sized_replicas)
+
+    def units(n: int) -> int:
+        return instances(n, replicas_per_node, nodes)
+
     if a.metric == "schedule":
-        weekly = sum(w.minutes * _days_per_week(w) * w.replicas for w in a.schedule)
+        weekly = sum(w.minutes * _days_per_week(w) * units(w.replicas) for w in a.schedule)
         idle = _WEEK_MINUTES - sum(w.minutes * _days_per_week(w) for w in a.schedule)
-        mean = (weekly + max(idle, 0) * a.min_replicas) / _WEEK_MINUTES
+        mean = (weekly + max(idle, 0) * units(a.min_replicas)) / _WEEK_MINUTES
         why = "each window's replicas for its hours per week, min_replicas the rest of the week"
     else:
-        mean = min(max(sized_replicas, a.min_replicas), top)
+        held = min(max(sized_replicas, a.min_replicas), top)
+        mean = units(held)
         why = ("the autoscaler holds the metric at target and the load is the throughput target x growth "
-               f"all month: {mean} replica(s)")
-    hourly = round(replica_hourly_usd, cost_mod.HOURLY_DECIMALS)
+               f"all month: {held} replica(s)")
+    hourly = round(instance_hourly_usd, cost_mod.HOURLY_DECIMALS)
     return Range(
-        a.min_replicas, top, a.metric, a.target,
-        cost_mod.monthly_usd(hourly, a.min_replicas),
-        cost_mod.monthly_usd(hourly, top),
+        a.min_replicas, top, units(a.min_replicas), units(top), a.metric, a.target,
+        cost_mod.monthly_usd(hourly, units(a.min_replicas)),
+        cost_mod.monthly_usd(hourly, units(top)),
         round(hourly * mean * cost_mod.HOURS_PER_MONTH, cost_mod.USD_DECIMALS),
         why,
         sized_replicas,

@@ -241,7 +241,9 @@ class Decision:
         a = self.workload.spec.deploy.autoscaling
         if a is None or self.chosen is None:
             return None
-        return autoscaling.price(a, self.chosen.cost.hourly_usd, self.chosen.replicas)
+        c = self.chosen
+        per_node = c.fit.replicas_per_node if c.fit else 1
+        return autoscaling.price(a, c.hourly_usd / c.instances, c.replicas, per_node, c.nodes)
 
     def to_dict(self, top: int | None = None) -> dict:
         """The plan JSON of docs/contract.md section 2 (plus explanation fields).

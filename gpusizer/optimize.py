@@ -171,6 +171,21 @@ class _Judge:
         return hourly * f.train_hours / self.w.spec.train.tokens * 1e6
 
 
+def scaling_capacity(d: Decision, quotas: Mapping[tuple[str, str, str, str], float] | None) -> str | None:
+    """Why the choice's autoscaling maximum does not fit its pool's free GPUs or the account's vCPU
+    quota (the same capacity check a candidate passes, at max replicas' nodes), or None.
+
+    The plan ranks per replica at the replicas the throughput target needs; a larger
+    `max_replicas` is judged here, by the policy pack's gpusizer-autoscaling-bounds.
+    """
+    r = d.autoscaling
+    if r is None:
+        return None
+    c = d.chosen
+    lost = _Judge(d.workload, quotas)._capacity(c.offer, r.max_instances, c.purchase)
+    return None if lost is None else f"max_replicas {r.max_replicas} ({r.max_instances} node(s)): {lost.detail}"
+
+
 def quota_class(offer: Offer) -> str:
     """The vCPU quota class an offer counts against (AWS "G" or "P"; "" where quotas are not read)."""
     return providers.get(offer.provider).quota_class(offer.instance_type)

@@ -194,6 +194,9 @@ RULES: tuple[Rule, ...] = (
          "mandatory", NoConfig, lambda s, cfg: hosts.require_imdsv2(s.type, s.props), remediate=hosts.remediate_imdsv2),
     Rule("gpusizer-secure-gpu-hosts", "Encrypted disks on GPU hosts and no SSH open to the internet.",
          "mandatory", NoConfig, lambda s, cfg: hosts.secure_gpu_hosts(s.type, s.props)),
+    Rule("gpusizer-autoscaling-bounds",
+         "A GpuWorkload's autoscaling maximum may not exceed its pool's free GPUs or the vCPU quota the catalog knows.",
+         "mandatory", NoConfig, lambda rs, cfg: verify.bounds_within_capacity(rs), scope="stack"),
     Rule("gpusizer-gpu-budget", "All GPU capacity in the stack may not cost more per hour than maxHourlyUsd.",
          "advisory", CeilingConfig, lambda rs, cfg: sizing.stack_budget(rs, cfg.max_hourly_usd), scope="stack"),
 )

@@ -3,7 +3,8 @@
 Prices are the catalog's on-demand $/hour per node, never a tag. A resource
 that may launch several types (an Auto Scaling group, a fleet, attribute-based
 selection) is judged by each type it admits; the budget counts the dearest at
-the most nodes or pods the resource may run.
+the most nodes or pods the resource may run, or its autoscaler's maximum
+(policies/scaling.py) when larger: max replicas, not the current size.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import dataclasses
 
 from gpusizer import audit, limits, providers
 from policies import resources as res
+from policies import scaling
 from policies import view as v
 
 # What `sized-by` may name besides memory: a size memory alone cannot call excessive, if re-derived.
@@ -73,9 +75,10 @@ def _templates_of(r: StackResource, by_urn: dict[str, StackResource]) -> list[St
     return [by_urn[d] for d in r.dependencies if d in by_urn and by_urn[d].type in res.TEMPLATES]
 
 
-def hourly(r: StackResource, by_urn: dict[str, StackResource]) -> float | None:
-    """$/hour of everything `r` may run: its most nodes/pods x its dearest type (a template consumer's
-    types come from the template it depends on). None when it launches no priced GPU.
+def hourly(r: StackResource, by_urn: dict[str, StackResource], scaled_max: float = 0.0) -> float | None:
+    """$/hour of everything `r` may run: its most nodes/pods (or `scaled_max`, the most an autoscaler
+    targeting it allows, if larger) x its dearest type (a template consumer's types come from the
+    template it depends on). None when it launches no priced GPU.
 
     Raises:
         policies.view.Unknown: a field needed for the count or the types is unknown at preview.
@@ -93,7 +96,7 @@ def hourly(r: StackResource, by_urn: dict[str, StackResource]) -> float | None:
     prices = [s.hourly_usd for s in found if s.hourly_usd is not None]
     if not prices:
         return None
-    return g.count * max(prices)
+    return max(g.count, scaled_max) * max(prices)
 
 
 def stack_budget(resources: list[StackResource], max_usd: float | None) -> list[tuple[str, str | None]]:
@@ -109,9 +112,16 @@ def stack_budget(resources: list[StackResource], max_usd: float | None) -> list[
     total = 0.0
     unknown: v.Unknown | None = None
     problems = []
+    try:
+        scaled = scaling.maxima(resources)
+    except v.Unknown as exc:  # judged again at `up`; the rest is still summed
+        scaled, unknown = {}, exc
+    except ValueError as exc:
+        scaled = {}
+        problems.append((f"gpusizer-gpu-budget cannot read an autoscaler: {exc}. To fix: set its maximum", None))
     for r in resources:
         try:
-            total += hourly(r, by_urn) or 0.0
+            total += hourly(r, by_urn, scaled.get(r.urn, 0.0)) or 0.0
         except v.Unknown as exc:
             unknown = unknown or exc
         except ValueError as exc:
@@ -119,7 +129,7 @@ def stack_budget(resources: list[StackResource], max_usd: float | None) -> list[
                              "template in this stack, or name its instance types", r.urn))
     if total > max_usd:
         return problems + [(f"GPU capacity in this stack costs ${total:,.2f}/h (catalog on-demand, every group at "
-                            f"its maximum size) > budget ${max_usd:,.2f}/h. To fix: cheaper placements (spot, "
+                            f"its maximum size, autoscalers at max replicas) > budget ${max_usd:,.2f}/h. To fix: cheaper placements (spot, "
                             "on-prem pools) or raise gpusizer-gpu-budget.maxHourlyUsd", None)]
     if unknown is not None:
         raise unknown

@@ -8,7 +8,7 @@ pack's own catalog, makes a decision the resource matches:
 - the same sized-by label and requirement (GCP labels round it up to whole GiB);
 - every type it may launch is the choice or, on AWS, one of the ranked
   failover types (Decision.failover), and holds the chosen GPUs;
-- it runs no more nodes or pods than the choice's replicas x nodes.
+- it runs no more nodes or pods than the choice's replicas x nodes (autoscaled: max replicas' nodes).
 Anything else is judged on memory alone, as a hand-written label is.
 """
 
@@ -19,6 +19,8 @@ import json
 import math
 
 import gpusizer
+from gpusizer import optimize
+from gpusizer.catalog import Catalog
 from policies import resources as res
 from policies import sizing
 from policies import view as v
@@ -76,8 +78,9 @@ def mismatch(g: res.GpuResource, d: gpusizer.Decision) -> str | None:
                 return f"{s.label} is not among the re-planned types ({', '.join(sorted(types))})"
         elif s.capacity is None or (s.capacity.gpu, s.capacity.count) != gpus:
             return f"{s.label} is not the re-planned choice ({c.offer.instance_type}: {gpus[1]:g} x {gpus[0]})"
-    if g.count > c.replicas * c.nodes:
-        return f"it runs up to {g.count:g}, the decision {c.replicas * c.nodes}"
+    most = d.autoscaling.max_instances if d.autoscaling else c.replicas * c.nodes  # autoscaled: max replicas' nodes
+    if g.count > most:
+        return f"it runs up to {g.count:g}, the decision {most}"
     return None
 
 
@@ -109,4 +112,32 @@ def verified_exemptions(stack: list[sizing.StackResource], max_ratio: float) -> 
             continue
         except ValueError as exc:
             out.append((f"gpusizer could not judge {r.name or r.urn}: {exc}", r.urn))
+    return out
+
+
+def bounds_within_capacity(stack: list, catalog: Catalog | None = None) -> list[tuple[str, str | None]]:
+    """Each GpuWorkload whose recorded spec autoscales: its maximum must fit the chosen pool's free GPUs
+    and the catalog's vCPU quota (gpusizer.optimize.scaling_capacity), re-planned from the record.
+
+    Args:
+        stack: policies.sizing.StackResource records.
+        catalog: offers and quotas; default the packaged or cached catalog (what the pack re-plans with).
+    """
+    out = []
+    for r in stack:
+        if r.type != sizing.WORKLOAD:
+            continue
+        try:
+            d = decision(r)
+        except v.Unknown:
+            continue
+        except gpusizer.SizingError:
+            continue  # gpusizer-verified-exemptions reports a record that does not re-plan
+        if d.chosen is None or d.autoscaling is None:
+            continue
+        quotas = (catalog or Catalog.load()).quotas
+        why = optimize.scaling_capacity(d, quotas)
+        if why:
+            out.append((f"{d.workload.spec.name}: autoscaling bound exceeds capacity: {why}. To fix: lower "
+                        "deploy.autoscaling.max_replicas, free GPUs in the pool, or raise the quota", r.urn))
     return out

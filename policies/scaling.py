@@ -1,0 +1,76 @@
+"""Autoscalers in a stack: the most nodes or pods each lets its target run, and bounds the capacity cannot hold.
+
+The budget (policies/sizing.py) counts a GPU resource at the largest of its own
+maximum and the maximum of every autoscaler that targets it, so a Deployment
+at 0 replicas under a KEDA ScaledObject of 4 counts 4. An autoscaler targets
+a resource it depends on (a GCP Autoscaler's `target` is the group's id), or,
+on Kubernetes, the workload named by its `scaleTargetRef` in its namespace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from policies import resources as res
+from policies import view as v
+
+KEDA_SCALED_OBJECT = "kubernetes:keda.sh/v1alpha1:ScaledObject"
+K8S_HPA = "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"
+GCP_AUTOSCALER = "gcp:compute/autoscaler:Autoscaler"
+GCP_REGION_AUTOSCALER = "gcp:compute/regionAutoscaler:RegionAutoscaler"
+# KEDA's maxReplicaCount when unset: 100 (KEDA docs, "ScaledObject specification", maxReplicaCount
+# "Default: 100", v2.16, read 2026-11-23).
+KEDA_DEFAULT_MAX = 100.0
+
+
+def _required(*path: str, default: float | None = None) -> Callable[[v.View], float]:
+    def read(p: v.View) -> float:
+        n = p.number(*path)
+        if n is None:
+            if default is None:
+                raise ValueError(f"{'.'.join(path)} is missing")
+            return default
+        return n
+    return read
+
+
+MAXIMUM: dict[str, Callable[[v.View], float]] = {
+    KEDA_SCALED_OBJECT: _required("spec", "maxReplicaCount", default=KEDA_DEFAULT_MAX),
+    K8S_HPA: _required("spec", "maxReplicas"),
+    GCP_AUTOSCALER: _required("autoscalingPolicy", "maxReplicas"),
+    GCP_REGION_AUTOSCALER: _required("autoscalingPolicy", "maxReplicas"),
+}
+"""Autoscaler type -> its maximum replicas (nodes or pods of its target)."""
+
+
+def maxima(stack: list) -> dict[str, float]:
+    """URN of a GPU resource -> the largest maximum among the autoscalers that target it.
+
+    Args:
+        stack: policies.sizing.StackResource records.
+
+    Raises:
+        policies.view.Unknown: a maximum or a target reference unknown at preview.
+        ValueError: an autoscaler without its required maximum.
+    """
+    gpu = {r.urn: r for r in stack if r.type in res.KINDS and r.type not in res.TEMPLATES}
+    k8s = {}
+    for r in gpu.values():
+        if r.type.startswith("kubernetes:"):
+            kind = r.type.rsplit(":", 1)[-1].lower()
+            k8s[(r.props.text("metadata", "namespace"), r.props.text("metadata", "name"), kind)] = r.urn
+    out: dict[str, float] = {}
+    for r in stack:
+        read = MAXIMUM.get(r.type)
+        if read is None:
+            continue
+        top = read(r.props)
+        targets = [d for d in r.dependencies if d in gpu]
+        if r.type.startswith("kubernetes:"):
+            ref = r.props.at("spec", "scaleTargetRef")
+            key = (r.props.text("metadata", "namespace"), ref.text("name"), ref.text("kind") or "deployment")
+            if key in k8s:
+                targets.append(k8s[key])
+        for urn in targets:
+            out[urn] = max(out.get(urn, 0.0), top)
+    return out
