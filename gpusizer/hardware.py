@@ -9,11 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib.resources
 
-import yaml
-
-from gpusizer import errors
+from gpusizer import errors, inputs
 
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4")
 
@@ -110,8 +107,7 @@ _FALLBACK = {
 @functools.cache
 def load_gpus() -> dict[str, GpuSpec]:
     """The packaged GPU table, keyed by canonical name."""
-    text = importlib.resources.files("gpusizer").joinpath("data/gpus.yaml").read_text()
-    doc = yaml.safe_load(text)
+    doc = inputs.load_packaged_yaml("data/gpus.yaml")
     table = {}
     for name, row in doc["gpus"].items():
         table[name] = GpuSpec(

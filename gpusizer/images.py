@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib.resources
 
-import yaml
+from gpusizer import inputs
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -36,7 +35,7 @@ class MachineImage:
 
 @functools.cache
 def table() -> tuple[MachineImage, ...]:
-    raw = yaml.safe_load(importlib.resources.files("gpusizer").joinpath("data/images.yaml").read_text())
+    raw = inputs.load_packaged_yaml("data/images.yaml")
     rows = []
     for provider, items in raw.items():
         for item in items:

@@ -82,6 +82,9 @@ class _Judge:
         self.w = w
         self.quotas = quotas or {}
         self.fits: dict[fit_mod.Shape, fit_mod.Fit] = {}
+        # nodes_and_fit per (instance type, one-node shape, node limit): the same type in every
+        # region, zone and purchase option is sized once (1,174 offers share ~120 such keys).
+        self.node_fits: dict[tuple, tuple[int, fit_mod.Fit]] = {}
         self.objective = objective_of(w)
 
     def shape_fit(self, offer: Offer, nodes: int) -> tuple[fit_mod.Shape, fit_mod.Fit]:
@@ -92,11 +95,18 @@ class _Judge:
         return shape, f
 
     def nodes_and_fit(self, offer: Offer) -> tuple[int, fit_mod.Fit]:
-        """The fewest nodes that run the workload, or the best failure.
+        """The fewest nodes that run the workload, or the best failure (memoized per type and shape).
 
         Serving spans nodes (pipeline stages) only when one node lacks the
         memory; more nodes do not help its latency targets.
         """
+        key = (offer.instance_type, fit_mod.shape_of(offer, 1), offer.max_nodes)
+        found = self.node_fits.get(key)
+        if found is None:
+            found = self.node_fits[key] = self._nodes_and_fit(offer)
+        return found
+
+    def _nodes_and_fit(self, offer: Offer) -> tuple[int, fit_mod.Fit]:
         serving = self.w.spec.task == "inference"
         if offer.gpu_fraction < 1 or (serving and self.w.model.kind != "llm"):
             return 1, self.shape_fit(offer, 1)[1]  # an image model is not split across nodes

@@ -11,12 +11,9 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
-import importlib.resources
 import pathlib
 import re
 from typing import Any
-
-import yaml
 
 from gpusizer import errors, hf_config, inputs, units
 
@@ -135,7 +132,7 @@ def count_params(
 @functools.cache
 def load_models() -> dict[str, ModelArch]:
     """The packaged registry (data/models.yaml), keyed by registry key."""
-    doc = yaml.safe_load(importlib.resources.files("gpusizer").joinpath("data/models.yaml").read_text())
+    doc = inputs.load_packaged_yaml("data/models.yaml")
     return {key: _from_entry(key, entry) for key, entry in doc["models"].items()}
 
 
