@@ -93,7 +93,7 @@ class GpuWorkload(pulumi.ComponentResource):
     monthly_usd: pulumi.Output[float]
     """$/month of every replica: hourly_usd x replicas x 730 h (choice.monthly_usd)."""
     decision: pulumi.Output[dict]
-    """The plan JSON (docs/contract.md section 2), candidates cut to the top DECISION_CANDIDATES."""
+    """The plan JSON (docs/contract.md section 2), candidates trimmed to the top DECISION_CANDIDATES."""
     plan: gpusizer.Decision
     """The engine's decision as a plain value."""
 
@@ -137,11 +137,9 @@ def recorded_inputs(spec: gpusizer.WorkloadSpec, pools) -> dict:
 
 
 def decision_summary(plan: gpusizer.Decision) -> dict:
-    """The plan JSON with the candidate list cut to the top DECISION_CANDIDATES (and a count)."""
-    d = plan.to_dict()
-    d["candidates_total"] = len(d["candidates"])
-    d["candidates"] = d["candidates"][:DECISION_CANDIDATES]
-    return d
+    """The plan JSON trimmed as `gpusizer plan --top DECISION_CANDIDATES` trims it: the top feasible
+    candidates and the nearest rejected one per reason (`rejections_by_reason` and `candidates_total` count all)."""
+    return plan.to_dict(top=DECISION_CANDIDATES)
 
 
 def infeasible_message(plan: gpusizer.Decision) -> str:

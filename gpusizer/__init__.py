@@ -6,7 +6,7 @@
 ('inference', 'bf16')
 """
 
-from gpusizer.catalog import Catalog
+from gpusizer.catalog import Catalog, load_catalog
 from gpusizer.catalog.onprem import Pool, load_pools, parse_pools
 from gpusizer.decision import Decision
 from gpusizer.errors import CatalogError, SizingError, SpecError, UnknownModelError
@@ -24,6 +24,7 @@ __all__ = [
     "UnknownModelError",
     "WorkloadSpec",
     "estimate",
+    "load_catalog",
     "load_pools",
     "load_spec",
     "parse_pools",

@@ -30,7 +30,9 @@ def _parser() -> argparse.ArgumentParser:
     plan.add_argument("--format", choices=("table", "json", "markdown"), default="table")
     plan.add_argument("--catalog", help="catalog directory or CSV (default: the freshest of cache and snapshot)")
     plan.add_argument("--pools", help="on-prem pools YAML (hybrid)")
-    plan.add_argument("--top", type=int, default=8, help="candidates shown per group in table/markdown")
+    plan.add_argument("--top", type=_positive, default=8,
+                      help="feasible candidates listed (table, markdown and json), plus the nearest rejected per reason")
+    plan.add_argument("--all", action="store_true", help="json: list every candidate, not only the top ones")
     plan.add_argument("--quiet-age", action="store_true",
                       help="acknowledge old prices: no price-age line (also GPUSIZER_QUIET_AGE=1)")
 
@@ -103,10 +105,18 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _catalog(path):
-    from gpusizer.catalog import Catalog
+def _positive(text: str) -> int:
+    """--top N: a whole number >= 1 (argparse turns the error into a one-line exit-2 message)."""
+    value = int(text) if text.strip().lstrip("+").isdigit() else 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1; to fix: give --top 1 or more")
+    return value
 
-    return Catalog.load(path)
+
+def _catalog(path):
+    from gpusizer import catalog
+
+    return catalog.load_catalog(path)
 
 
 def _cmd_plan(args) -> int:
@@ -115,7 +125,7 @@ def _cmd_plan(args) -> int:
 
     pools = gpusizer.load_pools(args.pools) if args.pools else ()
     decision = gpusizer.plan(args.spec, catalog=_catalog(args.catalog), pools=pools)
-    print(redact.redact(report.render(decision, args.format, top=args.top, quiet_age=args.quiet_age)))
+    print(redact.redact(report.render(decision, args.format, top=None if args.all else args.top, quiet_age=args.quiet_age)))
     providers = decision.workload.spec.placement.providers
     if pools and providers is not None and "onprem" not in providers:
         print(f"gpusizer: hint: --pools given, but placement.providers {list(providers)} leaves out onprem, so no pool "

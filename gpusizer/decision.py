@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 
@@ -130,6 +131,32 @@ class Decision:
         return [c for c in self.candidates if c.feasible]
 
     @property
+    def candidate_count(self) -> int:
+        """How many candidates were judged (offers x purchase options), feasible or not."""
+        return len(self.candidates)
+
+    @functools.cached_property
+    def rejections_by_reason(self) -> dict[str, int]:
+        """Every rejection counted by its code (gpusizer.limits.Limit value), most frequent first."""
+        counts = collections.Counter(c.rejection.code.value for c in self.candidates if not c.feasible)
+        return dict(counts.most_common())
+
+    def nearest_rejected(self) -> list[Candidate]:
+        """Per reason, the cheapest rejected candidate, in price order: what a reviewer checks first.
+
+        Rejected candidates are already in price order, so the first of each code is its nearest.
+        """
+        firsts: dict[str, Candidate] = {}
+        for c in self.candidates:
+            if not c.feasible:
+                firsts.setdefault(c.rejection.code, c)
+        return list(firsts.values())
+
+    def trimmed(self, top: int) -> list[Candidate]:
+        """The top `top` feasible candidates in rank order, then the nearest rejected one per reason."""
+        return self.feasible[:top] + self.nearest_rejected()
+
+    @property
     def required_gpu_memory_gib(self) -> float:
         """Total GPU memory the workload needs (requirements.memory_gib.total): the sizing tag's value."""
         return round(units.gib(self.workload.breakdown.total), 2)
@@ -218,8 +245,13 @@ class Decision:
         per_node = c.fit.replicas_per_node if c.fit else 1
         return autoscaling.price(a, c.hourly_usd / c.instances, c.replicas, per_node, c.nodes)
 
-    def to_dict(self) -> dict:
-        """The plan JSON of docs/contract.md section 2 (plus explanation fields)."""
+    def to_dict(self, top: int | None = None) -> dict:
+        """The plan JSON of docs/contract.md section 2 (plus explanation fields).
+
+        Args:
+            top: None lists every candidate; N lists the top N feasible ones and the nearest
+                rejected one per reason (`rejections_by_reason` and `candidates_total` count them all).
+        """
         from gpusizer import misses  # misses reads Decision: imported here, not at module load
         chosen = None
         if self.chosen is not None:
@@ -250,7 +282,9 @@ class Decision:
             "sized_by": self.sized_by if self.chosen else None,
             "notes": list(self.notes),
             "nearest_misses": [m.to_dict() for m in misses.nearest(self)],
-            "candidates": [c.to_dict() for c in self.candidates],
+            "rejections_by_reason": self.rejections_by_reason,
+            "candidates_total": self.candidate_count,
+            "candidates": [c.to_dict() for c in (self.candidates if top is None else self.trimmed(top))],
         }
 
 

@@ -8,7 +8,6 @@ catalog stays readable, and every reason is counted.
 
 from __future__ import annotations
 
-import collections
 import json
 
 from gpusizer import cost as cost_mod, misses, price_age, rows
@@ -18,16 +17,22 @@ from gpusizer.planner import Estimate
 FORMATS = ("table", "markdown", "json")
 
 
-def render(obj: Decision | Estimate, fmt: str = "table", top: int = 8, quiet_age: bool = False) -> str:
+def render(obj: Decision | Estimate, fmt: str = "table", top: int | None = 8, quiet_age: bool = False) -> str:
     """Render a Decision or an Estimate in `fmt` ("table", "markdown" or "json").
+
+    `top` bounds the candidates listed: the top feasible ones and (json) the nearest
+    rejected one per reason, or (table, markdown) the rejected rows. None lists every candidate.
 
     `quiet_age` (or GPUSIZER_QUIET_AGE) acknowledges old prices: table and
     markdown then leave out the price-age line (gpusizer.price_age); JSON keeps every note.
     """
-    if fmt == "json":
-        return json.dumps(obj.to_dict(), indent=2, allow_nan=False)  # NaN/Infinity is not JSON: a bug if reached
     if isinstance(obj, Estimate):
+        if fmt == "json":
+            return json.dumps(obj.to_dict(), indent=2, allow_nan=False)  # NaN/Infinity is not JSON: a bug if reached
         return _estimate_text(obj, markdown=fmt == "markdown")
+    if fmt == "json":
+        return json.dumps(obj.to_dict(top=top), indent=2, allow_nan=False)
+    top = obj.candidate_count if top is None else top
     return _plan_markdown(obj, top, quiet_age) if fmt == "markdown" else _plan_table(obj, top, quiet_age)
 
 
@@ -165,8 +170,7 @@ def _choice_lines(d: Decision) -> list[str]:
 
 
 def _reason_counts(d: Decision) -> str:
-    counts = collections.Counter(c.rejection.code for c in d.candidates if not c.feasible)
-    return ", ".join(f"{code} {n}" for code, n in counts.most_common())
+    return ", ".join(f"{code} {n}" for code, n in d.rejections_by_reason.items())
 
 
 def _plan_table(d: Decision, top: int, quiet_age: bool) -> str:

@@ -112,3 +112,27 @@ def test_cli_path_imports_no_pulumi_or_cloud_sdk():
             "print('BAD', bad)") % str(EXAMPLE)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
     assert "BAD []" in r.stdout, r.stdout[-500:] + r.stderr
+def test_top_trims_plan_json_and_all_keeps_every_candidate(capsys):
+    from gpusizer import cli
+
+    assert cli.main(["plan", str(EXAMPLE), "--format", "json", "--top", "3"]) == 0
+    top = json.loads(capsys.readouterr().out)
+    assert cli.main(["plan", str(EXAMPLE), "--format", "json", "--all"]) == 0
+    full = json.loads(capsys.readouterr().out)
+    assert len(full["candidates"]) == full["candidates_total"] > len(top["candidates"])
+    assert top["rejections_by_reason"] == full["rejections_by_reason"]
+    assert sum(full["rejections_by_reason"].values()) == sum(not c["feasible"] for c in full["candidates"])
+    # Top 3 feasible, then one rejected candidate per reason.
+    assert [c["feasible"] for c in top["candidates"][:3]] == [True] * 3
+    assert sorted(c["reason_code"] for c in top["candidates"][3:]) == sorted(full["rejections_by_reason"])
+
+
+@pytest.mark.parametrize("bad", ["0", "-2", "many"])
+def test_top_must_be_a_whole_number_of_at_least_one(bad, capsys):
+    from gpusizer import cli
+
+    with pytest.raises(SystemExit) as e:
+        cli.main(["plan", str(EXAMPLE), "--top", bad])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "--top" in err and ">= 1" in err and "Traceback" not in err

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import os
+import pathlib
 from collections.abc import Iterable, Mapping
 
 from gpusizer import providers
@@ -79,6 +80,48 @@ class Catalog:
         """This catalog plus the offers of on-prem pools (gpusizer.catalog.onprem.Pool)."""
         extra = tuple(o for p in pools for o in p.to_offers())
         return dataclasses.replace(self, offers=self.offers + extra)
+
+
+_LOADED: dict[tuple, Catalog] = {}
+
+
+def load_catalog(path: str | os.PathLike | None = None) -> Catalog:
+    """The catalog `gpusizer.plan` and `gpusizer.estimate` use, loaded once and reused.
+
+    Pass the result as `catalog=` to plan many workloads against one catalog
+    without re-reading and re-parsing its CSVs for every decision.
+
+    Args:
+        path: None for the freshest of the refresh cache and the packaged
+            snapshot (Catalog.load()); a directory of CSVs or one CSV otherwise.
+
+    Returns:
+        The same Catalog object while the source files (names and mtimes),
+        today's date and GPUSIZER_MAX_PRICE_AGE_DAYS are unchanged; a fresh one otherwise.
+
+    Raises:
+        CatalogError: a catalog file is missing or malformed (names file and line).
+
+    >>> import gpusizer
+    >>> catalog = gpusizer.load_catalog()
+    >>> catalog is gpusizer.load_catalog()
+    True
+    """
+    from gpusizer.catalog import cache
+
+    where = pathlib.Path(cache.cache_dir() if path is None else path)
+    try:
+        stamp = tuple(sorted((f.name, f.stat().st_mtime_ns) for f in (where.iterdir() if where.is_dir() else [where])))
+    except OSError:
+        stamp = ()
+    key = (None if path is None else str(path), str(where), stamp, datetime.date.today(),
+           os.environ.get("GPUSIZER_MAX_PRICE_AGE_DAYS"))
+    found = _LOADED.get(key)
+    if found is None:
+        if len(_LOADED) >= 8:
+            _LOADED.clear()
+        found = _LOADED[key] = Catalog.load(path)
+    return found
 
 
 def stale_bound() -> int:

@@ -336,7 +336,12 @@ def test_decision_output_is_the_plan_json_trimmed():
     d = seen["chat"]["decision"]
     assert {"workload", "requirements", "choice", "candidates"} <= set(d)
     assert d["workload"] == "chat" and d["requirements"]["memory_gib"]["total"] > 0
-    assert len(d["candidates"]) == 20 < d["candidates_total"]
+    # The top 20 feasible ones, then the cheapest rejected one of each reason; every rejection counted.
+    feasible = [c for c in d["candidates"] if c["feasible"]]
+    rejected = [c for c in d["candidates"] if not c["feasible"]]
+    assert len(feasible) == 20 and d["candidates"][:20] == feasible
+    assert sorted(c["reason_code"] for c in rejected) == sorted(d["rejections_by_reason"])
+    assert len(d["candidates"]) < sum(d["rejections_by_reason"].values()) < d["candidates_total"]
     assert json.dumps(d)  # serialisable into the stack state
 
 
