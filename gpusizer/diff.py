@@ -25,7 +25,7 @@ import dataclasses
 import json
 import pathlib
 
-from gpusizer import cost, errors, rows
+from gpusizer import cost, errors, inputs, rows
 
 FORMATS = ("table", "markdown", "json")
 
@@ -75,13 +75,12 @@ def load(path: str | pathlib.Path, side: str) -> tuple[dict[str, dict], dict | N
     """
     p = pathlib.Path(path)
     try:
-        doc = json.loads(p.read_text())
-    except OSError as exc:
-        raise errors.SpecError(f"{side}: cannot read {p}: {exc.strerror}. To fix: check the path", side) from None
-    except json.JSONDecodeError as exc:
-        raise errors.SpecError(f"{side}: {p} is not JSON ({exc.msg}, line {exc.lineno}). "
-                               "To fix: pass `gpusizer plan --format json` or `gpusizer preview --format json` output",
-                               side) from None
+        doc = inputs.read_json(p, "plan JSON", side, max_bytes=inputs.MAX_RESULT_BYTES)
+    except errors.SpecError as exc:
+        message = str(exc)
+        if "To fix" not in message:
+            message += ". To fix: pass `gpusizer plan --format json` or `gpusizer preview --format json` output"
+        raise errors.SpecError(f"{side}: {message}", side) from None
     if isinstance(doc, dict) and isinstance(doc.get("workloads"), dict):
         plans = doc["workloads"]
         if all(isinstance(v, dict) and "choice" in v for v in plans.values()):

@@ -45,6 +45,14 @@ from gpusizer import errors, redact
 # a stack file holding kubeconfigs tens of KB. Bounding the input bounds the
 # time (libyaml parses 1 MiB in tens of ms) and the memory of everything after.
 MAX_INPUT_BYTES = 1 << 20
+# 64 MiB. Machine-written JSON read back: `gpusizer diff`'s plan/preview JSON (one
+# plan is up to ~780 KB with the full catalog's candidates, measured here; a preview
+# holds one per workload) and vLLM benchmark_serving.py --save-result files, which
+# with --save-detailed keep per-request arrays, "itls" holding one float per output
+# token (vLLM repository, benchmarks/benchmark_serving.py, read 2026-11-23). At about
+# 21 bytes per float in JSON (hand-derived: repr of a float plus ", "), the default
+# 1,000 prompts x 2,000 output tokens is ~42 MB, under the cap; larger sweeps split.
+MAX_RESULT_BYTES = 64 << 20
 # Specs nest 4 levels, pools with tolerations 4, stack files with inline
 # kubeconfigs about 8. 64 leaves room and stays far from Python's recursion
 # limit (1000 frames; the constructor uses about 3 per level).
@@ -272,7 +280,7 @@ def read_yaml(path: str | os.PathLike, what: str = "spec file", field: str = "")
     return load_yaml(text, f"{what} {quote(str(path))}", field)
 
 
-def read_json(path: str | os.PathLike, what: str, field: str = "") -> Any:
-    """:func:`read_text` then :func:`load_json`, both naming `what` and the path."""
-    text = read_text(path, what, field)
+def read_json(path: str | os.PathLike, what: str, field: str = "", max_bytes: int = MAX_INPUT_BYTES) -> Any:
+    """:func:`read_text` (capped at `max_bytes`) then :func:`load_json`, both naming `what` and the path."""
+    text = read_text(path, what, field, max_bytes)
     return load_json(text, f"{what} {quote(str(path))}", field)

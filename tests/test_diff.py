@@ -93,3 +93,39 @@ def test_input_that_is_not_a_plan_exits_2_naming_the_side(tmp_path, tiny_catalog
     r = _cli("diff", good, bad)
     assert r.returncode == 2
     assert r.stderr.startswith("gpusizer: error: HEAD:") and "Traceback" not in r.stderr
+
+
+def test_plan_json_over_the_spec_cap_is_read(tmp_path, tiny_catalog):
+    """Plan/preview JSON is machine-written and can pass 1 MiB; it gets inputs.MAX_RESULT_BYTES instead."""
+    plan = _plan(CHAT_8B, tiny_catalog)
+    big = {**plan, "candidates": plan["candidates"] * (2 * (1 << 20) // len(json.dumps(plan["candidates"])) + 1)}
+    path = _write(tmp_path / "big.json", big)
+    assert path.stat().st_size > 2 * (1 << 20)
+    plans, policy = diff.load(path, "BASE")
+    assert plans["chat"]["choice"] == plan["choice"] and policy is None
+
+
+@pytest.mark.parametrize("content, words", [
+    (None, "is not a regular file"),  # /dev/zero
+    ('{"workload": "a", "workload": "b"}', "duplicate key"),
+    ('{"workload": "a", "choice": NaN}', "not valid JSON"),
+])
+def test_diff_inputs_go_through_the_input_boundary_naming_the_side(tmp_path, content, words):
+    path = "/dev/zero"
+    if content is not None:
+        path = tmp_path / "head.json"
+        path.write_text(content)
+    with pytest.raises(gpusizer.SpecError) as e:
+        diff.load(path, "HEAD")
+    assert str(e.value).startswith("HEAD: ") and words in str(e.value) and e.value.field == "HEAD"
+    assert "To fix" in str(e.value)
+
+
+def test_diff_input_over_the_result_cap_is_refused(tmp_path, tiny_catalog, monkeypatch):
+    from gpusizer import inputs
+
+    path = _write(tmp_path / "plan.json", _plan(CHAT_8B, tiny_catalog))
+    monkeypatch.setattr(inputs, "MAX_RESULT_BYTES", path.stat().st_size - 1)
+    with pytest.raises(gpusizer.SpecError) as e:
+        diff.load(path, "BASE")
+    assert str(e.value).startswith("BASE: ") and "-byte limit" in str(e.value)

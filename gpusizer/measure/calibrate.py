@@ -31,11 +31,10 @@ x tokens/s over GPUs x dense peak. Several runs of one GPU average.
 
 from __future__ import annotations
 
-import json
 import pathlib
 import statistics
 
-from gpusizer import errors, hardware, planner, units
+from gpusizer import errors, hardware, inputs, planner, units
 from gpusizer.estimate import calibration, speed
 
 TRAINING_FORMAT = "gpusizer-training-run/v1"
@@ -49,12 +48,7 @@ def fit_file(path: str | pathlib.Path, gpu: str | None = None, gpu_count: int | 
         SpecError: unreadable file, unknown format, or a field missing or wrong (named).
     """
     p = pathlib.Path(path)
-    try:
-        doc = json.loads(p.read_text())
-    except OSError as exc:
-        raise errors.SpecError(f"{p}: cannot read: {exc.strerror}. To fix: check the path") from None
-    except ValueError as exc:
-        raise errors.SpecError(f"{p}: not JSON ({exc}). To fix: pass benchmark_serving.py --save-result output") from None
+    doc = inputs.read_json(p, "result file", "RESULT.json", max_bytes=inputs.MAX_RESULT_BYTES)
     if isinstance(doc, dict) and doc.get("format") == TRAINING_FORMAT:
         return [_fit_training(p.name, doc)]
     if isinstance(doc, dict) and "mean_tpot_ms" in doc and "model_id" in doc:

@@ -111,3 +111,38 @@ def test_unrecognised_result_file_exits_2(tmp_path):
     assert r.returncode == 2 and "benchmark_serving.py" in r.stderr
 
 
+
+
+def test_a_detailed_vllm_result_over_1_mib_is_read(tmp_path):
+    """--save-detailed keeps per-request arrays (one inter-token latency per output token): past the spec cap."""
+    from gpusizer.measure import calibrate as calibrate_mod
+
+    doc = json.loads(VLLM.read_text())
+    n = doc["completed"]
+    per_request = (2 << 20) // (n * len("0.0123456789012345, ")) + 1  # ~2 MiB of latencies in all
+    doc["itls"] = [[0.0123456789012345] * per_request for _ in range(n)]
+    big = tmp_path / "detailed.json"
+    big.write_text(json.dumps(doc))
+    assert 1 << 20 < big.stat().st_size < 3 << 20
+    want = [(g, k, v, line.replace(VLLM.name, big.name)) for g, k, v, line in calibrate_mod.fit_file(VLLM)]
+    assert calibrate_mod.fit_file(big) == want
+
+
+@pytest.mark.parametrize("content, words", [
+    ('{"model_id": "m", "model_id": "n"}', "duplicate key"),
+    ('{"model_id": "m", "mean_tpot_ms": Infinity}', "not valid JSON"),
+    (b"\xff\xfe{}", "UTF-8"),
+])
+def test_result_files_go_through_the_input_boundary(tmp_path, content, words):
+    from gpusizer.measure import calibrate as calibrate_mod
+
+    f = tmp_path / "r.json"
+    f.write_bytes(content if isinstance(content, bytes) else content.encode())
+    with pytest.raises(gpusizer.SpecError) as e:
+        calibrate_mod.fit_file(f)
+    assert words in str(e.value) and "r.json" in str(e.value)
+
+
+def test_result_file_that_is_dev_zero_exits_2():
+    r = run("calibrate", "/dev/zero")
+    assert r.returncode == 2 and "is not a regular file" in r.stderr and "Traceback" not in r.stderr
