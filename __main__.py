@@ -7,6 +7,7 @@ Config is read once here and passed down as plain values (STYLE.md section 1):
     gpusizer:pools        on-prem pools (README, "On-prem pools"), plus node_selector/tolerations
     gpusizer:kubeconfigs  pool name -> kubeconfig, a secret (pulumi config set --secret --path)
     gpusizer:kubeconfig   one kubeconfig (a secret) for pools not named in kubeconfigs
+    gpusizer:hfToken      Hugging Face token (a secret) for on-prem serving pods (a Kubernetes Secret)
     gpusizer:awsNetworks  region -> {vpcId, subnetIds}; default: the region's default VPC
     gpusizer:awsEgress    nat | endpoints | none: egress of the private subnet that multi-card EFA
                           instances get in a default VPC (default nat)
@@ -119,6 +120,9 @@ def main() -> None:
     except gpusizer.SizingError as exc:
         raise _fail("gpusizer:pools", exc) from None
     kubeconfigs = _kubeconfigs(config, pools)
+    hf_token = config.get_secret("hfToken")  # an Output marked secret, plain in config or not
+    if config.get("hfToken") and not pulumi.runtime.is_config_secret("gpusizer:hfToken"):
+        pulumi.log.warn("gpusizer:hfToken is stored in plain text. To fix: pulumi config set --secret gpusizer:hfToken ...")
     aws_networks = _aws_networks(config.get_object("awsNetworks"))
     aws_region = pulumi.Config("aws").get("region")
     aws_egress = config.get("awsEgress") or "nat"
@@ -151,7 +155,7 @@ def main() -> None:
         if nat:
             nat_regions.add(c.offer.region)
         workload = components.GpuWorkload(spec.name, spec, args=components.GpuWorkloadArgs(
-            pools=pools_then, kubeconfigs=kubeconfigs, aws_region=aws_region, aws_networks=aws_networks,
+            pools=pools_then, kubeconfigs=kubeconfigs, hf_token=hf_token, aws_region=aws_region, aws_networks=aws_networks,
             aws_egress=aws_egress, aws_private_cidr=aws_private_cidr,
             gcp_network=gcp_network, gcp_secure_boot=gcp_secure_boot, gcp_subnetworks=gcp_subnetworks,
             gcp_cloud_nat=nat, gcp_reservations=gcp_reservations, decision=decision,

@@ -9,7 +9,9 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components import names
 from components import scaling
+from components import serving
 from components import tags as tagging
 from gpusizer import errors
 from gpusizer.catalog.onprem import Pool
@@ -29,6 +31,10 @@ class OnPremGpuCapacityArgs:
     """The pool (node selector, tolerations)."""
     kubeconfig: pulumi.Input[str] | None = None
     """The pool cluster's kubeconfig, as a Pulumi secret; None uses the ambient kubeconfig/context."""
+    hf_token: pulumi.Input[str] | None = None
+    """Hugging Face token for gated weights, as a Pulumi secret; stored in a Kubernetes Secret."""
+    stack: str | None = None
+    """Stack name in the namespace (default: the running stack), so two stacks share a cluster."""
     prometheus_url: str = scaling.DEFAULT_PROMETHEUS
     """Prometheus that KEDA queries for a query metric (deploy.autoscaling)."""
 
@@ -36,16 +42,23 @@ class OnPremGpuCapacityArgs:
 class OnPremGpuCapacity(pulumi.ComponentResource):
     """GPU capacity on an on-prem Kubernetes pool.
 
-    A namespace named after the workload whose ResourceQuota caps
+    A namespace `<workload>-<stack>` whose ResourceQuota caps
     requests.nvidia.com/gpu at the GPUs chosen for it (max replicas' when
-    autoscaled, with a KEDA ScaledObject or an HPA: components/scaling.py), and, when
-    the spec names a container image, a Deployment of one pod per node launched (Candidate.instances),
-    each requesting one node's share of GPUs on the pool's nodes (its node
-    selector and tolerations). Everything carries the sizing annotations.
+    autoscaled, with a KEDA ScaledObject or an HPA: components/scaling.py),
+    and, when the spec names a container image, a Deployment of one pod per
+    node launched (Candidate.instances), each requesting one node's GPUs on the
+    pool's nodes (its node selector and tolerations). Serving (task
+    inference): the image is taken to be vLLM's OpenAI server, started with
+    components.serving.vllm_args (the node's replicas as data-parallel ranks
+    of the replica's tensor-parallel size), a readiness probe on /health,
+    HF_TOKEN from a Secret when a token is given, and a ClusterIP Service in
+    front. Training: the image's own command. Everything carries the sizing
+    annotations.
     """
 
     namespace: pulumi.Output[str]
     deployment_name: pulumi.Output[str] | None
+    service_name: pulumi.Output[str] | None
 
     def __init__(self, name: str, args: OnPremGpuCapacityArgs, opts: pulumi.ResourceOptions | None = None):
         d = args.decision
@@ -62,18 +75,18 @@ class OnPremGpuCapacity(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self, provider=provider)
         annotations = tagging.k8s_annotations(d)
         labels = {"app.kubernetes.io/name": spec.name, "app.kubernetes.io/managed-by": "gpusizer"}
-        pods = c.instances
-        gpus_per_pod = c.offer.gpu_count  # a pod lives on one node; a multi-node choice is one pod per node
+        stack = args.stack or pulumi.get_stack()
+        pods = most = c.instances  # one pod per node; a multi-node choice is one pod per node
         scaled = d.autoscaling is not None
-        most = pods
         if scaled:  # the quota covers max replicas; the Deployment starts at min and the scaler owns it
             pods, most = scaling.bounds(d)
         ns = k8s.core.v1.Namespace(
             f"{name}-ns",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=spec.name, annotations=annotations, labels=labels),
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=names.per_stack(spec.name, stack), annotations=annotations,
+                                                labels=labels),
             opts=child,
         )
-        gpus = str(most * gpus_per_pod)
+        gpus = str(most * c.offer.gpu_count)
         k8s.core.v1.ResourceQuota(
             f"{name}-quota",
             metadata=k8s.meta.v1.ObjectMetaArgs(namespace=ns.metadata.name, name="gpu", annotations=annotations,
@@ -84,46 +97,98 @@ class OnPremGpuCapacity(pulumi.ComponentResource):
             opts=child,
         )
         self.deployment_name = None
+        self.service_name = None
         if spec.deploy.image:
-            selector = {"app.kubernetes.io/name": spec.name}
-            deployment = k8s.apps.v1.Deployment(
-                f"{name}-deploy",
-                metadata=k8s.meta.v1.ObjectMetaArgs(namespace=ns.metadata.name, name=spec.name,
-                                                    annotations=annotations, labels=labels),
-                spec=k8s.apps.v1.DeploymentSpecArgs(
-                    replicas=pods,
-                    selector=k8s.meta.v1.LabelSelectorArgs(match_labels=selector),
-                    # GPUs are quota-capped: a surge pod could never schedule, so replace in place.
-                    strategy=k8s.apps.v1.DeploymentStrategyArgs(type="Recreate"),
-                    template=k8s.core.v1.PodTemplateSpecArgs(
-                        metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels, annotations=annotations),
-                        spec=k8s.core.v1.PodSpecArgs(
-                            node_selector=dict(args.pool.node_selector) or None,
-                            tolerations=tolerations or None,
-                            automount_service_account_token=False,
-                            containers=[k8s.core.v1.ContainerArgs(
-                                name="workload",
-                                image=spec.deploy.image,
-                                resources=k8s.core.v1.ResourceRequirementsArgs(
-                                    requests={GPU_RESOURCE: str(gpus_per_pod)},
-                                    limits={GPU_RESOURCE: str(gpus_per_pod)},
-                                ),
-                                security_context=k8s.core.v1.SecurityContextArgs(
-                                    allow_privilege_escalation=False,
-                                    capabilities=k8s.core.v1.CapabilitiesArgs(drop=["ALL"]),
-                                ),
-                            )],
-                        ),
-                    ),
-                ),
-                opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
-                    ignore_changes=["spec.replicas"] if scaled else None)),
-            )
-            self.deployment_name = deployment.metadata.name
+            self.deployment_name, self.service_name = _workload(
+                name, d, args, ns.metadata.name, pods, scaled, tolerations, annotations, labels, child)
         if scaled:  # the workload's Deployment (deploy.image), or the user's of the same name in the namespace
             scaling.k8s_scaler(name, d, ns.metadata.name, spec.name, args.prometheus_url, child)
         self.namespace = ns.metadata.name
-        self.register_outputs({"namespace": self.namespace, "deployment_name": self.deployment_name})
+        self.register_outputs({"namespace": self.namespace, "deployment_name": self.deployment_name,
+                               "service_name": self.service_name})
+
+
+def _workload(name: str, d: Decision, args: OnPremGpuCapacityArgs, namespace: pulumi.Output[str], pods: int,
+              scaled: bool, tolerations: list, annotations: dict, labels: dict, child: pulumi.ResourceOptions):
+    """The Deployment (and, for serving, its Secret and Service); returns (deployment, service) names."""
+    spec = d.workload.spec
+    c = d.chosen
+    serve = spec.task == "inference"
+    meta = dict(namespace=namespace, annotations=annotations, labels=labels)
+    env, volumes, mounts, ports, probe = None, None, None, None, None
+    gpus_per_pod, container_args = c.offer.gpu_count, None
+    if serve:
+        container_args = serving.vllm_args(d)
+        ports = [k8s.core.v1.ContainerPortArgs(name="http", container_port=serving.PORT, protocol="TCP")]
+        # Ready once the engine is up and the weights are loaded (vLLM /health); loading takes minutes.
+        probe = k8s.core.v1.ProbeArgs(
+            http_get=k8s.core.v1.HTTPGetActionArgs(path=serving.HEALTH_PATH, port="http"),
+            initial_delay_seconds=30, period_seconds=10, failure_threshold=3)
+        if gpus_per_pod > 1:  # tensor-parallel workers share tensors through /dev/shm (vLLM docs, Kubernetes)
+            volumes = [k8s.core.v1.VolumeArgs(name="shm", empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs(medium="Memory"))]
+            mounts = [k8s.core.v1.VolumeMountArgs(name="shm", mount_path="/dev/shm")]
+        if args.hf_token is not None:
+            secret = k8s.core.v1.Secret(
+                f"{name}-hf-token",
+                metadata=k8s.meta.v1.ObjectMetaArgs(name="hf-token", **meta),
+                type="Opaque",
+                string_data={"token": pulumi.Output.secret(args.hf_token)},
+                opts=child,
+            )
+            env = [k8s.core.v1.EnvVarArgs(name=serving.HF_TOKEN_ENV, value_from=k8s.core.v1.EnvVarSourceArgs(
+                secret_key_ref=k8s.core.v1.SecretKeySelectorArgs(name=secret.metadata.name, key="token")))]
+    selector = {"app.kubernetes.io/name": spec.name}
+    deployment = k8s.apps.v1.Deployment(
+        f"{name}-deploy",
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=spec.name, **meta),
+        spec=k8s.apps.v1.DeploymentSpecArgs(
+            replicas=pods,
+            selector=k8s.meta.v1.LabelSelectorArgs(match_labels=selector),
+            # GPUs are quota-capped: a surge pod could never schedule, so replace in place.
+            strategy=k8s.apps.v1.DeploymentStrategyArgs(type="Recreate"),
+            template=k8s.core.v1.PodTemplateSpecArgs(
+                metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels, annotations=annotations),
+                spec=k8s.core.v1.PodSpecArgs(
+                    node_selector=dict(args.pool.node_selector) or None,
+                    tolerations=tolerations or None,
+                    automount_service_account_token=False,
+                    volumes=volumes,
+                    containers=[k8s.core.v1.ContainerArgs(
+                        name="workload",
+                        image=spec.deploy.image,
+                        args=container_args,
+                        env=env,
+                        ports=ports,
+                        readiness_probe=probe,
+                        volume_mounts=mounts,
+                        resources=k8s.core.v1.ResourceRequirementsArgs(
+                            requests={GPU_RESOURCE: str(gpus_per_pod)},
+                            limits={GPU_RESOURCE: str(gpus_per_pod)},
+                        ),
+                        security_context=k8s.core.v1.SecurityContextArgs(
+                            allow_privilege_escalation=False,
+                            capabilities=k8s.core.v1.CapabilitiesArgs(drop=["ALL"]),
+                        ),
+                    )],
+                ),
+            ),
+        ),
+        opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
+            ignore_changes=["spec.replicas"] if scaled else None)),
+    )
+    if not serve:
+        return deployment.metadata.name, None
+    service = k8s.core.v1.Service(
+        f"{name}-svc",
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=names.rfc1035(spec.name), **meta),
+        spec=k8s.core.v1.ServiceSpecArgs(
+            type="ClusterIP",  # in-cluster only: no open inbound
+            selector=selector,
+            ports=[k8s.core.v1.ServicePortArgs(name="http", port=serving.PORT, target_port="http", protocol="TCP")],
+        ),
+        opts=child,
+    )
+    return deployment.metadata.name, service.metadata.name
 
 
 def pod_toleration(t: Mapping[str, Any], pool: str) -> k8s.core.v1.TolerationArgs:
@@ -155,6 +220,16 @@ def check(plan: Decision, args) -> None:
     pool = _pool(plan, args)
     for t in pool.tolerations:
         pod_toleration(t, pool.name)
+    spec = plan.workload.spec
+    if spec.deploy.image and spec.task == "inference":
+        if plan.chosen.fit.pipeline_stages > 1:
+            raise errors.SpecError(
+                f"deploy.image: the choice spans {plan.chosen.nodes} nodes of pool {pool.name}; a Deployment runs "
+                "one vLLM server per pod, and multi-node serving needs a Ray or LeaderWorkerSet cluster, which this "
+                "component does not create. To fix: use a pool with enough GPUs per node, or drop deploy.image",
+                field="deploy.image",
+            )
+        serving.model_id(plan)  # a model without weights to load fails here
 
 
 def provision(name: str, plan: Decision, args, opts: pulumi.ResourceOptions) -> dict[str, object]:
@@ -168,5 +243,5 @@ def provision(name: str, plan: Decision, args, opts: pulumi.ResourceOptions) -> 
     """
     pool = _pool(plan, args)
     cap = OnPremGpuCapacity(name, OnPremGpuCapacityArgs(plan, pool, args.kubeconfigs.get(pool.name),
-                                                        args.prometheus_url), opts)
-    return {"namespace": cap.namespace, "deployment_name": cap.deployment_name}
+                                                        hf_token=args.hf_token, prometheus_url=args.prometheus_url), opts)
+    return {"namespace": cap.namespace, "deployment_name": cap.deployment_name, "service_name": cap.service_name}

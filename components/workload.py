@@ -37,6 +37,8 @@ class GpuWorkloadArgs:
     """On-prem pools competing with the clouds (already reduced by earlier workloads)."""
     kubeconfigs: Mapping[str, pulumi.Input[str]] = dataclasses.field(default_factory=dict)
     """Pool name -> kubeconfig (a Pulumi secret); a pool without one uses the ambient kubeconfig."""
+    hf_token: pulumi.Input[str] | None = None
+    """Hugging Face token (a Pulumi secret) for on-prem serving pods: a Kubernetes Secret, HF_TOKEN."""
     aws_region: str | None = None
     """Region of the stack's default AWS provider (aws:region)."""
     aws_networks: Mapping[str, aws.AwsNetwork] = dataclasses.field(default_factory=dict)

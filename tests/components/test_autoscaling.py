@@ -38,7 +38,7 @@ def test_pool_queue_depth_registers_keda_scaled_object_and_quota_for_max(tiny_po
     assert trigger["type"] == "prometheus"
     assert trigger["metadata"]["query"] == QUERY and trigger["metadata"]["threshold"] == "10"
     meta = so["metadata"]
-    assert meta["namespace"] == "chat"
+    assert meta["namespace"] == "chat-dev"  # the namespace carries the stack name
     assert meta["annotations"][scaling.K8S_MAX_REPLICAS] == "4"
     assert float(meta["annotations"][tags.K8S_REQUIRED]) == plan.required_gpu_memory_gib
     assert mocks.one("kubernetes:core/v1:ResourceQuota")["spec"]["hard"] == {"requests.nvidia.com/gpu": str(4 * gpus)}

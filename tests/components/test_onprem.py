@@ -30,12 +30,12 @@ def test_pool_choice_gets_quota_and_deployment(tiny_pools):
     provider = mocks.one("pulumi:providers:kubernetes")
     assert secret_value(provider["kubeconfig"]) == "apiVersion: v1"  # stays a secret in the state
     ns = mocks.one(NS)
-    assert ns["metadata"]["name"] == "chat"
+    assert ns["metadata"]["name"] == "chat-dev"  # the stack name: two stacks can share the cluster
     annotations = ns["metadata"]["annotations"]
     assert float(annotations[tags.K8S_REQUIRED]) == plan.required_gpu_memory_gib
     assert annotations[tags.K8S_WORKLOAD] == "chat" and annotations[tags.K8S_POOL] == "rack-a"
     quota = mocks.one(QUOTA)
-    assert quota["metadata"]["namespace"] == "chat"
+    assert quota["metadata"]["namespace"] == "chat-dev"
     assert quota["spec"]["hard"] == {"requests.nvidia.com/gpu": str(c.gpu_count * 2)}  # no limits. for extended
     dep = mocks.one(DEPLOYMENT)
     assert dep["spec"]["replicas"] == 2
@@ -53,7 +53,7 @@ def test_pool_choice_gets_quota_and_deployment(tiny_pools):
     assert all(r.provider == f"{ref.urn}::{ref.name}-id" for r in mocks.resources if r.typ.startswith("kubernetes:"))
     assert {parent_type(r) for r in mocks.resources if r.typ.startswith(("kubernetes:", "pulumi:providers"))} == {
         "gpusizer:onprem:GpuCapacity"}
-    assert resolved["out"]["namespace"] == "chat" and resolved["out"]["instance_type"] == "rack-a"
+    assert resolved["out"]["namespace"] == "chat-dev" and resolved["out"]["instance_type"] == "rack-a"
 
 
 def test_no_image_means_quota_only_and_ambient_kubeconfig(tiny_pools):
@@ -98,3 +98,111 @@ def test_tolerations_keep_kubernetes_field_names(tiny_pools, given, expected):
     pools = [tiny_pools[0].model_copy(update={"tolerations": [given]})]
     mocks, _, _ = run_program(lambda: GpuWorkload("chat", SPEC, args=GpuWorkloadArgs(pools=pools)))
     assert mocks.one(DEPLOYMENT)["spec"]["template"]["spec"]["tolerations"] == [expected]
+
+
+SERVICE = "kubernetes:core/v1:Service"
+SECRET = "kubernetes:core/v1:Secret"
+SERVE_70B = {**SPEC, "name": "big", "model": {"name": "llama-3.1-70b"},
+             "inference": {"batch_size": 4, "context_length": 6144}, "sizing": {"memory_headroom": 0.88},
+             "deploy": {"image": "vllm/vllm-openai:v0.6.3"}}
+
+
+def _flag(args, flag):
+    return args[args.index(flag) + 1]
+
+
+@pytest.mark.parametrize("spec", [SPEC, SERVE_70B], ids=["8b", "70b"])
+def test_serving_pods_run_vllm_for_the_sized_model_and_layout(tiny_pools, spec):
+    plan = gpusizer.plan(spec, pools=tiny_pools)
+    c = plan.chosen
+    mocks, _, _ = run_program(lambda: GpuWorkload(spec["name"], spec, args=GpuWorkloadArgs(pools=tiny_pools)))
+    dep = mocks.one(DEPLOYMENT)
+    (container,) = dep["spec"]["template"]["spec"]["containers"]
+    args = container["args"]
+    # Registry ids (data/models): Llama 3.1 8B and 70B on the Hugging Face hub.
+    expected_id = {"llama-3.1-8b": "meta-llama/Llama-3.1-8B", "llama-3.1-70b": "meta-llama/Llama-3.1-70B"}
+    assert _flag(args, "--model") == expected_id[spec["model"]["name"]]
+    assert _flag(args, "--tensor-parallel-size") == str(c.fit.tensor_parallel)
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == str(c.offer.gpu_count)  # one node's GPUs
+    assert "--pipeline-parallel-size" not in args and "--data-parallel-size" not in args  # one replica per node
+    assert _flag(args, "--max-model-len") == str(spec["inference"].get("context_length", 4096))
+    assert float(_flag(args, "--gpu-memory-utilization")) == spec.get("sizing", {}).get("memory_headroom", 0.90)
+    assert dep["spec"]["replicas"] == c.instances == c.replicas
+    probe = container["readinessProbe"]["httpGet"]
+    assert probe["path"] == "/health" and probe["port"] == "http"
+    assert container["ports"] == [{"name": "http", "containerPort": 8000, "protocol": "TCP"}]
+    svc = mocks.one(SERVICE)
+    assert svc["spec"]["type"] == "ClusterIP" and svc["spec"]["selector"] == dep["spec"]["selector"]["matchLabels"]
+    assert svc["metadata"]["namespace"] == mocks.one(NS)["metadata"]["name"]
+    assert "env" not in container and not mocks.of_type(SECRET)  # no token configured: no Secret
+
+
+def test_seventy_b_spans_four_gpus_and_gets_shared_memory(tiny_pools):
+    # 70B bf16 weights alone are ~131 GiB; an L40S has 48 GB (44.7 GiB): more than two, so TP 4 of the 8.
+    mocks, _, _ = run_program(lambda: GpuWorkload("big", SERVE_70B, args=GpuWorkloadArgs(pools=tiny_pools)))
+    pod = mocks.one(DEPLOYMENT)["spec"]["template"]["spec"]
+    assert _flag(pod["containers"][0]["args"], "--tensor-parallel-size") == "4"
+    assert pod["volumes"] == [{"name": "shm", "emptyDir": {"medium": "Memory"}}]
+
+
+def test_hf_token_lives_only_in_a_secret(tiny_pools):
+    def prog():
+        w = GpuWorkload("chat", SPEC, args=GpuWorkloadArgs(pools=tiny_pools, hf_token=pulumi.Output.secret("hf_s3cr3t")))
+        pulumi.export("out", w.ids)
+
+    mocks, _, resolved = run_program(prog)
+    secret = mocks.one(SECRET)
+    assert secret_value(secret["stringData"]) == {"token": "hf_s3cr3t"}  # a secret in the state
+    (container,) = mocks.one(DEPLOYMENT)["spec"]["template"]["spec"]["containers"]
+    assert container["env"] == [{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {
+        "name": secret["metadata"]["name"], "key": "token"}}}]
+    assert "hf_s3cr3t" not in repr(resolved) and "hf_s3cr3t" not in repr(mocks.one(DEPLOYMENT))
+
+
+def test_two_stacks_get_different_namespaces(tiny_pools):
+    found = set()
+    for stack in ("dev", "prod"):
+        mocks, _, _ = run_program(lambda: GpuWorkload("chat", SPEC, args=GpuWorkloadArgs(pools=tiny_pools)), stack=stack)
+        found.add(mocks.one(NS)["metadata"]["name"])
+    assert found == {"chat-dev", "chat-prod"}
+
+
+def test_training_deployment_keeps_the_image_command(tiny_pools):
+    spec = {**SPEC, "task": "finetune", "inference": None, "deploy": {"image": "ghcr.io/acme/trainer:1"}}
+    spec = {k: v for k, v in spec.items() if v is not None}
+    mocks, _, _ = run_program(lambda: GpuWorkload("chat", spec, args=GpuWorkloadArgs(pools=tiny_pools)))
+    (container,) = mocks.one(DEPLOYMENT)["spec"]["template"]["spec"]["containers"]
+    assert "args" not in container and "readinessProbe" not in container
+    assert not mocks.of_type(SERVICE)
+
+
+def test_explicit_architecture_cannot_be_served_and_registers_nothing(tiny_pools):
+    spec = {**SPEC, "model": {"params_b": 8, "layers": 32, "hidden_size": 4096, "attention_heads": 32, "kv_heads": 8}}
+    errors = []
+
+    def prog():
+        try:
+            GpuWorkload("chat", spec, args=GpuWorkloadArgs(pools=tiny_pools))
+        except gpusizer.SpecError as e:
+            errors.append(e)
+
+    mocks, _, _ = run_program(prog)
+    assert errors and errors[0].field == "model" and "To fix" in str(errors[0])
+    assert mocks.resources == []
+
+
+@pytest.mark.parametrize("tp, per_node, stages, flags", [
+    (4, 2, 1, {"--tensor-parallel-size": "4", "--data-parallel-size": "2"}),  # 2 x TP4 on an 8-GPU node
+    (8, 1, 2, {"--tensor-parallel-size": "8", "--pipeline-parallel-size": "2"}),  # one replica over 2 nodes
+])
+def test_vllm_args_follow_every_axis_of_the_layout(tiny_pools, tp, per_node, stages, flags):
+    import dataclasses
+
+    from components import serving
+
+    d = gpusizer.plan(SPEC, pools=tiny_pools)
+    fit = dataclasses.replace(d.chosen.fit, tensor_parallel=tp, replicas_per_node=per_node, pipeline_stages=stages)
+    args = serving.vllm_args(dataclasses.replace(d, chosen=dataclasses.replace(d.chosen, fit=fit)))
+    assert {k: _flag(args, k) for k in flags} == flags
+    absent = {"--data-parallel-size", "--pipeline-parallel-size"} - set(flags)
+    assert not absent & set(args)

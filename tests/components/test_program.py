@@ -44,7 +44,7 @@ def test_hybrid_stack_fills_the_pool_then_bursts():
     mocks, exports, _ = run_stack(HYBRID)
     first, second = exports["support-chat"], exports["summarizer"]
     assert first["provider"] == "onprem" and first["burst"] is None
-    assert first["namespace"] == "support-chat"
+    assert first["namespace"] == "support-chat-hybrid"  # <workload>-<stack>
     assert second["provider"] == "aws"
     assert "rack-a" in second["burst"] and "full" in second["burst"]
     assert second["decision"]["burst"] == second["burst"]
@@ -57,6 +57,13 @@ def test_kubeconfig_from_stack_config_reaches_the_pool_as_a_secret():
                                   secret_keys=["gpusizer:kubeconfigs"])
     provider = mocks.one("pulumi:providers:kubernetes")
     assert secret_value(provider["kubeconfig"]) == "apiVersion: v1\nkind: Config\n"
+
+
+def test_hf_token_from_stack_config_reaches_only_a_kubernetes_secret():
+    mocks, exports, _ = run_stack(HYBRID, {"gpusizer:hfToken": "hf_t0ken"}, secret_keys=["gpusizer:hfToken"])
+    assert secret_value(mocks.one("kubernetes:core/v1:Secret")["stringData"]) == {"token": "hf_t0ken"}
+    assert "hf_t0ken" not in repr(exports)
+    assert "hf_t0ken" not in repr([r.inputs for r in mocks.resources if r.typ != "kubernetes:core/v1:Secret"])
 
 
 def test_one_shared_kubeconfig_serves_every_pool():

@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from tests.components import conftest
 from tests.components.apimodel.aws_api import ApiModelError
 
 # Object names (Kubernetes docs, "Object Names and IDs"): namespaces, containers and labels are
@@ -76,9 +77,12 @@ def manifest(typ: str, name: str, inputs: Mapping) -> Any:
 
 
 def _ints(value: Any) -> Any:
-    """Pulumi's wire form carries numbers as floats; the schema's integers are strict."""
+    """Pulumi's wire form carries numbers as floats (the schema's integers are strict) and secrets
+    wrapped in a signature object (the API server sees the plain value)."""
     if isinstance(value, float) and value.is_integer():
         return int(value)
+    if isinstance(value, Mapping) and value.get(conftest._SIG_KEY) == conftest._SECRET_SIG:
+        return _ints(value["value"])
     if isinstance(value, Mapping):
         return {k: _ints(v) for k, v in value.items()}
     if isinstance(value, list):
