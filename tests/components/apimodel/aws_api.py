@@ -33,7 +33,9 @@ _DROP = object()
 TERRAFORM_ONLY = {"updateDefaultVersion", "waitForCapacityTimeout", "forceDelete", "waitForElbCapacity",
                   "minElbCapacity", "getPasswordData", "userDataReplaceOnChange", "tagsAll", "skipDestroy"}
 # Pulumi camelCase keys whose EC2 member is not the key with its first letter upper-cased.
-RENAMES = {"vpcSecurityGroupIds": "SecurityGroupIds", "securityGroups": "Groups"}
+RENAMES = {"vpcSecurityGroupIds": "SecurityGroupIds", "securityGroups": "Groups",
+           # aws.autoscaling.Policy / Schedule (pulumi-aws) -> PutScalingPolicy / PutScheduledUpdateGroupAction
+           "autoscalingGroupName": "AutoScalingGroupName", "metricDimensions": "Dimensions"}
 # InterfaceType has no enum in the botocore model; EC2 API reference,
 # LaunchTemplateInstanceNetworkInterfaceSpecificationRequest.InterfaceType (2025): "interface | efa | efa-only".
 INTERFACE_TYPES = {"interface", "efa", "efa-only"}
@@ -138,19 +140,26 @@ def instance(name: str, inputs: Mapping, root_device: str = "/dev/sda1") -> Requ
     return Request("ec2", "RunInstances", params)
 
 
-def auto_scaling_group(name: str, inputs: Mapping) -> Request:
+def auto_scaling_group(name: str, inputs: Mapping) -> Request | list[Request]:
     shape = _shape("autoscaling", "CreateAutoScalingGroup")
     given = dict(inputs)
     subnets = given.pop("vpcZoneIdentifiers", None)
     tags = given.pop("tags", None) or []
     group_name = given.pop("name", None) or f"{name}-1234567"
+    # Group metrics are a separate call (EnableMetricsCollection), made by the provider after the create.
+    metrics = given.pop("enabledMetrics", None)
+    granularity = given.pop("metricsGranularity", None)
     params = _top(given, shape, name, set())
     params["AutoScalingGroupName"] = group_name
     if subnets:
         params["VPCZoneIdentifier"] = ",".join(subnets)  # the API takes one comma-separated string
     params["Tags"] = [{**shaped(t, shape.members["Tags"].member, f"{name}.tags"), "ResourceId": group_name,
                        "ResourceType": "auto-scaling-group"} for t in tags]
-    return Request("autoscaling", "CreateAutoScalingGroup", params)
+    create = Request("autoscaling", "CreateAutoScalingGroup", params)
+    if not metrics:
+        return create
+    return [create, Request("autoscaling", "EnableMetricsCollection", {
+        "AutoScalingGroupName": group_name, "Metrics": metrics, "Granularity": granularity or "1Minute"})]
 
 
 def placement_group(name: str, inputs: Mapping) -> Request:
@@ -220,12 +229,27 @@ def _profile(name: str, inputs: Mapping) -> list[Request]:
             Request("iam", "AddRoleToInstanceProfile", {"InstanceProfileName": profile, "RoleName": inputs["role"]})]
 
 
+def _listed(reqs) -> list[Request]:
+    return reqs if isinstance(reqs, list) else [reqs]
+
+
+def scaling_policy(name: str, inputs: Mapping) -> Request:
+    """PutScalingPolicy (the policy's name is autonamed by Pulumi)."""
+    shape = _shape("autoscaling", "PutScalingPolicy")
+    params = _top(inputs, shape, name, {"name"})
+    params["PolicyName"] = inputs.get("name") or f"{name}-1234567"
+    return Request("autoscaling", "PutScalingPolicy", params)
+
+
 # Pulumi type -> translation to API requests. A registered aws: type missing here fails `requests`.
 TRANSLATORS: dict[str, Callable[[str, Mapping], list[Request]]] = {
     "aws:ec2/launchTemplate:LaunchTemplate": lambda n, i: [launch_template(n, i)],
     "aws:ec2/instance:Instance": lambda n, i: [instance(n, i)],
-    "aws:autoscaling/group:Group": lambda n, i: [auto_scaling_group(n, i)],
+    "aws:autoscaling/group:Group": lambda n, i: _listed(auto_scaling_group(n, i)),
     "aws:ec2/placementGroup:PlacementGroup": lambda n, i: [placement_group(n, i)],
+    "aws:autoscaling/policy:Policy": lambda n, i: [scaling_policy(n, i)],
+    "aws:autoscaling/schedule:Schedule": lambda n, i: [Request("autoscaling", "PutScheduledUpdateGroupAction", _top(
+        i, _shape("autoscaling", "PutScheduledUpdateGroupAction"), n, set()))],
     "aws:ec2/securityGroup:SecurityGroup": security_group,
     "aws:iam/role:Role": _role,
     "aws:iam/rolePolicyAttachment:RolePolicyAttachment": lambda n, i: [Request(

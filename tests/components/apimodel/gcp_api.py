@@ -192,6 +192,35 @@ def instance_group_manager(name: str, inputs: Mapping):
     return message(c.InstanceGroupManager, body, name)
 
 
+_AUTOSCALING_RENAMES = {"maxReplicas": "maxNumReplicas", "minReplicas": "minNumReplicas",
+                        "cooldownPeriod": "coolDownPeriodSec"}
+
+
+def autoscaler(name: str, inputs: Mapping):
+    """compute_v1.Autoscaler; `target` is the group's URL (the provider resolves the id to it)."""
+    c = _compute()
+    given = _take(inputs, name, {"name", "zone", "target", "description", "autoscalingPolicy"})
+    body = snake({k: v for k, v in given.items() if k != "autoscalingPolicy"})
+    body["name"] = _name(name, given.get("name") or _autoname(name, inputs))
+    policy = dict(given.get("autoscalingPolicy") or {})
+    # pulumi-gcp (Terraform) names -> the API's AutoscalingPolicy fields (compute_v1.AutoscalingPolicy).
+    out = {_AUTOSCALING_RENAMES.get(k, k): v for k, v in policy.items() if k not in ("metrics", "scalingSchedules")}
+    if policy.get("metrics"):
+        out["customMetricUtilizations"] = [{
+            "metric": m.get("name"), "filter": m.get("filter"), "utilizationTarget": m.get("target"),
+            "utilizationTargetType": m.get("type"), "singleInstanceAssignment": m.get("singleInstanceAssignment"),
+            **{k: v for k, v in m.items() if k not in ("name", "filter", "target", "type", "singleInstanceAssignment")},
+        } for m in policy["metrics"]]
+    if policy.get("scalingSchedules"):  # a list keyed by name -> the API's map of name to schedule
+        out["scalingSchedules"] = {w["name"]: {k: v for k, v in w.items() if k != "name"}
+                                   for w in policy["scalingSchedules"]}
+    body["autoscaling_policy"] = snake(out)
+    if "scaling_schedules" in body["autoscaling_policy"]:  # map keys are names, not fields
+        body["autoscaling_policy"]["scaling_schedules"] = {
+            k: snake(v) for k, v in out["scalingSchedules"].items()}
+    return message(c.Autoscaler, body, name)
+
+
 def router(name: str, inputs: Mapping, nats: list[Mapping] = ()):
     c = _compute()
     given = _take(inputs, name, {"name", "network", "region", "description", "bgp"})
@@ -254,6 +283,7 @@ TRANSLATORS: dict[str, Callable[[str, Mapping], Any]] = {
     "gcp:compute/instance:Instance": instance,
     "gcp:compute/instanceTemplate:InstanceTemplate": instance_template,
     "gcp:compute/instanceGroupManager:InstanceGroupManager": instance_group_manager,
+    "gcp:compute/autoscaler:Autoscaler": autoscaler,
     "gcp:compute/resourcePolicy:ResourcePolicy": resource_policy,
     "gcp:compute/network:Network": network,
     "gcp:compute/subnetwork:Subnetwork": subnetwork,
