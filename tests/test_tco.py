@@ -68,6 +68,7 @@ def files(tmp_path):
     return spec, pools
 
 
+@pytest.mark.slow  # plans the spec against the whole packaged catalog in a subprocess (~1.4 s)
 def test_table_gives_the_break_even_month_from_the_packaged_catalog(files):
     spec, pools = files
     r = run("tco", spec, "--pools", pools, "--format", "json")

@@ -73,6 +73,7 @@ def test_clients_use_adaptive_retries_with_ten_attempts(pricing_endpoint):
     assert client.meta.config.retries == {"mode": "adaptive", "total_max_attempts": 10}
 
 
+@pytest.mark.slow  # botocore's retry backoff really sleeps (~2 s)
 def test_a_throttled_request_is_retried_by_botocore_and_succeeds(pricing_endpoint):
     pricing_endpoint.throttles = 1
     client = aws._client(pricing_endpoint.session, "pricing", "us-east-1")

@@ -34,6 +34,7 @@ def test_every_stack_runs_and_exports_each_decision(stack_file):
     assert sorted(r.name for r in workloads) == sorted(exports)
 
 
+@pytest.mark.slow  # runs a whole Pulumi program per provider path (~1.3 s)
 def test_stacks_exist_for_each_provider_path():
     assert {p.name for p in STACKS} >= {"Pulumi.dev.yaml", "Pulumi.gcp.yaml", "Pulumi.hybrid.yaml"}
     providers = {out["provider"] for stack in STACKS for out in run_stack(stack)[1].values()}

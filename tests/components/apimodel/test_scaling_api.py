@@ -62,6 +62,7 @@ def test_hpa_matches_the_kubernetes_openapi_model(tiny_pools):
         k8s_api.manifest(hpa.typ, hpa.name, broken)
 
 
+@pytest.mark.slow  # the first compute_v1 import costs ~5 s here
 @pytest.mark.parametrize("scaling", [QUEUE, GPU, WINDOWS])
 def test_gcp_autoscaler_matches_compute_v1(scaling):
     (auto,) = _registered("gcp", scaling, region="us-central1").of_type(AUTOSCALER)
