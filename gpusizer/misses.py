@@ -64,13 +64,14 @@ class Miss:
             "target": self.target,
             # A ratio can overflow (a 1e-308 budget): JSON has no infinity, so it is left out then.
             "shortfall_ratio": None if self.ratio is None or not math.isfinite(self.ratio) else round(self.ratio, 3),
-            "offer": {"provider": c.offer.provider, "region": c.offer.region, "zone": c.offer.zone,
-                      "instance_type": c.offer.instance_type, "gpu": c.offer.gpu, "gpu_count": c.gpu_count,
-                      "nodes": c.nodes, "purchase": c.purchase,
-                      "hourly_usd": None if c.cost is None else c.cost.hourly_usd},
+            "offer": {k: v for k, v in c.to_dict().items() if k in _OFFER_KEYS},
             "detail": c.rejection.detail,
             "line": self.line(),
         }
+
+
+# The candidate fields a miss names its offer by (a subset of Candidate.to_dict, not a second copy).
+_OFFER_KEYS = frozenset({"provider", "region", "zone", "instance_type", "gpu", "gpu_count", "nodes", "purchase", "hourly_usd"})
 
 
 def offer_label(c: Candidate) -> str:

@@ -20,28 +20,19 @@ import pytest
 from moto.server import ThreadedMotoServer
 
 from gpusizer.catalog import cache
+from tests.catalog import pricing_stub
 from tests.catalog.test_refresh_cli import _free_port
 from tests.conftest import REPO
 
 PRICES = {"us-east-1": 0.7001, "us-west-2": 0.7002}  # $/h of g6.xlarge: prices no snapshot has
 
 
-class _Pricing(http.server.BaseHTTPRequestHandler):
+class _Pricing(pricing_stub.Handler):
     def do_POST(self):  # noqa: N802 - http.server's naming
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         region = next(f["Value"] for f in body["Filters"] if f["Field"] == "regionCode")
         time.sleep(1.5)  # both refreshes are now mid-flight together
-        item = {"product": {"attributes": {"instanceType": "g6.xlarge", "regionCode": region}},
-                "terms": {"OnDemand": {"T": {"priceDimensions": {"D": {"pricePerUnit": {"USD": str(PRICES[region])}}}}}}}
-        data = json.dumps({"PriceList": [json.dumps(item)], "FormatVersion": "aws_v1"}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/x-amz-json-1.1")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
+        self.reply(200, pricing_stub.price_list("g6.xlarge", PRICES[region], region))
 
 
 @pytest.fixture

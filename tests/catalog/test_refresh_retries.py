@@ -9,7 +9,6 @@ ThrottlingException a set number of times, and count the requests it saw.
 from __future__ import annotations
 
 import http.server
-import json
 import threading
 
 import boto3
@@ -18,29 +17,19 @@ import botocore.exceptions
 import pytest
 
 from gpusizer.catalog.refresh import aws
+from tests.catalog import pricing_stub
 
 
-class _ThrottlingPricing(http.server.BaseHTTPRequestHandler):
+class _ThrottlingPricing(pricing_stub.Handler):
     """GetProducts: ThrottlingException (HTTP 400) for the first `server.throttles` requests, then one price."""
 
-    def do_POST(self):
+    def do_POST(self):  # noqa: N802 - http.server's naming
         self.rfile.read(int(self.headers["Content-Length"]))
         self.server.seen += 1
         if self.server.seen <= self.server.throttles:
-            status, body = 400, {"__type": "ThrottlingException", "message": "Rate exceeded"}
+            self.reply(400, {"__type": "ThrottlingException", "message": "Rate exceeded"})
         else:
-            item = {"product": {"attributes": {"instanceType": "g6.xlarge"}},
-                    "terms": {"OnDemand": {"a": {"priceDimensions": {"b": {"pricePerUnit": {"USD": "0.8048"}}}}}}}
-            status, body = 200, {"PriceList": [json.dumps(item)], "FormatVersion": "aws_v1"}
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/x-amz-json-1.1")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
+            self.reply(200, pricing_stub.price_list("g6.xlarge", "0.8048"))
 
 
 @pytest.fixture
