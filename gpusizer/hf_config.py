@@ -43,7 +43,7 @@ class HfConfig(pydantic.BaseModel):
     dense layers cannot outnumber layers.
     """
 
-    model_config = pydantic.ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
+    model_config = pydantic.ConfigDict(frozen=True, extra="ignore", populate_by_name=True, defer_build=True)
 
     layers: fields.Layers = pydantic.Field(validation_alias=pydantic.AliasChoices("num_hidden_layers", "n_layer", "num_layers"))
     hidden_size: fields.HiddenSize = pydantic.Field(validation_alias=pydantic.AliasChoices("hidden_size", "n_embd", "d_model"))

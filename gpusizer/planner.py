@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import math
 import os
 import pathlib
@@ -104,6 +103,8 @@ def _known_name(field: str, given: str, known, canonical=None) -> str:
     found = found or by_lower.get(given.lower())
     if found:
         return found
+    import difflib  # only for the error message
+
     near = difflib.get_close_matches(given.lower(), list(by_lower), n=5, cutoff=0.5)
     hint = ", ".join(by_lower[n] for n in near) if near else ", ".join(sorted(known)[:12])
     raise errors.SpecError(

@@ -9,13 +9,12 @@ in: a registry name (`lookup`), an explicit architecture from a spec
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import functools
 import pathlib
 import re
 from typing import Any
 
-from gpusizer import errors, hf_config, inputs, units
+from gpusizer import errors, inputs, units
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -190,6 +189,8 @@ def lookup(name: str) -> ModelArch:
         key = index.get(_norm(c))
         if key:
             return load_models()[key]
+    import difflib  # only for the error message
+
     near = difflib.get_close_matches(_norm(name), list(index), n=12, cutoff=0.6)
     keys = list(dict.fromkeys(index[n] for n in near))[:5]
     hint = f" Nearest: {', '.join(keys)}." if keys else f" Known: {', '.join(load_models())} (`gpusizer models`)."
@@ -261,6 +262,8 @@ def parse_hf_config(mapping: Any, source_name: str, default_name: str = "hf-conf
     Raises:
         SpecError: field model.hf_config, the message naming the config key.
     """
+    from gpusizer import hf_config  # its pydantic model is built only when a config is read
+
     c = hf_config.validate(mapping, source_name)
     layers, hidden, heads, vocab = c.layers, c.hidden_size, c.heads, c.vocab_size
     kv = c.kv_heads or (1 if c.multi_query else heads)

@@ -41,14 +41,14 @@ def by_key(built):
 
 def test_snapshot_is_reproducible_byte_for_byte(built):
     out, _ = built
-    for name in ("aws.csv", "gcp.csv", "SOURCES.md"):
+    for name in ("aws.csv", "gcp.csv", "offers.json", "SOURCES.md"):
         assert (out / name).read_bytes() == (PACKAGED / name).read_bytes(), (
             f"{name} differs: run `python -m gpusizer.catalog.builder --out gpusizer/data/catalog`")
 
 
 def test_two_builds_give_the_same_bytes(built, tmp_path):
     build_main.build(SOURCES, tmp_path)
-    for name in ("aws.csv", "gcp.csv", "SOURCES.md"):
+    for name in ("aws.csv", "gcp.csv", "offers.json", "SOURCES.md"):
         assert (tmp_path / name).read_bytes() == (built[0] / name).read_bytes()
 
 

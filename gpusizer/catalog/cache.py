@@ -102,7 +102,7 @@ _Quota = tuple[fields.Label, fields.Label, fields.Label, fields.Label,
 class _Entry(pydantic.BaseModel):
     """One provider's manifest entry, as written by `Transaction.write`."""
 
-    model_config = pydantic.ConfigDict(frozen=True, extra="forbid")
+    model_config = pydantic.ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     fetched_at: Annotated[datetime.datetime, pydantic.BeforeValidator(_aware_past)]
     sha256: Annotated[str, pydantic.Field(pattern=r"^[0-9a-f]{64}$")]

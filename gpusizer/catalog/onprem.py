@@ -26,7 +26,7 @@ class Pool(pydantic.BaseModel):
     lifetime, power, $/kWh, PUE, utilization (and optionally yearly opex).
     """
 
-    model_config = pydantic.ConfigDict(frozen=True, extra="forbid")
+    model_config = pydantic.ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     name: str = pydantic.Field(pattern=r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$", max_length=63)
     location: fields.Label

@@ -136,11 +136,17 @@ def check_unique(offers: list[Offer], name: str) -> None:
 
 @functools.cache
 def _packaged() -> tuple[Offer, ...]:
+    """The packaged CSVs' offers: from their compact form when it matches them byte for byte, else parsed."""
+    from gpusizer.catalog import compact
+
     root = importlib.resources.files("gpusizer").joinpath("data/catalog")
-    offers: list[Offer] = []
-    for entry in sorted((e for e in root.iterdir() if e.name.endswith(".csv")), key=lambda e: e.name):
-        offers += parse_offers(entry.read_text(encoding="utf-8"), f"gpusizer/data/catalog/{entry.name}")
-    check_unique(offers, "gpusizer/data/catalog")
+    sources = sorted((e.name, e.read_bytes()) for e in root.iterdir() if e.name.endswith(".csv"))
+    offers = compact.read(root.joinpath(compact.NAME), sources)
+    if offers is None:
+        offers = []
+        for name, data in sources:
+            offers += parse_offers(data.decode("utf-8"), f"gpusizer/data/catalog/{name}")
+        check_unique(offers, "gpusizer/data/catalog")
     return tuple(offers)
 
 

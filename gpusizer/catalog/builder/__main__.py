@@ -1,8 +1,10 @@
-"""Write <out>/<provider>.csv and <out>/SOURCES.md from the dated public sources.
+"""Write <out>/<provider>.csv, <out>/offers.json and <out>/SOURCES.md from the dated public sources.
 
     python -m gpusizer.catalog.builder --sources data/catalog-sources --out gpusizer/data/catalog
 
 No network and no clock: the same sources always give the same bytes.
+offers.json is the CSVs' compact form that a start reads instead of parsing
+them (gpusizer.catalog.compact); it is written last, from the CSVs as written.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import pathlib
 import sys
 
 from gpusizer import providers
-from gpusizer.catalog import store
+from gpusizer.catalog import compact, store
 from gpusizer.catalog.builder import Built
 from gpusizer.catalog.offer import Offer
 
@@ -26,6 +28,8 @@ it and compares byte for byte). Every row carries its `source` (file and upstrea
 `as_of` (the date of the oldest figure in it). Columns: `CATALOG_FIELDS` in
 gpusizer/catalog/offer.py. Prices are $/hour per node; `gpu_memory_gib` is per GPU (or
 per fraction) as the provider reports it, capped at what nvidia-smi shows.
+`offers.json` holds the same rows in a compact column form that gpusizer reads at start
+(gpusizer/catalog/compact.py); it is ignored whenever it does not match these CSVs byte for byte.
 """
 
 
@@ -68,8 +72,8 @@ def build(sources: pathlib.Path, out: pathlib.Path) -> dict[str, list[Offer]]:
 
     Args:
         sources: the catalog-sources directory (data/catalog-sources).
-        out: where <provider>.csv and SOURCES.md go (created if missing); one CSV per
-            provider with a builder in gpusizer.providers.
+        out: where <provider>.csv, offers.json and SOURCES.md go (created if missing); one
+            CSV per provider with a builder in gpusizer.providers, and their compact form.
 
     Returns:
         The sorted offers per provider, as written.
@@ -88,6 +92,7 @@ def build(sources: pathlib.Path, out: pathlib.Path) -> dict[str, list[Offer]]:
         result[name] = built.offers
         summary += _section(name, built)
     (out / "SOURCES.md").write_text("\n".join(summary).rstrip("\n") + "\n", encoding="utf-8", newline="")
+    compact.write(out)
     return result
 
 

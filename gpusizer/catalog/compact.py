@@ -1,0 +1,136 @@
+"""The packaged snapshot in a compact column form, so a start neither parses nor re-validates the CSVs.
+
+    python -m gpusizer.catalog.compact [DIR]   # rewrite DIR/offers.json (default gpusizer/data/catalog)
+
+The catalog builder (`python -m gpusizer.catalog.builder`) writes it after the
+CSVs; the CSVs stay the source of truth. ``offers.json`` holds two lines:
+
+1. a header: ``{"format": FORMAT, "fields": CATALOG_FIELDS, "sources": {CSV
+   name: sha256 of its bytes}, "sha256": sha256 of line 2}``;
+2. the rows of every CSV (files by name, rows in file order) as columns, one
+   per CATALOG_FIELDS entry, each ``[distinct values, index of each row's
+   value]`` (a region or source string is stored once, not once per row).
+
+Algorithm of a read (:func:`read`): the file is used only when its format and
+fields are the current ones, it names exactly the CSVs present and each digest
+equals the digest of that CSV's bytes now, line 2 hashes to the header's
+digest, every GPU is a canonical name of gpusizer/data/gpus.yaml and every
+provider is registered. Otherwise it is ignored (None) and the caller parses
+the CSVs, so a stale or damaged file is never used: editing a CSV without
+rebuilding only costs the parse. A row passed `store.parse_offers` (every
+check of Offer, plus uniqueness) when the file was written, so offers are
+made without running those checks again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import pathlib
+import sys
+from collections.abc import Sequence
+
+from gpusizer import hardware, providers
+from gpusizer.catalog.offer import CATALOG_FIELDS, Offer
+
+NAME = "offers.json"
+FORMAT = "gpusizer-offer-columns/1"
+
+# (CSV file name, its bytes), files sorted by name.
+Sources = Sequence[tuple[str, bytes]]
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def dumps(sources: Sources, offers: Sequence[Offer]) -> str:
+    """The text of offers.json for `offers`, parsed from `sources` (same order); the same input gives the same bytes."""
+    columns = []
+    for field in CATALOG_FIELDS:
+        values = [getattr(o, field) for o in offers]
+        distinct = list(dict.fromkeys(values))
+        where = {v: i for i, v in enumerate(distinct)}
+        columns.append([distinct, [where[v] for v in values]])
+    body = json.dumps(columns, separators=(",", ":"), allow_nan=False)
+    header = {"format": FORMAT, "fields": list(CATALOG_FIELDS), "sources": {n: _digest(b) for n, b in sources},
+              "sha256": _digest(body.encode())}
+    return json.dumps(header, separators=(",", ":")) + "\n" + body + "\n"
+
+
+def _trusted(values: tuple) -> Offer:
+    """An Offer from already validated CATALOG_FIELDS values, other fields at their defaults, checks not re-run."""
+    offer = object.__new__(Offer)
+    for setter, value in zip(_SETTERS, values):
+        setter(offer, value)
+    return offer
+
+
+_DEFAULTS = tuple((f.name, f.default) for f in dataclasses.fields(Offer) if f.name not in CATALOG_FIELDS)
+# Offer is a frozen slots dataclass: its slot descriptors set a field without the frozen __setattr__.
+_SETTERS = tuple(getattr(Offer, name).__set__ for name in CATALOG_FIELDS + tuple(n for n, _ in _DEFAULTS))
+
+
+def loads(text: str, sources: Sources) -> list[Offer] | None:
+    """The offers in offers.json text, or None when it does not describe `sources` exactly (see the module doc)."""
+    head, _, body = text.partition("\n")
+    try:
+        header = json.loads(head)
+        if not (isinstance(header, dict) and header.get("format") == FORMAT
+                and header.get("fields") == list(CATALOG_FIELDS)
+                and header.get("sources") == {n: _digest(b) for n, b in sources}
+                and header.get("sha256") == _digest(body.rstrip("\n").encode())):
+            return None
+        columns = json.loads(body)
+        gpus, known = set(columns[CATALOG_FIELDS.index("gpu")][0]), hardware.load_gpus()
+        if not gpus <= set(known) or not set(columns[0][0]) <= set(providers.NAMES):
+            return None
+        rows = zip(*([distinct[i] for i in where] for distinct, where in columns))
+    except (ValueError, TypeError, IndexError, KeyError):
+        return None
+    defaults = tuple(v for _, v in _DEFAULTS)
+    return [_trusted(row + defaults) for row in rows]
+
+
+def read(path, sources: Sources) -> list[Offer] | None:
+    """loads() of the file at `path` (a Path or importlib.resources Traversable); None when it is missing or unreadable."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return loads(text, sources)
+
+
+def csv_sources(directory: pathlib.Path) -> list[tuple[str, bytes]]:
+    """(name, bytes) of every *.csv in `directory`, by name."""
+    return [(p.name, p.read_bytes()) for p in sorted(directory.glob("*.csv"))]
+
+
+def write(directory: pathlib.Path) -> pathlib.Path:
+    """Parse `directory`'s CSVs (every check of store.load_offers) and write their offers.json; returns its path.
+
+    Raises:
+        CatalogError: a CSV fails to parse; nothing is written.
+    """
+    from gpusizer.catalog import store
+
+    sources = csv_sources(directory)
+    offers = []
+    for name, data in sources:
+        offers += store.parse_offers(data.decode("utf-8"), str(directory / name))
+    store.check_unique(offers, str(directory))
+    path = directory / NAME
+    path.write_text(dumps(sources, offers), encoding="utf-8", newline="")
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    directory = pathlib.Path(args[0] if args else "gpusizer/data/catalog")
+    print(f"wrote {write(directory)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
