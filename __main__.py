@@ -34,6 +34,7 @@ import pulumi
 import components
 import gpusizer
 import gpusizer.report
+import gpusizer.reuse
 
 PROJECT = pathlib.Path(__file__).resolve().parent
 
@@ -140,7 +141,7 @@ def main() -> None:
     # Plan everything first (plain values): nothing is registered unless every workload has a choice.
     planned = []
     for i, spec in enumerate(specs):
-        decision = gpusizer.plan(spec, pools=pools)
+        decision = gpusizer.reuse.plan(spec, pools=pools)  # once per spec in `gpusizer preview` (gpusizer.reuse)
         if decision.chosen is None:
             raise pulumi.RunError(f"stack config gpusizer:workloads[{i}]: {components.workload.infeasible_message(decision)}")
         planned.append((spec, decision, pools))

@@ -10,7 +10,7 @@ import pulumi
 
 import gpusizer
 from components import aws, scaling
-from gpusizer import limits, providers
+from gpusizer import limits, providers, reuse
 
 # Candidates kept in the `decision` output: enough for a reviewer, small enough for the state file
 # (the full list runs to ~2,000 offers, ~1 MB of JSON).
@@ -108,7 +108,7 @@ class GpuWorkload(pulumi.ComponentResource):
     ):
         args = args or GpuWorkloadArgs()
         spec = gpusizer.load_spec(spec)  # SpecError naming the field, before anything is registered
-        plan = args.decision or gpusizer.plan(spec, catalog=args.catalog, pools=args.pools)
+        plan = args.decision or reuse.plan(spec, catalog=args.catalog, pools=args.pools)
         if plan.workload.spec != spec:
             raise ValueError(f"GpuWorkload {name}: args.decision was made for another spec")
         if plan.chosen is None:
@@ -127,10 +127,21 @@ class GpuWorkload(pulumi.ComponentResource):
         self.instance_type = pulumi.Output.from_input(c.offer.instance_type)
         self.hourly_usd = pulumi.Output.from_input(c.cost.hourly_usd)
         self.monthly_usd = pulumi.Output.from_input(c.cost.monthly_usd)
-        self.decision = pulumi.Output.from_input(decision_summary(plan))
+        self.decision = known(decision_summary(plan))
         self.register_outputs({"instance_type": self.instance_type, "hourly_usd": self.hourly_usd,
                                "monthly_usd": self.monthly_usd,
                                "decision": self.decision, **recorded, **ids})
+
+
+def known(value: Any) -> pulumi.Output:
+    """A known, non-secret Output holding a plain value (no Outputs inside), made in one step.
+
+    `pulumi.Output.from_input` lifts every element of a nested dict or list into an
+    Output of its own (about 630 for a plan JSON), which made a 50-workload preview
+    spend half its time there; returning the value from an `apply` on a known
+    Output wraps it whole, with the same value, known and secret flags.
+    """
+    return pulumi.Output.from_input(True).apply(lambda _: value)
 
 
 def recorded_inputs(spec: gpusizer.WorkloadSpec, pools) -> dict:

@@ -40,7 +40,7 @@ MOCK_ZONES = ("az-a", "az-b")
 def _catalog_zones(instance_type: str) -> frozenset[str]:
     import gpusizer
 
-    return frozenset(o.zone for o in gpusizer.Catalog.load().offers if o.instance_type == instance_type and o.zone)
+    return frozenset(o.zone for o in gpusizer.load_catalog().offers if o.instance_type == instance_type and o.zone)
 
 
 @dataclasses.dataclass

@@ -24,7 +24,7 @@ import sys
 
 import pulumi
 
-from gpusizer import errors, inputs, redact
+from gpusizer import errors, inputs, redact, reuse
 from policies import analyzer, mocks
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
@@ -87,13 +87,14 @@ def preview(stack: str, stacks_dir: pathlib.Path, program: pathlib.Path, policy_
     seen: dict[tuple, list[str]] = {}
     exports: dict = {}
     resources: list = []
-    for phase in PHASES:
-        recorder, exports = mocks.run_program(lambda: runpy.run_path(str(program), run_name="__main__") and None,
-                                              config, secret_keys, stack=stack, preview=phase == "preview")
-        resources = [analyzer.Resource(r.typ, r.name, r.inputs, r.urn, r.parent, r.dependencies)
-                     for r in recorder.resources]
-        for f in analyzer.analyze(resources, stack, policy_config):
-            seen.setdefault((f.policy, f.level, f.resource, f.message), []).append(phase)
+    with reuse.scope():  # both runs and the pack's re-plans share one decision per spec
+        for phase in PHASES:
+            recorder, exports = mocks.run_program(lambda: runpy.run_path(str(program), run_name="__main__") and None,
+                                                  config, secret_keys, stack=stack, preview=phase == "preview")
+            resources = [analyzer.Resource(r.typ, r.name, r.inputs, r.urn, r.parent, r.dependencies)
+                         for r in recorder.resources]
+            for f in analyzer.analyze(resources, stack, policy_config):
+                seen.setdefault((f.policy, f.level, f.resource, f.message), []).append(phase)
     findings = [Finding(*key, tuple(phases)) for key, phases in seen.items()]
     return exports, resources, findings
 

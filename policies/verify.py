@@ -19,7 +19,7 @@ import json
 import math
 
 import gpusizer
-from gpusizer import optimize
+from gpusizer import optimize, reuse
 from gpusizer.catalog import Catalog
 from policies import resources as res
 from policies import sizing
@@ -30,7 +30,7 @@ from policies import view as v
 def _replan(recorded: str) -> gpusizer.Decision:
     data = json.loads(recorded)
     spec = gpusizer.load_spec(data["spec"])
-    return gpusizer.plan(spec, pools=gpusizer.parse_pools(data.get("pools") or []))
+    return reuse.plan(spec, pools=gpusizer.parse_pools(data.get("pools") or []))
 
 
 def decision(workload: sizing.StackResource) -> gpusizer.Decision:
@@ -135,7 +135,7 @@ def bounds_within_capacity(stack: list, catalog: Catalog | None = None) -> list[
             continue  # gpusizer-verified-exemptions reports a record that does not re-plan
         if d.chosen is None or d.autoscaling is None:
             continue
-        quotas = (catalog or Catalog.load()).quotas
+        quotas = (catalog or gpusizer.load_catalog()).quotas
         why = optimize.scaling_capacity(d, quotas)
         if why:
             out.append((f"{d.workload.spec.name}: autoscaling bound exceeds capacity: {why}. To fix: lower "

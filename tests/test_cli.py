@@ -136,3 +136,47 @@ def test_top_must_be_a_whole_number_of_at_least_one(bad, capsys):
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert "--top" in err and ">= 1" in err and "Traceback" not in err
+
+
+@pytest.fixture
+def settings_seen(monkeypatch):
+    """What a command sees of the process settings main() makes (the models command records them)."""
+    import gc
+    import os
+
+    seen = {}
+    monkeypatch.setitem(cli._COMMANDS, "models", lambda args: seen.update(
+        plugins=os.environ.get("PYDANTIC_DISABLE_PLUGINS"), gc=gc.get_threshold()) or 0)
+    return seen
+
+
+def test_a_command_skips_pydantic_plugin_discovery_and_collects_less_often_then_restores_both(monkeypatch, settings_seen):
+    import gc
+    import os
+
+    monkeypatch.delenv("PYDANTIC_DISABLE_PLUGINS", raising=False)
+    before = gc.get_threshold()
+    assert cli.main(["models"]) == 0
+    assert settings_seen == {"plugins": "__all__", "gc": (cli.GC_YOUNG, *before[1:])}
+    assert "PYDANTIC_DISABLE_PLUGINS" not in os.environ and gc.get_threshold() == before
+
+
+def test_a_users_pydantic_plugin_setting_is_left_as_given(monkeypatch, settings_seen):
+    import os
+
+    monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", "")  # empty: discover every plugin
+    assert cli.main(["models"]) == 0
+    assert settings_seen["plugins"] == "" and os.environ["PYDANTIC_DISABLE_PLUGINS"] == ""
+
+
+def test_only_the_command_line_entry_freezes_what_is_left_for_a_quick_exit():
+    code = ("import gc, sys, contextlib, io\n"
+            "from gpusizer import cli\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    cli.main(['models'])\n"
+            "    called = gc.get_freeze_count()\n"
+            "    sys.argv = ['gpusizer', 'models']\n"
+            "    cli.main()\n"
+            "print(called, gc.get_freeze_count() > 0)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
+    assert r.stdout.split() == ["0", "True"]

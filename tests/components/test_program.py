@@ -155,3 +155,25 @@ def test_example_specs_cover_the_documented_workloads():
 def test_every_example_spec_plans(path):
     decision = gpusizer.plan(path)
     assert decision.chosen is not None, decision.to_dict()["candidates"][:3]
+
+
+def test_the_decision_output_holds_the_plan_json_whole_known_and_not_secret():
+    from components import workload
+    from tests.components.conftest import run_program
+
+    value = {"candidates": [{"offer": "g6.xlarge", "hourly_usd": 0.8, "zone": None}], "notes": ["a", "b"], "total": 2}
+    out = {}
+
+    def program():
+        o = workload.known(value)
+
+        async def check():
+            return [(await o.future()) is value, await o.is_known(), await o.is_secret()]
+
+        pulumi.export("check", pulumi.Output.from_input(check()))
+        pulumi.export("value", o)
+
+    _, _, resolved = run_program(program)
+    out.update(resolved)
+    assert out["check"] == [True, True, False]  # the very dict, not an element-by-element copy
+    assert out["value"] == value

@@ -90,3 +90,15 @@ def test_a_first_preview_sends_unknown_ids_and_the_right_sized_stack_still_passe
     assert analyzer.wire(lt.inputs)["iamInstanceProfile"]["arn"] == view.STRING  # the profile does not exist yet
     resources = [analyzer.Resource(r.typ, r.name, r.inputs, r.urn, r.parent, r.dependencies) for r in recorder.resources]
     assert analyzer.analyze(resources, "dev") == []
+
+
+def test_a_preview_plans_each_workload_once_across_both_runs_and_the_pack(monkeypatch):
+    import gpusizer
+    from policies import offline
+
+    calls = []
+    real = gpusizer.plan
+    monkeypatch.setattr(gpusizer, "plan", lambda *a, **kw: calls.append(a) or real(*a, **kw))
+    exports, _, findings = offline.preview("hybrid", REPO / "stacks", REPO / "__main__.py")
+    assert not [f for f in findings if f.level == "mandatory"]
+    assert len(calls) == len(exports) == 2  # without reuse: twice per workload (preview, up), plus the pack's re-plans
