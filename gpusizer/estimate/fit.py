@@ -118,7 +118,7 @@ def fit(w: Workload, shape: Shape) -> Fit:
         f = _fit_training(w, shape, gpu, usable)
     if f.code in ("memory", "interconnect"):
         return f  # no precision fallback would make these fit
-    problem, note = precision_problem(w, gpu)
+    problem, note = w.memo(("precision", gpu.name), lambda: precision_problem(w, gpu))
     if problem:
         return Fit("precision", f"{shape.label}: {problem}", f.need_gib, usable)
     return dataclasses.replace(f, precision_note=note) if note else f
@@ -206,7 +206,6 @@ def _layout(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: float, tp:
     stages = shape.nodes
     per_node = shape.gpu_count // tp if stages == 1 else 1
     layout = dict(tensor_parallel=tp, pipeline_stages=stages, replicas_per_node=per_node)
-    label = shape.label if per_node == 1 else f"{shape.label} as {per_node} x TP{tp}"
     need = units.gib(
         memory.per_gpu_inference_bytes(m, w.breakdown, tp, stages) + memory.overhead_bytes("inference", tp * stages)
     )
@@ -214,24 +213,25 @@ def _layout(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: float, tp:
         return _memory_fail(dataclasses.replace(shape, gpu_count=tp) if per_node > 1 else shape, usable, need)
     problem = tensor_parallel_problem(w, tp, stages)
     if problem:
-        return Fit("interconnect", f"{label}: {problem}", need, usable, **layout)
+        return Fit("interconnect", f"{_label(shape, per_node, tp)}: {problem}", need, usable, **layout)
     base = w.spec.deploy.replicas
     if m.kind != "llm":
         return Fit("", "", need, usable, replicas=base, **layout)  # images, not tokens: sized by memory at the batch
     s = w.serving_speed(gpu, tp * shape.gpu_fraction, shape.nvlink, stages, shape.network_gbps)
-    comm = _comm_note(s)
     targets = w.targets
     if targets.ttft_ms and s.ttft_ms > targets.ttft_ms:
-        return Fit("ttft", f"{label}: TTFT {s.ttft_ms:.0f} ms > {targets.ttft_ms:.0f} ms target{comm}", need, usable, speed=s, **layout)
+        return Fit("ttft", f"{_label(shape, per_node, tp)}: TTFT {s.ttft_ms:.0f} ms > {targets.ttft_ms:.0f} ms "
+                   f"target{_comm_note(s)}", need, usable, speed=s, **layout)
     if targets.tpot_ms and s.tpot_ms > targets.tpot_ms:
-        return Fit("tpot", f"{label}: TPOT {s.tpot_ms:.1f} ms > {targets.tpot_ms:.1f} ms target{comm}", need, usable, speed=s, **layout)
+        return Fit("tpot", f"{_label(shape, per_node, tp)}: TPOT {s.tpot_ms:.1f} ms > {targets.tpot_ms:.1f} ms "
+                   f"target{_comm_note(s)}", need, usable, speed=s, **layout)
     tps = w.targets.tokens_per_second
     replicas = max(base, math.ceil(tps / s.tokens_per_second)) if tps else base
     groups = math.ceil(replicas / per_node)
     if groups > MAX_REPLICAS:
         return Fit(
             "throughput",
-            f"{label}: {s.tokens_per_second:,.0f} tokens/s per replica; {tps:,.0f} tokens/s would take "
+            f"{_label(shape, per_node, tp)}: {s.tokens_per_second:,.0f} tokens/s per replica; {tps:,.0f} tokens/s would take "
             f"{replicas} replicas on {groups} x {shape.label} (more than {MAX_REPLICAS})",
             need,
             usable,
@@ -239,6 +239,11 @@ def _layout(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: float, tp:
             **layout,
         )
     return Fit("", "", need, usable, speed=s, replicas=replicas, **layout)
+
+
+def _label(shape: Shape, per_node: int, tp: int) -> str:
+    """The layout as a detail names it: "L4 x4", or "L4 x4 as 2 x TP2" when a node runs several replicas."""
+    return shape.label if per_node == 1 else f"{shape.label} as {per_node} x TP{tp}"
 
 
 def _comm_note(s: speed.InferenceSpeed) -> str:

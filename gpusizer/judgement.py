@@ -1,0 +1,337 @@
+"""Every candidate of a decision, judged per segment and built into a decision.Candidate only when asked for.
+
+The optimizer (gpusizer.optimize) splits the offers of each class and
+purchase option (gpusizer.catalog.index) into segments: runs of offers, in
+price order, that share one verdict, a rejection code or feasible. From
+segment sizes this module counts every rejection by reason; from the
+segments' price order it yields the feasible candidates in rank order (a
+k-way merge, so the top N cost N steps), the rejected candidates of a reason
+in price order, the next cheaper rejection below a price, and, on request,
+every candidate (the --all JSON).
+
+Orders (a full tie-break each, so nothing depends on input order):
+- rank_key, of feasible candidates: the objective ($/hour or $ per million
+  tokens), $/hour, fewer GPUs, provider (registry order), region, zone,
+  instance type, purchase;
+- price_key, of rejected ones: $/hour (none last), then the same tie-breaks.
+Within a segment both follow the index's (price, region, zone, type) order:
+the node count, replicas and objective factor are the class's.
+"""
+
+from __future__ import annotations
+
+import bisect
+import collections
+import dataclasses
+import heapq
+import itertools
+from collections.abc import Iterator, Sequence
+
+from gpusizer import limits, providers
+from gpusizer.catalog.index import OFFER, PRICE, REGION, TYPE, ZONE, Entry
+from gpusizer.decision import Candidate, Rejection
+from gpusizer.estimate import fit as fit_mod
+from gpusizer.estimate.workload import Workload
+
+Limit = limits.Limit
+_INF = float("inf")
+
+
+def rank_key(c: Candidate) -> tuple:
+    """The rank order of feasible candidates (module docstring)."""
+    metric = c.usd_per_mtok if c.usd_per_mtok is not None else c.hourly_usd
+    o = c.offer
+    return (metric, c.hourly_usd, c.gpu_count, providers.NAMES.index(o.provider), o.region, o.zone or "",
+            o.instance_type, c.purchase)
+
+
+def price_key(c: Candidate) -> tuple:
+    """The order of rejected candidates: cheapest first, unpriced last (module docstring)."""
+    o = c.offer
+    price = c.hourly_usd if c.hourly_usd is not None else _INF
+    return (price, c.gpu_count, providers.NAMES.index(o.provider), o.region, o.zone or "", o.instance_type, c.purchase)
+
+
+@dataclasses.dataclass(slots=True)
+class Segment:
+    """A run of one class's offers at one purchase option sharing one verdict.
+
+    Attributes:
+        entries: the index's list the run is cut from (gpusizer.catalog.index.Entry).
+        lo, hi: the run is entries[lo:hi], in price order.
+        code: the rejection of every offer in the run, or None (feasible).
+        priced: False for offers not sold at this purchase option (no $/hour).
+        exclude: regions or zones whose offers belong to other segments, or None.
+        n: offers in the run (not excluded).
+        quota: the vCPU quota behind a "quota" code.
+    """
+
+    entries: Sequence[Entry]
+    lo: int
+    hi: int
+    code: Limit | None
+    priced: bool
+    exclude: frozenset | None = None
+    n: int = 0
+    quota: float | None = None
+
+    def __iter__(self) -> Iterator[Entry]:
+        run = itertools.islice(self.entries, self.lo, self.hi)
+        if self.exclude is None:
+            return run
+        x = self.exclude
+        return (e for e in run if e[REGION] not in x and e[ZONE] not in x)
+
+
+class Group:
+    """One class at one purchase option: its sizing verdict and its segments."""
+
+    __slots__ = ("w", "offer", "purchase", "objective", "segments", "nodes", "fit", "lacks_fabric", "launched",
+                 "per_mtok_factor", "provider_rank")
+
+    def __init__(self, w: Workload, offer, purchase: str, objective: str):
+        self.w, self.offer, self.purchase, self.objective = w, offer, purchase, objective
+        self.segments: list[Segment] = []
+        self.nodes, self.fit, self.lacks_fabric, self.launched, self.per_mtok_factor = 1, None, False, 1, None
+        self.provider_rank = providers.NAMES.index(offer.provider)
+
+    def size_with(self, nodes: int, f: fit_mod.Fit, lacks_fabric: bool) -> None:
+        """Set the class's node count and fit: every candidate launches nodes x f.node_groups instances."""
+        self.nodes, self.fit, self.lacks_fabric, self.launched = nodes, f, lacks_fabric, nodes * f.node_groups
+        self.per_mtok_factor = _per_mtok_factor(self.w, f, self.objective) if f.ok else None
+
+    def add(self, entries: Sequence[Entry], code: Limit | None, *, priced: bool = True, lo: int = 0,
+            hi: int | None = None, exclude: frozenset | None = None, n: int | None = None,
+            quota: float | None = None) -> None:
+        """Add the run entries[lo:hi] (less `exclude`, `n` offers) with one verdict; empty runs are dropped."""
+        hi = len(entries) if hi is None else hi
+        n = hi - lo if n is None else n
+        if n > 0:
+            self.segments.append(Segment(entries, lo, hi, code, priced, exclude, n, quota))
+
+    def hourly(self, price: float) -> float:
+        """$/hour of every instance a candidate at `price` per node launches."""
+        return price * self.launched
+
+    def hourly_of(self, e: Entry) -> float:
+        return e[PRICE] * self.launched
+
+    def candidate(self, e: Entry, seg: Segment) -> Candidate:
+        """The decision.Candidate of entry `e` in `seg`, its detail written for that offer."""
+        o, p, code = e[OFFER], self.purchase, seg.code
+        if not seg.priced or code in limits.PLACEMENT and code is not Limit.IMAGE:
+            price = e[PRICE] if seg.priced else None
+            return Candidate(o, p, 1, price, None, Rejection(code, self._placement_detail(o, code)))
+        hourly = self.hourly(e[PRICE])
+        f = self.fit
+        if not f.ok:
+            if self.lacks_fabric:
+                f = dataclasses.replace(f, detail=f"{f.detail}; more nodes need EFA/GPUDirect, which {o.instance_type} lacks")
+            return Candidate(o, p, self.nodes, hourly, f, Rejection(f.code, f.detail))
+        rej = None if code is None else Rejection(code, self._limit_detail(o, code, hourly, seg))
+        per_mtok = None if self.per_mtok_factor is None else hourly * self.per_mtok_factor
+        return Candidate(o, p, self.nodes, hourly, f, rej, per_mtok)
+
+    def _placement_detail(self, o, code: Limit) -> str:
+        p = self.w.spec.placement
+        if code is Limit.PROVIDER:
+            return f"{o.provider} is not in placement.providers {p.providers}"
+        if code is Limit.REGION:
+            return f"{o.region} is not in placement.regions"
+        if code is Limit.GPU:
+            return f"{o.gpu} is not in placement.gpus {p.gpus}"
+        if code is Limit.OPT_IN:
+            return f"{o.zone or o.region} is a Local Zone or opt-in region; set placement.allow_opt_in to use it"
+        return f"{o.instance_type} is not sold as {self.purchase} in {o.zone or o.region}"
+
+    def _limit_detail(self, o, code: Limit, hourly: float, seg: Segment) -> str:
+        from gpusizer import images
+
+        w, launched = self.w, self.launched
+        if code is Limit.IMAGE:
+            return (f"{o.instance_type} cannot be provisioned: {images.unsupported(o.provider, o.instance_type)}. "
+                    "To fix: set deploy.machine_image to an image with a suitable driver")
+        if code is Limit.HOST_VCPU:
+            gpus = o.gpu_count * o.gpu_fraction
+            return f"{o.instance_type}: {o.vcpus} vCPUs < {w.min_vcpus(gpus)} needed for {gpus:g} GPU(s)"
+        if code is Limit.HOST_RAM:
+            return (f"{o.instance_type}: {o.ram_gib:g} GiB host RAM < {w.min_ram_gib(o.gpu_count):.1f} GiB "
+                    "to hold a GPU's share of the weights")
+        if code in limits.CAPACITY:
+            return capacity_detail(o, code, launched, self.purchase, seg.quota)
+        cap = w.spec.placement.max_hourly_usd
+        return f"${hourly:,.2f}/h > placement.max_hourly_usd ${cap:,.2f}/h"
+
+    def rank_key(self, e: Entry) -> tuple:
+        """rank_key of entry `e` as a feasible candidate, without building it."""
+        hourly = e[PRICE] * self.launched
+        metric = hourly if self.per_mtok_factor is None else hourly * self.per_mtok_factor
+        return (metric, hourly, self.offer.gpu_count * self.nodes, self.provider_rank, e[REGION], e[ZONE], e[TYPE],
+                self.purchase)
+
+    def price_key(self, e: Entry, seg: Segment) -> tuple:
+        """price_key of entry `e` rejected in `seg`, without building it."""
+        if not seg.priced:
+            return (_INF, self.offer.gpu_count, self.provider_rank, e[REGION], e[ZONE], e[TYPE], self.purchase)
+        placed = seg.code in limits.PLACEMENT and seg.code is not Limit.IMAGE
+        nodes = 1 if placed else self.nodes
+        hourly = e[PRICE] if placed else e[PRICE] * self.launched
+        return (hourly, self.offer.gpu_count * nodes, self.provider_rank, e[REGION], e[ZONE], e[TYPE], self.purchase)
+
+    def stream(self, seg: Segment) -> Iterator[Candidate]:
+        """The candidates of `seg`, in its order."""
+        return (self.candidate(e, seg) for e in seg)
+
+
+def capacity_detail(o, code: Limit, instances: int, purchase: str, quota: float | None) -> str:
+    """The sentence of a "capacity" (pool free GPUs) or "quota" (vCPU quota) rejection at `instances` nodes."""
+    if code is Limit.CAPACITY:
+        return f"pool {o.instance_type} is full: needs {o.gpu_count * instances} GPU(s), {o.gpus_free} free"
+    return f"{o.instance_type} x{instances} needs {o.vcpus * instances} vCPUs; {purchase} quota in {o.region} is {quota:g}"
+
+
+def _per_mtok_factor(w: Workload, f: fit_mod.Fit, objective: str) -> float | None:
+    """$ per million tokens per $/hour of a fitting class, or None when ranked by $/hour.
+
+    Serving: at the target rate when there is one (what the workload will
+    really serve), else at full capacity (batch work that fills the GPUs).
+    Training: over the run's hours and tokens.
+    """
+    if objective != "per-token":
+        return None
+    if w.spec.task == "inference":
+        rate = w.targets.tokens_per_second or (f.tokens_per_second or 0) * f.replicas
+        return 1e6 / (rate * 3600) if rate else None
+    if f.train_hours is None:
+        return None
+    return f.train_hours / w.spec.train.tokens * 1e6
+
+
+class Judgement:
+    """Every candidate of one decision, counted eagerly and built lazily.
+
+    Attributes:
+        objective: "hourly" or "per-token".
+        groups: the judged classes (Group), each with its segments.
+        counts: rejections by reason over every candidate.
+        feasible_count, total: feasible candidates, and all candidates.
+    """
+
+    def __init__(self, objective: str, groups: list[Group]):
+        self.objective = objective
+        self.groups = groups
+        counts: collections.Counter = collections.Counter()
+        feasible = total = 0
+        for g in groups:
+            for s in g.segments:
+                total += s.n
+                if s.code is None:
+                    feasible += s.n
+                else:
+                    counts[s.code] += s.n
+        self.counts = counts
+        self.feasible_count, self.total = feasible, total
+        self._ranked: list[Candidate] = []
+        # A k-way merge of the feasible runs: (key, tie, group, segment, position). A Candidate is built
+        # only when popped, so the top N cost N pops plus one key per run.
+        self._heap = [(g.rank_key(s.entries[s.lo]), i, g, s, s.lo)
+                      for i, (g, s) in enumerate(self._segments(lambda s: s.code is None))]
+        heapq.heapify(self._heap)
+
+    def _segments(self, keep) -> Iterator[tuple[Group, Segment]]:
+        return ((g, s) for g in self.groups for s in g.segments if keep(s))
+
+    def top(self, n: int) -> list[Candidate]:
+        """The first `n` feasible candidates in rank order (built once, shared by every caller)."""
+        heap = self._heap
+        while len(self._ranked) < n and heap:
+            _, tie, g, s, pos = heap[0]
+            self._ranked.append(g.candidate(s.entries[pos], s))
+            if pos + 1 < s.hi:
+                heapq.heapreplace(heap, (g.rank_key(s.entries[pos + 1]), tie, g, s, pos + 1))
+            else:
+                heapq.heappop(heap)
+        return self._ranked[:n]
+
+    def ranked(self) -> Iterator[Candidate]:
+        """Every feasible candidate in rank order, built as the caller goes."""
+        for i in itertools.count():
+            got = self.top(i + 1)
+            if len(got) <= i:
+                return
+            yield got[i]
+
+    def rejected(self, code: Limit | None = None, key=None) -> Iterator[Candidate]:
+        """Rejected candidates (of `code`, or all), merged in `key` order (default price_key), built lazily.
+
+        `key` must not decrease along a segment's price order (nearness measures do not).
+        """
+        streams = [g.stream(s) for g, s in self._segments(lambda s: s.code is not None and (code is None or s.code == code))]
+        return heapq.merge(*streams, key=key or price_key)
+
+    def nearest_rejected(self) -> dict[Limit, Candidate]:
+        """Per reason, the cheapest rejected candidate (first in price_key order), reasons in that order too."""
+        best: dict[Limit, tuple] = {}
+        for g, s in self._segments(lambda s: s.code is not None):
+            e = next(iter(s))
+            k = g.price_key(e, s)
+            if s.code not in best or k < best[s.code][0]:
+                best[s.code] = (k, g, s, e)
+        return {code: g.candidate(e, s) for code, (_, g, s, e) in sorted(best.items(), key=lambda kv: kv[1][0])}
+
+    def reasons(self) -> dict[str, int]:
+        """Rejection counts by reason: most frequent first, ties by their cheapest candidate (price_key)."""
+        first = list(self.nearest_rejected())  # in price order: a stable sort keeps it among equal counts
+        order = sorted(first, key=lambda code: -self.counts[code])
+        return {code.value: self.counts[code] for code in order}
+
+    def _sized(self) -> Iterator[tuple[Group, Segment]]:
+        """Priced segments rejected on a size, host, capacity or budget limit (at the class's nodes and
+        replicas). None has exclusions: those cut only placement segments (gpusizer.optimize)."""
+        return self._segments(lambda s: s.code is not None and s.priced and s.code not in limits.PLACEMENT)
+
+    def next_cheaper(self, hourly: float) -> Candidate | None:
+        """The rejected candidate closest below `hourly` that lost on a size, host, capacity or budget limit;
+        of equal prices the first in price_key order."""
+        best: tuple | None = None
+        for g, s in self._sized():
+            find = g.hourly_of
+            i = bisect.bisect_left(s.entries, hourly, s.lo, s.hi, key=find) - 1
+            if i < s.lo:
+                continue
+            top = find(s.entries[i])
+            j = bisect.bisect_left(s.entries, top, s.lo, s.hi, key=find)
+            k = (-top, g.price_key(s.entries[j], s))
+            if best is None or k < best[0]:
+                best = (k, g, s, j)
+        if best is None:
+            return None
+        _, g, s, j = best
+        return g.candidate(s.entries[j], s)
+
+    def cheaper_codes(self, hourly: float) -> set[Limit]:
+        """Reasons that rejected a priced candidate cheaper than `hourly` (size, host, capacity)."""
+        return {s.code for g, s in self._sized() if g.hourly_of(s.entries[s.lo]) < hourly}
+
+    def any_feasible_cheaper(self, hourly: float) -> bool:
+        """Some feasible candidate costs less per hour than `hourly` (the choice ranked first on another metric)."""
+        return any(g.hourly_of(s.entries[s.lo]) < hourly for g, s in self._segments(lambda s: s.code is None))
+
+    def full_pools(self) -> list[str]:
+        """Names of owned pools rejected for capacity, sorted."""
+        return sorted({e[OFFER].instance_type for g, s in self._segments(lambda s: s.code is Limit.CAPACITY)
+                       if providers.get(g.offer.provider).owned for e in s})
+
+    def cheapest_per_gpu(self) -> dict[str, Candidate]:
+        """Per GPU model, the feasible candidate with the lowest $/hour (of equal ones, the first in rank order)."""
+        best: dict[str, tuple] = {}
+        for g, s in self._segments(lambda s: s.code is None):
+            e = s.entries[s.lo]
+            k = (g.hourly_of(e), g.rank_key(e))
+            if g.offer.gpu not in best or k < best[g.offer.gpu][0]:
+                best[g.offer.gpu] = (k, g, s, e)
+        return {gpu: g.candidate(e, s) for gpu, (_, g, s, e) in best.items()}
+
+    def everything(self) -> tuple[Candidate, ...]:
+        """Every candidate: the feasible in rank order, then the rejected in price order."""
+        return tuple(self.ranked()) + tuple(self.rejected())
