@@ -126,7 +126,7 @@ class Group:
         f = self.fit
         if not f.ok:
             if self.lacks_fabric:
-                f = dataclasses.replace(f, detail=f"{f.detail}; more nodes need EFA/GPUDirect, which {o.instance_type} lacks")
+                f = f._replace(detail=f"{f.detail}; more nodes need EFA/GPUDirect, which {o.instance_type} lacks")
             return Candidate(o, p, self.nodes, hourly, f, Rejection(f.code, f.detail))
         rej = None if code is None else Rejection(code, self._limit_detail(o, code, hourly, seg))
         per_mtok = None if self.per_mtok_factor is None else hourly * self.per_mtok_factor

@@ -14,8 +14,8 @@ part of the speed the targets judge.
 
 from __future__ import annotations
 
-import dataclasses
 import math
+import typing
 
 from gpusizer import fields, hardware, units
 from gpusizer.estimate import memory, speed
@@ -27,8 +27,10 @@ MAX_REPLICAS = fields.MAX_REPLICAS
 TP_DEGREES = (1, 2, 4, 8)
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Shape:
+class Shape(typing.NamedTuple):
+    """What the sizing of an offer depends on (a tuple: cheap to build, hash and compare; optimize builds
+    thousands per decision)."""
+
     gpu: str
     gpu_memory_gib: float
     gpu_count: int
@@ -58,9 +60,10 @@ def shape_of(offer, nodes: int = 1) -> Shape:
     )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Fit:
+class Fit(typing.NamedTuple):
     """How a shape fares. `code` and `detail` name the first failed limit, or are empty.
+
+    Immutable, and a tuple so that building one is cheap (a decision builds one per shape and node count).
 
     Attributes:
         code: "memory", "precision", "interconnect", "ttft", "tpot", "throughput", "deadline" or "".
@@ -121,7 +124,7 @@ def fit(w: Workload, shape: Shape) -> Fit:
     problem, note = w.memo(("precision", gpu.name), lambda: precision_problem(w, gpu))
     if problem:
         return Fit("precision", f"{shape.label}: {problem}", f.need_gib, usable)
-    return dataclasses.replace(f, precision_note=note) if note else f
+    return f._replace(precision_note=note) if note else f
 
 
 def precision_problem(w: Workload, gpu: hardware.GpuSpec) -> tuple[str, str]:
@@ -210,7 +213,7 @@ def _layout(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: float, tp:
         memory.per_gpu_inference_bytes(m, w.breakdown, tp, stages) + memory.overhead_bytes("inference", tp * stages)
     )
     if need > usable:
-        return _memory_fail(dataclasses.replace(shape, gpu_count=tp) if per_node > 1 else shape, usable, need)
+        return _memory_fail(shape._replace(gpu_count=tp) if per_node > 1 else shape, usable, need)
     problem = tensor_parallel_problem(w, tp, stages)
     if problem:
         return Fit("interconnect", f"{_label(shape, per_node, tp)}: {problem}", need, usable, **layout)
