@@ -28,7 +28,7 @@ import itertools
 from collections.abc import Iterator, Sequence
 
 from gpusizer import limits, providers
-from gpusizer.catalog.index import OFFER, PRICE, REGION, TYPE, ZONE, Entry
+from gpusizer.catalog.index import OFFER, PRICE, REGION, TYPE, ZONE, Entry, OfferClass
 from gpusizer.decision import Candidate, Rejection
 from gpusizer.estimate import fit as fit_mod
 from gpusizer.estimate.workload import Workload
@@ -89,23 +89,25 @@ class Group:
     __slots__ = ("w", "offer", "purchase", "objective", "segments", "nodes", "fit", "lacks_fabric", "launched",
                  "per_mtok_factor", "provider_rank")
 
-    def __init__(self, w: Workload, offer, purchase: str, objective: str):
-        self.w, self.offer, self.purchase, self.objective = w, offer, purchase, objective
+    def __init__(self, w: Workload, cls: OfferClass, purchase: str, objective: str):
+        self.w, self.offer, self.purchase, self.objective = w, cls.sample, purchase, objective
         self.segments: list[Segment] = []
         self.nodes, self.fit, self.lacks_fabric, self.launched, self.per_mtok_factor = 1, None, False, 1, None
-        self.provider_rank = providers.NAMES.index(offer.provider)
+        self.provider_rank = cls.provider_rank
 
     def size_with(self, nodes: int, f: fit_mod.Fit, lacks_fabric: bool) -> None:
         """Set the class's node count and fit: every candidate launches nodes x f.node_groups instances."""
         self.nodes, self.fit, self.lacks_fabric, self.launched = nodes, f, lacks_fabric, nodes * f.node_groups
         self.per_mtok_factor = _per_mtok_factor(self.w, f, self.objective) if f.ok else None
 
-    def add(self, entries: Sequence[Entry], code: Limit | None, *, priced: bool = True, lo: int = 0,
+    def add(self, entries: Sequence[Entry], code: Limit | None, priced: bool = True, *, lo: int = 0,
             hi: int | None = None, exclude: frozenset | None = None, n: int | None = None,
             quota: float | None = None) -> None:
         """Add the run entries[lo:hi] (less `exclude`, `n` offers) with one verdict; empty runs are dropped."""
-        hi = len(entries) if hi is None else hi
-        n = hi - lo if n is None else n
+        if hi is None:
+            hi = len(entries)
+        if n is None:
+            n = hi - lo
         if n > 0:
             self.segments.append(Segment(entries, lo, hi, code, priced, exclude, n, quota))
 

@@ -123,16 +123,6 @@ class _Sizer:
         return best[0], best[1], False
 
 
-def _later_placement(w: Workload, o: Offer) -> Limit | None:
-    """The class-wide placement limits after the region: GPU model, then opt-in."""
-    p = w.spec.placement
-    if p.gpus is not None and o.gpu not in p.gpus:
-        return Limit.GPU
-    if o.opt_in and not p.allow_opt_in:
-        return Limit.OPT_IN
-    return None
-
-
 def _host(w: Workload, o: Offer) -> Limit | None:
     if o.vcpus < w.min_vcpus(o.gpu_count * o.gpu_fraction):
         return Limit.HOST_VCPU
@@ -178,44 +168,47 @@ class _Classes:
         self.sizer = _Sizer(w)
         self.objective = objective_of(w)
         p = w.spec.placement
+        self.providers = None if p.providers is None else frozenset(p.providers)
+        self.gpus = None if p.gpus is None else frozenset(p.gpus)
         self.regions = None if p.regions is None else frozenset(p.regions)
+        self.purchases = {owned: purchases(w, "onprem" if owned else "aws") for owned in (False, True)}
         self.quota_keys = {(prov, purchase, qclass) for prov, _, purchase, qclass in quotas}
+        self.verdicts: dict[tuple, tuple] = {}
 
     def judge(self, cls: OfferClass) -> list[judgement.Group]:
-        w, o = self.w, cls.sample
-        p = w.spec.placement
-        first = Limit.PROVIDER if p.providers is not None and o.provider not in p.providers else None
-        later = None if first else _later_placement(w, o)
-        verdict = None  # the class's sizing verdict: the same at every purchase option
+        """The class's Groups, one per purchase option, each cut into runs (module docstring, step 2)."""
+        o, p = cls.sample, self.w.spec.placement
+        if self.providers is not None and o.provider not in self.providers:
+            later = Limit.PROVIDER  # before the region: no region runs
+        elif self.gpus is not None and o.gpu not in self.gpus:
+            later = Limit.GPU
+        elif o.opt_in and not p.allow_opt_in:
+            later = Limit.OPT_IN
+        else:
+            later = None
         groups = []
-        for purchase in purchases(w, o.provider):
+        for purchase in self.purchases[cls.owned]:
             priced = cls.priced[purchase]
-            g = judgement.Group(w, o, purchase, self.objective)
+            g = judgement.Group(self.w, cls, purchase, self.objective)
             groups.append(g)
-            if first:
-                g.add(priced.entries, first)
-                g.add(priced.missing, first, priced=False)
-                continue
-            parts = self._placed(g, priced, providers.get(o.provider).owned)
-            if later:
+            if later is Limit.PROVIDER or self.regions is None or cls.owned:
+                parts = ((priced.entries, priced.missing),)
+            else:
+                parts = self._placed(g, priced)
+            if later is not None:
                 for have, lack in parts:
                     g.add(have, later)
-                    g.add(lack, later, priced=False)
+                    g.add(lack, later, False)
                 continue
-            for _, lack in parts:
-                g.add(lack, Limit.PURCHASE, priced=False)
+            for have, lack in parts:
+                g.add(lack, Limit.PURCHASE, False)
             if not any(have for have, _ in parts):
                 continue
-            if verdict is None:
-                nodes, f, lacks_fabric = self.sizer.verdict(cls.shape, o.max_nodes)
-                image = None if cls.image_ok or w.spec.deploy.machine_image else Limit.IMAGE
-                code = Limit(f.code) if f.code else image or _host(w, o)
-                verdict = (nodes, f, lacks_fabric, code)
-            nodes, f, lacks_fabric, code = verdict
+            nodes, f, lacks_fabric, code = self._verdict(cls)
             g.size_with(nodes, f, lacks_fabric)
-            per_offer = cls.pooled or (o.provider, purchase, quota_class(o)) in self.quota_keys
+            per_offer = cls.pooled or (o.provider, purchase, cls.quota_class) in self.quota_keys
             for have, _ in parts:
-                if code:
+                if code is not None:
                     g.add(have, code)
                 elif per_offer:
                     self._per_offer(g, have)
@@ -223,10 +216,19 @@ class _Classes:
                     self._budget(g, have)
         return groups
 
-    def _placed(self, g: judgement.Group, priced: Priced, owned: bool) -> list[tuple]:
-        """The runs placement.regions allows; the rest added to `g` as "region" (owned pools: all allowed)."""
-        if self.regions is None or owned:
-            return [(priced.entries, priced.missing)]
+    def _verdict(self, cls: OfferClass) -> tuple:
+        """(nodes, fit, lacks_fabric, first failed of sizing, image and host or None), once per class."""
+        found = self.verdicts.get(cls.key)
+        if found is None:
+            w, o = self.w, cls.sample
+            nodes, f, lacks_fabric = self.sizer.verdict(cls.shape, o.max_nodes)
+            image = None if cls.image_ok or w.spec.deploy.machine_image else Limit.IMAGE
+            code = Limit(f.code) if f.code else image or _host(w, o)
+            found = self.verdicts[cls.key] = (nodes, f, lacks_fabric, code)
+        return found
+
+    def _placed(self, g: judgement.Group, priced: Priced) -> list[tuple]:
+        """The runs placement.regions allows; the rest added to `g` as "region"."""
         parts = _allowed(priced, self.regions)
         g.add(priced.entries, Limit.REGION, exclude=self.regions, n=len(priced.entries) - sum(len(h) for h, _ in parts))
         g.add(priced.missing, Limit.REGION, priced=False, exclude=self.regions,
@@ -247,7 +249,10 @@ class _Classes:
     def _budget(self, g: judgement.Group, have) -> None:
         """Feasible up to placement.max_hourly_usd (a bisection over the price order), "budget" after."""
         cap = self.w.spec.placement.max_hourly_usd
-        cut = len(have) if cap is None else bisect.bisect_right(have, cap, key=g.hourly_of)
+        if cap is None:
+            g.add(have, None)
+            return
+        cut = bisect.bisect_right(have, cap, key=g.hourly_of)
         g.add(have, None, hi=cut)
         g.add(have, Limit.BUDGET, lo=cut)
 

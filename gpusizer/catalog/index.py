@@ -64,6 +64,10 @@ class OfferClass:
         image_ok: the family has a supported machine image (gpusizer.images), or is owned.
         pooled: its offers carry free GPUs (on-prem pools): capacity is judged per offer.
         shape: the sizing shape of one node (gpusizer.estimate.fit.shape_of).
+        key: class_key, what the class's offers share.
+        owned: the provider owns its capacity (gpusizer.providers): no regions, one amortized rate.
+        provider_rank: the provider's place in the registry (a rank tie-break).
+        quota_class: the vCPU quota class its offers count against.
     """
 
     sample: Offer
@@ -72,6 +76,10 @@ class OfferClass:
     image_ok: bool
     pooled: bool
     shape: fit_mod.Shape
+    key: tuple
+    owned: bool
+    provider_rank: int
+    quota_class: str
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,7 +102,7 @@ class OfferIndex:
             if ok is None:
                 ok = image_ok[t] = images.unsupported(*t) is None
             groups.setdefault(class_key(o, ok), []).append((i, o))
-        return cls(tuple(_class(members, key[12]) for key, members in groups.items()))
+        return cls(tuple(_class(members, key) for key, members in groups.items()))
 
     def __add__(self, other: OfferIndex) -> OfferIndex:
         return OfferIndex(self.classes + other.classes)
@@ -111,7 +119,7 @@ def _split(entries: list[Entry], lacking: list[Entry], field: int) -> dict[str, 
     return {k: (tuple(a), tuple(b)) for k, (a, b) in out.items()}
 
 
-def _class(members: list[tuple[int, Offer]], image_ok: bool) -> OfferClass:
+def _class(members: list[tuple[int, Offer]], key: tuple) -> OfferClass:
     priced = {}
     for purchase in PURCHASES:
         have: list[Entry] = []
@@ -122,5 +130,7 @@ def _class(members: list[tuple[int, Offer]], image_ok: bool) -> OfferClass:
         have.sort(key=lambda e: e[:5])
         lack.sort(key=lambda e: e[1:5])
         priced[purchase] = Priced(tuple(have), tuple(lack), _split(have, lack, REGION), _split(have, lack, ZONE))
-    sample = members[0][1]
-    return OfferClass(sample, len(members), priced, image_ok, sample.gpus_free is not None, fit_mod.shape_of(sample))
+    o = members[0][1]
+    registered = providers.get(o.provider)
+    return OfferClass(o, len(members), priced, key[12], o.gpus_free is not None, fit_mod.shape_of(o), key,
+                      registered.owned, providers.NAMES.index(o.provider), key[13])
