@@ -209,9 +209,8 @@ def _layout(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: float, tp:
     stages = shape.nodes
     per_node = shape.gpu_count // tp if stages == 1 else 1
     layout = dict(tensor_parallel=tp, pipeline_stages=stages, replicas_per_node=per_node)
-    need = units.gib(
-        memory.per_gpu_inference_bytes(m, w.breakdown, tp, stages) + memory.overhead_bytes("inference", tp * stages)
-    )
+    need = w.memo(("serving-gib", tp, stages), lambda: units.gib(
+        memory.per_gpu_inference_bytes(m, w.breakdown, tp, stages) + memory.overhead_bytes("inference", tp * stages)))
     if need > usable:
         return _memory_fail(shape._replace(gpu_count=tp) if per_node > 1 else shape, usable, need)
     problem = tensor_parallel_problem(w, tp, stages)
@@ -283,17 +282,13 @@ def tensor_parallel_problem(w: Workload, tp: int, stages: int = 1) -> str:
 
 def _fit_training(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: float) -> Fit:
     n = shape.total_gpus
-    overhead = memory.overhead_bytes(w.spec.task, n)
     levels = memory.SHARDING_LEVELS if w.spec.train.sharding == "auto" else (w.spec.train.sharding,)
     if n == 1:
         levels = ("none",)
-    need = 0.0
-    chosen = None
-    for level in levels:
-        need = units.gib(memory.per_gpu_training_bytes(w.breakdown, n, level) + overhead)
-        if need <= usable:
-            chosen = level
-            break
+    needs = w.memo(("training-gib", n), lambda: [
+        (level, units.gib(memory.per_gpu_training_bytes(w.breakdown, n, level) + memory.overhead_bytes(w.spec.task, n)))
+        for level in levels])
+    chosen, need = next(((level, need) for level, need in needs if need <= usable), (None, needs[-1][1]))
     if chosen is None:
         extra = f" even with {levels[-1]}" if n > 1 else ""
         return _memory_fail(shape, usable, need, extra)
