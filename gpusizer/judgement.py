@@ -263,13 +263,14 @@ class Judgement:
                 return
             yield got[i]
 
-    def rejected(self, code: Limit | None = None, key=None) -> Iterator[Candidate]:
-        """Rejected candidates (of `code`, or all), merged in `key` order (default price_key), built lazily.
+    def rejected(self, code: Limit | None = None, nearness=None) -> Iterator[Candidate]:
+        """Rejected candidates (of `code`, or all) in price_key order, or by (nearness(c), price_key), built lazily.
 
-        `key` must not decrease along a segment's price order (nearness measures do not).
+        `nearness` must not decrease along a run's price order (gpusizer.misses' shortfall ratios do not:
+        a class's fit is one value, a budget's ratio grows with the price), so merging the runs is exact.
         """
         streams = [g.stream(s) for g, s in self._segments(lambda s: s.code is not None and (code is None or s.code == code))]
-        return heapq.merge(*streams, key=key or price_key)
+        return heapq.merge(*streams, key=price_key if nearness is None else lambda c: (nearness(c), price_key(c)))
 
     def nearest_rejected(self) -> dict[Limit, Candidate]:
         """Per reason, the cheapest rejected candidate (first in price_key order), reasons in that order too."""
@@ -333,6 +334,10 @@ class Judgement:
             if g.offer.gpu not in best or k < best[g.offer.gpu][0]:
                 best[g.offer.gpu] = (k, g, s, e)
         return {gpu: g.candidate(e, s) for gpu, (_, g, s, e) in best.items()}
+
+    def offers(self) -> Iterator:
+        """Every offer judged (once per purchase option), without building candidates."""
+        return (e[OFFER] for g in self.groups for s in g.segments for e in s)
 
     def everything(self) -> tuple[Candidate, ...]:
         """Every candidate: the feasible in rank order, then the rejected in price order."""

@@ -237,6 +237,15 @@ class _Classes:
 
     def _per_offer(self, g: judgement.Group, have) -> None:
         """Split a run by pool capacity and quota, offer by offer (pools, and classes with a quota read)."""
+        if g.offer.gpus_free is not None and (g.offer.provider, g.purchase, quota_class(g.offer)) not in self.quota_keys:
+            # Pools with no quota read: one threshold on free GPUs (capacity_limit's first test), kept in price order.
+            need = g.offer.gpu_count * g.launched
+            full = tuple(e for e in have if e[OFFER].gpus_free < need)
+            if full:
+                g.add(full, Limit.CAPACITY)
+                have = tuple(e for e in have if e[OFFER].gpus_free >= need)
+            self._budget(g, have)
+            return
         runs: dict[tuple | None, list] = {}
         for e in have:
             runs.setdefault(capacity_limit(e[OFFER], g.launched, g.purchase, self.quotas), []).append(e)
