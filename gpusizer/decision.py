@@ -7,7 +7,7 @@ import functools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from gpusizer import autoscaling, cost as cost_mod, limits, units
+from gpusizer import autoscaling, cost as cost_mod, limits, providers, units
 from gpusizer.catalog.offer import Offer
 from gpusizer.estimate.fit import Fit
 from gpusizer.estimate.workload import Workload
@@ -130,9 +130,24 @@ class Decision:
     objective: str
     chosen: Candidate | None
     judged: Judgement = dataclasses.field(repr=False)
-    next_cheaper: Candidate | None
-    burst: str | None
     notes: tuple[str, ...] = ()
+
+    @functools.cached_property
+    def next_cheaper(self) -> Candidate | None:
+        """The rejected candidate closest below the choice in $/hour that lost on a size, host, capacity
+        or budget limit: what a reviewer asks about first ("why not that one?")."""
+        return None if self.chosen is None else self.judged.next_cheaper(self.chosen.hourly_usd)
+
+    @functools.cached_property
+    def burst(self) -> str | None:
+        """Set when an on-prem pool was full and the choice went to a cloud."""
+        c = self.chosen
+        if c is None or providers.get(c.offer.provider).owned or not self.judged.counts.get(limits.Limit.CAPACITY):
+            return None
+        full = self.judged.full_pools()
+        if not full:
+            return None
+        return f"on-prem pool(s) {', '.join(full)} full: bursting to {c.offer.provider} {c.offer.region}"
 
     @functools.cached_property
     def candidates(self) -> tuple[Candidate, ...]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import bisect
 import collections
 import dataclasses
+import functools
 import heapq
 import itertools
 from collections.abc import Iterator, Sequence
@@ -210,43 +211,79 @@ def _per_mtok_factor(w: Workload, f: fit_mod.Fit, objective: str) -> float | Non
 
 
 class Judgement:
-    """Every candidate of one decision, counted eagerly and built lazily.
+    """Every candidate of one decision: classes judged as they are needed, candidates built as they are read.
+
+    Branch and bound: the classes wait in order of their cheapest offer's
+    $/hour (`pending`, (floor, class)). When the objective's metric is that
+    $/hour times a factor the same for every class (`bound`: 1.0 ranking by
+    $/hour, 1e6 / (target tokens/s x 3600) per token at a throughput target),
+    no candidate of a waiting class can rank before floor x bound, so the top
+    N judge only the classes whose floor reaches the N-th metric. Otherwise,
+    and for anything that reads every candidate (counts, reasons, next
+    cheaper, burst), every class is judged first.
 
     Attributes:
         objective: "hourly" or "per-token".
-        groups: the judged classes (Group), each with its segments.
-        counts: rejections by reason over every candidate.
-        feasible_count, total: feasible candidates, and all candidates.
+        groups: the classes judged so far (Group), each with its segments.
     """
 
-    def __init__(self, objective: str, groups: list[Group]):
+    def __init__(self, objective: str, judge, pending: Sequence[tuple[float, object]], bound: float | None):
         self.objective = objective
-        self.groups = groups
-        counts: collections.Counter = collections.Counter()
-        feasible = total = 0
-        for g in groups:
-            for s in g.segments:
-                total += s.n
-                if s.code is None:
-                    feasible += s.n
-                else:
-                    counts[s.code] += s.n
-        self.counts = counts
-        self.feasible_count, self.total = feasible, total
+        self.groups: list[Group] = []
+        self._judge, self._pending, self._next, self._bound = judge, pending, 0, bound
         self._ranked: list[Candidate] = []
         # A k-way merge of the feasible runs: (key, tie, group, segment, position). A Candidate is built
-        # only when popped, so the top N cost N pops plus one key per run.
-        self._heap = [(g.rank_key(s.entries[s.lo]), i, g, s, s.lo)
-                      for i, (g, s) in enumerate(self._segments(lambda s: s.code is None))]
-        heapq.heapify(self._heap)
+        # only when popped, so the top N cost N pops plus one key per run. Keys are unique (a full
+        # tie-break); `tie` keeps the tuples from ever comparing groups.
+        self._heap: list[tuple] = []
+        self._ties = itertools.count()
+
+    def _judge_next(self) -> None:
+        _, cls = self._pending[self._next]
+        self._next += 1
+        for g in self._judge(cls):
+            self.groups.append(g)
+            for s in g.segments:
+                if s.code is None:
+                    heapq.heappush(self._heap, (g.rank_key(s.entries[s.lo]), next(self._ties), g, s, s.lo))
+
+    def _safe(self) -> None:
+        """Judge waiting classes until none could hold a candidate ranked before the heap's first."""
+        pending, bound = self._pending, self._bound
+        while self._next < len(pending) and (
+                bound is None or not self._heap or pending[self._next][0] * bound <= self._heap[0][0][0]):
+            self._judge_next()
 
     def _segments(self, keep) -> Iterator[tuple[Group, Segment]]:
+        """The runs `keep` selects, every class judged first."""
+        while self._next < len(self._pending):
+            self._judge_next()
         return ((g, s) for g in self.groups for s in g.segments if keep(s))
+
+    @functools.cached_property
+    def counts(self) -> collections.Counter:
+        """Rejections by reason over every candidate."""
+        counts: collections.Counter = collections.Counter()
+        for _, s in self._segments(lambda s: s.code is not None):
+            counts[s.code] += s.n
+        return counts
+
+    @functools.cached_property
+    def feasible_count(self) -> int:
+        return sum(s.n for _, s in self._segments(lambda s: s.code is None))
+
+    @functools.cached_property
+    def total(self) -> int:
+        """Every candidate: offers x purchase options judged."""
+        return sum(s.n for _, s in self._segments(lambda s: True))
 
     def top(self, n: int) -> list[Candidate]:
         """The first `n` feasible candidates in rank order (built once, shared by every caller)."""
         heap = self._heap
-        while len(self._ranked) < n and heap:
+        while len(self._ranked) < n:
+            self._safe()
+            if not heap:
+                break
             _, tie, g, s, pos = heap[0]
             self._ranked.append(g.candidate(s.entries[pos], s))
             if pos + 1 < s.hi:

@@ -280,23 +280,19 @@ def choose(w: Workload, catalog, notes: tuple[str, ...] | None = None) -> Decisi
         candidate carries its first failed limit.
     """
     classes = _Classes(w, catalog.quotas or {})
-    groups = [g for cls in catalog.index.classes for g in classes.judge(cls)]
-    judged = judgement.Judgement(classes.objective, groups)
+    pending = catalog.index.by_floor(classes.purchases[False])
+    judged = judgement.Judgement(classes.objective, classes.judge, pending, _bound(w, classes.objective))
     top = judged.top(1)
-    chosen = top[0] if top else None
-    next_cheaper = None if chosen is None else judged.next_cheaper(chosen.hourly_usd)
-    return Decision(w, judged.objective, chosen, judged, next_cheaper, _burst(chosen, judged),
-                    catalog.notes if notes is None else notes)
+    return Decision(w, judged.objective, top[0] if top else None, judged, catalog.notes if notes is None else notes)
 
 
-def _burst(chosen, judged: judgement.Judgement) -> str | None:
-    """Say so when a full on-prem pool pushed the workload to a cloud."""
-    if chosen is None or providers.get(chosen.offer.provider).owned or not judged.counts.get(Limit.CAPACITY):
-        return None
-    full = judged.full_pools()
-    if not full:
-        return None
-    return f"on-prem pool(s) {', '.join(full)} full: bursting to {chosen.offer.provider} {chosen.offer.region}"
+def _bound(w: Workload, objective: str) -> float | None:
+    """The factor from $/hour to the ranking metric when it is one for every class, else None
+    (gpusizer.judgement.Judgement's branch and bound)."""
+    if objective == "hourly":
+        return 1.0
+    tps = w.targets.tokens_per_second if w.spec.task == "inference" else None
+    return 1e6 / (tps * 3600) if tps else None
 
 
 def scaling_capacity(d: Decision, quotas: Mapping[tuple[str, str, str, str], float] | None) -> str | None:

@@ -96,3 +96,29 @@ def test_price_age_of_an_infeasible_plan_reads_the_oldest_offer(decisions):
     d = decisions[-1]
     oldest = min(c.offer.as_of for c in d.candidates if c.offer.provider != "onprem")
     assert f"as of {oldest} " in price_age.line(d)
+
+
+def test_the_top_candidates_read_first_equal_the_fully_judged_ranking():
+    """Branch and bound: a fresh decision's top N, read before anything that judges every class, are the
+    first N of the ranking every class judged gives."""
+    cases = [oracle._case(seed) for seed in range(0, 120, 2)]
+    for spec, offers, pools, quotas in cases:
+        catalog = Catalog(tuple(offers), quotas=quotas)
+        fresh = gpusizer.plan(spec, catalog=catalog, pools=pools)
+        first = fresh.judged.top(4)
+        full = gpusizer.plan(spec, catalog=catalog, pools=pools)
+        assert full.candidate_count >= 0  # judges every class
+        assert first == full.feasible[:4]
+    catalog = gpusizer.load_catalog()
+    for spec in REAL:
+        assert gpusizer.plan(spec, catalog=catalog).judged.top(6) == gpusizer.plan(spec, catalog=catalog).feasible[:6]
+
+
+def test_branch_and_bound_judges_only_the_classes_that_could_win():
+    """Ranked by $/hour, the choice of an 8B chat model needs the cheap classes only; the counts judge all."""
+    catalog = gpusizer.load_catalog()
+    d = gpusizer.plan({"name": "chat", "model": {"name": "llama-3.1-8b"}}, catalog=catalog)
+    judged_first = len({id(g.offer) for g in d.judged.groups})
+    assert d.objective == "hourly" and judged_first < len(catalog.index.classes) / 2
+    assert sum(d.rejections_by_reason.values()) + d.feasible_count == d.candidate_count
+    assert len({id(g.offer) for g in d.judged.groups}) == len(catalog.index.classes)

@@ -87,6 +87,7 @@ class OfferIndex:
     """Classes of offers, in first-seen order."""
 
     classes: tuple[OfferClass, ...]
+    _orders: dict = dataclasses.field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def build(cls, offers: Iterable[Offer], start: int = 0) -> OfferIndex:
@@ -106,6 +107,19 @@ class OfferIndex:
 
     def __add__(self, other: OfferIndex) -> OfferIndex:
         return OfferIndex(self.classes + other.classes)
+
+    def by_floor(self, purchases: tuple[str, ...]) -> tuple[tuple[float, OfferClass], ...]:
+        """(floor, class) in order of floor: the lowest $/hour per node of the class at `purchases`
+        (owned classes: on-demand, their one rate); infinite when none is sold that way. Kept per purchase set."""
+        found = self._orders.get(purchases)
+        if found is None:
+            def floor(c: OfferClass) -> float:
+                firsts = [c.priced[p].entries[0][PRICE] for p in (("on-demand",) if c.owned else purchases)
+                          if c.priced[p].entries]
+                return min(firsts, default=float("inf"))
+
+            found = self._orders[purchases] = tuple(sorted(((floor(c), c) for c in self.classes), key=lambda x: x[0]))
+        return found
 
 
 def _split(entries: list[Entry], lacking: list[Entry], field: int) -> dict[str, tuple[tuple, tuple]]:
