@@ -213,24 +213,25 @@ def _per_mtok_factor(w: Workload, f: fit_mod.Fit, objective: str) -> float | Non
 class Judgement:
     """Every candidate of one decision: classes judged as they are needed, candidates built as they are read.
 
-    Branch and bound: the classes wait in order of their cheapest offer's
-    $/hour (`pending`, (floor, class)). When the objective's metric is that
-    $/hour times a factor the same for every class (`bound`: 1.0 ranking by
-    $/hour, 1e6 / (target tokens/s x 3600) per token at a throughput target),
-    no candidate of a waiting class can rank before floor x bound, so the top
-    N judge only the classes whose floor reaches the N-th metric. Otherwise,
-    and for anything that reads every candidate (counts, reasons, next
-    cheaper, burst), every class is judged first.
+    Branch and bound: the classes wait in order of a lower bound on the
+    ranking metric of every feasible candidate they hold (`pending`, (bound,
+    class), from gpusizer.optimize). No candidate of a waiting class can rank
+    before its bound, so the top N judge only the classes whose bound reaches
+    the N-th metric. Without bounds (`pending` None: the metric has none), and
+    for anything that reads every candidate (counts, reasons, next cheaper,
+    burst), every class is judged first.
 
     Attributes:
         objective: "hourly" or "per-token".
         groups: the classes judged so far (Group), each with its segments.
     """
 
-    def __init__(self, objective: str, judge, pending: Sequence[tuple[float, object]], bound: float | None):
+    def __init__(self, objective: str, judge, classes: Sequence, pending: Sequence[tuple[float, object]] | None):
         self.objective = objective
         self.groups: list[Group] = []
-        self._judge, self._pending, self._next, self._bound = judge, pending, 0, bound
+        self._judge, self._next = judge, 0
+        self._bounded = pending is not None
+        self._pending = pending if pending is not None else [(0.0, c) for c in classes]
         self._ranked: list[Candidate] = []
         # A k-way merge of the feasible runs: (key, tie, group, segment, position). A Candidate is built
         # only when popped, so the top N cost N pops plus one key per run. Keys are unique (a full
@@ -249,9 +250,9 @@ class Judgement:
 
     def _safe(self) -> None:
         """Judge waiting classes until none could hold a candidate ranked before the heap's first."""
-        pending, bound = self._pending, self._bound
+        pending = self._pending
         while self._next < len(pending) and (
-                bound is None or not self._heap or pending[self._next][0] * bound <= self._heap[0][0][0]):
+                not self._bounded or not self._heap or pending[self._next][0] <= self._heap[0][0][0]):
             self._judge_next()
 
     def _segments(self, keep) -> Iterator[tuple[Group, Segment]]:

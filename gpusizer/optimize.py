@@ -280,19 +280,50 @@ def choose(w: Workload, catalog, notes: tuple[str, ...] | None = None) -> Decisi
         candidate carries its first failed limit.
     """
     classes = _Classes(w, catalog.quotas or {})
-    pending = catalog.index.by_floor(classes.purchases[False])
-    judged = judgement.Judgement(classes.objective, classes.judge, pending, _bound(w, classes.objective))
+    judged = judgement.Judgement(classes.objective, classes.judge, catalog.index.classes,
+                                 _pending(w, classes.objective, catalog.index, classes))
     top = judged.top(1)
     return Decision(w, judged.objective, top[0] if top else None, judged, catalog.notes if notes is None else notes)
 
 
-def _bound(w: Workload, objective: str) -> float | None:
-    """The factor from $/hour to the ranking metric when it is one for every class, else None
-    (gpusizer.judgement.Judgement's branch and bound)."""
+# Lower bounds are taken this much under the figure, so that rounding (the metric is computed by a
+# different sequence of operations) never puts a bound above a metric it bounds.
+_BOUND_SLACK = 1 - 1e-9
+
+
+def _pending(w: Workload, objective: str, index, classes: _Classes) -> list[tuple[float, object]] | None:
+    """The classes in order of a lower bound on the ranking metric of any feasible candidate they hold
+    (gpusizer.judgement.Judgement's branch and bound), or None when the metric has no such bound.
+
+    Every candidate of a class costs at least its floor (the cheapest offer's $/hour per node:
+    one node, one replica), and its metric is
+    - ranking by $/hour: the $/hour, so the floor bounds it;
+    - per token at a throughput target: $/hour x 1e6 / (target x 3600), one factor for every class;
+    - per token of a training run: $/hour x run hours / tokens x 1e6, where the run's hours on
+      n nodes are the hours on one node / n and the $/hour is n x the node's price, so the
+      metric is the node's price x one node's hours / tokens x 1e6, exactly.
+    Serving ranked per token without a target divides by the layout's own speed: no bound.
+    """
+    by_floor = index.by_floor(classes.purchases[False])
     if objective == "hourly":
-        return 1.0
-    tps = w.targets.tokens_per_second if w.spec.task == "inference" else None
-    return 1e6 / (tps * 3600) if tps else None
+        return list(by_floor)
+    if w.spec.task == "inference":
+        tps = w.targets.tokens_per_second
+        return [(floor * 1e6 / (tps * 3600) * _BOUND_SLACK, c) for floor, c in by_floor] if tps else None
+    if not (w.training_flops and w.spec.train.tokens):
+        return None
+    from gpusizer import hardware
+    from gpusizer.estimate import speed
+
+    gpus = hardware.load_gpus()
+    out = []
+    for floor, c in by_floor:
+        one = c.shape
+        hours = speed.training_hours(w.training_flops, gpus[one.gpu], one.gpu_count * one.gpu_fraction, w.spec.precision,
+                                     mfu=w.efficiency(one.gpu)[2])
+        out.append((floor * hours / w.spec.train.tokens * 1e6 * _BOUND_SLACK, c))
+    out.sort(key=lambda x: x[0])
+    return out
 
 
 def scaling_capacity(d: Decision, quotas: Mapping[tuple[str, str, str, str], float] | None) -> str | None:
