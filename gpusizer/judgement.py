@@ -26,6 +26,7 @@ import dataclasses
 import functools
 import heapq
 import itertools
+import typing
 from collections.abc import Iterator, Sequence
 
 from gpusizer import limits, providers
@@ -51,6 +52,13 @@ def price_key(c: Candidate) -> tuple:
     o = c.offer
     price = c.hourly_usd if c.hourly_usd is not None else _INF
     return (price, c.gpu_count, providers.NAMES.index(o.provider), o.region, o.zone or "", o.instance_type, c.purchase)
+
+
+class Probe(typing.NamedTuple):
+    """The fields of a Candidate that gpusizer.misses' shortfall measures read."""
+
+    fit: fit_mod.Fit | None
+    hourly_usd: float | None
 
 
 @dataclasses.dataclass(slots=True)
@@ -185,6 +193,12 @@ class Group:
         """The candidates of `seg`, in its order."""
         return (self.candidate(e, seg) for e in seg)
 
+    def probe(self, e: Entry, seg: Segment) -> Probe:
+        """What a shortfall measure reads of entry `e`'s candidate (its fit and $/hour), without building it."""
+        hourly = self.price_key(e, seg)[0]
+        placed = seg.code in limits.PLACEMENT and seg.code is not Limit.IMAGE or not seg.priced
+        return Probe(None if placed else self.fit, None if hourly == _INF else hourly)
+
 
 def capacity_detail(o, code: Limit, instances: int, purchase: str, quota: float | None) -> str:
     """The sentence of a "capacity" (pool free GPUs) or "quota" (vCPU quota) rejection at `instances` nodes."""
@@ -255,28 +269,37 @@ class Judgement:
                 not self._bounded or not self._heap or pending[self._next][0] <= self._heap[0][0][0]):
             self._judge_next()
 
-    def _segments(self, keep) -> Iterator[tuple[Group, Segment]]:
-        """The runs `keep` selects, every class judged first."""
+    @functools.cached_property
+    def _by_code(self) -> dict[Limit | None, list[tuple[Group, Segment]]]:
+        """Every run by its verdict (None: feasible), every class judged first."""
         while self._next < len(self._pending):
             self._judge_next()
-        return ((g, s) for g in self.groups for s in g.segments if keep(s))
+        out: dict[Limit | None, list[tuple[Group, Segment]]] = {}
+        for g in self.groups:
+            for s in g.segments:
+                out.setdefault(s.code, []).append((g, s))
+        return out
+
+    def _segments(self, keep) -> Iterator[tuple[Group, Segment]]:
+        """The runs whose verdict `keep` selects, every class judged first."""
+        return (gs for code, runs in self._by_code.items() if keep(code) for gs in runs)
 
     @functools.cached_property
     def counts(self) -> collections.Counter:
         """Rejections by reason over every candidate."""
         counts: collections.Counter = collections.Counter()
-        for _, s in self._segments(lambda s: s.code is not None):
+        for _, s in self._segments(lambda code: code is not None):
             counts[s.code] += s.n
         return counts
 
     @functools.cached_property
     def feasible_count(self) -> int:
-        return sum(s.n for _, s in self._segments(lambda s: s.code is None))
+        return sum(s.n for _, s in self._by_code.get(None, ()))
 
     @functools.cached_property
     def total(self) -> int:
         """Every candidate: offers x purchase options judged."""
-        return sum(s.n for _, s in self._segments(lambda s: True))
+        return sum(s.n for _, s in self._segments(lambda code: True))
 
     def top(self, n: int) -> list[Candidate]:
         """The first `n` feasible candidates in rank order (built once, shared by every caller)."""
@@ -302,18 +325,41 @@ class Judgement:
             yield got[i]
 
     def rejected(self, code: Limit | None = None, nearness=None) -> Iterator[Candidate]:
-        """Rejected candidates (of `code`, or all) in price_key order, or by (nearness(c), price_key), built lazily.
+        """Rejected candidates (of `code`, or all) in price_key order, or by (nearness(probe), price_key),
+        built lazily.
 
-        `nearness` must not decrease along a run's price order (gpusizer.misses' shortfall ratios do not:
-        a class's fit is one value, a budget's ratio grows with the price), so merging the runs is exact.
+        `nearness` reads a Probe (a candidate's fit and $/hour) and must not decrease along a run's price
+        order (gpusizer.misses' shortfall ratios do not: a class's fit is one value, a budget's ratio grows
+        with the price), so merging the runs is exact.
         """
-        streams = [g.stream(s) for g, s in self._segments(lambda s: s.code is not None and (code is None or s.code == code))]
-        return heapq.merge(*streams, key=price_key if nearness is None else lambda c: (nearness(c), price_key(c)))
+        runs = self._segments(lambda c: c is not None) if code is None else self._by_code.get(code, ())
+        if nearness is None:
+            return self._merge(runs, lambda g, s, e: g.price_key(e, s))
+        return self._merge(runs, lambda g, s, e: (nearness(g.probe(e, s)), g.price_key(e, s)))
+
+    def _merge(self, runs, key) -> Iterator[Candidate]:
+        """The candidates of `runs` in `key` order (key(group, run, entry), not decreasing along a run),
+        each built when it is reached."""
+        heap = []
+        for tie, (g, s) in enumerate(runs):
+            it = iter(s)
+            e = next(it, None)
+            if e is not None:
+                heap.append((key(g, s, e), tie, g, s, e, it))
+        heapq.heapify(heap)
+        while heap:
+            _, tie, g, s, e, it = heap[0]
+            yield g.candidate(e, s)
+            e = next(it, None)
+            if e is None:
+                heapq.heappop(heap)
+            else:
+                heapq.heapreplace(heap, (key(g, s, e), tie, g, s, e, it))
 
     def nearest_rejected(self) -> dict[Limit, Candidate]:
         """Per reason, the cheapest rejected candidate (first in price_key order), reasons in that order too."""
         best: dict[Limit, tuple] = {}
-        for g, s in self._segments(lambda s: s.code is not None):
+        for g, s in self._segments(lambda code: code is not None):
             e = next(iter(s))
             k = g.price_key(e, s)
             if s.code not in best or k < best[s.code][0]:
@@ -329,7 +375,7 @@ class Judgement:
     def _sized(self) -> Iterator[tuple[Group, Segment]]:
         """Priced segments rejected on a size, host, capacity or budget limit (at the class's nodes and
         replicas). None has exclusions: those cut only placement segments (gpusizer.optimize)."""
-        return self._segments(lambda s: s.code is not None and s.priced and s.code not in limits.PLACEMENT)
+        return ((g, s) for g, s in self._segments(lambda code: code is not None and code not in limits.PLACEMENT) if s.priced)
 
     def next_cheaper(self, hourly: float) -> Candidate | None:
         """The rejected candidate closest below `hourly` that lost on a size, host, capacity or budget limit;
@@ -356,17 +402,17 @@ class Judgement:
 
     def any_feasible_cheaper(self, hourly: float) -> bool:
         """Some feasible candidate costs less per hour than `hourly` (the choice ranked first on another metric)."""
-        return any(g.hourly_of(s.entries[s.lo]) < hourly for g, s in self._segments(lambda s: s.code is None))
+        return any(g.hourly_of(s.entries[s.lo]) < hourly for g, s in self._by_code.get(None, ()))
 
     def full_pools(self) -> list[str]:
         """Names of owned pools rejected for capacity, sorted."""
-        return sorted({e[OFFER].instance_type for g, s in self._segments(lambda s: s.code is Limit.CAPACITY)
+        return sorted({e[OFFER].instance_type for g, s in self._by_code.get(Limit.CAPACITY, ())
                        if providers.get(g.offer.provider).owned for e in s})
 
     def cheapest_per_gpu(self) -> dict[str, Candidate]:
         """Per GPU model, the feasible candidate with the lowest $/hour (of equal ones, the first in rank order)."""
         best: dict[str, tuple] = {}
-        for g, s in self._segments(lambda s: s.code is None):
+        for g, s in self._by_code.get(None, ()):
             e = s.entries[s.lo]
             k = (g.hourly_of(e), g.rank_key(e))
             if g.offer.gpu not in best or k < best[g.offer.gpu][0]:

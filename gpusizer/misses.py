@@ -152,16 +152,17 @@ _MEASURES: dict[str, Callable] = {
 """How close a rejected candidate came, per reason: (ratio, reached, target) or None."""
 
 
-def shortfall(d: Decision, c: Candidate) -> float | None:
-    """How far `c` missed its limit (> 1, smaller is nearer), or None when the reason has no measure."""
-    measure = _MEASURES.get(c.rejection.code)
+def shortfall(d: Decision, c: Candidate, code: str | None = None) -> float | None:
+    """How far `c` missed its limit (`code`, default its rejection's; > 1, smaller is nearer), or None when
+    the reason has no measure. The measures read only `c.fit` and `c.hourly_usd`."""
+    measure = _MEASURES.get(c.rejection.code if code is None else code)
     m = measure(d, c) if measure else None
     return None if m is None else m[0]
 
 
-def nearness(d: Decision, c: Candidate) -> float:
+def nearness(d: Decision, c: Candidate, code: str | None = None) -> float:
     """shortfall, infinite for a reason without a measure: the order of the nearest misses (then price)."""
-    r = shortfall(d, c)
+    r = shortfall(d, c, code)
     return float("inf") if r is None else r
 
 
@@ -173,7 +174,8 @@ def by_reason(d: Decision) -> dict[str, Iterator[Candidate]]:
     or grows with the price (budget), so the merge is exact and reading the
     first few costs a few steps, however many offers the catalog holds.
     """
-    return {code: d.judged.rejected(limits.Limit(code), lambda c: nearness(d, c)) for code in d.rejections_by_reason}
+    return {code: d.judged.rejected(limits.Limit(code), lambda probe, code=code: nearness(d, probe, code))
+            for code in d.rejections_by_reason}
 
 
 def nearest(d: Decision, include_placement: bool = False) -> list[Miss]:

@@ -211,7 +211,7 @@ class _Classes:
                 if code is not None:
                     g.add(have, code)
                 elif per_offer:
-                    self._per_offer(g, have)
+                    self._per_offer(g, cls, have)
                 else:
                     self._budget(g, have)
         return groups
@@ -235,15 +235,19 @@ class _Classes:
               n=len(priced.missing) - sum(len(m) for _, m in parts))
         return parts
 
-    def _per_offer(self, g: judgement.Group, have) -> None:
+    def _per_offer(self, g: judgement.Group, cls: OfferClass, have) -> None:
         """Split a run by pool capacity and quota, offer by offer (pools, and classes with a quota read)."""
-        if g.offer.gpus_free is not None and (g.offer.provider, g.purchase, quota_class(g.offer)) not in self.quota_keys:
-            # Pools with no quota read: one threshold on free GPUs (capacity_limit's first test), kept in price order.
+        if cls.pooled and (g.offer.provider, g.purchase, cls.quota_class) not in self.quota_keys:
+            # Pools with no quota read: one threshold on free GPUs (capacity_limit's first test), kept in
+            # price order; the split is kept on the class (per pool set) for the next workload that needs as many.
             need = g.offer.gpu_count * g.launched
-            full = tuple(e for e in have if e[OFFER].gpus_free < need)
-            if full:
-                g.add(full, Limit.CAPACITY)
-                have = tuple(e for e in have if e[OFFER].gpus_free >= need)
+            key = (g.purchase, need, id(have))
+            split = cls.splits.get(key)
+            if split is None:
+                split = cls.splits[key] = (tuple(e for e in have if e[OFFER].gpus_free < need),
+                                           tuple(e for e in have if e[OFFER].gpus_free >= need), have)
+            full, have, _ = split
+            g.add(full, Limit.CAPACITY)
             self._budget(g, have)
             return
         runs: dict[tuple | None, list] = {}

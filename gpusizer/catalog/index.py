@@ -68,6 +68,8 @@ class OfferClass:
         owned: the provider owns its capacity (gpusizer.providers): no regions, one amortized rate.
         provider_rank: the provider's place in the registry (a rank tie-break).
         quota_class: the vCPU quota class its offers count against.
+        splits: pooled offers split by free GPUs, per (purchase, GPUs needed, run): kept for the next
+            decision (gpusizer.optimize); the run itself is held, so its id stays its own.
     """
 
     sample: Offer
@@ -80,6 +82,7 @@ class OfferClass:
     owned: bool
     provider_rank: int
     quota_class: str
+    splits: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclasses.dataclass(frozen=True)
