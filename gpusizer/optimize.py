@@ -34,9 +34,10 @@ brute-force planner; the two must agree on every candidate.
 from __future__ import annotations
 
 import bisect
+import math
 from collections.abc import Mapping
 
-from gpusizer import judgement, limits, providers
+from gpusizer import judgement, limits, providers, units
 from gpusizer.catalog.index import OFFER, OfferClass, Priced
 from gpusizer.catalog.offer import Offer
 from gpusizer.decision import Decision
@@ -299,35 +300,71 @@ def _pending(w: Workload, objective: str, index, classes: _Classes) -> list[tupl
     """The classes in order of a lower bound on the ranking metric of any feasible candidate they hold
     (gpusizer.judgement.Judgement's branch and bound), or None when the metric has no such bound.
 
-    Every candidate of a class costs at least its floor (the cheapest offer's $/hour per node:
-    one node, one replica), and its metric is
-    - ranking by $/hour: the $/hour, so the floor bounds it;
+    A candidate of a class launches at least `_fewest_nodes` nodes, each at
+    least the class's floor (its cheapest offer's $/hour per node), and its
+    metric is
+    - ranking by $/hour: the $/hour, so floor x fewest nodes bounds it;
     - per token at a throughput target: $/hour x 1e6 / (target x 3600), one factor for every class;
     - per token of a training run: $/hour x run hours / tokens x 1e6, where the run's hours on
       n nodes are the hours on one node / n and the $/hour is n x the node's price, so the
-      metric is the node's price x one node's hours / tokens x 1e6, exactly.
+      metric is the node's price x one node's hours / tokens x 1e6, whatever n.
     Serving ranked per token without a target divides by the layout's own speed: no bound.
+    A class that cannot hold the workload on as many nodes as it may use is bounded by infinity.
     """
     by_floor = index.by_floor(classes.purchases[False])
+    serving = w.spec.task == "inference"
     if objective == "hourly":
-        return list(by_floor)
-    if w.spec.task == "inference":
+        factor = lambda c: 1.0  # noqa: E731
+    elif serving:
         tps = w.targets.tokens_per_second
-        return [(floor * 1e6 / (tps * 3600) * _BOUND_SLACK, c) for floor, c in by_floor] if tps else None
-    if not (w.training_flops and w.spec.train.tokens):
+        if not tps:
+            return None
+        factor = lambda c: 1e6 / (tps * 3600)  # noqa: E731
+    elif w.training_flops and w.spec.train.tokens:
+        factor = _per_token_training(w)
+    else:
         return None
+    b = w.breakdown
+    need_gib = units.gib(b.weights + b.activations + (b.kv_cache if serving else b.gradients + b.optimizer_states))
+    out = []
+    for floor, c in by_floor:
+        nodes = _fewest_nodes(w, c, need_gib)
+        per_node = nodes if objective == "hourly" or serving else 1  # training per token: nodes cancel
+        out.append((floor * per_node * factor(c) * _BOUND_SLACK if nodes else math.inf, c))
+    out.sort(key=lambda x: x[0])
+    return out
+
+
+def _fewest_nodes(w: Workload, c: OfferClass, need_gib: float) -> int:
+    """The fewest nodes of class `c` whose GPUs could hold `need_gib` (0: more than it may use).
+
+    Every layout splits the weights, KV cache (serving), gradients and
+    optimizer states (training) and activations over at most all GPUs of a
+    replica (gpusizer.estimate.memory: per-GPU bytes >= their sum / GPUs), so
+    a replica needs at least need / usable-per-GPU GPUs.
+    """
+    one = c.shape
+    usable = one.gpu_memory_gib * w.spec.sizing.memory_headroom
+    nodes = max(1, math.ceil(need_gib / (one.gpu_count * usable) * _BOUND_SLACK))
+    single = one.gpu_fraction < 1 or (w.spec.task == "inference" and w.model.kind != "llm")
+    most = 1 if single else min(c.sample.max_nodes or TRAINING_NODES[-1], TRAINING_NODES[-1])
+    return nodes if nodes <= most else 0
+
+
+def _per_token_training(w: Workload):
+    """A class's $ per million tokens per $/hour of one node (training ranked per token)."""
     from gpusizer import hardware
     from gpusizer.estimate import speed
 
     gpus = hardware.load_gpus()
-    out = []
-    for floor, c in by_floor:
+
+    def factor(c: OfferClass) -> float:
         one = c.shape
-        hours = speed.training_hours(w.training_flops, gpus[one.gpu], one.gpu_count * one.gpu_fraction, w.spec.precision,
-                                     mfu=w.efficiency(one.gpu)[2])
-        out.append((floor * hours / w.spec.train.tokens * 1e6 * _BOUND_SLACK, c))
-    out.sort(key=lambda x: x[0])
-    return out
+        hours = speed.training_hours(w.training_flops, gpus[one.gpu], one.gpu_count * one.gpu_fraction,
+                                     w.spec.precision, mfu=w.efficiency(one.gpu)[2])
+        return hours / w.spec.train.tokens * 1e6
+
+    return factor
 
 
 def scaling_capacity(d: Decision, quotas: Mapping[tuple[str, str, str, str], float] | None) -> str | None:
