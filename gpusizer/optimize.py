@@ -37,7 +37,7 @@ import bisect
 import math
 from collections.abc import Mapping
 
-from gpusizer import judgement, limits, providers, units
+from gpusizer import judgement, limits, providers, runs, units
 from gpusizer.catalog.index import OFFER, OfferClass, Priced
 from gpusizer.catalog.offer import Offer
 from gpusizer.decision import Decision
@@ -60,9 +60,9 @@ def objective_of(w: Workload) -> str:
     return "per-token" if w.spec.train.tokens else "hourly"
 
 
-def purchases(w: Workload, provider: str) -> tuple[str, ...]:
+def purchases(w: Workload, owned: bool) -> tuple[str, ...]:
     """Purchase options a candidate is judged at: owned capacity at its amortized rate, clouds as the spec asks."""
-    if providers.get(provider).owned:
+    if owned:
         return ("on-demand",)
     wanted = w.spec.placement.purchase
     return ("on-demand", "spot") if wanted == "any" else (wanted,)
@@ -162,7 +162,7 @@ def _allowed(priced: Priced, regions: frozenset) -> list[tuple]:
 
 
 class _Classes:
-    """Judges the classes of one decision into judgement.Groups."""
+    """Judges the classes of one decision into runs.Groups."""
 
     def __init__(self, w: Workload, quotas: Mapping):
         self.w, self.quotas = w, quotas
@@ -172,11 +172,11 @@ class _Classes:
         self.providers = None if p.providers is None else frozenset(p.providers)
         self.gpus = None if p.gpus is None else frozenset(p.gpus)
         self.regions = None if p.regions is None else frozenset(p.regions)
-        self.purchases = {owned: purchases(w, "onprem" if owned else "aws") for owned in (False, True)}
+        self.purchases = {owned: purchases(w, owned) for owned in (False, True)}
         self.quota_keys = {(prov, purchase, qclass) for prov, _, purchase, qclass in quotas}
         self.verdicts: dict[tuple, tuple] = {}
 
-    def judge(self, cls: OfferClass) -> list[judgement.Group]:
+    def judge(self, cls: OfferClass) -> list[runs.Group]:
         """The class's Groups, one per purchase option, each cut into runs (module docstring, step 2)."""
         o, p = cls.sample, self.w.spec.placement
         if self.providers is not None and o.provider not in self.providers:
@@ -190,7 +190,7 @@ class _Classes:
         groups = []
         for purchase in self.purchases[cls.owned]:
             priced = cls.priced[purchase]
-            g = judgement.Group(self.w, cls, purchase, self.objective)
+            g = runs.Group(self.w, cls, purchase, self.objective)
             groups.append(g)
             if later is Limit.PROVIDER or self.regions is None or cls.owned:
                 parts = ((priced.entries, priced.missing),)
@@ -228,7 +228,7 @@ class _Classes:
             found = self.verdicts[cls.key] = (nodes, f, lacks_fabric, code)
         return found
 
-    def _placed(self, g: judgement.Group, priced: Priced) -> list[tuple]:
+    def _placed(self, g: runs.Group, priced: Priced) -> list[tuple]:
         """The runs placement.regions allows; the rest added to `g` as "region"."""
         parts = _allowed(priced, self.regions)
         g.add(priced.entries, Limit.REGION, exclude=self.regions, n=len(priced.entries) - sum(len(h) for h, _ in parts))
@@ -236,7 +236,7 @@ class _Classes:
               n=len(priced.missing) - sum(len(m) for _, m in parts))
         return parts
 
-    def _per_offer(self, g: judgement.Group, cls: OfferClass, have) -> None:
+    def _per_offer(self, g: runs.Group, cls: OfferClass, have) -> None:
         """Split a run by pool capacity and quota, offer by offer (pools, and classes with a quota read)."""
         if cls.pooled and (g.offer.provider, g.purchase, cls.quota_class) not in self.quota_keys:
             # Pools with no quota read: one threshold on free GPUs (capacity_limit's first test), kept in
@@ -260,7 +260,7 @@ class _Classes:
             else:
                 g.add(tuple(run), lost[0], quota=lost[1])
 
-    def _budget(self, g: judgement.Group, have) -> None:
+    def _budget(self, g: runs.Group, have) -> None:
         """Feasible up to placement.max_hourly_usd (a bisection over the price order), "budget" after."""
         cap = self.w.spec.placement.max_hourly_usd
         if cap is None:
@@ -381,5 +381,5 @@ def scaling_capacity(d: Decision, quotas: Mapping[tuple[str, str, str, str], flo
     lost = capacity_limit(c.offer, r.max_instances, c.purchase, quotas or {})
     if lost is None:
         return None
-    detail = judgement.capacity_detail(c.offer, lost[0], r.max_instances, c.purchase, lost[1])
+    detail = runs.capacity_detail(c.offer, lost[0], r.max_instances, c.purchase, lost[1])
     return f"max_replicas {r.max_replicas} ({r.max_instances} node(s)): {detail}"
