@@ -54,6 +54,12 @@ class Segment:
     n: int = 0
     quota: float | None = None
 
+    @property
+    def unsized(self) -> bool:
+        """Its candidates were not sized: excluded by placement or not sold this way (one node, no fit;
+        an unsupported machine image is judged after the fit)."""
+        return not self.priced or self.code in limits.PLACEMENT and self.code is not Limit.IMAGE
+
     def __iter__(self) -> Iterator[Entry]:
         run = itertools.islice(self.entries, self.lo, self.hi)
         if self.exclude is None:
@@ -90,20 +96,17 @@ class Group:
         if n > 0:
             self.segments.append(Segment(entries, lo, hi, code, priced, exclude, n, quota))
 
-    def hourly(self, price: float) -> float:
-        """$/hour of every instance a candidate at `price` per node launches."""
-        return price * self.launched
-
     def hourly_of(self, e: Entry) -> float:
+        """$/hour of every instance the candidate of entry `e` launches."""
         return e[PRICE] * self.launched
 
     def candidate(self, e: Entry, seg: Segment) -> Candidate:
         """The decision.Candidate of entry `e` in `seg`, its detail written for that offer."""
         o, p, code = e[OFFER], self.purchase, seg.code
-        if not seg.priced or code in limits.PLACEMENT and code is not Limit.IMAGE:
+        if seg.unsized:
             price = e[PRICE] if seg.priced else None
             return Candidate(o, p, 1, price, None, Rejection(code, self._placement_detail(o, code)))
-        hourly = self.hourly(e[PRICE])
+        hourly = self.hourly_of(e)
         f = self.fit
         if not f.ok:
             if self.lacks_fabric:
@@ -154,20 +157,14 @@ class Group:
         """price_key of entry `e` rejected in `seg`, without building it."""
         if not seg.priced:
             return (_INF, self.offer.gpu_count, self.provider_rank, e[REGION], e[ZONE], e[TYPE], self.purchase)
-        placed = seg.code in limits.PLACEMENT and seg.code is not Limit.IMAGE
-        nodes = 1 if placed else self.nodes
-        hourly = e[PRICE] if placed else e[PRICE] * self.launched
+        nodes = 1 if seg.unsized else self.nodes
+        hourly = e[PRICE] if seg.unsized else e[PRICE] * self.launched
         return (hourly, self.offer.gpu_count * nodes, self.provider_rank, e[REGION], e[ZONE], e[TYPE], self.purchase)
-
-    def stream(self, seg: Segment) -> Iterator[Candidate]:
-        """The candidates of `seg`, in its order."""
-        return (self.candidate(e, seg) for e in seg)
 
     def probe(self, e: Entry, seg: Segment) -> Probe:
         """What a shortfall measure reads of entry `e`'s candidate (its fit and $/hour), without building it."""
         hourly = self.price_key(e, seg)[0]
-        placed = seg.code in limits.PLACEMENT and seg.code is not Limit.IMAGE or not seg.priced
-        return Probe(None if placed else self.fit, None if hourly == _INF else hourly)
+        return Probe(None if seg.unsized else self.fit, None if hourly == _INF else hourly)
 
 
 def capacity_detail(o, code: Limit, instances: int, purchase: str, quota: float | None) -> str:
