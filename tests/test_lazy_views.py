@@ -122,3 +122,36 @@ def test_branch_and_bound_judges_only_the_classes_that_could_win():
     assert d.objective == "hourly" and judged_first < len(catalog.index.classes) / 2
     assert sum(d.rejections_by_reason.values()) + d.feasible_count == d.candidate_count
     assert len({id(g.offer) for g in d.judged.groups}) == len(catalog.index.classes)
+
+
+def test_aggregates_equal_their_definitions_over_the_full_list(decisions):
+    """sized_by, burst, the feasible count and the cheapest per GPU read run summaries; here they are
+    recomputed from every candidate as their docstrings define them."""
+    from gpusizer import limits
+
+    for d in decisions:
+        feasible = [c for c in d.candidates if c.feasible]
+        assert d.feasible_count == len(feasible)
+        cheapest = {}
+        for c in feasible:
+            if c.offer.gpu not in cheapest or c.hourly_usd < cheapest[c.offer.gpu].hourly_usd:
+                cheapest[c.offer.gpu] = c
+        assert d.judged.cheapest_per_gpu() == cheapest
+        c = d.chosen
+        if c is None:
+            continue
+        cheaper = [x for x in d.candidates if x is not c and x.hourly_usd is not None and x.hourly_usd < c.hourly_usd]
+        if any(x.feasible for x in cheaper):
+            want = limits.PER_TOKEN_COST if d.workload.spec.task == "inference" else limits.PER_JOB_COST
+        else:
+            lost = {x.rejection.code for x in cheaper}
+            want = next((code.value for code in limits.SIZED_BY_TARGET if code in lost), "memory")
+        assert d.sized_by == want
+        full = sorted({x.offer.instance_type for x in d.candidates if not x.feasible and x.rejection.code == "capacity"
+                       and x.offer.provider == "onprem"})
+        owned = c.offer.provider == "onprem"
+        assert (d.burst is not None) == (bool(full) and not owned)
+        if d.burst:
+            assert ", ".join(full) in d.burst
+    assert any(d.chosen and d.burst for d in decisions)  # the cases exercise a burst and several sized_by values
+    assert len({d.sized_by for d in decisions if d.chosen}) >= 3
