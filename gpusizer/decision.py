@@ -180,7 +180,7 @@ class Decision:
 
     def nearest_rejected(self) -> list[Candidate]:
         """Per reason, the cheapest rejected candidate, in price order: what a reviewer checks first."""
-        return list(self.judged.nearest_rejected().values())
+        return list(self.judged.nearest_rejected.values())
 
     def trimmed(self, top: int) -> list[Candidate]:
         """The top `top` feasible candidates in rank order, then the nearest rejected one per reason."""

@@ -183,6 +183,7 @@ class Judgement:
             else:
                 heapq.heapreplace(heap, (key(g, s, e), tie, g, s, e, it))
 
+    @functools.cached_property
     def nearest_rejected(self) -> dict[Limit, Candidate]:
         """Per reason, the cheapest rejected candidate (first in price_key order), reasons in that order too."""
         best: dict[Limit, tuple] = {}
@@ -195,7 +196,7 @@ class Judgement:
 
     def reasons(self) -> dict[str, int]:
         """Rejection counts by reason: most frequent first, ties by their cheapest candidate (price_key)."""
-        first = list(self.nearest_rejected())  # in price order: a stable sort keeps it among equal counts
+        first = list(self.nearest_rejected)  # in price order: a stable sort keeps it among equal counts
         order = sorted(first, key=lambda code: -self.counts[code])
         return {code.value: self.counts[code] for code in order}
 

@@ -43,6 +43,7 @@ class Segment:
         exclude: regions or zones whose offers belong to other segments, or None.
         n: offers in the run (not excluded).
         quota: the vCPU quota behind a "quota" code.
+        unsized: its candidates were not sized (placement, or not sold this way): one node, no fit.
     """
 
     entries: Sequence[Entry]
@@ -53,12 +54,12 @@ class Segment:
     exclude: frozenset | None = None
     n: int = 0
     quota: float | None = None
+    unsized: bool = dataclasses.field(init=False)
 
-    @property
-    def unsized(self) -> bool:
-        """Its candidates were not sized: excluded by placement or not sold this way (one node, no fit;
-        an unsupported machine image is judged after the fit)."""
-        return not self.priced or self.code in limits.PLACEMENT and self.code is not Limit.IMAGE
+    def __post_init__(self):
+        # Its candidates were not sized: excluded by placement or not sold this way (one node, no fit;
+        # an unsupported machine image is judged after the fit).
+        self.unsized = not self.priced or self.code in limits.PLACEMENT and self.code is not Limit.IMAGE
 
     def __iter__(self) -> Iterator[Entry]:
         run = itertools.islice(self.entries, self.lo, self.hi)
