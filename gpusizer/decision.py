@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import functools
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from gpusizer import autoscaling, cost as cost_mod, limits, units
+from gpusizer import autoscaling, cost as cost_mod, limits, providers, units
 from gpusizer.catalog.offer import Offer
 from gpusizer.estimate.fit import Fit
 from gpusizer.estimate.workload import Workload
+
+if TYPE_CHECKING:  # judgement builds Candidates: the type only, so the import runs one way
+    from gpusizer.judgement import Judgement
 
 
 # What can set a choice's size (Decision.sized_by): memory, a limit a cheaper shape failed, or the
@@ -107,11 +111,15 @@ class Candidate:
 class Decision:
     """The cheapest adequate candidate and the explanation of every other.
 
+    Candidates other than the choice are built only when read
+    (gpusizer.judgement): the top N, the nearest rejection per reason, or
+    all of them (`candidates`); counts come from the judged runs.
+
     Attributes:
         workload: the resolved spec and its requirements.
         objective: "hourly" ($/hour) or "per-token" ($ per million tokens).
         chosen: the winner, or None when nothing is feasible.
-        candidates: feasible ones in rank order, then rejected ones by price.
+        judged: every candidate, judged (gpusizer.judgement.Judgement).
         next_cheaper: the rejected candidate closest below the choice in $/hour,
             i.e. what a reviewer asks about first ("why not that one?").
         burst: set when an on-prem pool was full and the choice went to a cloud.
@@ -121,40 +129,62 @@ class Decision:
     workload: Workload
     objective: str
     chosen: Candidate | None
-    candidates: tuple[Candidate, ...]
-    next_cheaper: Candidate | None
-    burst: str | None
+    judged: Judgement = dataclasses.field(repr=False)
     notes: tuple[str, ...] = ()
+
+    @functools.cached_property
+    def next_cheaper(self) -> Candidate | None:
+        """The rejected candidate closest below the choice in $/hour that lost on a size, host, capacity
+        or budget limit: what a reviewer asks about first ("why not that one?")."""
+        return None if self.chosen is None else self.judged.next_cheaper(self.chosen.hourly_usd)
+
+    @functools.cached_property
+    def burst(self) -> str | None:
+        """Set when an on-prem pool was full and the choice went to a cloud."""
+        c = self.chosen
+        if c is None or providers.get(c.offer.provider).owned or not self.judged.counts.get(limits.Limit.CAPACITY):
+            return None
+        full = self.judged.full_pools()
+        if not full:
+            return None
+        return f"on-prem pool(s) {', '.join(full)} full: bursting to {c.offer.provider} {c.offer.region}"
+
+    @functools.cached_property
+    def candidates(self) -> tuple[Candidate, ...]:
+        """Every candidate: feasible ones in rank order, then rejected ones by price (built on first read)."""
+        return self.judged.everything()
 
     @property
     def feasible(self) -> list[Candidate]:
-        return [c for c in self.candidates if c.feasible]
+        """Every feasible candidate in rank order (all built; `ranked()` builds as it goes)."""
+        return list(self.judged.ranked())
+
+    def ranked(self) -> Iterator[Candidate]:
+        """The feasible candidates in rank order, built as the caller reads them."""
+        return self.judged.ranked()
+
+    @property
+    def feasible_count(self) -> int:
+        return self.judged.feasible_count
 
     @property
     def candidate_count(self) -> int:
         """How many candidates were judged (offers x purchase options), feasible or not."""
-        return len(self.candidates)
+        return self.judged.total
 
     @functools.cached_property
     def rejections_by_reason(self) -> dict[str, int]:
-        """Every rejection counted by its code (gpusizer.limits.Limit value), most frequent first."""
-        counts = collections.Counter(c.rejection.code.value for c in self.candidates if not c.feasible)
-        return dict(counts.most_common())
+        """Every rejection counted by its code (gpusizer.limits.Limit value): most frequent first, ties by
+        their cheapest candidate."""
+        return self.judged.reasons()
 
     def nearest_rejected(self) -> list[Candidate]:
-        """Per reason, the cheapest rejected candidate, in price order: what a reviewer checks first.
-
-        Rejected candidates are already in price order, so the first of each code is its nearest.
-        """
-        firsts: dict[str, Candidate] = {}
-        for c in self.candidates:
-            if not c.feasible:
-                firsts.setdefault(c.rejection.code, c)
-        return list(firsts.values())
+        """Per reason, the cheapest rejected candidate, in price order: what a reviewer checks first."""
+        return list(self.judged.nearest_rejected.values())
 
     def trimmed(self, top: int) -> list[Candidate]:
         """The top `top` feasible candidates in rank order, then the nearest rejected one per reason."""
-        return self.feasible[:top] + self.nearest_rejected()
+        return self.judged.top(top) + self.nearest_rejected()
 
     @property
     def required_gpu_memory_gib(self) -> float:
@@ -170,9 +200,9 @@ class Decision:
           fit, so the label is "per-token-cost" (serving, $ per million
           tokens) or "per-job-cost" (training with a token count, $ per run);
         - none is feasible: the first limit, in the order deadline,
-          throughput, tpot, ttft, interconnect, that some cheaper shape
-          failed while it held the memory, so "deadline" only when a cheaper
-          shape would miss the deadline; else "memory".
+          throughput, tpot, ttft, interconnect, precision, that some cheaper
+          shape failed while it held the memory, so "deadline" only when a
+          cheaper shape would miss the deadline; else "memory".
 
         The policy pack reads this (as a tag) to know whether GPU memory
         alone can judge over-provisioning, and exempts a non-memory label
@@ -184,10 +214,10 @@ class Decision:
         c = self.chosen
         if c is None:
             return limits.Limit.MEMORY.value
-        cheaper = [x for x in self.candidates if x is not c and x.hourly_usd is not None and x.hourly_usd < c.hourly_usd]
-        if any(x.feasible for x in cheaper):
+        # Only the cheapest candidate of each judged run decides this: no candidate is built.
+        if self.judged.any_feasible_cheaper(c.hourly_usd):
             return limits.PER_TOKEN_COST if self.workload.spec.task == "inference" else limits.PER_JOB_COST
-        lost = {x.rejection.code for x in cheaper if not x.feasible}
+        lost = self.judged.cheaper_codes(c.hourly_usd)
         return next((code.value for code in limits.SIZED_BY_TARGET if code in lost), limits.Limit.MEMORY.value)
 
     def failover(self, n: int) -> list[Candidate]:
@@ -202,7 +232,7 @@ class Decision:
         if c is None:
             return []
         out: list[Candidate] = []
-        for other in self.feasible:
+        for other in self.ranked():
             same_place = (other.offer.provider, other.offer.region, other.purchase, other.nodes) == (
                 c.offer.provider, c.offer.region, c.purchase, c.nodes)
             if same_place and other.offer.instance_type not in {x.offer.instance_type for x in out}:

@@ -12,10 +12,9 @@ Example line: "best TTFT: 412 ms on 8 x H100 p5.48xlarge; target 5 ms".
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from gpusizer import limits
@@ -153,29 +152,30 @@ _MEASURES: dict[str, Callable] = {
 """How close a rejected candidate came, per reason: (ratio, reached, target) or None."""
 
 
-def shortfall(d: Decision, c: Candidate) -> float | None:
-    """How far `c` missed its limit (> 1, smaller is nearer), or None when the reason has no measure."""
-    measure = _MEASURES.get(c.rejection.code)
+def shortfall(d: Decision, c: Candidate, code: str | None = None) -> float | None:
+    """How far `c` missed its limit (`code`, default its rejection's; > 1, smaller is nearer), or None when
+    the reason has no measure. The measures read only `c.fit` and `c.hourly_usd`."""
+    measure = _MEASURES.get(c.rejection.code if code is None else code)
     m = measure(d, c) if measure else None
     return None if m is None else m[0]
 
 
-def _nearness(d: Decision, c: Candidate) -> float:
-    r = shortfall(d, c)
+def nearness(d: Decision, c: Candidate, code: str | None = None) -> float:
+    """shortfall, infinite for a reason without a measure: the order of the nearest misses (then price)."""
+    r = shortfall(d, c, code)
     return float("inf") if r is None else r
 
 
-def by_reason(d: Decision) -> dict[str, list[Candidate]]:
-    """Rejected candidates per reason, nearest first (shortfall ratio, then price), reasons by count."""
-    groups: dict[str, list[Candidate]] = collections.defaultdict(list)
-    for c in d.candidates:
-        if not c.feasible:
-            groups[c.rejection.code].append(c)
-    out = {}
-    for code, cs in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-        # Candidates come price-ordered; a stable sort keeps the cheaper first among equal ratios.
-        out[code] = sorted(cs, key=lambda c: _nearness(d, c))
-    return out
+def by_reason(d: Decision) -> dict[str, Iterator[Candidate]]:
+    """Rejected candidates per reason, nearest first (shortfall ratio, then price), reasons by count.
+
+    Each reason's candidates come lazily, merged from the judged runs
+    (gpusizer.judgement): within a run the ratio is one value (a class's fit)
+    or grows with the price (budget), so the merge is exact and reading the
+    first few costs a few steps, however many offers the catalog holds.
+    """
+    return {code: d.judged.rejected(limits.Limit(code), lambda probe, code=code: nearness(d, probe, code))
+            for code in d.rejections_by_reason}
 
 
 def nearest(d: Decision, include_placement: bool = False) -> list[Miss]:
@@ -184,9 +184,9 @@ def nearest(d: Decision, include_placement: bool = False) -> list[Miss]:
     for code, cs in by_reason(d).items():
         if code in PLACEMENT and not include_placement:
             continue
-        c = cs[0]
+        c = next(cs)
         measure = _MEASURES.get(code)
         m = measure(d, c) if measure else None
         ratio, best, target = m if m else (None, None, None)
-        out.append(Miss(code, len(cs), c, ratio, best, target))
+        out.append(Miss(code, d.rejections_by_reason[code], c, ratio, best, target))
     return out

@@ -1,33 +1,50 @@
-"""Choose the cheapest adequate offer: a pure function of a workload and a list of offers.
+"""Choose the cheapest adequate offer: a pure function of a workload and a catalog.
 
 Algorithm:
-1. Expand each offer into candidates: one per purchase option the spec
-   allows and the offer sells, at the fewest nodes that run the workload
-   (serving spans nodes as pipeline stages only when one node lacks the
-   memory; training may span nodes). The fit prices all replicas: a node
-   may run several (Fit.node_groups).
-2. Judge each candidate in a fixed order and keep the first failed limit:
-   placement (provider, region, GPU model, opt-in), purchase, memory,
-   interconnect, targets/deadline, host vCPU and RAM, capacity (pool free
-   GPUs, cloud quotas), budget (max_hourly_usd).
-3. Rank the feasible ones by the objective ($/hour, or $ per million tokens
-   when a throughput target or a training token count is set) with a full
-   tie-break key, so the result never depends on input order.
+1. The catalog's index (gpusizer.catalog.index) holds its offers in classes
+   that share everything but place, price and pool capacity; each class and
+   purchase option keeps its offers sorted by price. A decision judges classes,
+   so its cost grows with distinct shapes, not with offers.
+2. Per class and purchase option the spec allows (owned pools: their one
+   amortized rate), limits are judged in a fixed order and each offer keeps
+   the first it fails:
+   - placement: provider, region (or zone), GPU model, opt-in;
+   - purchase: not sold that way;
+   - sizing, once per class: the fewest nodes that run the workload (serving
+     spans nodes as pipeline stages only when one node lacks the memory;
+     training may span nodes), with memory, interconnect, precision and
+     targets/deadline judged by gpusizer.estimate.fit; a node may run several
+     replicas (Fit.node_groups), and the candidate is priced for all;
+   - machine image (data/images.yaml), after the fit so sizing reasons win;
+   - host vCPU and RAM;
+   - per offer: pool free GPUs, cloud vCPU quota (per region);
+   - budget (placement.max_hourly_usd): a bisection over the price order.
+   The offers of a class thus fall into runs that share one verdict
+   (gpusizer.judgement.Segment).
+3. Ranking: the feasible runs are merged by the objective ($/hour, or $ per
+   million tokens when a throughput target or a training token count is set)
+   with a full tie-break key (gpusizer.judgement.rank_key), so the result
+   never depends on input order. Candidates are built only for what is read:
+   the top N, the nearest rejection per reason, or everything on request.
 
-Sizing limits depend only on the GPU shape, so each shape is evaluated once
-however many regions, zones and purchase options share it.
+The slow, obvious form of these rules is tests/test_optimizer_oracle.py's
+brute-force planner; the two must agree on every candidate.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Iterable, Mapping
+import bisect
+import math
+from collections.abc import Mapping
 
-from gpusizer import images, limits, providers
+from gpusizer import judgement, limits, providers, runs, units
+from gpusizer.catalog.index import OFFER, OfferClass, Priced
 from gpusizer.catalog.offer import Offer
-from gpusizer.decision import Candidate, Decision, Rejection
+from gpusizer.decision import Decision
 from gpusizer.estimate import fit as fit_mod
 from gpusizer.estimate.workload import Workload
+
+Limit = limits.Limit
 
 # Node counts tried for multi-node training, in order (the smallest that fits wins).
 TRAINING_NODES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
@@ -43,142 +60,311 @@ def objective_of(w: Workload) -> str:
     return "per-token" if w.spec.train.tokens else "hourly"
 
 
-def _purchases(w: Workload, offer: Offer) -> tuple[str, ...]:
-    if providers.get(offer.provider).owned:
-        return ("on-demand",)  # owned capacity, priced at its amortized rate whatever the spec's purchase
+def purchases(w: Workload, owned: bool) -> tuple[str, ...]:
+    """Purchase options a candidate is judged at: owned capacity at its amortized rate, clouds as the spec asks."""
+    if owned:
+        return ("on-demand",)
     wanted = w.spec.placement.purchase
     return ("on-demand", "spot") if wanted == "any" else (wanted,)
 
 
-def _placement_rejection(w: Workload, offer: Offer) -> Rejection | None:
-    p = w.spec.placement
-    if p.providers is not None and offer.provider not in p.providers:
-        return Rejection(limits.Limit.PROVIDER, f"{offer.provider} is not in placement.providers {p.providers}")
-    if (p.regions is not None and offer.region not in p.regions and offer.zone not in p.regions
-            and not providers.get(offer.provider).owned):
-        return Rejection(limits.Limit.REGION, f"{offer.region} is not in placement.regions")
-    if p.gpus is not None and offer.gpu not in p.gpus:
-        return Rejection(limits.Limit.GPU, f"{offer.gpu} is not in placement.gpus {p.gpus}")
-    if offer.opt_in and not p.allow_opt_in:
-        where = offer.zone or offer.region
-        return Rejection(limits.Limit.OPT_IN, f"{where} is a Local Zone or opt-in region; set placement.allow_opt_in to use it")
-    return None
+class _Sizer:
+    """Sizing verdicts of one workload: the fewest nodes per class, each shape and node count fitted once."""
 
-
-def _image_rejection(w: Workload, offer: Offer) -> Rejection | None:
-    """An adequate offer whose family has no supported machine image (data/images.yaml) cannot be
-    provisioned unless the spec brings its own image. Judged after fit, so sizing reasons win."""
-    why = None if w.spec.deploy.machine_image else images.unsupported(offer.provider, offer.instance_type)
-    if why:
-        return Rejection(limits.Limit.IMAGE, f"{offer.instance_type} cannot be provisioned: {why}. "
-                                             "To fix: set deploy.machine_image to an image with a suitable driver")
-    return None
-
-
-class _Judge:
-    """Judges candidates for one workload, caching shape fits."""
-
-    def __init__(self, w: Workload, quotas: Mapping[tuple[str, str, str, str], float] | None):
+    def __init__(self, w: Workload):
         self.w = w
-        self.quotas = quotas or {}
         self.fits: dict[fit_mod.Shape, fit_mod.Fit] = {}
-        # nodes_and_fit per (instance type, one-node shape, node limit): the same type in every
-        # region, zone and purchase option is sized once (1,174 offers share ~120 such keys).
-        self.node_fits: dict[tuple, tuple[int, fit_mod.Fit]] = {}
-        self.objective = objective_of(w)
+        self.verdicts: dict[tuple, tuple[int, fit_mod.Fit, bool]] = {}
 
-    def shape_fit(self, offer: Offer, nodes: int) -> tuple[fit_mod.Shape, fit_mod.Fit]:
-        shape = fit_mod.shape_of(offer, nodes)
+    def fit(self, one: fit_mod.Shape, nodes: int) -> fit_mod.Fit:
+        """The fit of `one` (a node's shape) on `nodes` nodes, evaluated once per shape."""
+        if nodes == 1:  # one node has no fabric hops: its fabric and network do not change the fit
+            shape = fit_mod.Shape(one.gpu, one.gpu_memory_gib, one.gpu_count, one.gpu_fraction, one.nvlink)
+        else:
+            shape = fit_mod.Shape(one.gpu, one.gpu_memory_gib, one.gpu_count, one.gpu_fraction, one.nvlink, one.fabric,
+                                  nodes, one.network_gbps)
         f = self.fits.get(shape)
         if f is None:
             f = self.fits[shape] = fit_mod.fit(self.w, shape)
-        return shape, f
+        return f
 
-    def nodes_and_fit(self, offer: Offer) -> tuple[int, fit_mod.Fit]:
-        """The fewest nodes that run the workload, or the best failure (memoized per type and shape).
+    def verdict(self, one: fit_mod.Shape, max_nodes: int | None) -> tuple[int, fit_mod.Fit, bool]:
+        """(nodes, fit, lacks_fabric): the fewest nodes of shape `one` (at most `max_nodes`) that run the
+        workload, or the failure shown.
 
         Serving spans nodes (pipeline stages) only when one node lacks the
-        memory; more nodes do not help its latency targets.
+        memory; more nodes do not help its latency targets. When more nodes
+        would need a fabric the offer lacks, the limit shown is the one at
+        the last node count, and `lacks_fabric` says so (gpusizer.judgement
+        adds it to each offer's sentence).
         """
-        key = (offer.instance_type, fit_mod.shape_of(offer, 1), offer.max_nodes)
-        found = self.node_fits.get(key)
+        key = (one, max_nodes)
+        found = self.verdicts.get(key)
         if found is None:
-            found = self.node_fits[key] = self._nodes_and_fit(offer)
+            found = self.verdicts[key] = self._walk(one, max_nodes)
         return found
 
-    def _nodes_and_fit(self, offer: Offer) -> tuple[int, fit_mod.Fit]:
+    def _walk(self, one: fit_mod.Shape, max_nodes: int | None) -> tuple[int, fit_mod.Fit, bool]:
         serving = self.w.spec.task == "inference"
-        if offer.gpu_fraction < 1 or (serving and self.w.model.kind != "llm"):
-            return 1, self.shape_fit(offer, 1)[1]  # an image model is not split across nodes
-        limit = offer.max_nodes or TRAINING_NODES[-1]
+        if one.gpu_fraction < 1 or (serving and self.w.model.kind != "llm"):
+            return 1, self.fit(one, 1), False  # an image model is not split across nodes
+        limit = max_nodes or TRAINING_NODES[-1]
         best: tuple[int, fit_mod.Fit] | None = None
-        for nodes in (n for n in TRAINING_NODES if n <= limit):
-            _, f = self.shape_fit(offer, nodes)
+        for nodes in TRAINING_NODES:
+            if nodes > limit:
+                break
+            f = self.fit(one, nodes)
             if f.ok:
-                return nodes, f
-            if f.code == limits.Limit.INTERCONNECT and best is not None:
-                # More nodes would need a fabric this type lacks: the real limit is the last one.
-                n, last = best
-                detail = f"{last.detail}; more nodes need EFA/GPUDirect, which {offer.instance_type} lacks"
-                return n, dataclasses.replace(last, detail=detail)
-            if serving and f.code != "memory":
-                return nodes, f  # more pipeline stages do not shorten TTFT/TPOT
+                return nodes, f, False
+            if f.code == Limit.INTERCONNECT and best is not None:
+                return best[0], best[1], True  # more nodes need a fabric this type lacks: the last limit is the real one
+            if serving and f.code != Limit.MEMORY:
+                return nodes, f, False  # more pipeline stages do not shorten TTFT/TPOT
             best = (nodes, f)
-        return best
+        return best[0], best[1], False
 
-    def judge(self, offer: Offer, purchase: str) -> Candidate:
-        w = self.w
-        price = offer.price(purchase)
-        rej = _placement_rejection(w, offer)
-        if rej:
-            return Candidate(offer, purchase, 1, price, None, rej)
-        if price is None:
-            return Candidate(offer, purchase, 1, None, None, Rejection(limits.Limit.PURCHASE, f"{offer.instance_type} is not sold as {purchase} in {offer.zone or offer.region}"))
-        nodes, f = self.nodes_and_fit(offer)
-        hourly = price * nodes * f.node_groups
-        if not f.ok:
-            return Candidate(offer, purchase, nodes, hourly, f, Rejection(f.code, f.detail))
-        rej = (_image_rejection(w, offer) or self._host(offer) or self._capacity(offer, nodes * f.node_groups, purchase)
-               or self._budget(hourly))
-        return Candidate(offer, purchase, nodes, hourly, f, rej, self._per_mtok(hourly, f))
 
-    def _host(self, offer: Offer) -> Rejection | None:
-        gpus = offer.gpu_count * offer.gpu_fraction
-        need_cpu = self.w.min_vcpus(gpus)
-        if offer.vcpus < need_cpu:
-            return Rejection(limits.Limit.HOST_VCPU, f"{offer.instance_type}: {offer.vcpus} vCPUs < {need_cpu} needed for {gpus:g} GPU(s)")
-        need_ram = self.w.min_ram_gib(offer.gpu_count)
-        if offer.ram_gib < need_ram:
-            return Rejection(limits.Limit.HOST_RAM, f"{offer.instance_type}: {offer.ram_gib:g} GiB host RAM < {need_ram:.1f} GiB to hold a GPU's share of the weights")
-        return None
+def _host(w: Workload, o: Offer) -> Limit | None:
+    if o.vcpus < w.min_vcpus(o.gpu_count * o.gpu_fraction):
+        return Limit.HOST_VCPU
+    if o.ram_gib < w.min_ram_gib(o.gpu_count):
+        return Limit.HOST_RAM
+    return None
 
-    def _capacity(self, offer: Offer, nodes: int, purchase: str) -> Rejection | None:
-        """Pool free GPUs and cloud vCPU quotas, for all `nodes` the candidate launches (every replica's)."""
-        gpus = offer.gpu_count * nodes
-        if offer.gpus_free is not None and gpus > offer.gpus_free:
-            return Rejection(limits.Limit.CAPACITY, f"pool {offer.instance_type} is full: needs {gpus} GPU(s), {offer.gpus_free} free")
-        quota = self.quotas.get((offer.provider, offer.region, purchase, quota_class(offer)))
-        if quota is not None and offer.vcpus * nodes > quota:
-            return Rejection(limits.Limit.QUOTA, f"{offer.instance_type} x{nodes} needs {offer.vcpus * nodes} vCPUs; {purchase} quota in {offer.region} is {quota:g}")
-        return None
 
-    def _budget(self, hourly: float) -> Rejection | None:
+def capacity_limit(offer: Offer, instances: int, purchase: str,
+                   quotas: Mapping[tuple[str, str, str, str], float]) -> tuple[Limit, float | None] | None:
+    """Pool free GPUs, then the cloud vCPU quota, for `instances` nodes (every replica's): the limit
+    failed and the quota read, or None."""
+    if offer.gpus_free is not None and offer.gpu_count * instances > offer.gpus_free:
+        return Limit.CAPACITY, None
+    quota = quotas.get((offer.provider, offer.region, purchase, quota_class(offer)))
+    if quota is not None and offer.vcpus * instances > quota:
+        return Limit.QUOTA, quota
+    return None
+
+
+def quota_class(offer: Offer) -> str:
+    """The vCPU quota class an offer counts against (AWS "G" or "P"; "" where quotas are not read)."""
+    return providers.get(offer.provider).quota_class(offer.instance_type)
+
+
+def _allowed(priced: Priced, regions: frozenset) -> list[tuple]:
+    """(entries, missing) runs of the offers in `regions` (by region, or by zone), disjoint, each in price order."""
+    parts = [priced.by_region[r] for r in sorted(regions) if r in priced.by_region]
+    for z in sorted(regions):
+        if z in priced.by_zone:
+            have, lack = priced.by_zone[z]
+            if have and have[0][1] in regions or lack and lack[0][1] in regions:
+                continue  # a zone of an allowed region: already in
+            parts.append((have, lack))
+    return parts
+
+
+class _Classes:
+    """Judges the classes of one decision into runs.Groups."""
+
+    def __init__(self, w: Workload, quotas: Mapping):
+        self.w, self.quotas = w, quotas
+        self.sizer = _Sizer(w)
+        self.objective = objective_of(w)
+        p = w.spec.placement
+        self.providers = None if p.providers is None else frozenset(p.providers)
+        self.gpus = None if p.gpus is None else frozenset(p.gpus)
+        self.regions = None if p.regions is None else frozenset(p.regions)
+        self.purchases = {owned: purchases(w, owned) for owned in (False, True)}
+        self.quota_keys = {(prov, purchase, qclass) for prov, _, purchase, qclass in quotas}
+        self.verdicts: dict[tuple, tuple] = {}
+
+    def judge(self, cls: OfferClass) -> list[runs.Group]:
+        """The class's Groups, one per purchase option, each cut into runs (module docstring, step 2)."""
+        o, p = cls.sample, self.w.spec.placement
+        if self.providers is not None and o.provider not in self.providers:
+            later = Limit.PROVIDER  # before the region: no region runs
+        elif self.gpus is not None and o.gpu not in self.gpus:
+            later = Limit.GPU
+        elif o.opt_in and not p.allow_opt_in:
+            later = Limit.OPT_IN
+        else:
+            later = None
+        groups = []
+        for purchase in self.purchases[cls.owned]:
+            priced = cls.priced[purchase]
+            g = runs.Group(self.w, cls, purchase, self.objective)
+            groups.append(g)
+            if later is Limit.PROVIDER or self.regions is None or cls.owned:
+                parts = ((priced.entries, priced.missing),)
+            else:
+                parts = self._placed(g, priced)
+            if later is not None:
+                for have, lack in parts:
+                    g.add(have, later)
+                    g.add(lack, later, False)
+                continue
+            for have, lack in parts:
+                g.add(lack, Limit.PURCHASE, False)
+            if not any(have for have, _ in parts):
+                continue
+            nodes, f, lacks_fabric, code = self._verdict(cls)
+            g.size_with(nodes, f, lacks_fabric)
+            per_offer = cls.pooled or (o.provider, purchase, cls.quota_class) in self.quota_keys
+            for have, _ in parts:
+                if code is not None:
+                    g.add(have, code)
+                elif per_offer:
+                    self._per_offer(g, cls, have)
+                else:
+                    self._budget(g, have)
+        return groups
+
+    def _verdict(self, cls: OfferClass) -> tuple:
+        """(nodes, fit, lacks_fabric, first failed of sizing, image and host or None), once per class."""
+        found = self.verdicts.get(cls.key)
+        if found is None:
+            w, o = self.w, cls.sample
+            nodes, f, lacks_fabric = self.sizer.verdict(cls.shape, o.max_nodes)
+            image = None if cls.image_ok or w.spec.deploy.machine_image else Limit.IMAGE
+            code = Limit(f.code) if f.code else image or _host(w, o)
+            found = self.verdicts[cls.key] = (nodes, f, lacks_fabric, code)
+        return found
+
+    def _placed(self, g: runs.Group, priced: Priced) -> list[tuple]:
+        """The runs placement.regions allows; the rest added to `g` as "region"."""
+        parts = _allowed(priced, self.regions)
+        g.add(priced.entries, Limit.REGION, exclude=self.regions, n=len(priced.entries) - sum(len(h) for h, _ in parts))
+        g.add(priced.missing, Limit.REGION, priced=False, exclude=self.regions,
+              n=len(priced.missing) - sum(len(m) for _, m in parts))
+        return parts
+
+    def _per_offer(self, g: runs.Group, cls: OfferClass, have) -> None:
+        """Split a run by pool capacity and quota, offer by offer (pools, and classes with a quota read)."""
+        if cls.pooled and (g.offer.provider, g.purchase, cls.quota_class) not in self.quota_keys:
+            # Pools with no quota read: one threshold on free GPUs (capacity_limit's first test), kept in
+            # price order; the split is kept on the class (per pool set) for the next workload that needs as many.
+            need = g.offer.gpu_count * g.launched
+            key = (g.purchase, need, id(have))
+            split = cls.splits.get(key)
+            if split is None:
+                split = cls.splits[key] = (tuple(e for e in have if e[OFFER].gpus_free < need),
+                                           tuple(e for e in have if e[OFFER].gpus_free >= need), have)
+            full, have, _ = split
+            g.add(full, Limit.CAPACITY)
+            self._budget(g, have)
+            return
+        runs: dict[tuple | None, list] = {}
+        for e in have:
+            runs.setdefault(capacity_limit(e[OFFER], g.launched, g.purchase, self.quotas), []).append(e)
+        for lost, run in runs.items():
+            if lost is None:
+                self._budget(g, tuple(run))
+            else:
+                g.add(tuple(run), lost[0], quota=lost[1])
+
+    def _budget(self, g: runs.Group, have) -> None:
+        """Feasible up to placement.max_hourly_usd (a bisection over the price order), "budget" after."""
         cap = self.w.spec.placement.max_hourly_usd
-        if cap is not None and hourly > cap:
-            return Rejection(limits.Limit.BUDGET, f"${hourly:,.2f}/h > placement.max_hourly_usd ${cap:,.2f}/h")
-        return None
+        if cap is None:
+            g.add(have, None)
+            return
+        cut = bisect.bisect_right(have, cap, key=g.hourly_of)
+        g.add(have, None, hi=cut)
+        g.add(have, Limit.BUDGET, lo=cut)
 
-    def _per_mtok(self, hourly: float, f: fit_mod.Fit) -> float | None:
-        if self.objective != "per-token":
+
+def choose(w: Workload, catalog, notes: tuple[str, ...] | None = None) -> Decision:
+    """Pick the cheapest adequate candidate in `catalog` (gpusizer.catalog.Catalog) for workload `w`.
+
+    Args:
+        w: the resolved workload.
+        catalog: cloud offers and on-prem pool offers (Catalog.with_pools), their
+            index, and the vCPU quotas of a refresh (offers exceeding them are rejected).
+        notes: provenance lines to carry into the decision (default: the catalog's).
+
+    Returns:
+        A Decision; `chosen` is None when nothing is feasible, and every
+        candidate carries its first failed limit.
+    """
+    classes = _Classes(w, catalog.quotas or {})
+    judged = judgement.Judgement(classes.objective, classes.judge, catalog.index.classes,
+                                 _pending(w, classes.objective, catalog.index, classes))
+    top = judged.top(1)
+    return Decision(w, judged.objective, top[0] if top else None, judged, catalog.notes if notes is None else notes)
+
+
+# Lower bounds are taken this much under the figure, so that rounding (the metric is computed by a
+# different sequence of operations) never puts a bound above a metric it bounds.
+_BOUND_SLACK = 1 - 1e-9
+
+
+def _pending(w: Workload, objective: str, index, classes: _Classes) -> list[tuple[float, object]] | None:
+    """The classes in order of a lower bound on the ranking metric of any feasible candidate they hold
+    (gpusizer.judgement.Judgement's branch and bound), or None when the metric has no such bound.
+
+    A candidate of a class launches at least `_fewest_nodes` nodes, each at
+    least the class's floor (its cheapest offer's $/hour per node), and its
+    metric is
+    - ranking by $/hour: the $/hour, so floor x fewest nodes bounds it;
+    - per token at a throughput target: $/hour x 1e6 / (target x 3600), one factor for every class;
+    - per token of a training run: $/hour x run hours / tokens x 1e6, where the run's hours on
+      n nodes are the hours on one node / n and the $/hour is n x the node's price, so the
+      metric is the node's price x one node's hours / tokens x 1e6, whatever n.
+    Serving ranked per token without a target divides by the layout's own speed: no bound.
+    A class that cannot hold the workload on as many nodes as it may use is bounded by infinity.
+    """
+    by_floor = index.by_floor(classes.purchases[False])
+    serving = w.spec.task == "inference"
+    if objective == "hourly":
+        factor = lambda c: 1.0  # noqa: E731
+    elif serving:
+        tps = w.targets.tokens_per_second
+        if not tps:
             return None
-        if self.w.spec.task == "inference":
-            # At the target rate when there is one (what the workload will really serve),
-            # else at full capacity (batch work that fills the GPUs).
-            rate = self.w.targets.tokens_per_second or (f.tokens_per_second or 0) * f.replicas
-            return hourly / (rate * 3600) * 1e6 if rate else None
-        if f.train_hours is None:
-            return None
-        return hourly * f.train_hours / self.w.spec.train.tokens * 1e6
+        factor = lambda c: 1e6 / (tps * 3600)  # noqa: E731
+    elif w.training_flops and w.spec.train.tokens:
+        factor = _per_token_training(w)
+    else:
+        return None
+    b = w.breakdown
+    need_gib = units.gib(b.weights + b.activations + (b.kv_cache if serving else b.gradients + b.optimizer_states))
+    out = []
+    for floor, c in by_floor:
+        nodes = _fewest_nodes(w, c, need_gib)
+        per_node = nodes if objective == "hourly" or serving else 1  # training per token: nodes cancel
+        out.append((floor * per_node * factor(c) * _BOUND_SLACK if nodes else math.inf, c))
+    out.sort(key=lambda x: x[0])
+    return out
+
+
+def _fewest_nodes(w: Workload, c: OfferClass, need_gib: float) -> int:
+    """The fewest nodes of class `c` whose GPUs could hold `need_gib` (0: more than it may use).
+
+    Every layout splits the weights, KV cache (serving), gradients and
+    optimizer states (training) and activations over at most all GPUs of a
+    replica (gpusizer.estimate.memory: per-GPU bytes >= their sum / GPUs), so
+    a replica needs at least need / usable-per-GPU GPUs.
+    """
+    one = c.shape
+    usable = one.gpu_memory_gib * w.spec.sizing.memory_headroom
+    nodes = max(1, math.ceil(need_gib / (one.gpu_count * usable) * _BOUND_SLACK))
+    single = one.gpu_fraction < 1 or (w.spec.task == "inference" and w.model.kind != "llm")
+    most = 1 if single else min(c.sample.max_nodes or TRAINING_NODES[-1], TRAINING_NODES[-1])
+    return nodes if nodes <= most else 0
+
+
+def _per_token_training(w: Workload):
+    """A class's $ per million tokens per $/hour of one node (training ranked per token)."""
+    from gpusizer import hardware
+    from gpusizer.estimate import speed
+
+    gpus = hardware.load_gpus()
+
+    def factor(c: OfferClass) -> float:
+        one = c.shape
+        hours = speed.training_hours(w.training_flops, gpus[one.gpu], one.gpu_count * one.gpu_fraction,
+                                     w.spec.precision, mfu=w.efficiency(one.gpu)[2])
+        return hours / w.spec.train.tokens * 1e6
+
+    return factor
 
 
 def scaling_capacity(d: Decision, quotas: Mapping[tuple[str, str, str, str], float] | None) -> str | None:
@@ -192,76 +378,8 @@ def scaling_capacity(d: Decision, quotas: Mapping[tuple[str, str, str, str], flo
     if r is None:
         return None
     c = d.chosen
-    lost = _Judge(d.workload, quotas)._capacity(c.offer, r.max_instances, c.purchase)
-    return None if lost is None else f"max_replicas {r.max_replicas} ({r.max_instances} node(s)): {lost.detail}"
-
-
-def quota_class(offer: Offer) -> str:
-    """The vCPU quota class an offer counts against (AWS "G" or "P"; "" where quotas are not read)."""
-    return providers.get(offer.provider).quota_class(offer.instance_type)
-
-
-def rank_key(c: Candidate) -> tuple:
-    """Full tie-break key: objective, $/hour, fewer GPUs, provider, region, zone, type, purchase."""
-    metric = c.usd_per_mtok if c.usd_per_mtok is not None else c.hourly_usd
-    return (
-        metric,
-        c.hourly_usd,
-        c.gpu_count,
-        providers.NAMES.index(c.offer.provider),
-        c.offer.region,
-        c.offer.zone or "",
-        c.offer.instance_type,
-        c.purchase,
-    )
-
-
-def _price_key(c: Candidate) -> tuple:
-    price = c.hourly_usd if c.hourly_usd is not None else float("inf")
-    return (price,) + rank_key(c)[2:]
-
-
-def choose(
-    w: Workload,
-    offers: Iterable[Offer],
-    quotas: Mapping[tuple[str, str, str, str], float] | None = None,
-    notes: tuple[str, ...] = (),
-) -> Decision:
-    """Pick the cheapest adequate candidate among `offers` for workload `w`.
-
-    Args:
-        w: the resolved workload.
-        offers: cloud offers and on-prem pool offers.
-        quotas: vCPU quotas by (provider, region, purchase, quota_class),
-            from a catalog refresh; offers exceeding them are rejected.
-        notes: provenance lines to carry into the decision.
-
-    Returns:
-        A Decision; `chosen` is None when nothing is feasible, and every
-        candidate carries its first failed limit.
-    """
-    judge = _Judge(w, quotas)
-    candidates = [judge.judge(o, p) for o in offers for p in _purchases(w, o)]
-    feasible = sorted((c for c in candidates if c.feasible), key=rank_key)
-    rejected = sorted((c for c in candidates if not c.feasible), key=_price_key)
-    chosen = feasible[0] if feasible else None
-    next_cheaper = None
-    if chosen is not None:
-        # The closest cheaper offer that lost on a sizing, host, capacity or budget limit.
-        cheaper = [
-            c for c in rejected
-            if c.hourly_usd is not None and c.hourly_usd < chosen.hourly_usd and c.rejection.code not in limits.PLACEMENT
-        ]
-        next_cheaper = max(cheaper, key=lambda c: c.hourly_usd, default=None)  # first of ties in rank order
-    return Decision(w, judge.objective, chosen, tuple(feasible + rejected), next_cheaper, _burst(chosen, rejected), notes)
-
-
-def _burst(chosen: Candidate | None, rejected: list[Candidate]) -> str | None:
-    """Say so when a full on-prem pool pushed the workload to a cloud."""
-    if chosen is None or providers.get(chosen.offer.provider).owned:
+    lost = capacity_limit(c.offer, r.max_instances, c.purchase, quotas or {})
+    if lost is None:
         return None
-    full = sorted({c.offer.instance_type for c in rejected
-                   if c.rejection.code == limits.Limit.CAPACITY and providers.get(c.offer.provider).owned})
-    if not full:
-        return None
-    return f"on-prem pool(s) {', '.join(full)} full: bursting to {chosen.offer.provider} {chosen.offer.region}"
+    detail = runs.capacity_detail(c.offer, lost[0], r.max_instances, c.purchase, lost[1])
+    return f"max_replicas {r.max_replicas} ({r.max_instances} node(s)): {detail}"

@@ -123,9 +123,8 @@ def _with_known_regions(w: workload_mod.Workload, catalog: Catalog) -> workload_
     p = w.spec.placement
     if not p.regions:
         return w
-    known = {o.region for o in catalog.offers} | {o.zone for o in catalog.offers if o.zone}
-    pools_pending = (p.providers is None or "onprem" in p.providers) and not any(
-        o.provider == "onprem" for o in catalog.offers)
+    known = catalog.places
+    pools_pending = (p.providers is None or "onprem" in p.providers) and "onprem" not in catalog.providers
     regions = []
     for r in p.regions:
         if pools_pending and r.lower() not in {k.lower() for k in known}:
@@ -164,7 +163,7 @@ def plan(
     """
     catalog = (catalog or Catalog.load()).with_pools(pools)
     w = _with_known_regions(_load(spec), catalog)
-    return optimize.choose(w, catalog.offers, catalog.quotas, catalog.notes)
+    return optimize.choose(w, catalog)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -201,11 +200,7 @@ def estimate(spec, catalog: Catalog | None = None) -> Estimate:
     """
     cat = catalog or Catalog.load()
     w = _with_known_regions(_load(spec), cat)
-    decision = optimize.choose(w, cat.offers, cat.quotas)
-    cheapest: dict[str, object] = {}
-    for c in decision.feasible:
-        if c.offer.gpu not in cheapest or c.hourly_usd < cheapest[c.offer.gpu].hourly_usd:
-            cheapest[c.offer.gpu] = c
+    cheapest = optimize.choose(w, cat, notes=()).judged.cheapest_per_gpu()
     network = {}
     for o in cat.offers:
         if o.fabric is not None:

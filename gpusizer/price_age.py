@@ -46,7 +46,8 @@ def line(d: Decision, today: datetime.date | None = None) -> str:
     """One line: the chosen offer's price date and age, a WARNING past the stale bound."""
     today = today or datetime.date.today()
     bound = catalog.stale_bound()
-    dated = [c.offer.as_of for c in ([d.chosen] if d.chosen else d.candidates) if c.offer.provider != "onprem"]
+    offers = [d.chosen.offer] if d.chosen else d.judged.offers()
+    dated = [o.as_of for o in offers if o.provider != "onprem"]
     if not dated:
         return "prices: on-prem pools only, priced from their declared costs"
     oldest = min(dated)

@@ -180,7 +180,7 @@ def _plan_table(d: Decision, top: int, quiet_age: bool) -> str:
     body = [tuple(str(x) for x in r) for r in body]
     widths = [max(len(r[i]) for r in [cols, *body]) for i in range(len(cols) - 1)]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths) + "  {}"
-    out.append(f"Candidates ({len(d.feasible)} feasible of {len(d.candidates)}; the cheapest, "
+    out.append(f"Candidates ({d.feasible_count} feasible of {d.candidate_count}; the cheapest, "
                "then the nearest misses per reason; n = offers alike but for the zone):")
     out += [fmt.format(*cols).rstrip()] + [fmt.format(*r).rstrip() for r in body]
     out += ["", f"Rejections by reason: {_reason_counts(d) or 'none'}"]

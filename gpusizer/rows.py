@@ -14,9 +14,9 @@ reason).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
-from gpusizer import misses
+from gpusizer import judgement, misses
 from gpusizer.decision import Candidate, Decision
 
 # Zones listed in a collapsed row before "+N more".
@@ -61,11 +61,28 @@ def _alike_key(c: Candidate) -> tuple:
     return (o.provider, o.region, o.instance_type, c.purchase, c.nodes, c.replicas, c.hourly_usd, c.usd_per_mtok, reason)
 
 
-def collapse(cs: Iterable[Candidate]) -> list[list[Candidate]]:
-    """Group candidates identical but for the zone, keeping first-seen order."""
+def collapse(cs: Iterable[Candidate], n: int, primary: Callable[[Candidate], tuple]) -> list[list[Candidate]]:
+    """The first `n` groups of candidates identical but for the zone, in first-seen order.
+
+    `cs` comes sorted by a key that starts with `primary` (e.g. $/Mtok and
+    $/hour). Candidates alike but for the zone share their primary key, so
+    once one passes the largest primary key of the first n groups, none
+    later can join them: the scan stops there, reading a few candidates of
+    a lazily merged stream (gpusizer.judgement) rather than all of them.
+    """
     groups: dict[tuple, list[Candidate]] = {}
+    bound = None
     for c in cs:
-        groups.setdefault(_alike_key(c), []).append(c)
+        k = _alike_key(c)
+        if k in groups:
+            groups[k].append(c)
+        elif len(groups) < n:
+            groups[k] = [c]
+        else:
+            if bound is None:
+                bound = max(primary(g[0]) for g in groups.values())
+            if primary(c) > bound:
+                break
     return list(groups.values())
 
 
@@ -97,12 +114,13 @@ def table(d: Decision, top: int, markdown: bool = False) -> tuple[tuple[str, ...
     cols = _columns(d)
     run = "run h" in cols
     body = []
-    for i, group in enumerate(collapse(d.feasible)[:top]):
+    for i, group in enumerate(collapse(d.ranked(), top, lambda c: judgement.rank_key(c)[:2])):
         mark = "CHOSEN" if group[0] is d.chosen else f"#{i + 1}"
         body.append(_cells(d, f"**{mark}**" if markdown and mark == "CHOSEN" else mark, group, run, markdown))
     reasons = {code: cs for code, cs in misses.by_reason(d).items() if code not in misses.PLACEMENT}
     per_reason = max(1, top // len(reasons)) if reasons else 0
     for code, cs in reasons.items():
-        for group in collapse(cs)[:per_reason]:
+        near = lambda c: (misses.nearness(d, c), judgement.price_key(c)[0])  # noqa: E731
+        for group in collapse(cs, per_reason, near):
             body.append(_cells(d, f"x {code}", group, run, markdown))
     return cols, body

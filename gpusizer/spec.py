@@ -8,6 +8,8 @@ field and the fix; nothing downstream ever sees an unvalidated value.
 
 from __future__ import annotations
 
+import functools
+
 import os
 import pathlib
 from typing import Annotated, Any, Literal
@@ -172,6 +174,12 @@ class Deploy(_Strict):
         return self
 
 
+@functools.cache
+def _default(section: type[_Strict]) -> _Strict:
+    """A section with every default, built once: the models are frozen, so one instance serves every spec."""
+    return section()
+
+
 class WorkloadSpec(_Strict):
     """A workload to size. See docs/contract.md section 1."""
 
@@ -213,12 +221,12 @@ class WorkloadSpec(_Strict):
     @property
     def serving(self) -> InferenceSpec:
         """The inference section with its defaults (task inference)."""
-        return self.inference or InferenceSpec()
+        return self.inference or _default(InferenceSpec)
 
     @property
     def train(self) -> TrainingSpec:
         """The training section with its defaults (task training/finetune)."""
-        return self.training or TrainingSpec()
+        return self.training or _default(TrainingSpec)
 
     @property
     def method(self) -> str:

@@ -116,7 +116,7 @@ def _spec(rng: random.Random) -> dict:
     if rng.random() < 0.25:
         placement["providers"] = rng.sample(["aws", "gcp", "onprem"], rng.choice([1, 2]))
     if rng.random() < 0.25:
-        placement["regions"] = ["r1"]
+        placement["regions"] = rng.choice([["r1"], ["r1"], ["z-a"], ["r2", "z-b"]])  # a region, a zone, both
     if rng.random() < 0.15:
         placement["gpus"] = rng.sample(["T4", "L4", "A10G", "L40S", "H100", "A100-80GB"], 3)
     if rng.random() < 0.3:
@@ -254,7 +254,12 @@ def oracle(spec: dict, offers: list, quotas: dict) -> dict:
 
 def _case(seed: int):
     rng = random.Random(seed)
-    return _spec(rng), _offers(rng), _pools(rng), _quotas(rng)
+    spec, offers, pools, quotas = _spec(rng), _offers(rng), _pools(rng), _quotas(rng)
+    p = spec["placement"]
+    if "regions" in p:  # name only places the catalog sells in (an unknown one is an input error)
+        known = {o.region for o in offers} | {o.zone for o in offers if o.zone}
+        p["regions"] = [r for r in p["regions"] if r in known] or [offers[0].region]
+    return spec, offers, pools, quotas
 
 
 @pytest.mark.parametrize("seed", range(120))
@@ -312,3 +317,5 @@ def test_oracle_cases_cover_every_rejection_code_and_multi_node():
              "deadline", "precision", "image", "host-vcpu", "host-ram", "capacity", "quota", "budget"}
     assert every <= set(codes), every - set(codes)
     assert multi_node and replicas
+    zones = {o.zone for seed in range(120) for o in _case(seed)[1] if o.zone}
+    assert any(set(_case(seed)[0]["placement"].get("regions", ())) & zones for seed in range(120))  # a zone filter

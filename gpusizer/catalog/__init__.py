@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
 import os
 import pathlib
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from gpusizer import providers
 from gpusizer.catalog.offer import Offer
+
+if TYPE_CHECKING:
+    from gpusizer.catalog.index import OfferIndex
 
 # Prices older than this many days are called out loudly in every report.
 # Override with GPUSIZER_MAX_PRICE_AGE_DAYS or Catalog.load(max_age_days=...).
@@ -76,10 +81,47 @@ class Catalog:
                 notes += age_notes(snap, today, bound, label="embedded snapshot")
         return cls(tuple(offers), tuple(notes), quotas)
 
+    @functools.cached_property
+    def places(self) -> frozenset[str]:
+        """Every region and zone the offers name (what placement.regions may name), computed once."""
+        return frozenset({o.region for o in self.offers} | {o.zone for o in self.offers if o.zone})
+
+    @functools.cached_property
+    def providers(self) -> frozenset[str]:
+        """The providers the offers come from, computed once."""
+        return frozenset(o.provider for o in self.offers)
+
+    @functools.cached_property
+    def index(self) -> OfferIndex:
+        """The offers grouped into classes and sorted by price (gpusizer.catalog.index), built on first use."""
+        from gpusizer.catalog.index import OfferIndex
+
+        return OfferIndex.build(self.offers)
+
     def with_pools(self, pools: Iterable) -> Catalog:
-        """This catalog plus the offers of on-prem pools (gpusizer.catalog.onprem.Pool)."""
+        """This catalog plus the offers of on-prem pools (gpusizer.catalog.onprem.Pool).
+
+        Pools are immutable, so the result (its offers and index) is kept per
+        pool set, by identity: planning many workloads against the same pools
+        converts and indexes them once. The last few pool sets are kept.
+        """
+        pools = tuple(pools)
+        if not pools:
+            return self
+        key = tuple(map(id, pools))
+        memo = self.__dict__.setdefault("_with_pools", {})
+        found = memo.get(key)
+        if found is not None:  # the memo holds those very pools, so no other object has their ids
+            return found[1]
+        from gpusizer.catalog.index import OfferIndex
+
         extra = tuple(o for p in pools for o in p.to_offers())
-        return dataclasses.replace(self, offers=self.offers + extra)
+        combined = dataclasses.replace(self, offers=self.offers + extra)
+        combined.__dict__["index"] = self.index + OfferIndex.build(extra, start=len(self.offers))
+        if len(memo) >= 4:
+            memo.clear()
+        memo[key] = (pools, combined)  # the pools are held, so their ids stay theirs
+        return combined
 
 
 _LOADED: dict[tuple, Catalog] = {}

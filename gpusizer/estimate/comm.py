@@ -76,10 +76,20 @@ def link_of(gpu: hardware.GpuSpec, nvlink: bool) -> Link:
     >>> link_of(hardware.load_gpus()["L40S"], nvlink=False).label
     'PCIe Gen4 x16 31.5 GB/s'
     """
-    if nvlink and gpu.nvlink_gbs:
-        per_dir = gpu.nvlink_gbs / 2
-        return Link("nvlink", per_dir, f"NVLink {per_dir:g} GB/s")
-    return Link("pcie", gpu.pcie_gbs, f"PCIe Gen{gpu.pcie_gen} x{gpu.pcie_lanes} {gpu.pcie_gbs:.1f} GB/s")
+    key = (nvlink and bool(gpu.nvlink_gbs), gpu.nvlink_gbs, gpu.pcie_gbs, gpu.pcie_gen, gpu.pcie_lanes)
+    found = _LINKS.get(key)
+    if found is None:
+        if key[0]:
+            per_dir = gpu.nvlink_gbs / 2
+            found = Link("nvlink", per_dir, f"NVLink {per_dir:g} GB/s")
+        else:
+            found = Link("pcie", gpu.pcie_gbs, f"PCIe Gen{gpu.pcie_gen} x{gpu.pcie_lanes} {gpu.pcie_gbs:.1f} GB/s")
+        _LINKS[key] = found
+    return found
+
+
+_LINKS: dict[tuple, Link] = {}
+"""link_of's results by every figure they read (a handful of GPU models: never evicted)."""
 
 
 def allreduce_seconds(nbytes: float, gpus: int, link: Link) -> float:

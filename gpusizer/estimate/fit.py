@@ -14,8 +14,8 @@ part of the speed the targets judge.
 
 from __future__ import annotations
 
-import dataclasses
 import math
+import typing
 
 from gpusizer import fields, hardware, units
 from gpusizer.estimate import memory, speed
@@ -27,8 +27,10 @@ MAX_REPLICAS = fields.MAX_REPLICAS
 TP_DEGREES = (1, 2, 4, 8)
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Shape:
+class Shape(typing.NamedTuple):
+    """What the sizing of an offer depends on (a tuple: cheap to build, hash and compare; optimize builds
+    thousands per decision)."""
+
     gpu: str
     gpu_memory_gib: float
     gpu_count: int
@@ -58,9 +60,10 @@ def shape_of(offer, nodes: int = 1) -> Shape:
     )
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Fit:
+class Fit(typing.NamedTuple):
     """How a shape fares. `code` and `detail` name the first failed limit, or are empty.
+
+    Immutable, and a tuple so that building one is cheap (a decision builds one per shape and node count).
 
     Attributes:
         code: "memory", "precision", "interconnect", "ttft", "tpot", "throughput", "deadline" or "".
@@ -118,10 +121,10 @@ def fit(w: Workload, shape: Shape) -> Fit:
         f = _fit_training(w, shape, gpu, usable)
     if f.code in ("memory", "interconnect"):
         return f  # no precision fallback would make these fit
-    problem, note = precision_problem(w, gpu)
+    problem, note = w.memo(("precision", gpu.name), lambda: precision_problem(w, gpu))
     if problem:
         return Fit("precision", f"{shape.label}: {problem}", f.need_gib, usable)
-    return dataclasses.replace(f, precision_note=note) if note else f
+    return f._replace(precision_note=note) if note else f
 
 
 def precision_problem(w: Workload, gpu: hardware.GpuSpec) -> tuple[str, str]:
@@ -206,32 +209,31 @@ def _layout(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: float, tp:
     stages = shape.nodes
     per_node = shape.gpu_count // tp if stages == 1 else 1
     layout = dict(tensor_parallel=tp, pipeline_stages=stages, replicas_per_node=per_node)
-    label = shape.label if per_node == 1 else f"{shape.label} as {per_node} x TP{tp}"
-    need = units.gib(
-        memory.per_gpu_inference_bytes(m, w.breakdown, tp, stages) + memory.overhead_bytes("inference", tp * stages)
-    )
+    need = w.memo(("serving-gib", tp, stages), lambda: units.gib(
+        memory.per_gpu_inference_bytes(m, w.breakdown, tp, stages) + memory.overhead_bytes("inference", tp * stages)))
     if need > usable:
-        return _memory_fail(dataclasses.replace(shape, gpu_count=tp) if per_node > 1 else shape, usable, need)
+        return _memory_fail(shape._replace(gpu_count=tp) if per_node > 1 else shape, usable, need)
     problem = tensor_parallel_problem(w, tp, stages)
     if problem:
-        return Fit("interconnect", f"{label}: {problem}", need, usable, **layout)
+        return Fit("interconnect", f"{_label(shape, per_node, tp)}: {problem}", need, usable, **layout)
     base = w.spec.deploy.replicas
     if m.kind != "llm":
         return Fit("", "", need, usable, replicas=base, **layout)  # images, not tokens: sized by memory at the batch
     s = w.serving_speed(gpu, tp * shape.gpu_fraction, shape.nvlink, stages, shape.network_gbps)
-    comm = _comm_note(s)
     targets = w.targets
     if targets.ttft_ms and s.ttft_ms > targets.ttft_ms:
-        return Fit("ttft", f"{label}: TTFT {s.ttft_ms:.0f} ms > {targets.ttft_ms:.0f} ms target{comm}", need, usable, speed=s, **layout)
+        return Fit("ttft", f"{_label(shape, per_node, tp)}: TTFT {s.ttft_ms:.0f} ms > {targets.ttft_ms:.0f} ms "
+                   f"target{_comm_note(s)}", need, usable, speed=s, **layout)
     if targets.tpot_ms and s.tpot_ms > targets.tpot_ms:
-        return Fit("tpot", f"{label}: TPOT {s.tpot_ms:.1f} ms > {targets.tpot_ms:.1f} ms target{comm}", need, usable, speed=s, **layout)
+        return Fit("tpot", f"{_label(shape, per_node, tp)}: TPOT {s.tpot_ms:.1f} ms > {targets.tpot_ms:.1f} ms "
+                   f"target{_comm_note(s)}", need, usable, speed=s, **layout)
     tps = w.targets.tokens_per_second
     replicas = max(base, math.ceil(tps / s.tokens_per_second)) if tps else base
     groups = math.ceil(replicas / per_node)
     if groups > MAX_REPLICAS:
         return Fit(
             "throughput",
-            f"{label}: {s.tokens_per_second:,.0f} tokens/s per replica; {tps:,.0f} tokens/s would take "
+            f"{_label(shape, per_node, tp)}: {s.tokens_per_second:,.0f} tokens/s per replica; {tps:,.0f} tokens/s would take "
             f"{replicas} replicas on {groups} x {shape.label} (more than {MAX_REPLICAS})",
             need,
             usable,
@@ -239,6 +241,11 @@ def _layout(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: float, tp:
             **layout,
         )
     return Fit("", "", need, usable, speed=s, replicas=replicas, **layout)
+
+
+def _label(shape: Shape, per_node: int, tp: int) -> str:
+    """The layout as a detail names it: "L4 x4", or "L4 x4 as 2 x TP2" when a node runs several replicas."""
+    return shape.label if per_node == 1 else f"{shape.label} as {per_node} x TP{tp}"
 
 
 def _comm_note(s: speed.InferenceSpeed) -> str:
@@ -275,17 +282,13 @@ def tensor_parallel_problem(w: Workload, tp: int, stages: int = 1) -> str:
 
 def _fit_training(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: float) -> Fit:
     n = shape.total_gpus
-    overhead = memory.overhead_bytes(w.spec.task, n)
     levels = memory.SHARDING_LEVELS if w.spec.train.sharding == "auto" else (w.spec.train.sharding,)
     if n == 1:
         levels = ("none",)
-    need = 0.0
-    chosen = None
-    for level in levels:
-        need = units.gib(memory.per_gpu_training_bytes(w.breakdown, n, level) + overhead)
-        if need <= usable:
-            chosen = level
-            break
+    needs = w.memo(("training-gib", n), lambda: [
+        (level, units.gib(memory.per_gpu_training_bytes(w.breakdown, n, level) + memory.overhead_bytes(w.spec.task, n)))
+        for level in levels])
+    chosen, need = next(((level, need) for level, need in needs if need <= usable), (None, needs[-1][1]))
     if chosen is None:
         extra = f" even with {levels[-1]}" if n > 1 else ""
         return _memory_fail(shape, usable, need, extra)

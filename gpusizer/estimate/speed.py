@@ -10,7 +10,7 @@ GPUs x peak x MFU (Kaplan et al. 2020, arXiv:2001.08361, section 2.1).
 
 from __future__ import annotations
 
-import dataclasses
+import typing
 
 from gpusizer import hardware, registry, units
 from gpusizer.estimate import comm, memory
@@ -28,9 +28,8 @@ INFERENCE_MFU = 0.5
 TRAINING_MFU = 0.4
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class InferenceSpeed:
-    """Estimated serving speed of one model replica."""
+class InferenceSpeed(typing.NamedTuple):
+    """Estimated serving speed of one model replica (a tuple: cheap to build)."""
 
     tpot_ms: float
     ttft_ms: float

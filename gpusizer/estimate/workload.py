@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 from gpusizer import hardware, registry, spec as spec_mod, units
@@ -38,15 +39,23 @@ class Workload:
     kv_precision: str | None
     training_flops: float | None
     calibration: calibration_mod.Calibration | None = None
-    _speeds: dict = dataclasses.field(default_factory=dict, repr=False)
+    # Per-layout speeds and per-GPU verdicts (memo()); a replace() that changes what they read passes _memo={}.
+    _memo: dict = dataclasses.field(default_factory=dict, repr=False)
 
-    @property
+    @functools.cached_property
     def targets(self) -> EffectiveTargets:
-        """Serving targets with growth applied (latency targets are not scaled)."""
+        """Serving targets with growth applied (latency targets are not scaled); computed once."""
         t = self.spec.serving.targets
         tps = t.tokens_per_second * self.spec.growth if t.tokens_per_second else None
         return EffectiveTargets(tps, t.ttft_ms, t.tpot_ms)
 
+
+    def memo(self, key: tuple, compute):
+        """`compute()` once per `key` for this workload (a GPU-dependent verdict that no shape changes)."""
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = compute()
+        return found
 
     @property
     def weights_gib(self) -> float:
@@ -63,10 +72,10 @@ class Workload:
     ) -> speed.InferenceSpeed:
         """Serving speed of one replica on `gpus` tensor-parallel GPUs x `stages` nodes (memoised per layout)."""
         key = (gpu.name, gpus, nvlink, stages, network_gbps if stages > 1 else 0.0)
-        if key not in self._speeds:
+        if key not in self._memo:
             inf = self.spec.serving
             mbu, mfu, _ = self.efficiency(gpu.name)
-            self._speeds[key] = speed.inference_speed(
+            self._memo[key] = speed.inference_speed(
                 self.model,
                 gpu,
                 gpus,
@@ -81,7 +90,7 @@ class Workload:
                 mbu=mbu,
                 mfu=mfu,
             )
-        return self._speeds[key]
+        return self._memo[key]
 
     def min_vcpus(self, gpus: float) -> int:
         return max(2, math.ceil(VCPUS_PER_GPU[self.spec.task] * gpus))

@@ -114,7 +114,7 @@ def recommend(w: Workload, obs: dcgm.Observation, catalog: Catalog, current: Cur
             "reason": f"measurements cover {obs.coverage:.0%} of the window{span}; not re-planned. "
                       "To fix: narrow --window to the period with data, or wait for a full window",
         }
-    decision = optimize.choose(measured_workload(w, obs, peak), catalog.offers, catalog.quotas, catalog.notes)
+    decision = optimize.choose(measured_workload(w, obs, peak), catalog)
     choice = None if decision.chosen is None else decision.to_dict()["choice"]
     new_monthly = None if decision.chosen is None else decision.chosen.cost.monthly_usd
     savings = None if new_monthly is None or current is None else round(current.monthly_usd - new_monthly, 2)
@@ -175,7 +175,7 @@ def measured_workload(w: Workload, obs: dcgm.Observation, peak_gib: float) -> Wo
         optimizer_states=b.optimizer_states * k,
         overhead=b.overhead,
     )
-    return dataclasses.replace(w, breakdown=scaled, _speeds={})
+    return dataclasses.replace(w, breakdown=scaled, _memo={})
 
 
 def _per_gpu(w: Workload, b: memory.MemoryBreakdown, n: int, obs: dcgm.Observation) -> float:

@@ -201,7 +201,7 @@ def test_vllm_args_follow_every_axis_of_the_layout(tiny_pools, tp, per_node, sta
     from components import serving
 
     d = gpusizer.plan(SPEC, pools=tiny_pools)
-    fit = dataclasses.replace(d.chosen.fit, tensor_parallel=tp, replicas_per_node=per_node, pipeline_stages=stages)
+    fit = d.chosen.fit._replace(tensor_parallel=tp, replicas_per_node=per_node, pipeline_stages=stages)
     args = serving.vllm_args(dataclasses.replace(d, chosen=dataclasses.replace(d.chosen, fit=fit)))
     assert {k: _flag(args, k) for k in flags} == flags
     absent = {"--data-parallel-size", "--pipeline-parallel-size"} - set(flags)

@@ -1,0 +1,192 @@
+"""One class of offers at one purchase option, judged: its runs, and each offer's Candidate built on demand.
+
+gpusizer.optimize cuts a class's offers (gpusizer.catalog.index) into runs
+(Segment): offers in price order sharing one verdict. A Group holds a class's
+sizing verdict at one purchase option (nodes, fit, replicas) and its runs,
+and writes the Candidate of any offer in them, with the sentence of its
+limit, only when gpusizer.judgement asks for it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import typing
+from collections.abc import Iterator, Sequence
+
+from gpusizer import limits
+from gpusizer.catalog.index import OFFER, PRICE, REGION, TYPE, ZONE, Entry, OfferClass
+from gpusizer.decision import Candidate, Rejection
+from gpusizer.estimate import fit as fit_mod
+from gpusizer.estimate.workload import Workload
+
+Limit = limits.Limit
+_INF = float("inf")
+
+
+class Probe(typing.NamedTuple):
+    """The fields of a Candidate that gpusizer.misses' shortfall measures read."""
+
+    fit: fit_mod.Fit | None
+    hourly_usd: float | None
+
+
+@dataclasses.dataclass(slots=True)
+class Segment:
+    """A run of one class's offers at one purchase option sharing one verdict.
+
+    Attributes:
+        entries: the index's list the run is cut from (gpusizer.catalog.index.Entry).
+        lo, hi: the run is entries[lo:hi], in price order.
+        code: the rejection of every offer in the run, or None (feasible).
+        priced: False for offers not sold at this purchase option (no $/hour).
+        exclude: regions or zones whose offers belong to other segments, or None.
+        n: offers in the run (not excluded).
+        quota: the vCPU quota behind a "quota" code.
+        unsized: its candidates were not sized (placement, or not sold this way): one node, no fit.
+    """
+
+    entries: Sequence[Entry]
+    lo: int
+    hi: int
+    code: Limit | None
+    priced: bool
+    exclude: frozenset | None = None
+    n: int = 0
+    quota: float | None = None
+    unsized: bool = dataclasses.field(init=False)
+
+    def __post_init__(self):
+        # Its candidates were not sized: excluded by placement or not sold this way (one node, no fit;
+        # an unsupported machine image is judged after the fit).
+        self.unsized = not self.priced or self.code in limits.PLACEMENT and self.code is not Limit.IMAGE
+
+    def __iter__(self) -> Iterator[Entry]:
+        run = itertools.islice(self.entries, self.lo, self.hi)
+        if self.exclude is None:
+            return run
+        x = self.exclude
+        return (e for e in run if e[REGION] not in x and e[ZONE] not in x)
+
+
+class Group:
+    """One class at one purchase option: its sizing verdict and its segments."""
+
+    __slots__ = ("w", "offer", "purchase", "objective", "segments", "nodes", "fit", "lacks_fabric", "launched",
+                 "per_mtok_factor", "provider_rank")
+
+    def __init__(self, w: Workload, cls: OfferClass, purchase: str, objective: str):
+        self.w, self.offer, self.purchase, self.objective = w, cls.sample, purchase, objective
+        self.segments: list[Segment] = []
+        self.nodes, self.fit, self.lacks_fabric, self.launched, self.per_mtok_factor = 1, None, False, 1, None
+        self.provider_rank = cls.provider_rank
+
+    def size_with(self, nodes: int, f: fit_mod.Fit, lacks_fabric: bool) -> None:
+        """Set the class's node count and fit: every candidate launches nodes x f.node_groups instances."""
+        self.nodes, self.fit, self.lacks_fabric, self.launched = nodes, f, lacks_fabric, nodes * f.node_groups
+        self.per_mtok_factor = _per_mtok_factor(self.w, f, self.objective) if f.ok else None
+
+    def add(self, entries: Sequence[Entry], code: Limit | None, priced: bool = True, *, lo: int = 0,
+            hi: int | None = None, exclude: frozenset | None = None, n: int | None = None,
+            quota: float | None = None) -> None:
+        """Add the run entries[lo:hi] (less `exclude`, `n` offers) with one verdict; empty runs are dropped."""
+        if hi is None:
+            hi = len(entries)
+        if n is None:
+            n = hi - lo
+        if n > 0:
+            self.segments.append(Segment(entries, lo, hi, code, priced, exclude, n, quota))
+
+    def hourly_of(self, e: Entry) -> float:
+        """$/hour of every instance the candidate of entry `e` launches."""
+        return e[PRICE] * self.launched
+
+    def candidate(self, e: Entry, seg: Segment) -> Candidate:
+        """The decision.Candidate of entry `e` in `seg`, its detail written for that offer."""
+        o, p, code = e[OFFER], self.purchase, seg.code
+        if seg.unsized:
+            price = e[PRICE] if seg.priced else None
+            return Candidate(o, p, 1, price, None, Rejection(code, self._placement_detail(o, code)))
+        hourly = self.hourly_of(e)
+        f = self.fit
+        if not f.ok:
+            if self.lacks_fabric:
+                f = f._replace(detail=f"{f.detail}; more nodes need EFA/GPUDirect, which {o.instance_type} lacks")
+            return Candidate(o, p, self.nodes, hourly, f, Rejection(f.code, f.detail))
+        rej = None if code is None else Rejection(code, self._limit_detail(o, code, hourly, seg))
+        per_mtok = None if self.per_mtok_factor is None else hourly * self.per_mtok_factor
+        return Candidate(o, p, self.nodes, hourly, f, rej, per_mtok)
+
+    def _placement_detail(self, o, code: Limit) -> str:
+        p = self.w.spec.placement
+        if code is Limit.PROVIDER:
+            return f"{o.provider} is not in placement.providers {p.providers}"
+        if code is Limit.REGION:
+            return f"{o.region} is not in placement.regions"
+        if code is Limit.GPU:
+            return f"{o.gpu} is not in placement.gpus {p.gpus}"
+        if code is Limit.OPT_IN:
+            return f"{o.zone or o.region} is a Local Zone or opt-in region; set placement.allow_opt_in to use it"
+        return f"{o.instance_type} is not sold as {self.purchase} in {o.zone or o.region}"
+
+    def _limit_detail(self, o, code: Limit, hourly: float, seg: Segment) -> str:
+        from gpusizer import images
+
+        w, launched = self.w, self.launched
+        if code is Limit.IMAGE:
+            return (f"{o.instance_type} cannot be provisioned: {images.unsupported(o.provider, o.instance_type)}. "
+                    "To fix: set deploy.machine_image to an image with a suitable driver")
+        if code is Limit.HOST_VCPU:
+            gpus = o.gpu_count * o.gpu_fraction
+            return f"{o.instance_type}: {o.vcpus} vCPUs < {w.min_vcpus(gpus)} needed for {gpus:g} GPU(s)"
+        if code is Limit.HOST_RAM:
+            return (f"{o.instance_type}: {o.ram_gib:g} GiB host RAM < {w.min_ram_gib(o.gpu_count):.1f} GiB "
+                    "to hold a GPU's share of the weights")
+        if code in limits.CAPACITY:
+            return capacity_detail(o, code, launched, self.purchase, seg.quota)
+        cap = w.spec.placement.max_hourly_usd
+        return f"${hourly:,.2f}/h > placement.max_hourly_usd ${cap:,.2f}/h"
+
+    def rank_key(self, e: Entry) -> tuple:
+        """rank_key of entry `e` as a feasible candidate, without building it."""
+        hourly = e[PRICE] * self.launched
+        metric = hourly if self.per_mtok_factor is None else hourly * self.per_mtok_factor
+        return (metric, hourly, self.offer.gpu_count * self.nodes, self.provider_rank, e[REGION], e[ZONE], e[TYPE],
+                self.purchase)
+
+    def price_key(self, e: Entry, seg: Segment) -> tuple:
+        """price_key of entry `e` rejected in `seg`, without building it."""
+        if not seg.priced:
+            return (_INF, self.offer.gpu_count, self.provider_rank, e[REGION], e[ZONE], e[TYPE], self.purchase)
+        nodes = 1 if seg.unsized else self.nodes
+        hourly = e[PRICE] if seg.unsized else e[PRICE] * self.launched
+        return (hourly, self.offer.gpu_count * nodes, self.provider_rank, e[REGION], e[ZONE], e[TYPE], self.purchase)
+
+    def probe(self, e: Entry, seg: Segment) -> Probe:
+        """What a shortfall measure reads of entry `e`'s candidate (its fit and $/hour), without building it."""
+        hourly = self.price_key(e, seg)[0]
+        return Probe(None if seg.unsized else self.fit, None if hourly == _INF else hourly)
+
+
+def capacity_detail(o, code: Limit, instances: int, purchase: str, quota: float | None) -> str:
+    """The sentence of a "capacity" (pool free GPUs) or "quota" (vCPU quota) rejection at `instances` nodes."""
+    if code is Limit.CAPACITY:
+        return f"pool {o.instance_type} is full: needs {o.gpu_count * instances} GPU(s), {o.gpus_free} free"
+    return f"{o.instance_type} x{instances} needs {o.vcpus * instances} vCPUs; {purchase} quota in {o.region} is {quota:g}"
+
+
+def _per_mtok_factor(w: Workload, f: fit_mod.Fit, objective: str) -> float | None:
+    """$ per million tokens per $/hour of a fitting class, or None when ranked by $/hour.
+
+    Serving: at the target rate when there is one (what the workload will
+    really serve), else at full capacity (batch work that fills the GPUs).
+    Training: over the run's hours and tokens.
+    """
+    if objective != "per-token":
+        return None
+    if w.spec.task == "inference":
+        rate = w.targets.tokens_per_second or (f.tokens_per_second or 0) * f.replicas
+        return 1e6 / (rate * 3600) if rate else None
+    if f.train_hours is None:
+        return None
+    return f.train_hours / w.spec.train.tokens * 1e6
