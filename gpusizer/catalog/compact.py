@@ -1,9 +1,8 @@
 """The packaged snapshot in a compact column form, so a start neither parses nor re-validates the CSVs.
 
-    python -m gpusizer.catalog.compact [DIR]   # rewrite DIR/offers.json (default gpusizer/data/catalog)
-
-The catalog builder (`python -m gpusizer.catalog.builder`) writes it after the
-CSVs; the CSVs stay the source of truth. ``offers.json`` holds two lines:
+The catalog builder writes it after the CSVs (`python -m gpusizer.catalog.builder`;
+with `--compact-only`, from the CSVs already in --out); the CSVs stay the source
+of truth. ``offers.json`` holds two lines:
 
 1. a header: ``{"format": FORMAT, "fields": CATALOG_FIELDS, "sources": {CSV
    name: sha256 of its bytes}, "sha256": sha256 of line 2}``;
@@ -28,7 +27,6 @@ import dataclasses
 import hashlib
 import json
 import pathlib
-import sys
 from collections.abc import Sequence
 
 from gpusizer import hardware, providers
@@ -105,32 +103,3 @@ def read(path, sources: Sources) -> list[Offer] | None:
 def csv_sources(directory: pathlib.Path) -> list[tuple[str, bytes]]:
     """(name, bytes) of every *.csv in `directory`, by name."""
     return [(p.name, p.read_bytes()) for p in sorted(directory.glob("*.csv"))]
-
-
-def write(directory: pathlib.Path) -> pathlib.Path:
-    """Parse `directory`'s CSVs (every check of store.load_offers) and write their offers.json; returns its path.
-
-    Raises:
-        CatalogError: a CSV fails to parse; nothing is written.
-    """
-    from gpusizer.catalog import store
-
-    sources = csv_sources(directory)
-    offers = []
-    for name, data in sources:
-        offers += store.parse_offers(data.decode("utf-8"), str(directory / name))
-    store.check_unique(offers, str(directory))
-    path = directory / NAME
-    path.write_text(dumps(sources, offers), encoding="utf-8", newline="")
-    return path
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    directory = pathlib.Path(args[0] if args else "gpusizer/data/catalog")
-    print(f"wrote {write(directory)}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -143,11 +143,21 @@ def _packaged() -> tuple[Offer, ...]:
     sources = sorted((e.name, e.read_bytes()) for e in root.iterdir() if e.name.endswith(".csv"))
     offers = compact.read(root.joinpath(compact.NAME), sources)
     if offers is None:
-        offers = []
-        for name, data in sources:
-            offers += parse_offers(data.decode("utf-8"), f"gpusizer/data/catalog/{name}")
-        check_unique(offers, "gpusizer/data/catalog")
+        offers = parse_files(sources, "gpusizer/data/catalog")
     return tuple(offers)
+
+
+def parse_files(sources, where: str) -> list[Offer]:
+    """The offers of (CSV name, bytes) pairs in order, each file strict UTF-8, checked unique across all.
+
+    Raises:
+        CatalogError: a bad header or row (naming `where`/name and the line), or one offer twice.
+    """
+    offers: list[Offer] = []
+    for name, data in sources:
+        offers += parse_offers(data.decode("utf-8"), f"{where}/{name}")
+    check_unique(offers, where)
+    return offers
 
 
 def load_offers(path: str | pathlib.Path | None = None) -> list[Offer]:

@@ -10,6 +10,7 @@ import pytest
 
 from gpusizer import errors
 from gpusizer.catalog import compact, store
+from gpusizer.catalog.builder import __main__ as build_main
 from gpusizer.catalog.offer import CATALOG_FIELDS
 
 from tests.conftest import REPO
@@ -61,14 +62,14 @@ def test_offers_from_the_compact_form_are_frozen_and_hash_like_parsed_ones():
     assert hash(offer) == hash(_parsed(PACKAGED)[0])
 
 
-def test_writing_the_compact_form_after_a_csv_edit_makes_it_current_again(copy):
+def test_rewriting_the_compact_form_after_a_csv_edit_makes_it_current_again(copy, capsys):
     csv = copy / "aws.csv"
     lines = csv.read_text().splitlines(keepends=True)
     row = lines[1].split(",")
     row[CATALOG_FIELDS.index("ram_gib")] = "123.5"
     csv.write_text("".join([lines[0], ",".join(row)] + lines[2:]))
     assert compact.read(copy / compact.NAME, compact.csv_sources(copy)) is None
-    compact.write(copy)
+    assert build_main.main(["--compact-only", "--out", str(copy)]) == 0
     offers = compact.read(copy / compact.NAME, compact.csv_sources(copy))
     assert offers is not None and offers[0].ram_gib == 123.5
     assert _typed(offers) == _typed(_parsed(copy))

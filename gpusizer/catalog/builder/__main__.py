@@ -1,6 +1,7 @@
 """Write <out>/<provider>.csv, <out>/offers.json and <out>/SOURCES.md from the dated public sources.
 
     python -m gpusizer.catalog.builder --sources data/catalog-sources --out gpusizer/data/catalog
+    python -m gpusizer.catalog.builder --compact-only --out gpusizer/data/catalog  # offers.json only
 
 No network and no clock: the same sources always give the same bytes.
 offers.json is the CSVs' compact form that a start reads instead of parsing
@@ -92,15 +93,33 @@ def build(sources: pathlib.Path, out: pathlib.Path) -> dict[str, list[Offer]]:
         result[name] = built.offers
         summary += _section(name, built)
     (out / "SOURCES.md").write_text("\n".join(summary).rstrip("\n") + "\n", encoding="utf-8", newline="")
-    compact.write(out)
+    write_compact(out)
     return result
+
+
+def write_compact(out: pathlib.Path) -> pathlib.Path:
+    """Write out/offers.json from the CSVs in `out`, parsed with every check of the store; returns its path.
+
+    Raises:
+        CatalogError: a CSV does not parse; nothing is written.
+    """
+    sources = compact.csv_sources(out)
+    offers = store.parse_files(sources, str(out))
+    path = out / compact.NAME
+    path.write_text(compact.dumps(sources, offers), encoding="utf-8", newline="")
+    return path
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m gpusizer.catalog.builder", description=__doc__.splitlines()[0])
     ap.add_argument("--sources", type=pathlib.Path, default=pathlib.Path("data/catalog-sources"))
     ap.add_argument("--out", type=pathlib.Path, default=pathlib.Path("gpusizer/data/catalog"))
+    ap.add_argument("--compact-only", action="store_true",
+                    help="only rewrite <out>/offers.json from the CSVs already there (after a hand edit)")
     args = ap.parse_args(argv)
+    if args.compact_only:
+        print(f"wrote {write_compact(args.out)}")
+        return 0
     for name, offers in build(args.sources, args.out).items():
         print(f"{name}: {len(offers)} offers -> {args.out / (name + '.csv')}")
     return 0
