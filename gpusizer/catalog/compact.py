@@ -16,9 +16,9 @@ equals the digest of that CSV's bytes now, line 2 hashes to the header's
 digest, every GPU is a canonical name of gpusizer/data/gpus.yaml and every
 provider is registered. Otherwise it is ignored (None) and the caller parses
 the CSVs, so a stale or damaged file is never used: editing a CSV without
-rebuilding only costs the parse. A row passed `store.parse_offers` (every
-check of Offer, plus uniqueness) when the file was written, so offers are
-made without running those checks again.
+rebuilding only costs the parse. Every row passed `store.parse_files` (every
+check of Offer, plus uniqueness) when the builder wrote the file, so offers
+are made without running those checks again.
 """
 
 from __future__ import annotations
