@@ -53,7 +53,7 @@ class Catalog:
             use_cache: consult the `gpusizer catalog refresh` cache.
             max_age_days: stale bound (default GPUSIZER_MAX_PRICE_AGE_DAYS or 90).
         """
-        from gpusizer.catalog import cache, store
+        from gpusizer.catalog import paths, store
 
         today = today or datetime.date.today()
         bound = max_age_days if max_age_days is not None else stale_bound()
@@ -61,7 +61,7 @@ class Catalog:
             offers = tuple(store.load_offers(path))
             return cls(offers, (f"offers from {path}",) + age_notes(offers, today, bound))
         snapshot = tuple(store.load_offers())
-        cached, problems = cache.read() if use_cache else ({}, [])
+        cached, problems = ({}, []) if not use_cache or paths.cache_missing() else _read_cache()
         offers: list[Offer] = []
         notes: list[str] = [f"WARNING: {p}" for p in problems]
         quotas: dict = {}
@@ -124,6 +124,13 @@ class Catalog:
         return combined
 
 
+def _read_cache() -> tuple[dict, list[str]]:
+    """gpusizer.catalog.cache.read(): the cache module is imported only where a cache directory exists."""
+    from gpusizer.catalog import cache
+
+    return cache.read()
+
+
 _LOADED: dict[tuple, Catalog] = {}
 
 
@@ -149,9 +156,9 @@ def load_catalog(path: str | os.PathLike | None = None) -> Catalog:
     >>> catalog is gpusizer.load_catalog()
     True
     """
-    from gpusizer.catalog import cache
+    from gpusizer.catalog import paths
 
-    where = pathlib.Path(cache.cache_dir() if path is None else path)
+    where = pathlib.Path(paths.cache_dir() if path is None else path)
     try:
         stamp = tuple(sorted((f.name, f.stat().st_mtime_ns) for f in (where.iterdir() if where.is_dir() else [where])))
     except OSError:

@@ -51,7 +51,7 @@ from typing import Annotated, Any
 import pydantic
 
 from gpusizer import errors, fields, inputs, redact
-from gpusizer.catalog import store
+from gpusizer.catalog import paths, store
 from gpusizer.catalog.offer import PROVIDERS, Offer
 
 MANIFEST = "manifest.json"
@@ -65,12 +65,7 @@ CLOCK_SKEW = datetime.timedelta(minutes=5)
 KEEP_GENERATIONS = 2
 
 
-def cache_dir() -> pathlib.Path:
-    explicit = os.environ.get("GPUSIZER_CACHE_DIR")
-    if explicit:
-        return pathlib.Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return pathlib.Path(base, "gpusizer")
+cache_dir = paths.cache_dir
 
 
 @dataclasses.dataclass(frozen=True)
