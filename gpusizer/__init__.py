@@ -12,6 +12,15 @@ modules they touch: `gpusizer catalog list` never builds the spec models, and
 """
 
 import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the same names for type checkers and editors; at run time __getattr__ imports them
+    from gpusizer.catalog import Catalog, load_catalog
+    from gpusizer.catalog.onprem import Pool, load_pools, parse_pools
+    from gpusizer.decision import Decision
+    from gpusizer.errors import CatalogError, SizingError, SpecError, UnknownModelError
+    from gpusizer.planner import Estimate, estimate, load_spec, plan
+    from gpusizer.spec import WorkloadSpec
 
 # The one list of public names: name -> the module that defines it.
 _EXPORTS = {

@@ -13,7 +13,7 @@ of truth. ``offers.json`` holds two lines:
 Algorithm of a read (:func:`read`): the file is used only when its format and
 fields are the current ones, it names exactly the CSVs present and each digest
 equals the digest of that CSV's bytes now, line 2 hashes to the header's
-digest, every GPU is a canonical name of gpusizer/data/gpus.yaml and every
+digest and holds one column per field, all of one length, every GPU is a canonical name of gpusizer/data/gpus.yaml and every
 provider is registered. Otherwise it is ignored (None) and the caller parses
 the CSVs, so a stale or damaged file is never used: editing a CSV without
 rebuilding only costs the parse. Every row passed `store.parse_files` (every
@@ -34,6 +34,7 @@ from gpusizer.catalog.offer import CATALOG_FIELDS, Offer
 
 NAME = "offers.json"
 FORMAT = "gpusizer-offer-columns/1"
+_GPU, _PROVIDER = CATALOG_FIELDS.index("gpu"), CATALOG_FIELDS.index("provider")
 
 # (CSV file name, its bytes), files sorted by name.
 Sources = Sequence[tuple[str, bytes]]
@@ -81,8 +82,10 @@ def loads(text: str, sources: Sources) -> list[Offer] | None:
                 and header.get("sha256") == _digest(body.rstrip("\n").encode())):
             return None
         columns = json.loads(body)
-        gpus, known = set(columns[CATALOG_FIELDS.index("gpu")][0]), hardware.load_gpus()
-        if not gpus <= set(known) or not set(columns[0][0]) <= set(providers.NAMES):
+        if len(columns) != len(CATALOG_FIELDS) or len({len(where) for _, where in columns}) != 1:
+            return None
+        gpus, known = set(columns[_GPU][0]), hardware.load_gpus()
+        if not gpus <= set(known) or not set(columns[_PROVIDER][0]) <= set(providers.NAMES):
             return None
         rows = zip(*([distinct[i] for i in where] for distinct, where in columns))
     except (ValueError, TypeError, IndexError, KeyError):
