@@ -70,7 +70,7 @@ def aws_tags(d: Decision, hourly_usd: float | None = None) -> dict[str, str]:
 
 
 def gcp_labels(d: Decision) -> dict[str, str]:
-    """Labels for a GCP VM or instance template; the requirement is rounded up to whole GiB."""
+    """Labels for a GCP VM or instance template; the requirement as metadata.gcp_gib writes it ("20_15")."""
     c = d.chosen
     return {
         **metadata.gcp_labels(d.workload.spec.name, d.required_gpu_memory_gib, d.sized_by),

@@ -299,7 +299,7 @@ class GpuResource:
         if v.is_unknown(value):
             raise v.Unknown(f"{_REQUIRED[self.provider]} (tag/label/annotation)")
         try:
-            gib = v.finite(value, _REQUIRED[self.provider])
+            gib = metadata.parse_gcp_gib(value) if self.provider == "gcp" else v.finite(value, _REQUIRED[self.provider])
         except ValueError:
             return None
         return gib if gib > 0 else None

@@ -167,6 +167,8 @@ def finite(value: Any, what: str) -> float:
     if isinstance(value, bool):
         raise ValueError(f"{what} must be a number (got {value!r})")
     try:
+        if isinstance(value, str) and "_" in value:
+            raise ValueError  # float() reads "2_0" as 20 (PEP 515 separators): no tag or label writes one
         out = float(str(value).strip()) if isinstance(value, str) else float(value)
     except (TypeError, ValueError):
         raise ValueError(f"{what} must be a number (got {value!r})") from None

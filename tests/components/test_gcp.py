@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 
 import pytest
 
@@ -43,7 +42,7 @@ def test_g2_vm_carries_its_gpu_and_secure_defaults():
     assert (disk["image"], disk["size"], disk["type"]) == (gcp.DLVM_IMAGE, plan.workload.disk_gib, "pd-balanced")
     assert vm["metadata"]["enable-oslogin"] == "TRUE"
     labels = vm["labels"]
-    assert labels[tags.GCP_REQUIRED] == str(math.ceil(plan.required_gpu_memory_gib))
+    assert labels[tags.GCP_REQUIRED] == f"{plan.required_gpu_memory_gib:.2f}".replace(".", "_")
     assert labels[tags.GCP_WORKLOAD] == "qwen"
     assert labels[tags.GCP_GPU] == "l4" and labels[tags.GCP_PURCHASE] == "on-demand"
     sa = mocks.one("gcp:serviceaccount/account:Account")
@@ -96,7 +95,7 @@ def test_replicas_use_a_template_and_managed_group():
     assert tmpl["scheduling"]["instanceTerminationAction"] == "DELETE"  # the group recreates it
     (disk,) = tmpl["disks"]
     assert (disk["boot"], disk["diskSizeGb"], disk["diskType"]) == (True, plan.workload.disk_gib, "pd-balanced")
-    assert tmpl["labels"][tags.GCP_REQUIRED] == str(math.ceil(plan.required_gpu_memory_gib))
+    assert tmpl["labels"][tags.GCP_REQUIRED] == f"{plan.required_gpu_memory_gib:.2f}".replace(".", "_")
     assert (mig["targetSize"], mig["zone"]) == (3, plan.chosen.offer.zone)
     assert mig["versions"][0]["instanceTemplate"].endswith("/qwen-gcp-tmpl?uniqueId=1")  # replaced on change
     assert not mocks.of_type(VM)

@@ -33,6 +33,34 @@ def test_requirement_tag_that_is_not_a_positive_finite_number_is_unsized(tag):
     assert f.policy == "gpusizer-sized-gpu-capacity"
 
 
+def test_digit_separators_do_not_turn_a_tag_into_another_number():
+    """float() reads "2_0" as 20 and "20_15" as 2015 (PEP 515): an AWS tag with one is unsized."""
+    (f,) = _mandatory(INSTANCE, {"instanceType": "p5.48xlarge", "tags": {cases.REQ: "2_000"}, **SECURE})
+    assert f.policy == "gpusizer-sized-gpu-capacity"
+
+
+GCP_INSTANCE = "gcp:compute/instance:Instance"
+GCP_SECURE = {"shieldedInstanceConfig": {"enableSecureBoot": True}}
+
+
+@pytest.mark.parametrize("label", ["20_", "_15", "20_155", "2_0_1", "20.15", "20-15", "1e3", "nan"])
+def test_gcp_requirement_label_not_in_the_contract_form_is_unsized(label):
+    props = {"machineType": "a3-highgpu-8g", "labels": {cases.GCP_REQ: label}, **GCP_SECURE}
+    assert [f.policy for f in _mandatory(GCP_INSTANCE, props)] == ["gpusizer-sized-gpu-capacity"]
+
+
+def test_gcp_requirement_label_keeps_its_decimals():
+    """20.15 GiB on an L4 (22.35 GiB x 0.9 = 20.1... GiB usable per the pack's headroom) is judged at
+    20.15, not rounded up to 21 (which blocked the planner's own choice), and "20_15" is not 2015."""
+    def found(label, machine):
+        props = {"machineType": machine, "labels": {cases.GCP_REQ: label}, **GCP_SECURE}
+        return {f.policy for f in _mandatory(GCP_INSTANCE, props)}
+
+    assert "gpusizer-no-underprovisioning" in found("21", "g2-standard-4")  # a whole GiB label, read as written
+    assert found("20_15", "g2-standard-4") == set()
+    assert "gpusizer-no-overprovisioning" in found("20_15", "a3-highgpu-8g")  # 8 x H100 for 20.15 GiB
+
+
 @pytest.mark.parametrize("label", ["throughput", "ttft", "tpot", "deadline", "interconnect", "per-job-cost",
                                    "per-token-cost", "cost-per-token"])
 def test_hand_written_sized_by_is_judged_on_memory_alone(label):
