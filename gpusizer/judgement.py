@@ -25,6 +25,7 @@ import collections
 import functools
 import heapq
 import itertools
+import math
 from collections.abc import Iterator, Sequence
 
 from gpusizer import limits, providers
@@ -33,7 +34,6 @@ from gpusizer.decision import Candidate
 from gpusizer.runs import Group, Segment
 
 Limit = limits.Limit
-_INF = float("inf")
 
 
 def rank_key(c: Candidate) -> tuple:
@@ -47,7 +47,7 @@ def rank_key(c: Candidate) -> tuple:
 def price_key(c: Candidate) -> tuple:
     """The order of rejected candidates: cheapest first, unpriced last (module docstring)."""
     o = c.offer
-    price = c.hourly_usd if c.hourly_usd is not None else _INF
+    price = c.hourly_usd if c.hourly_usd is not None else math.inf
     return (price, c.gpu_count, providers.NAMES.index(o.provider), o.region, o.zone or "", o.instance_type, c.purchase)
 
 
@@ -114,10 +114,7 @@ class Judgement:
     @functools.cached_property
     def counts(self) -> collections.Counter:
         """Rejections by reason over every candidate."""
-        counts: collections.Counter = collections.Counter()
-        for _, s in self._segments(lambda code: code is not None):
-            counts[s.code] += s.n
-        return counts
+        return collections.Counter({code: sum(s.n for _, s in runs) for code, runs in self._by_code.items() if code})
 
     @functools.cached_property
     def feasible_count(self) -> int:
@@ -249,7 +246,7 @@ class Judgement:
 
     def offers(self) -> Iterator:
         """Every offer judged (once per purchase option), without building candidates."""
-        return (e[OFFER] for g in self.groups for s in g.segments for e in s)
+        return (e[OFFER] for _, s in self._segments(lambda code: True) for e in s)
 
     def everything(self) -> tuple[Candidate, ...]:
         """Every candidate: the feasible in rank order, then the rejected in price order."""

@@ -319,7 +319,7 @@ def _pending(w: Workload, objective: str, index, classes: _Classes) -> list[tupl
         tps = w.targets.tokens_per_second
         if not tps:
             return None
-        factor = lambda c: 1e6 / (tps * 3600)  # noqa: E731
+        factor = lambda c: runs.per_mtok_at_rate(tps)  # noqa: E731
     elif w.training_flops and w.spec.train.tokens:
         factor = _per_token_training(w)
     else:
@@ -362,7 +362,7 @@ def _per_token_training(w: Workload):
         one = c.shape
         hours = speed.training_hours(w.training_flops, gpus[one.gpu], one.gpu_count * one.gpu_fraction,
                                      w.spec.precision, mfu=w.efficiency(one.gpu)[2])
-        return hours / w.spec.train.tokens * 1e6
+        return runs.per_mtok_of_run(hours, w.spec.train.tokens)
 
     return factor
 

@@ -124,7 +124,7 @@ def _with_known_regions(w: workload_mod.Workload, catalog: Catalog) -> workload_
     if not p.regions:
         return w
     known = catalog.places
-    pools_pending = (p.providers is None or "onprem" in p.providers) and "onprem" not in catalog.providers
+    pools_pending = (p.providers is None or "onprem" in p.providers) and "onprem" not in catalog.provider_names
     regions = []
     for r in p.regions:
         if pools_pending and r.lower() not in {k.lower() for k in known}:

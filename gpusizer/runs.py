@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 import typing
 from collections.abc import Iterator, Sequence
 
@@ -21,7 +22,6 @@ from gpusizer.estimate import fit as fit_mod
 from gpusizer.estimate.workload import Workload
 
 Limit = limits.Limit
-_INF = float("inf")
 
 
 class Probe(typing.NamedTuple):
@@ -101,13 +101,19 @@ class Group:
         """$/hour of every instance the candidate of entry `e` launches."""
         return e[PRICE] * self.launched
 
+    def hourly_in(self, e: Entry, seg: Segment) -> float | None:
+        """The $/hour of entry `e`'s candidate in `seg`: its node's price when unsized (none when not sold
+        this way), else every instance it launches."""
+        if not seg.priced:
+            return None
+        return e[PRICE] if seg.unsized else e[PRICE] * self.launched
+
     def candidate(self, e: Entry, seg: Segment) -> Candidate:
         """The decision.Candidate of entry `e` in `seg`, its detail written for that offer."""
         o, p, code = e[OFFER], self.purchase, seg.code
+        hourly = self.hourly_in(e, seg)
         if seg.unsized:
-            price = e[PRICE] if seg.priced else None
-            return Candidate(o, p, 1, price, None, Rejection(code, self._placement_detail(o, code)))
-        hourly = self.hourly_of(e)
+            return Candidate(o, p, 1, hourly, None, Rejection(code, self._placement_detail(o, code)))
         f = self.fit
         if not f.ok:
             if self.lacks_fabric:
@@ -156,16 +162,14 @@ class Group:
 
     def price_key(self, e: Entry, seg: Segment) -> tuple:
         """price_key of entry `e` rejected in `seg`, without building it."""
-        if not seg.priced:
-            return (_INF, self.offer.gpu_count, self.provider_rank, e[REGION], e[ZONE], e[TYPE], self.purchase)
+        hourly = self.hourly_in(e, seg)
         nodes = 1 if seg.unsized else self.nodes
-        hourly = e[PRICE] if seg.unsized else e[PRICE] * self.launched
-        return (hourly, self.offer.gpu_count * nodes, self.provider_rank, e[REGION], e[ZONE], e[TYPE], self.purchase)
+        return (math.inf if hourly is None else hourly, self.offer.gpu_count * nodes, self.provider_rank, e[REGION],
+                e[ZONE], e[TYPE], self.purchase)
 
     def probe(self, e: Entry, seg: Segment) -> Probe:
         """What a shortfall measure reads of entry `e`'s candidate (its fit and $/hour), without building it."""
-        hourly = self.price_key(e, seg)[0]
-        return Probe(None if seg.unsized else self.fit, None if hourly == _INF else hourly)
+        return Probe(None if seg.unsized else self.fit, self.hourly_in(e, seg))
 
 
 def capacity_detail(o, code: Limit, instances: int, purchase: str, quota: float | None) -> str:
@@ -186,7 +190,17 @@ def _per_mtok_factor(w: Workload, f: fit_mod.Fit, objective: str) -> float | Non
         return None
     if w.spec.task == "inference":
         rate = w.targets.tokens_per_second or (f.tokens_per_second or 0) * f.replicas
-        return 1e6 / (rate * 3600) if rate else None
+        return per_mtok_at_rate(rate) if rate else None
     if f.train_hours is None:
         return None
-    return f.train_hours / w.spec.train.tokens * 1e6
+    return per_mtok_of_run(f.train_hours, w.spec.train.tokens)
+
+
+def per_mtok_at_rate(tokens_per_second: float) -> float:
+    """$ per million tokens per $/hour, serving `tokens_per_second`."""
+    return 1e6 / (tokens_per_second * 3600)
+
+
+def per_mtok_of_run(hours: float, tokens: float) -> float:
+    """$ per million tokens per $/hour, training on `tokens` in `hours`."""
+    return hours / tokens * 1e6

@@ -87,7 +87,7 @@ class Catalog:
         return frozenset({o.region for o in self.offers} | {o.zone for o in self.offers if o.zone})
 
     @functools.cached_property
-    def providers(self) -> frozenset[str]:
+    def provider_names(self) -> frozenset[str]:
         """The providers the offers come from, computed once."""
         return frozenset(o.provider for o in self.offers)
 
