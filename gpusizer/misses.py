@@ -101,19 +101,20 @@ def _memory(d: Decision, c: Candidate):
 
 
 def _ttft(d: Decision, c: Candidate):
-    t = d.workload.targets.ttft_ms
-    s = c.fit.speed if c.fit else None
-    if not (s and t):
-        return None
-    return s.ttft_ms / t, f"{s.ttft_ms:,.0f} ms", f"target {t:,.0f} ms"
+    return _latency(c, "ttft_ms", d.workload.targets.ttft_ms, ",.0f")
 
 
 def _tpot(d: Decision, c: Candidate):
-    t = d.workload.targets.tpot_ms
+    return _latency(c, "tpot_ms", d.workload.targets.tpot_ms, ",.1f")
+
+
+def _latency(c: Candidate, field: str, target: float | None, fmt: str):
+    """A latency target's measure: the candidate's `field` of its speed against `target` (ms)."""
     s = c.fit.speed if c.fit else None
-    if not (s and t):
+    if not (s and target):
         return None
-    return s.tpot_ms / t, f"{s.tpot_ms:,.1f} ms", f"target {t:,.1f} ms"
+    reached = getattr(s, field)
+    return reached / target, f"{reached:{fmt}} ms", f"target {target:{fmt}} ms"
 
 
 def _throughput(d: Decision, c: Candidate):
