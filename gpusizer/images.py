@@ -65,5 +65,5 @@ def default_for(provider: str, instance_type: str) -> MachineImage:
 
 def unsupported(provider: str, instance_type: str) -> str | None:
     """Why the type cannot be provisioned with a default image, or None when it can (or is on-prem)."""
-    row = for_type(provider, instance_type) if provider in ("aws", "gcp") else None
+    row = for_type(provider, instance_type)
     return row.unsupported if row is not None else None

@@ -9,7 +9,7 @@ import pathlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from gpusizer import errors, hardware, optimize, registry, spec as spec_mod
+from gpusizer import errors, hardware, inputs, optimize, registry, spec as spec_mod
 from gpusizer.catalog import Catalog
 from gpusizer.decision import Decision, requirements_dict
 from gpusizer.estimate import calibration as calibration_mod, fit as fit_mod, workload as workload_mod
@@ -28,7 +28,7 @@ def _load(source) -> workload_mod.Workload:
     """Validate `source` and resolve it into a Workload (the model looked up once)."""
     if isinstance(source, (str, os.PathLike)):
         path = pathlib.Path(source)
-        spec = spec_mod.parse_spec(spec_mod.read_spec_file(path), base_dir=path.parent)
+        spec = spec_mod.parse_spec(inputs.read_yaml(path, "spec file"), base_dir=path.parent)
     else:
         spec = spec_mod.parse_spec(dict(source) if isinstance(source, Mapping) else source)
     return workload(spec)

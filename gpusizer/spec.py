@@ -357,21 +357,6 @@ def parse_spec(data: Any, base_dir: str | os.PathLike | None = None) -> Workload
     return spec
 
 
-def read_spec_file(path: str | os.PathLike, what: str = "spec file", field: str = "") -> Any:
-    """Read a YAML (or JSON) file into plain data under the input limits of gpusizer.inputs.
-
-    Args:
-        path: the file.
-        what: what to call it in messages ("spec file", "pools file (--pools)").
-        field: the option or key the path came from, for SpecError.field.
-
-    Raises:
-        SpecError: unreadable, not a regular file, too large, not UTF-8, not
-            valid YAML, a duplicate key, or nesting/aliases past the limits.
-    """
-    return inputs.read_yaml(path, what, field)
-
-
 def json_schema() -> dict:
     """JSON Schema of the spec, for editors (yaml-language-server) and CI linting."""
     schema = WorkloadSpec.model_json_schema()

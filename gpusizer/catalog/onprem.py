@@ -154,9 +154,8 @@ def parse_pools(data: Any) -> list[Pool]:
 
 def load_pools(path: str | pathlib.Path) -> list[Pool]:
     """Read pools from a YAML file (a list, or a mapping with `pools:`); errors name the pools file."""
+    data = inputs.read_yaml(path, "pools file", "--pools")  # its errors name the pools file already
     try:
-        return parse_pools(inputs.read_yaml(path, "pools file", "--pools"))
+        return parse_pools(data)
     except errors.SpecError as exc:
-        if "pools file" in str(exc):
-            raise
         raise errors.SpecError(f"pools file {inputs.quote(str(path))}: {exc}", exc.field) from None

@@ -20,7 +20,7 @@ import dataclasses
 import os
 import pathlib
 
-from gpusizer import errors, hardware
+from gpusizer import errors, hardware, inputs
 from gpusizer.estimate import speed
 
 ENV = "GPUSIZER_CALIBRATION"
@@ -98,10 +98,8 @@ def parse(doc, path: str) -> Calibration:
 
 def load(path: str | os.PathLike) -> Calibration:
     """Read a calibration file (YAML or JSON)."""
-    from gpusizer import spec as spec_mod
-
     try:
-        doc = spec_mod.read_spec_file(path)
+        doc = inputs.read_yaml(path, "calibration file")
     except errors.SpecError as exc:
         raise errors.SpecError(f"sizing.calibration: {exc}", "sizing.calibration") from None
     return parse(doc, str(path))
