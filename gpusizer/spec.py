@@ -131,8 +131,8 @@ class Placement(_Strict):
 class Sizing(_Strict):
     # 0.90 is vLLM's default gpu_memory_utilization (vLLM engine arguments,
     # --gpu-memory-utilization, "defaults to 0.9"; docs.vllm.ai, 2025).
-    memory_headroom: Annotated[float, fields.NotBool] = pydantic.Field(
-        0.90, gt=0.5, le=1.0, allow_inf_nan=False,
+    memory_headroom: fields.positive_float(1.0, lower=0.5) = pydantic.Field(
+        0.90,
         description="Fraction of driver-reported GPU memory the workload may use (vLLM default 0.90).",
     )
     precision_fallback: fields.StrictBool = pydantic.Field(
@@ -157,7 +157,7 @@ class Deploy(_Strict):
     capacity_failover: fields.StrictBool = pydantic.Field(
         False, description="AWS: an Auto Scaling group over the top adequate types, so capacity errors fall back."
     )
-    failover_types: Annotated[int, fields.NotBool] = pydantic.Field(3, ge=1, le=20, description="How many ranked types the failover lists.")
+    failover_types: fields.count(20) = pydantic.Field(3, description="How many ranked types the failover lists.")
     image: fields.Label | None = pydantic.Field(None, description="Container image to run (on-prem Kubernetes pools).")
     machine_image: fields.Label | None = pydantic.Field(None, description="AMI id or GCP image; default: Deep Learning image.")
     disk_gib: fields.DiskGib | None = pydantic.Field(None, description="Root disk; default: weights plus margin.")

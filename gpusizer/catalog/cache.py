@@ -91,7 +91,7 @@ def _aware_past(value: Any) -> datetime.datetime:
 
 
 _Quota = tuple[fields.Label, fields.Label, fields.Label, fields.Label,
-               Annotated[float, fields.NotBool, pydantic.Field(ge=0, le=1e9, allow_inf_nan=False)]]
+               fields.positive_float(1e9, inclusive=True)]
 
 
 class _Entry(pydantic.BaseModel):

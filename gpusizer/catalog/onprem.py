@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime
 import pathlib
-from typing import Annotated, Any
+from typing import Any
 
 import pydantic
 
@@ -31,9 +31,9 @@ class Pool(pydantic.BaseModel):
     name: str = pydantic.Field(pattern=r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$", max_length=63)
     location: fields.Label
     gpu: fields.Label
-    gpus_per_node: Annotated[int, fields.NotBool] = pydantic.Field(ge=1, le=16)
+    gpus_per_node: fields.count(16)  # DGX-2 / HGX-2 hold 16 GPUs, the most in one node (NVIDIA DGX-2 datasheet, 2018)
     nodes: fields.PoolNodes = 1
-    gpus_free: Annotated[int, fields.NotBool, pydantic.Field(ge=0, le=fields.MAX_NODES * 16)] | None = pydantic.Field(None, description="Default: every GPU of every node.")
+    gpus_free: fields.count(fields.MAX_NODES * 16, lower=0) | None = pydantic.Field(None, description="Default: every GPU of every node.")
     usd_per_gpu_hour: fields.UsdPerGpuHour | None = None
     capex_usd_per_node: fields.CapexUsd | None = None
     lifetime_years: fields.LifetimeYears = 4.0
