@@ -255,7 +255,7 @@ def _cmd_catalog_list(args) -> int:
 def _cmd_catalog_refresh(args) -> int:
     """Exit 0 when everything was refreshed, 1 when something kept its previous data (listed, one line each)."""
     from gpusizer import inputs, providers
-    from gpusizer.catalog import cache, refresh
+    from gpusizer.catalog import paths, refresh
 
     problems = []
     for provider in args.provider or [p.name for p in providers.having("refresher")]:
@@ -264,12 +264,12 @@ def _cmd_catalog_refresh(args) -> int:
         except OSError as exc:  # the file system refused: the previous cache is untouched
             reason = exc.strerror or str(exc) or type(exc).__name__
             print(redact.redact(f"gpusizer: error: {provider}: could not write the catalog cache "
-                                f"{inputs.quote(str(cache.cache_dir()))}: {reason}; the previous cache is intact"),
+                                f"{inputs.quote(str(paths.cache_dir()))}: {reason}; the previous cache is intact"),
                   file=sys.stderr)
             return EXIT_BUG
         problems += lines
         status = "refreshed" if not lines else f"{len(lines)} part(s) kept their previous data"
-        print(f"{provider}: {status} (cache: {cache.cache_dir()})")
+        print(f"{provider}: {status} (cache: {paths.cache_dir()})")
     for line in problems:
         print(f"  could not refresh: {line}")
     return 1 if problems else EXIT_OK

@@ -65,8 +65,6 @@ CLOCK_SKEW = datetime.timedelta(minutes=5)
 KEEP_GENERATIONS = 2
 
 
-cache_dir = paths.cache_dir
-
 
 @dataclasses.dataclass(frozen=True)
 class CachedProvider:
@@ -140,7 +138,7 @@ def generation_dir(root: pathlib.Path | None = None) -> pathlib.Path | None:
     Raises:
         OSError, CatalogError: the cache directory or its pointer cannot be read or is odd.
     """
-    root = root or cache_dir()
+    root = root or paths.cache_dir()
     if not root.exists():
         return None
     if not root.is_dir():
@@ -208,7 +206,7 @@ def _entries(root: pathlib.Path) -> tuple[dict[str, tuple[CachedProvider, str]],
 
 def read(root: pathlib.Path | None = None) -> tuple[dict[str, CachedProvider], list[str]]:
     """The usable cached providers, and one line per cache problem (ignored, never half-used)."""
-    found, problems = _entries(root or cache_dir())
+    found, problems = _entries(root or paths.cache_dir())
     return {p: entry for p, (entry, _) in found.items()}, problems
 
 
@@ -241,10 +239,6 @@ class Transaction:
 
     def __init__(self, root: pathlib.Path):
         self.root = root
-
-    def read(self) -> tuple[dict[str, CachedProvider], list[str]]:
-        """What the cache holds now (under the lock, so nobody changes it until `write`)."""
-        return read(self.root)
 
     def write(self, entry: CachedProvider) -> pathlib.Path:
         """Write a new generation: the current one's other providers plus `entry`; switch to it.
@@ -315,7 +309,7 @@ def transaction(root: pathlib.Path | None = None, timeout_s: float = LOCK_TIMEOU
     Raises:
         OSError: the directory cannot be created or locked; TimeoutError after `timeout_s`.
     """
-    root = root or cache_dir()
+    root = root or paths.cache_dir()
     root.mkdir(parents=True, exist_ok=True)
     with _locked(root, timeout_s):
         yield Transaction(root)

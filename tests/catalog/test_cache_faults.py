@@ -15,7 +15,7 @@ import pytest
 
 import gpusizer
 from gpusizer import cli
-from gpusizer.catalog import Catalog, cache
+from gpusizer.catalog import Catalog, cache, paths
 from tests.conftest import REPO, make_offer
 
 NOW = datetime.datetime(2026, 11, 23, 10, 0, tzinfo=datetime.timezone.utc)
@@ -43,7 +43,7 @@ def test_each_write_is_a_whole_generation_and_keeps_the_other_providers():
     cache.write(_entry(0.6, "gcp"))
     cache.write(_entry(0.7))
     assert (_price(), _price(provider="gcp")) == (0.7, 0.6)
-    root = cache.cache_dir()
+    root = paths.cache_dir()
     gens = sorted(p.name for p in root.iterdir() if p.name.startswith("gen-"))
     assert len(gens) == cache.KEEP_GENERATIONS  # older generations are removed
     assert (root / cache.POINTER).read_text().strip() in gens
@@ -67,7 +67,7 @@ def test_a_full_disk_mid_write_keeps_the_previous_generation(monkeypatch, failin
         cache.write(_entry(0.9))
     assert e.value.errno == errno.ENOSPC
     assert (_price(), _price(provider="gcp")) == (0.5, 0.6)  # the old cache, whole
-    assert _litter(cache.cache_dir()) == []
+    assert _litter(paths.cache_dir()) == []
 
 
 _KILLER = textwrap.dedent("""
@@ -104,7 +104,7 @@ def test_a_writer_killed_between_writes_leaves_the_previous_generation(point):
     cache.write(_entry(0.5))
     r = subprocess.run([sys.executable, "-c", _KILLER, point], cwd=REPO, env=os.environ, capture_output=True, timeout=120)
     assert r.returncode == -9, r.stderr  # SIGKILL: no cleanup ran
-    root = cache.cache_dir()
+    root = paths.cache_dir()
     assert _litter(root)  # the half-written generation is still there ...
     assert _price() == 0.5  # ... but readers never see it
     cache.write(_entry(0.6, "gcp"))  # the next writer removes it
