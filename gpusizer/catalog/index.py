@@ -98,15 +98,15 @@ class OfferIndex:
 
         `start` numbers the offers (the last tie-break) after those of another index they join.
         """
-        groups: dict[tuple, list[tuple[int, Offer]]] = {}
+        groups: dict[tuple, tuple[bool, list[tuple[int, Offer]]]] = {}
         image_ok: dict[tuple[str, str], bool] = {}
         for i, o in enumerate(offers, start):
             t = (o.provider, o.instance_type)
             ok = image_ok.get(t)
             if ok is None:
                 ok = image_ok[t] = images.unsupported(*t) is None
-            groups.setdefault(class_key(o, ok), []).append((i, o))
-        return cls(tuple(_class(members, key) for key, members in groups.items()))
+            groups.setdefault(class_key(o, ok), (ok, []))[1].append((i, o))
+        return cls(tuple(_class(members, key, ok) for key, (ok, members) in groups.items()))
 
     def __add__(self, other: OfferIndex) -> OfferIndex:
         return OfferIndex(self.classes + other.classes)
@@ -136,7 +136,7 @@ def _split(entries: list[Entry], lacking: list[Entry], field: int) -> dict[str, 
     return {k: (tuple(a), tuple(b)) for k, (a, b) in out.items()}
 
 
-def _class(members: list[tuple[int, Offer]], key: tuple) -> OfferClass:
+def _class(members: list[tuple[int, Offer]], key: tuple, image_ok: bool) -> OfferClass:
     priced = {}
     for purchase in PURCHASES:
         have: list[Entry] = []
@@ -149,5 +149,5 @@ def _class(members: list[tuple[int, Offer]], key: tuple) -> OfferClass:
         priced[purchase] = Priced(tuple(have), tuple(lack), _split(have, lack, REGION), _split(have, lack, ZONE))
     o = members[0][1]
     registered = providers.get(o.provider)
-    return OfferClass(o, len(members), priced, key[12], o.gpus_free is not None, fit_mod.shape_of(o), key,
-                      registered.owned, providers.NAMES.index(o.provider), key[13])
+    return OfferClass(o, len(members), priced, image_ok, o.gpus_free is not None, fit_mod.shape_of(o), key,
+                      registered.owned, providers.NAMES.index(o.provider), registered.quota_class(o.instance_type))
