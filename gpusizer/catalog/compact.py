@@ -26,7 +26,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import pathlib
 from collections.abc import Sequence
 
 from gpusizer import hardware, providers
@@ -103,6 +102,6 @@ def read(path, sources: Sources) -> list[Offer] | None:
     return loads(text, sources)
 
 
-def csv_sources(directory: pathlib.Path) -> list[tuple[str, bytes]]:
-    """(name, bytes) of every *.csv in `directory`, by name."""
-    return [(p.name, p.read_bytes()) for p in sorted(directory.glob("*.csv"))]
+def csv_sources(directory) -> list[tuple[str, bytes]]:
+    """(name, bytes) of every *.csv in `directory` (a Path or importlib.resources Traversable), by name."""
+    return sorted((p.name, p.read_bytes()) for p in directory.iterdir() if p.name.endswith(".csv"))

@@ -140,7 +140,7 @@ def _packaged() -> tuple[Offer, ...]:
     from gpusizer.catalog import compact
 
     root = importlib.resources.files("gpusizer").joinpath("data/catalog")
-    sources = sorted((e.name, e.read_bytes()) for e in root.iterdir() if e.name.endswith(".csv"))
+    sources = compact.csv_sources(root)
     offers = compact.read(root.joinpath(compact.NAME), sources)
     if offers is None:
         offers = parse_files(sources, "gpusizer/data/catalog")
