@@ -161,13 +161,13 @@ def test_a_fifo_manifest_does_not_hang_the_reader():
     assert entries == {} and "not a regular file" in problems[0]
 
 
-def test_an_unreadable_cache_dir_is_one_warning(monkeypatch, tmp_path):
+def test_a_cache_dir_below_a_file_is_no_cache_and_a_file_as_cache_dir_is_one_warning(monkeypatch, tmp_path):
     (tmp_path / "file").write_text("")
-    monkeypatch.setenv("GPUSIZER_CACHE_DIR", str(tmp_path / "file" / "cache"))  # NotADirectoryError
+    monkeypatch.setenv("GPUSIZER_CACHE_DIR", str(tmp_path / "file" / "cache"))  # NotADirectoryError: none written yet
     notes = Catalog.load(today=NOW.date()).notes
-    assert sum(n.startswith("WARNING: cache") for n in notes) <= 1
+    assert sum(n.startswith("WARNING: cache") for n in notes) == 0
     monkeypatch.setenv("GPUSIZER_CACHE_DIR", str(tmp_path / "file"))
-    assert [n for n in Catalog.load(today=NOW.date()).notes if "not a directory" in n]
+    assert len([n for n in Catalog.load(today=NOW.date()).notes if "not a directory" in n]) == 1
 
 
 def test_a_5000_character_cache_path_plans_with_a_warning_and_refresh_fails_in_one_line(monkeypatch, tmp_path, capsys):
