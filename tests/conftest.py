@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pathlib
+import subprocess
+import sys
 
 import pytest
 
@@ -12,6 +14,12 @@ from gpusizer.catalog.offer import Offer
 REPO = pathlib.Path(__file__).resolve().parents[1]
 DATA = REPO / "data"
 """Reference facts and the dated catalog sources, with their provenance (data/README.md)."""
+
+
+def cli(*args, env=None) -> subprocess.CompletedProcess:
+    """`gpusizer ARGS` in a fresh process from the repository root (exit code, stdout, stderr as text)."""
+    return subprocess.run([sys.executable, "-m", "gpusizer.cli", *map(str, args)], capture_output=True, text=True,
+                          cwd=REPO, env=env)
 
 
 def make_offer(instance_type: str, gpu: str, count: int, mem: float, price: float, **kw) -> Offer:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 import yaml
@@ -12,14 +10,13 @@ import yaml
 import gpusizer
 from gpusizer import price_age, report
 from tests.conftest import REPO, make_offer
+from tests import conftest
 
 CHAT = REPO / "stacks/examples/chat-8b.yaml"  # placement.providers [aws, gcp]
 POOLS = yaml.safe_load((REPO / "stacks/Pulumi.hybrid.yaml").read_text())["config"]["gpusizer:pools"]
 
 
-def _cli(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "gpusizer.cli", *map(str, args)], capture_output=True, text=True,
-                          cwd=REPO, env=env)
+_cli = conftest.cli
 
 
 @pytest.fixture

@@ -4,19 +4,17 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 
 import gpusizer
 from gpusizer import cost, report
 from gpusizer.catalog import Catalog
 from tests.conftest import REPO, make_offer
+from tests import conftest
 
 CHAT_8B = {"name": "chat", "model": {"name": "llama-3.1-8b"}, "inference": {"context_length": 4096, "batch_size": 4}}
 
 
-def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "gpusizer.cli", *map(str, args)], capture_output=True, text=True, cwd=REPO)
+_cli = conftest.cli
 
 
 def test_monthly_usd_is_hourly_per_replica_times_replicas_times_730_hours(tiny_catalog):

@@ -3,21 +3,19 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 import gpusizer
 from gpusizer import diff
 from gpusizer.catalog import Catalog
-from tests.conftest import REPO, make_offer
+from tests.conftest import make_offer
+from tests import conftest
 
 CHAT_8B = {"name": "chat", "model": {"name": "llama-3.1-8b"}, "inference": {"context_length": 4096, "batch_size": 4}}
 
 
-def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "gpusizer.cli", *map(str, args)], capture_output=True, text=True, cwd=REPO)
+_cli = conftest.cli
 
 
 def _write(path, doc):

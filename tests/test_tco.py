@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 import yaml
 
 import gpusizer
 from gpusizer import tco
-from tests.conftest import REPO
+from tests import conftest
 
 SPEC = {"name": "chat", "model": {"name": "llama-3.1-8b"}, "inference": {"context_length": 4096, "batch_size": 4},
         "placement": {"providers": ["aws"], "regions": ["us-east-1"], "gpus": ["L40S"]}}
@@ -56,8 +54,7 @@ def test_rate_priced_pool_costs_its_rate_for_the_busy_hours(tiny_catalog):
     assert doc["break_even"]["on-demand"]["month"] == 1
 
 
-def run(*args):
-    return subprocess.run([sys.executable, "-m", "gpusizer.cli", *map(str, args)], capture_output=True, text=True, cwd=REPO)
+run = conftest.cli
 
 
 @pytest.fixture

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import pathlib
-import subprocess
-import sys
 
 import pytest
 import yaml
@@ -13,14 +11,14 @@ import yaml
 import gpusizer
 from gpusizer.estimate import calibration
 from tests.conftest import REPO
+from tests import conftest
 
 CAL = REPO / "tests/data/calibration"
 VLLM = CAL / "vllm-serving-l40s-llama31-8b.json"
 TRAINING = CAL / "training-h100x8-llama31-8b.json"
 
 
-def run(*args):
-    return subprocess.run([sys.executable, "-m", "gpusizer.cli", *map(str, args)], capture_output=True, text=True, cwd=REPO)
+run = conftest.cli
 
 
 def calibrate(tmp_path, *results) -> str:

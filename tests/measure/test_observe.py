@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 import yaml
@@ -12,8 +10,8 @@ import yaml
 from gpusizer import planner
 from gpusizer.estimate import fit as fit_mod
 from gpusizer.measure import dcgm, observe, prometheus
-from tests.conftest import REPO
 from tests.measure import dcgm_openmetrics as om
+from tests import conftest
 
 END = om.END.isoformat().replace("+00:00", "Z")
 # g6e.xlarge on demand in us-east-1 (gpusizer/data/catalog/aws.csv, AWS price list 2026-07-20).
@@ -21,8 +19,7 @@ G6E_XLARGE_USD = 1.861
 HEADROOM = planner.load_spec(om.SPECS["chat-oversized"]).sizing.memory_headroom
 
 
-def run(*args):
-    return subprocess.run([sys.executable, "-m", "gpusizer.cli", *map(str, args)], capture_output=True, text=True, cwd=REPO)
+run = conftest.cli
 
 
 @pytest.fixture
