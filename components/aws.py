@@ -112,7 +112,7 @@ class AwsGpuCapacity(pulumi.ComponentResource):
         profile = aws.iam.InstanceProfile(f"{name}-profile", role=role.name, tags=tags, opts=child)
 
         # Zones come from EC2: the chosen type's offered zones (the priced zone when the row has one).
-        candidates = failover_candidates(d) if grouped else [c]
+        candidates = d.failover_candidates() if grouped else [c]
         offered = aws_network.offered_zones([x.offer.instance_type for x in candidates], invoke)
         zones = offered.apply(lambda o: _zones(o, c.offer.instance_type, c.offer.zone, c.offer.region))
         vpc_id, subnets = aws_network.subnets_in(args.network, zones, invoke)
@@ -269,18 +269,6 @@ def uses_group(d: Decision) -> bool:
     c = d.chosen
     deploy = d.workload.spec.deploy
     return c.instances > 1 or deploy.capacity_failover or deploy.autoscaling is not None
-
-
-def failover_candidates(d: Decision) -> list:
-    """The choice, then the next-ranked adequate candidates in the same region, purchase option and
-    node count (deploy.failover_types of them in all)."""
-    deploy = d.workload.spec.deploy
-    return d.failover(deploy.failover_types if deploy.capacity_failover else 1)
-
-
-def failover_types(d: Decision) -> list[str]:
-    """The instance types of `failover_candidates`, before the zone and EFA checks of `overrides`."""
-    return [x.offer.instance_type for x in failover_candidates(d)]
 
 
 def overrides(d: Decision, candidates: list, offered: dict[str, list[str]], zones: list[str]) -> list[str]:

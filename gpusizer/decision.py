@@ -241,6 +241,11 @@ class Decision:
                 break
         return out
 
+    def failover_candidates(self) -> list[Candidate]:
+        """failover() as the spec asks: deploy.failover_types types with deploy.capacity_failover, else the choice alone."""
+        deploy = self.workload.spec.deploy
+        return self.failover(deploy.failover_types if deploy.capacity_failover else 1)
+
     def margin(self) -> dict:
         """How much room the choice has: memory per GPU and each target."""
         if self.chosen is None or self.chosen.fit is None:

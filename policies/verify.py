@@ -69,8 +69,7 @@ def mismatch(g: res.GpuResource, d: gpusizer.Decision) -> str | None:
     given = g.required_gib
     if given is None or not (need - 1e-6 <= given <= math.ceil(need) + 1e-6):
         return f"its requirement {given} GiB differs from the re-planned {need:g} GiB"
-    deploy = d.workload.spec.deploy
-    types = {x.offer.instance_type for x in d.failover(deploy.failover_types if deploy.capacity_failover else 1)}
+    types = {x.offer.instance_type for x in d.failover_candidates()}
     gpus = (c.offer.gpu, c.offer.gpu_count * c.offer.gpu_fraction)
     for s in g.shapes:
         if g.provider == "aws":  # an AWS group may fail over to the next adequate types, other GPUs included
