@@ -105,6 +105,7 @@ class Window(_Strict):
                              "To fix: repeat start's last three fields in end")
         if self.minutes <= 0:
             raise ValueError("end must be later the same day than start. To fix: split a window over midnight in two")
+        _days_per_week(self)  # the day-of-week field names days (a name it does not know raises here)
         return self
 
     @property
@@ -183,12 +184,19 @@ def _days_per_week(window: Window) -> int:
         if "/" in part:
             part, step_s = part.split("/")
             step = int(step_s)
-        bounds = [_DAY_NAMES.get(p.lower()[:3], None) if p.isalpha() else int(p) % 7 for p in part.split("-")]
-        if part == "*":
-            bounds = [0, 6]
-        lo, hi = bounds[0], bounds[-1]
+        ends = ["0", "6"] if part == "*" else part.split("-")
+        lo, hi = _day(ends[0]), _day(ends[-1])
         days.update(range(lo, (hi if hi >= lo else hi + 7) + 1, step))
     return len({d % 7 for d in days})
+
+
+def _day(name: str) -> int:
+    """A cron day of week, 0-7 or sun..sat (0 and 7 are Sunday)."""
+    if name.isdigit():
+        return int(name) % 7
+    if name.lower()[:3] in _DAY_NAMES and name.isalpha():
+        return _DAY_NAMES[name.lower()[:3]]
+    raise ValueError(f"{name!r} is not a day of the week. To fix: 0-7 or sun, mon, tue, wed, thu, fri, sat")
 
 
 def instances(replicas: int, replicas_per_node: int = 1, nodes: int = 1) -> int:

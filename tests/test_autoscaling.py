@@ -38,6 +38,8 @@ def test_contract_example_parses():
     ({"metric": "schedule", "schedule": [{**WEEKDAYS, "end": "0 7 * * 1-5"}]}, "deploy.autoscaling.schedule.0", "later"),
     ({"metric": "schedule", "schedule": [{**WEEKDAYS, "end": "0 20 * * *"}]}, "deploy.autoscaling.schedule.0", "same day"),
     ({"metric": "schedule", "schedule": [{**WEEKDAYS, "start": "*/5 8 * * 1-5"}]}, "deploy.autoscaling.schedule.0.start", "not valid"),
+    ({"metric": "schedule", "schedule": [{"start": "0 8 * * xyz", "end": "0 20 * * xyz", "replicas": 3}]},
+     "deploy.autoscaling.schedule.0", "not a day of the week"),
     ({**QUEUE, "metric": "cpu"}, "deploy.autoscaling.metric", "gpu_utilization"),
     ({**QUEUE, "max_replicas": 0}, "deploy.autoscaling.max_replicas", "greater than or equal to 1"),
     ({**QUEUE, "min_replicas": -1}, "deploy.autoscaling.min_replicas", "greater than or equal to 0"),
@@ -106,3 +108,15 @@ def test_table_and_markdown_show_min_and_max(tiny_catalog):
     for fmt in ("table", "markdown"):
         text = report.render(plan, fmt)
         assert "$0/month at min" in text and top in text
+
+
+@pytest.mark.parametrize("days, per_week", [
+    ("*/2", 4),  # Sun, Tue, Thu, Sat (cron steps count from the range's start, 0)
+    ("1-5/2", 3),  # Mon, Wed, Fri
+    ("5-1", 4),  # Fri, Sat, Sun, Mon: a range that wraps past Saturday
+    ("mon-fri", 5),
+    ("0,7", 1),  # 0 and 7 are both Sunday
+])
+def test_window_days_per_week_follow_cron_day_of_week_rules(days, per_week):
+    w = autoscaling.Window(start=f"0 8 * * {days}", end=f"0 20 * * {days}", replicas=1)
+    assert autoscaling._days_per_week(w) == per_week
