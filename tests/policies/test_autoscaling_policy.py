@@ -54,6 +54,9 @@ def test_keda_and_hpa_maxima_reach_their_named_deployment():
     other_ns = _k8s(scaling.K8S_HPA, "urn:hpa", {"metadata": {"namespace": "other"}, "spec": {
         "scaleTargetRef": {"kind": "Deployment", "name": "chat"}, "maxReplicas": 9}})
     assert scaling.maxima([dep, other_ns]) == {}
+    same_ns = _k8s(scaling.K8S_HPA, "urn:hpa", {"metadata": {"namespace": "chat"}, "spec": {
+        "scaleTargetRef": {"kind": "Deployment", "name": "chat"}, "maxReplicas": 9}})
+    assert scaling.maxima([dep, same_ns]) == {"urn:dep": 9}
 
 
 def test_autoscaling_bound_beyond_pool_free_gpus_is_blocked():
