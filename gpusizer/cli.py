@@ -64,6 +64,8 @@ def _parser() -> argparse.ArgumentParser:
     pre.add_argument("--stacks-dir", help="default: the repository's stacks/")
     pre.add_argument("--program", help="Pulumi program file; default: the repository's __main__.py")
     pre.add_argument("--policy-config", help="JSON file as for `pulumi preview --policy-pack-config`")
+    pre.add_argument("--serial", action="store_true", help="run the first preview and the update one after the "
+                     "other in this process (default on Linux with 2+ CPUs: at once, the first in a forked child)")
     pre.add_argument("--format", choices=("table", "markdown", "json"), default="table",
                      help="json: {workloads: {NAME: plan JSON}, policy: {...}}, the input of `gpusizer diff`")
 

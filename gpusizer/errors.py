@@ -24,6 +24,10 @@ class SpecError(SizingError):
         super().__init__(message)
         self.field = field
 
+    def __reduce__(self):
+        """Pickled with its field (an exception pickles its args alone): a forked preview phase sends it back."""
+        return type(self), (str(self), self.field)
+
 
 class UnknownModelError(SpecError):
     """``model.name`` matches no registry entry; the message lists the nearest names."""

@@ -25,7 +25,7 @@ import sys
 import pulumi
 
 from gpusizer import errors, inputs, redact, reuse
-from policies import analyzer, mocks
+from policies import analyzer, fork, mocks
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 PHASES = ("preview", "up")  # a first preview (unknowns), then the update (all known)
@@ -67,12 +67,16 @@ def _without_ciphertext(config: dict) -> tuple[dict, list[str]]:
     return plain, secret_keys
 
 
-def preview(stack: str, stacks_dir: pathlib.Path, program: pathlib.Path, policy_config: dict | None = None):
+def preview(stack: str, stacks_dir: pathlib.Path, program: pathlib.Path, policy_config: dict | None = None,
+            parallel: bool | None = None):
     """Run the program for `stack` as a first preview and as an update, the pack over each:
     (exports, resources, findings). Findings seen in both phases are listed once.
 
     Secure (encrypted) config values cannot be decrypted here: placeholders stand in for them
     (they only feed provider credentials, which mocks never use) and a note on stderr says so.
+
+    parallel: run the first preview in a forked child while this process runs the update
+    (policies/fork.py); default where fork.available(). The result is the same either way.
     """
     stack_file = stacks_dir / f"Pulumi.{stack}.yaml"
     doc = inputs.read_yaml(stack_file, "stack file", "--stack")
@@ -84,17 +88,33 @@ def preview(stack: str, stacks_dir: pathlib.Path, program: pathlib.Path, policy_
         print(f"note: {', '.join(secret_keys)} hold(s) secure values the offline preview cannot decrypt; "
               "placeholders stand in for them (resources and policies are checked, credentials are not)",
               file=sys.stderr)
+
+    def phase(name: str) -> tuple[dict, list, list[tuple]]:
+        recorder, exports = mocks.run_program(lambda: runpy.run_path(str(program), run_name="__main__") and None,
+                                              config, secret_keys, stack=stack, preview=name == "preview")
+        resources = [analyzer.Resource(r.typ, r.name, r.inputs, r.urn, r.parent, r.dependencies)
+                     for r in recorder.resources]
+        return exports, resources, [dataclasses.astuple(f) for f in analyzer.analyze(resources, stack, policy_config)]
+
+    if parallel is None:
+        parallel = fork.available()
+    with reuse.scope():  # both runs and the pack's re-plans share one decision per spec (per process)
+        if not parallel:
+            runs = [("preview", phase("preview")[2])]
+            exports, resources, found = phase("up")
+        else:  # the first preview in a forked child while this process runs the update: two CPUs at once
+            first = fork.Child(lambda: phase("preview")[2])
+            try:
+                exports, resources, found = phase("up")
+            except BaseException:
+                first.result()  # the first preview's error comes first, as when the phases run in turn
+                raise
+            runs = [("preview", first.result())]
+        runs.append(("up", found))
     seen: dict[tuple, list[str]] = {}
-    exports: dict = {}
-    resources: list = []
-    with reuse.scope():  # both runs and the pack's re-plans share one decision per spec
-        for phase in PHASES:
-            recorder, exports = mocks.run_program(lambda: runpy.run_path(str(program), run_name="__main__") and None,
-                                                  config, secret_keys, stack=stack, preview=phase == "preview")
-            resources = [analyzer.Resource(r.typ, r.name, r.inputs, r.urn, r.parent, r.dependencies)
-                         for r in recorder.resources]
-            for f in analyzer.analyze(resources, stack, policy_config):
-                seen.setdefault((f.policy, f.level, f.resource, f.message), []).append(phase)
+    for name, found in runs:
+        for key in found:
+            seen.setdefault(key, []).append(name)
     findings = [Finding(*key, tuple(phases)) for key, phases in seen.items()]
     return exports, resources, findings
 
@@ -188,7 +208,8 @@ def run(args) -> int:
     policy_config = (inputs.read_json(args.policy_config, "policy config", "--policy-config")
                      if args.policy_config else None)
     try:
-        exports, resources, findings = preview(args.stack, stacks_dir, pathlib.Path(args.program or REPO / "__main__.py"), policy_config)
+        exports, resources, findings = preview(args.stack, stacks_dir, pathlib.Path(args.program or REPO / "__main__.py"),
+                                               policy_config, parallel=False if args.serial else None)
     except pulumi.RunError as exc:
         raise errors.SpecError(f"stack {args.stack}: {exc}", "") from None
     print(redact.redact(render(exports, resources, findings, args.format)))

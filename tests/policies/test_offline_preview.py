@@ -99,6 +99,27 @@ def test_a_preview_plans_each_workload_once_across_both_runs_and_the_pack(monkey
     calls = []
     real = gpusizer.plan
     monkeypatch.setattr(gpusizer, "plan", lambda *a, **kw: calls.append(a) or real(*a, **kw))
-    exports, _, findings = offline.preview("hybrid", REPO / "stacks", REPO / "__main__.py")
+    exports, _, findings = offline.preview("hybrid", REPO / "stacks", REPO / "__main__.py", parallel=False)
     assert not [f for f in findings if f.level == "mandatory"]
     assert len(calls) == len(exports) == 2  # without reuse: twice per workload (preview, up), plus the pack's re-plans
+
+
+def test_the_phases_run_at_once_or_in_turn_with_the_same_result():
+    from policies import offline
+
+    def run(parallel):
+        exports, resources, findings = offline.preview("overprovisioned", HERE, HERE / "program.py", parallel=parallel)
+        return sorted(exports), [(r.typ, r.name, r.urn) for r in resources], findings
+
+    at_once, in_turn = run(True), run(False)
+    assert at_once == in_turn
+    (finding,) = at_once[2]
+    assert finding.policy == "gpusizer-no-overprovisioning" and finding.phases == ("preview", "up")
+
+
+def test_a_forked_phase_that_fails_fails_the_preview_with_its_message(tmp_path):
+    program = tmp_path / "program.py"
+    program.write_text("import pulumi\nraise pulumi.RunError('no such network: vpc-123')\n")
+    for serial in ((), ("--serial",)):
+        r = preview("--stack", "hybrid", "--program", program, *serial)
+        assert r.returncode == 2 and "no such network: vpc-123" in r.stderr and "Traceback" not in r.stderr

@@ -1,0 +1,74 @@
+"""Run a function in a forked child process and take its result: how `gpusizer preview` runs its two phases at once.
+
+The child starts as a copy of this process (imported modules, decisions
+memoised so far, stack config), runs the function, sends back its return
+value or the exception it raised, pickled through a pipe, and leaves with
+os._exit: no atexit handler runs twice and no buffer of the parent's is
+flushed twice (both streams are flushed before the fork).
+
+`available()` is true on Linux with two or more CPUs free to this process
+(os.sched_getaffinity), where a second process can run while this one works.
+The offline preview forks before its programs start, when no gRPC channel or
+server exists (Pulumi's mocks use none) and no thread other than the main one
+runs, so the child inherits no lock held by another thread.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import sys
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+def available() -> bool:
+    """Whether a forked child can run beside this process: Linux (fork and CPU affinity), >= 2 CPUs free."""
+    return hasattr(os, "fork") and hasattr(os, "sched_getaffinity") and len(os.sched_getaffinity(0)) >= 2
+
+
+class Child(Generic[T]):
+    """A forked child running `fn`; `result()` waits for it and returns what it returned."""
+
+    def __init__(self, fn: Callable[[], T]):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        read, write = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:
+            os.close(read)
+            _serve(fn, write)  # never returns
+        os.close(write)
+        self._read = read
+
+    def result(self) -> T:
+        """The child's return value; its exception is raised here (a RuntimeError when it could not say)."""
+        with os.fdopen(self._read, "rb") as pipe:
+            data = pipe.read()
+        _, status = os.waitpid(self.pid, 0)
+        if not data:
+            raise RuntimeError(f"the forked process ended without a result (wait status {status})")
+        ok, value = pickle.loads(data)
+        if ok:
+            return value
+        raise value
+
+
+def _serve(fn: Callable[[], object], write: int) -> None:
+    try:
+        try:
+            payload = (True, fn())
+        except BaseException as exc:  # every outcome goes back to the parent, which raises it
+            payload = (False, exc)
+        try:
+            data = pickle.dumps(payload)
+        except Exception as exc:  # an unpicklable value or exception: say what it was
+            data = pickle.dumps((False, RuntimeError(f"{type(payload[1]).__name__}: {payload[1]} ({exc})")))
+        with os.fdopen(write, "wb") as pipe:
+            pipe.write(data)
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(0)
