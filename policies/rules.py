@@ -174,13 +174,10 @@ def allowed_gpus(s: Subject, cfg: AllowedConfig) -> list[str]:
 
 RULES: tuple[Rule, ...] = (
     Rule("gpusizer-no-overprovisioning",
-         "GPU memory may not exceed the sizing requirement by more than maxRatio while a cheaper adequate offer exists.",
-         "mandatory", RatioConfig,
-         lambda s, cfg: sizing.no_overprovisioning(s.gpu, s.urn, cfg.max_ratio) if s.gpu is not None else []),
-    Rule("gpusizer-verified-exemptions",
-         "A GPU size labelled as set by a target, a deadline or cost holds only when the pack re-plans the "
-         "GpuWorkload's recorded spec and the resource matches that decision; otherwise memory judges it.",
-         "mandatory", RatioConfig, lambda rs, cfg: verify.verified_exemptions(rs, cfg.max_ratio), scope="stack"),
+         "GPU memory may not exceed the sizing requirement by more than maxRatio while a cheaper adequate offer "
+         "exists; a size labelled as set by a target, a deadline or cost holds only when the pack re-plans the "
+         "spec of the GpuWorkload above the resource and the resource matches that decision.",
+         "mandatory", RatioConfig, lambda rs, cfg: verify.no_overprovisioning(rs, cfg.max_ratio), scope="stack"),
     Rule("gpusizer-sized-gpu-capacity",
          "Every GPU resource names a GPU type the pack knows and carries the GPU memory it was sized for.",
          "mandatory", NoConfig, _gpu(sized_gpu_capacity)),

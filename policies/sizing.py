@@ -18,7 +18,7 @@ from policies import view as v
 
 # What `sized-by` may name besides memory: a size memory alone cannot call excessive, if re-derived.
 EXEMPT = limits.NOT_BY_MEMORY
-WORKLOAD = "gpusizer:index:GpuWorkload"  # the component that records its spec as inputs
+WORKLOAD = "gpusizer:index:GpuWorkload"  # the component that records its spec as inputs (policies/verify.py)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,13 +31,6 @@ class StackResource:
     name: str = ""
     parent: str | None = None
     dependencies: tuple[str, ...] = ()
-
-
-def under_workload(urn: str) -> bool:
-    """Whether the URN's type chain puts the resource under a GpuWorkload component
-    (urn:pulumi:STACK::PROJECT::PARENT-TYPE$...$TYPE::NAME)."""
-    parts = urn.split("::")
-    return len(parts) >= 4 and WORKLOAD in parts[2].split("$")[:-1]
 
 
 def over_memory(r: res.GpuResource, max_ratio: float) -> list[str]:
@@ -60,15 +53,6 @@ def over_memory(r: res.GpuResource, max_ratio: float) -> list[str]:
                 f"{cheaper.provider} {cheaper.region}) at ${cheaper.on_demand_usd:.2f}/h fits. "
                 "To fix: size with gpusizer (components.GpuWorkload) or pick the cheaper offer"]
     return []
-
-
-def no_overprovisioning(r: res.GpuResource, urn: str, max_ratio: float) -> list[str]:
-    """Memory-judged, except a size labelled as set by a target, deadline or cost on a resource under a
-    GpuWorkload: that claim is checked by re-deriving the decision (policies/verify.py, a stack rule).
-    A hand-written label anywhere else is judged on memory alone."""
-    if r.sized_by in EXEMPT and under_workload(urn):
-        return []
-    return over_memory(r, max_ratio)
 
 
 def _templates_of(r: StackResource, by_urn: dict[str, StackResource]) -> list[StackResource]:

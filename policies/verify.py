@@ -1,15 +1,19 @@
-"""Verify an over-provisioning exemption by re-deriving the decision, never by taking the resource's word.
+"""Over-provisioning, one stack rule over every GPU resource; an exemption holds only when re-derived.
 
-A GpuWorkload records the spec it sized (and the on-prem pools it saw) as
-its component inputs and outputs (stack policies get a resource's outputs:
-pulumi stepGenerator.AnalyzeResources). A GPU resource under it whose `sized-by` names a target, a deadline or cost is exempt from the
-memory ratio only when the engine, re-planning that recorded spec with the
-pack's own catalog, makes a decision the resource matches:
+Every GPU resource in the stack is judged on memory (policies/sizing.over_memory).
+One whose `sized-by` names a target, a deadline or cost, and that sits under a
+GpuWorkload (by the parent links the engine sends), is exempt from the memory
+ratio only when the engine, re-planning the spec the GpuWorkload recorded
+as its component inputs and outputs (stack policies get a resource's outputs:
+pulumi stepGenerator.AnalyzeResources) with the pack's own catalog, makes a
+decision the resource matches:
 - the same sized-by label and requirement (GCP labels round it up to whole GiB);
 - every type it may launch is the choice or, on AWS, one of the ranked
   failover types (Decision.failover), and holds the chosen GPUs;
 - it runs no more nodes or pods than the choice's replicas x nodes (autoscaled: max replicas' nodes).
-Anything else is judged on memory alone, as a hand-written label is.
+Anything else is judged on memory alone, as a hand-written label is. One
+rule does both, so no setting (disabling a second rule, a different
+maxRatio) can leave a labelled resource unjudged.
 """
 
 from __future__ import annotations
@@ -83,34 +87,51 @@ def mismatch(g: res.GpuResource, d: gpusizer.Decision) -> str | None:
     return None
 
 
-def verified_exemptions(stack: list[sizing.StackResource], max_ratio: float) -> list[tuple[str, str | None]]:
-    """Memory-judge every GPU resource under a GpuWorkload whose exemption label does not re-derive.
+def exemption_refused(r: sizing.StackResource, g: res.GpuResource, by_urn: dict[str, sizing.StackResource]) -> str | None:
+    """Why `r`'s sized-by label does not exempt it from the memory ratio, or None when it re-derives.
 
-    Resources outside a GpuWorkload are the resource rule's (policies/sizing.py); a field unknown at
-    preview skips the resource here (the resource rules report it by name and judge it at `up`).
+    The GpuWorkload is found through the parent links the engine sends, never through the resource's
+    name, URN or tags, and its recorded spec is re-planned with the pack's own catalog.
+    """
+    workload = ancestor(r, by_urn)
+    if workload is None:
+        return "no GpuWorkload above it records a spec"
+    try:
+        return mismatch(g, decision(workload))
+    except gpusizer.SizingError as exc:
+        return f"its GpuWorkload's recorded spec does not re-plan ({exc})"
+
+
+def no_overprovisioning(stack: list[sizing.StackResource], max_ratio: float) -> list[tuple[str, str | None]]:
+    """Every GPU resource in the stack, memory-judged (policies/sizing.over_memory); one over the ratio
+    passes only when its sized-by label re-derives (exemption_refused is None).
+
+    A resource a field of which is unknown at preview is left out; when nothing else is over the
+    ratio the first such field is raised (the pack reports it as advisory, judged again at `up`).
     """
     by_urn = {r.urn: r for r in stack}
-    out = []
+    out: list[tuple[str, str | None]] = []
+    unknown: v.Unknown | None = None
     for r in stack:
-        if r.type not in res.KINDS or not sizing.under_workload(r.urn):
+        if r.type not in res.KINDS:
             continue
         try:
             g = res.gpu_resource(r.type, r.props)
-            if g is None or g.sized_by not in sizing.EXEMPT:
+            found = sizing.over_memory(g, max_ratio) if g is not None else []
+            if not found:
                 continue
-            workload = ancestor(r, by_urn)
-            try:
-                why = mismatch(g, decision(workload)) if workload else "no GpuWorkload above it records a spec"
-            except gpusizer.SizingError as exc:
-                why = f"its GpuWorkload's recorded spec does not re-plan ({exc})"
-            if why is None:
-                continue
-            out += [(f"{m} The label sized-by {g.sized_by!r} is not re-derived: {why}.", r.urn)
-                    for m in sizing.over_memory(g, max_ratio)]
-        except v.Unknown:
-            continue
+            if g.sized_by in sizing.EXEMPT:
+                why = exemption_refused(r, g, by_urn)
+                if why is None:
+                    continue
+                found = [f"{m} The label sized-by {g.sized_by!r} is not re-derived: {why}." for m in found]
+            out += [(m, r.urn) for m in found]
+        except v.Unknown as exc:
+            unknown = unknown or exc
         except ValueError as exc:
-            out.append((f"gpusizer could not judge {r.name or r.urn}: {exc}", r.urn))
+            out.append((f"gpusizer could not judge {r.name or r.urn}: {exc}. To fix: correct the resource", r.urn))
+    if unknown is not None and not out:
+        raise unknown
     return out
 
 
@@ -130,8 +151,10 @@ def bounds_within_capacity(stack: list, catalog: Catalog | None = None) -> list[
             d = decision(r)
         except v.Unknown:
             continue
-        except gpusizer.SizingError:
-            continue  # gpusizer-verified-exemptions reports a record that does not re-plan
+        except gpusizer.SizingError as exc:
+            out.append((f"{r.name or r.urn}: its recorded spec does not re-plan, so its autoscaling bound cannot be "
+                        f"checked ({exc}). To fix: correct the GpuWorkload's spec", r.urn))
+            continue
         if d.chosen is None or d.autoscaling is None:
             continue
         quotas = (catalog or gpusizer.load_catalog()).quotas

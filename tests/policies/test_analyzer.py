@@ -48,4 +48,5 @@ def test_stack_budget_through_analyze_stack():
 
 def test_malformed_config_is_a_diagnostic_not_a_crash():
     fs = _findings(cases.L4_FOR_18, config={"gpusizer-no-overprovisioning": {"maxRatio": "two"}})
-    assert any("could not judge" in f.message for f in fs)
+    (f,) = [f for f in fs if f.policy == "gpusizer-no-overprovisioning"]
+    assert "maxRatio" in f.message and f.level == "mandatory"

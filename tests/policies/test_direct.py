@@ -10,8 +10,14 @@ from tests.policies import cases
 OVER = "gpusizer-no-overprovisioning"
 
 
+def over(typ, props, config=None, parent=None, stack=()):
+    """gpusizer-no-overprovisioning's messages for one resource (a stack rule: it sees `stack` beside it)."""
+    r = sizing.StackResource(typ, view.View(view.raw(props)), f"urn:pulumi:ci::p::{typ}::r", "r", parent)
+    return [m for m, _ in rules.check_stack(OVER, [*stack, r], config)]
+
+
 def test_h100_for_20_gib_names_a_cheaper_offer():
-    (msg,) = rules.check_resource(OVER, *cases.H100_FOR_20)
+    (msg,) = over(*cases.H100_FOR_20)
     assert "p5.48xlarge: 8 x H100 = 637 GiB for a 20 GiB requirement (32x" in msg
     assert "g6.xlarge" in msg and "$0.80/h fits" in msg
 
@@ -28,14 +34,15 @@ def test_untagged_gpu_instance_is_flagged():
 
 
 def test_non_gpu_instance_is_ignored():
-    for name in ("gpusizer-sized-gpu-capacity", OVER, "gpusizer-no-underprovisioning"):
+    for name in ("gpusizer-sized-gpu-capacity", "gpusizer-no-underprovisioning"):
         assert rules.check_resource(name, *cases.NON_GPU) == []
+    assert over(*cases.NON_GPU) == []
 
 
 @pytest.mark.parametrize("case", sorted(cases.OVER))
 def test_each_covered_type_is_judged(case):
     typ, props = cases.OVER[case]
-    msgs = rules.check_resource(OVER, typ, props)
+    msgs = over(typ, props)
     assert len(msgs) == 1 and "GiB requirement" in msgs[0], msgs
     assert rules.check_resource("gpusizer-sized-gpu-capacity", typ, props) == []
 
@@ -46,20 +53,24 @@ def test_under_provisioning_is_flagged():
     assert msgs and "< 30 GiB required" in msgs[0]
 
 
-def test_sized_by_a_target_under_a_gpu_workload_is_left_to_re_derivation():
-    # Under a GpuWorkload (its URN's type chain) the claim is checked by gpusizer-verified-exemptions, which
-    # re-plans the recorded spec; anywhere else the label is hand-written and memory judges it.
+def test_a_sized_by_label_never_exempts_by_itself():
+    # Neither the label nor a URN that names a GpuWorkload in its type chain exempts: only a GpuWorkload that
+    # the engine names as an ancestor (parent links) and whose recorded spec re-plans to this resource.
     typ, props = cases.H100_FOR_20
     tags = {**props["tags"], "gpusizer:sized-by": "throughput"}
     urn = f"urn:pulumi:dev::gpusizer::gpusizer:index:GpuWorkload$gpusizer:aws:GpuCapacity${typ}::chat"
-    assert rules.check_resource(OVER, typ, {**props, "tags": tags}, urn=urn) == []
-    assert rules.check_resource(OVER, typ, {**props, "tags": tags})
+    r = sizing.StackResource(typ, view.View(view.raw({**props, "tags": tags})), urn, "chat")
+    (msg,) = [m for m, _ in rules.check_stack(OVER, [r])]
+    assert "637 GiB for a 20 GiB requirement" in msg and "no GpuWorkload above it records a spec" in msg
+    fake = sizing.StackResource(sizing.WORKLOAD, view.View({}), "urn:pulumi:dev::gpusizer::gpusizer:index:GpuWorkload::w")
+    (msg,) = over(typ, {**props, "tags": tags}, parent=fake.urn, stack=[fake])
+    assert "not re-derived" in msg and "records no spec" in msg
 
 
 def test_ratio_is_configurable():
     typ, props = cases.OVER["gcp-template"]  # 8 x V100 = 126 GiB for 5 GiB
-    assert rules.check_resource(OVER, typ, props, {"maxRatio": 100}) == []
-    (msg,) = rules.check_resource(OVER, typ, props, {"maxRatio": 10})
+    assert over(typ, props, {"maxRatio": 100}) == []
+    (msg,) = over(typ, props, {"maxRatio": 10})
     # 8 x 15.78 GiB (V100 16 GB as the driver shows it) = 126 GiB; 126 / 5 = 25x, over the 10x limit.
     assert "8 x V100 = 126 GiB for a 5 GiB requirement (25x, limit 10x)" in msg
 
@@ -114,10 +125,7 @@ def test_ssh_from_a_private_range_is_fine():
     assert rules.check_resource("gpusizer-secure-gpu-hosts", "aws:ec2/securityGroup:SecurityGroup", props) == []
 
 
-@pytest.mark.parametrize("props, config", [
-    ({"instanceType": "g6.xlarge", "tags": {cases.REQ: "18"}}, {"maxRatio": "two"}),  # malformed config
-    ({"instanceType": "g6.xlarge", "tags": {cases.REQ: "18"}}, {"maxRatoi": 2}),  # unknown config key
-])
-def test_malformed_input_is_a_message_not_a_crash(props, config):
-    (msg,) = rules.check_resource(OVER, "aws:ec2/instance:Instance", props, config)
-    assert "could not judge" in msg
+@pytest.mark.parametrize("config", [{"maxRatio": "two"}, {"maxRatoi": 2}])  # malformed; an unknown key
+def test_malformed_config_is_a_message_not_a_crash(config):
+    (msg,) = over("aws:ec2/instance:Instance", {"instanceType": "g6.xlarge", "tags": {cases.REQ: "18"}}, config)
+    assert msg.startswith("gpusizer-no-overprovisioning config:") and ("maxRatio" in msg or "maxRatoi" in msg)

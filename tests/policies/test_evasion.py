@@ -198,8 +198,23 @@ def test_a_claimed_exemption_that_does_not_re_derive_is_judged_on_memory():
     props = {"instanceType": "p5.48xlarge", "tags": {cases.REQ: "20", "gpusizer:sized-by": "throughput"}, **SECURE}
     found = analyzer.analyze(_workload_stack(INSTANCE, props, SMALL_CHAT), "dev")
     (f,) = [f for f in found if f.level == "mandatory"]
-    assert f.policy == "gpusizer-verified-exemptions" and f.resource == "w-aws-x"
+    assert f.policy == "gpusizer-no-overprovisioning" and f.resource == "w-aws-x"
     assert "not re-derived" in f.message and "637 GiB for a 20 GiB requirement" in f.message
+
+
+@pytest.mark.parametrize("config", [
+    None,
+    {"gpusizer-no-overprovisioning": {"maxRatio": 3}},  # a stricter ratio applies to labelled resources too
+    {"gpusizer-gpu-budget": {"enforcementLevel": "disabled"}},  # no other rule's setting turns the judgement off
+])
+def test_no_setting_but_disabling_the_rule_itself_leaves_a_labelled_resource_unjudged(config):
+    # The last wave's gap: the resource rule skipped a labelled resource under a GpuWorkload and left it to a
+    # second rule; disabling that rule, or a maxRatio on the first, judged it nowhere (32x with no finding).
+    props = {"instanceType": "p5.48xlarge", "tags": {cases.REQ: "20", "gpusizer:sized-by": "throughput"}, **SECURE}
+    found = [f for f in analyzer.analyze(_workload_stack(INSTANCE, props, SMALL_CHAT), "dev", config)
+             if f.policy == "gpusizer-no-overprovisioning"]
+    limit = (config or {}).get("gpusizer-no-overprovisioning", {}).get("maxRatio", 2)
+    assert [f.level for f in found] == ["mandatory"] and f"(32x, limit {limit}x)" in found[0].message
 
 
 def test_an_exemption_re_derived_from_the_recorded_spec_holds():
@@ -210,3 +225,6 @@ def test_an_exemption_re_derived_from_the_recorded_spec_holds():
              "tags": {cases.REQ: f"{d.required_gpu_memory_gib:.2f}", "gpusizer:sized-by": d.sized_by}}
     found = analyzer.analyze(_workload_stack(INSTANCE, props, spec.model_dump(mode="json")), "dev")
     assert [f for f in found if f.level == "mandatory"] == []
+    # The same resource with no GpuWorkload above it is over the ratio: the re-derived decision is what exempts it.
+    alone = [f for f in _mandatory(INSTANCE, props) if f.policy == "gpusizer-no-overprovisioning"]
+    assert len(alone) == 1 and "no GpuWorkload above it" in alone[0].message

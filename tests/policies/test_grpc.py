@@ -11,10 +11,14 @@ from tests.policies import cases
 
 
 def analyze(stub, typ, props):
+    """The diagnostics the engine gets for a stack of one resource: its Analyze, then the AnalyzeStack."""
     s = struct_pb2.Struct()
     s.update(json.loads(json.dumps(props)))
-    req = analyzer_pb2.AnalyzeRequest(type=typ, properties=s, urn=f"urn:pulumi:ci::p::{typ}::r", name="r")
-    return stub.Analyze(req, timeout=30).diagnostics
+    urn = f"urn:pulumi:ci::p::{typ}::r"
+    one = stub.Analyze(analyzer_pb2.AnalyzeRequest(type=typ, properties=s, urn=urn, name="r"), timeout=30).diagnostics
+    stack = analyzer_pb2.AnalyzeStackRequest(resources=[analyzer_pb2.AnalyzerResource(type=typ, properties=s, urn=urn,
+                                                                                      name="r")])
+    return [*one, *stub.AnalyzeStack(stack, timeout=30).diagnostics]
 
 
 def test_info_lists_the_policies_from_the_configured_virtualenv(pack_stub):
