@@ -131,10 +131,13 @@ def _cmd_plan(args) -> int:
     pools = gpusizer.load_pools(args.pools) if args.pools else ()
     decision = gpusizer.plan(args.spec, catalog=_catalog(args.catalog), pools=pools)
     print(redact.redact(report.render(decision, args.format, top=None if args.all else args.top, quiet_age=args.quiet_age)))
-    providers = decision.workload.spec.placement.providers
-    if pools and providers is not None and "onprem" not in providers:
-        print(f"gpusizer: hint: --pools given, but placement.providers {list(providers)} leaves out onprem, so no pool "
-              "was considered. To use them: add onprem to placement.providers", file=sys.stderr)
+    from gpusizer import providers
+
+    allowed = decision.workload.spec.placement.providers
+    if pools and allowed is not None and not set(providers.OWNED) & set(allowed):
+        owned = ", ".join(providers.OWNED)
+        print(f"gpusizer: hint: --pools given, but placement.providers {list(allowed)} leaves out {owned}, so no pool "
+              f"was considered. To use them: add {owned} to placement.providers", file=sys.stderr)
     return EXIT_OK if decision.chosen is not None else EXIT_INFEASIBLE
 
 
@@ -244,12 +247,12 @@ def _cmd_catalog_list(args) -> int:
 
             raise SpecError(f"--gpu: unknown GPU {args.gpu!r}. To fix: use one of {', '.join(hardware.load_gpus())}", "--gpu")
     import gpusizer
-    from gpusizer import listing
+    from gpusizer import listing, providers
 
     offers = _catalog(args.catalog).with_pools(gpusizer.load_pools(args.pools) if args.pools else ()).offers
     listed = listing.rows(offers, args.provider, args.region, gpu, args.min_gpu_memory_gib, args.purchase)
     print(listing.render(listed, args.format))
-    if args.provider == "onprem" and not args.pools:
+    if args.provider in providers.OWNED and not args.pools:
         print("gpusizer: hint: on-prem pools are not in the catalog; list them with --pools FILE", file=sys.stderr)
     return EXIT_OK
 

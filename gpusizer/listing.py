@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
+from gpusizer import providers
 from gpusizer.catalog.offer import PURCHASES, Offer
 
 
@@ -58,7 +59,7 @@ def render(listed: list[dict], fmt: str) -> str:
                      "yes" if r["opt_in"] else "", r["purchase"], f"{r['hourly_usd']:.4f}", r["as_of"]))
     widths = [max(len(x[i]) for x in [cols, *body]) for i in range(len(cols))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in [cols, *body]]
-    pools = sorted({(r["instance_type"], r["note"]) for r in listed if r["provider"] == "onprem" and r.get("note")})
+    pools = sorted({(r["instance_type"], r["note"]) for r in listed if r["provider"] in providers.OWNED and r.get("note")})
     lines += [f"pool {name}: {note}" for name, note in pools]
     lines.append(f"{len(listed)} offers")
     return "\n".join(lines)

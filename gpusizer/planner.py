@@ -9,7 +9,7 @@ import pathlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from gpusizer import errors, hardware, inputs, optimize, registry, spec as spec_mod
+from gpusizer import errors, hardware, inputs, optimize, providers, registry, spec as spec_mod
 from gpusizer.catalog import Catalog
 from gpusizer.decision import Decision, requirements_dict
 from gpusizer.estimate import calibration as calibration_mod, fit as fit_mod, workload as workload_mod
@@ -124,7 +124,8 @@ def _with_known_regions(w: workload_mod.Workload, catalog: Catalog) -> workload_
     if not p.regions:
         return w
     known = catalog.places
-    pools_pending = (p.providers is None or "onprem" in p.providers) and "onprem" not in catalog.provider_names
+    owned = set(providers.OWNED)
+    pools_pending = bool(owned & set(p.providers or providers.NAMES)) and not owned & set(catalog.provider_names)
     regions = []
     for r in p.regions:
         if pools_pending and r.lower() not in {k.lower() for k in known}:

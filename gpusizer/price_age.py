@@ -15,7 +15,7 @@ import datetime
 import os
 import re
 
-from gpusizer import catalog
+from gpusizer import catalog, providers
 from gpusizer.decision import Decision
 
 QUIET_ENV = "GPUSIZER_QUIET_AGE"
@@ -47,7 +47,7 @@ def line(d: Decision, today: datetime.date | None = None) -> str:
     today = today or datetime.date.today()
     bound = catalog.stale_bound()
     offers = [d.chosen.offer] if d.chosen else d.judged.offers()
-    dated = [o.as_of for o in offers if o.provider != "onprem"]
+    dated = [o.as_of for o in offers if o.provider not in providers.OWNED]
     if not dated:
         return "prices: on-prem pools only, priced from their declared costs"
     oldest = min(dated)

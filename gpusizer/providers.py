@@ -108,6 +108,9 @@ REGISTRY: tuple[Provider, ...] = (
 NAMES: tuple[str, ...] = tuple(p.name for p in REGISTRY)
 """Provider keys in registry order: the spec's and the CLI's choices."""
 
+OWNED: tuple[str, ...] = tuple(p.name for p in REGISTRY if p.owned)
+"""Providers whose capacity the user owns (priced from declared pools, not from a price list)."""
+
 _BY_NAME = {p.name: p for p in REGISTRY}
 
 

@@ -30,9 +30,9 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from gpusizer import cost, planner, spec as spec_mod
+from gpusizer import cost, planner, providers, spec as spec_mod
 from gpusizer.catalog import Catalog
-from gpusizer.catalog.offer import PROVIDERS, PURCHASES
+from gpusizer.catalog.offer import PURCHASES
 from gpusizer.errors import SizingError
 
 COMMITMENTS_NOTE = ("the catalog has no 1-/3-year commitment prices (AWS Savings Plans / Reserved Instances, "
@@ -91,7 +91,7 @@ def compare(spec, pools, catalog: Catalog | None = None, months: int = 36, utili
     if not pools:
         raise spec_mod.errors.SpecError("--pools: no pool declared. To fix: list at least one pool (README, On-prem pools)", "--pools")
     catalog = catalog or Catalog.load()
-    clouds = [p for p in (s.placement.providers or PROVIDERS) if p != "onprem"]
+    clouds = [p for p in (s.placement.providers or providers.NAMES) if p not in providers.OWNED]
     cloud = {}
     for purchase in PURCHASES:
         d = planner.plan(_placed(s, providers=clouds, purchase=purchase), catalog=catalog)
@@ -99,9 +99,9 @@ def compare(spec, pools, catalog: Catalog | None = None, months: int = 36, utili
             cloud[purchase] = d.chosen
     if not cloud:
         raise NoOfferError(f"{s.name}: no cloud offer in {', '.join(clouds) or 'no provider'} runs it; nothing to compare")
-    d = planner.plan(_placed(s, providers=["onprem"], purchase="on-demand"), catalog=catalog, pools=pools)
+    d = planner.plan(_placed(s, providers=list(providers.OWNED), purchase="on-demand"), catalog=catalog, pools=pools)
     if d.chosen is None:
-        lost = "; ".join(sorted({c.rejection.detail for c in d.candidates if c.offer.provider == "onprem"})[:3])
+        lost = "; ".join(sorted({c.rejection.detail for c in d.candidates if c.offer.provider in providers.OWNED})[:3])
         raise NoOfferError(f"{s.name}: no pool can run it ({lost})")
     pool = next(p for p in pools if p.name == d.chosen.offer.instance_type)
     gpus = d.chosen.gpu_count * d.chosen.replicas

@@ -10,7 +10,7 @@ import pytest
 import gpusizer
 from gpusizer import optimize, planner as plan_mod
 from gpusizer.catalog import Catalog
-from gpusizer.catalog.offer import PROVIDERS
+from gpusizer.providers import NAMES as PROVIDERS
 from gpusizer.estimate import fit as fit_mod
 from tests.conftest import make_offer
 

@@ -51,7 +51,7 @@ def test_every_registered_provider_passes_the_offer_contract():
 def test_every_list_of_providers_is_the_registry():
     names = list(providers.NAMES)
     assert list(spec_mod.Provider.__args__) == names
-    assert list(offer_mod.PROVIDERS) == names
+    assert "PROVIDERS" not in vars(offer_mod)  # one list of names: gpusizer.providers.NAMES
     parser = cli._parser()
     sub = next(a for a in parser._actions if a.dest == "command").choices["catalog"]
     catalog_sub = next(a for a in sub._actions if a.dest == "catalog_command").choices
@@ -95,3 +95,13 @@ def test_aws_quota_classes_follow_the_service_quota_families():
     # AWS "Running On-Demand G and VT instances" vs "Running On-Demand P instances".
     aws = providers.get("aws")
     assert [aws.quota_class(t) for t in ("g6.xlarge", "vt1.3xlarge", "p5.48xlarge")] == ["G", "G", "P"]
+
+
+def test_the_engine_tells_owned_capacity_by_the_registry_flag_not_by_name():
+    # "onprem" is named by its registry entry and its own catalog module; everything else reads
+    # providers.OWNED (or Provider.owned), so a second owned provider needs no edit elsewhere.
+    own = {REPO / "gpusizer/providers.py", REPO / "gpusizer/catalog/onprem.py"}
+    named = [p.relative_to(REPO).as_posix() for p in (REPO / "gpusizer").rglob("*.py")
+             if p not in own and '"onprem"' in p.read_text()]
+    assert named == []
+    assert providers.OWNED == tuple(p.name for p in providers.REGISTRY if p.owned) == ("onprem",)

@@ -50,9 +50,9 @@ from typing import Annotated, Any
 
 import pydantic
 
-from gpusizer import errors, fields, inputs, redact
+from gpusizer import errors, fields, inputs, providers, redact
 from gpusizer.catalog import paths, store
-from gpusizer.catalog.offer import PROVIDERS, Offer
+from gpusizer.catalog.offer import Offer
 
 MANIFEST = "manifest.json"
 POINTER = "CURRENT"
@@ -161,7 +161,7 @@ def _manifest(gen: pathlib.Path) -> dict:
 
 def _load_entry(gen: pathlib.Path, provider: str, raw: Any) -> tuple[CachedProvider, str]:
     """One provider's validated entry and its CSV text; CatalogError/ValueError naming what is wrong."""
-    if provider not in PROVIDERS:
+    if provider not in providers.NAMES:
         raise errors.CatalogError(f"unknown provider {inputs.quote(provider)}")
     try:
         meta = _Entry.model_validate(raw)
@@ -284,7 +284,7 @@ class Transaction:
         old = [p for p in gens if p.name != keep][: max(0, len(gens) - KEEP_GENERATIONS)]
         for p in self.root.iterdir():
             stale = p.name.startswith(".tmp-") or (p.name.startswith(".") and p.name.endswith(".tmp"))
-            legacy = p.name == MANIFEST or (p.suffix == ".csv" and p.stem in PROVIDERS)
+            legacy = p.name == MANIFEST or (p.suffix == ".csv" and p.stem in providers.NAMES)
             if stale or legacy or p in old:
                 if p.is_dir():
                     shutil.rmtree(p, ignore_errors=True)

@@ -6,9 +6,6 @@ import dataclasses
 
 from gpusizer import errors, providers
 
-PROVIDERS = providers.NAMES
-"""Provider keys, read from the one registry (gpusizer.providers)."""
-
 PURCHASES = ("on-demand", "spot")
 
 # Columns stored in data/catalog/<provider>.csv, in this order. Pinned so a
@@ -41,7 +38,7 @@ class Offer:
     """A GPU shape with its prices at one location.
 
     Attributes:
-        provider: a key of gpusizer.providers.REGISTRY ("aws", "gcp", "onprem").
+        provider: a key of gpusizer.providers.REGISTRY (gpusizer.providers.NAMES).
         region: cloud region, or the pool's location.
         zone: availability zone when the price or offering is per zone, else None.
         instance_type: the cloud type (g6.xlarge, a2-highgpu-1g) or the pool name.
@@ -85,7 +82,7 @@ class Offer:
     note: str = ""
 
     def __post_init__(self):
-        if self.provider not in PROVIDERS:
+        if self.provider not in providers.NAMES:
             raise errors.CatalogError(f"{self.instance_type}: unknown provider {self.provider!r}")
         if self.gpu_count < 1 or not 0 < self.gpu_fraction <= 1:
             raise errors.CatalogError(f"{self.instance_type}: GPU count must be >= 1 and fraction in (0, 1]")
