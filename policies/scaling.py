@@ -43,15 +43,14 @@ MAXIMUM: dict[str, Callable[[v.View], float]] = {
 """Autoscaler type -> its maximum replicas (nodes or pods of its target)."""
 
 
-def maxima(stack: list) -> dict[str, float]:
-    """URN of a GPU resource -> the largest maximum among the autoscalers that target it.
+def maxima(stack: list) -> tuple[dict[str, float], list[tuple[str, Exception]]]:
+    """(URN of a GPU resource -> the largest maximum among the autoscalers that target it, and the
+    autoscalers that could not be read: (URN, policies.view.Unknown for a maximum or target reference
+    unknown at preview, or ValueError for a missing maximum)). One unreadable autoscaler leaves the
+    others' maxima in place.
 
     Args:
         stack: policies.sizing.StackResource records.
-
-    Raises:
-        policies.view.Unknown: a maximum or a target reference unknown at preview.
-        ValueError: an autoscaler without its required maximum.
     """
     gpu = {r.urn: r for r in stack if r.type in res.KINDS and r.type not in res.TEMPLATES}
     k8s = {}
@@ -60,17 +59,22 @@ def maxima(stack: list) -> dict[str, float]:
             kind = r.type.rsplit(":", 1)[-1].lower()
             k8s[(r.props.text("metadata", "namespace"), r.props.text("metadata", "name"), kind)] = r.urn
     out: dict[str, float] = {}
+    failed: list[tuple[str, Exception]] = []
     for r in stack:
         read = MAXIMUM.get(r.type)
         if read is None:
             continue
-        top = read(r.props)
-        targets = [d for d in r.dependencies if d in gpu]
-        if r.type.startswith("kubernetes:"):
-            ref = r.props.at("spec", "scaleTargetRef")
-            key = (r.props.text("metadata", "namespace"), ref.text("name"), ref.text("kind") or "deployment")
-            if key in k8s:
-                targets.append(k8s[key])
+        try:
+            top = read(r.props)
+            targets = [d for d in r.dependencies if d in gpu]
+            if r.type.startswith("kubernetes:"):
+                ref = r.props.at("spec", "scaleTargetRef")
+                key = (r.props.text("metadata", "namespace"), ref.text("name"), ref.text("kind") or "deployment")
+                if key in k8s:
+                    targets.append(k8s[key])
+        except (v.Unknown, ValueError) as exc:
+            failed.append((r.urn, exc))
+            continue
         for urn in targets:
             out[urn] = max(out.get(urn, 0.0), top)
-    return out
+    return out, failed

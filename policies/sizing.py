@@ -96,13 +96,12 @@ def stack_budget(resources: list[StackResource], max_usd: float | None) -> list[
     total = 0.0
     unknown: v.Unknown | None = None
     problems = []
-    try:
-        scaled = scaling.maxima(resources)
-    except v.Unknown as exc:  # judged again at `up`; the rest is still summed
-        scaled, unknown = {}, exc
-    except ValueError as exc:
-        scaled = {}
-        problems.append((f"gpusizer-gpu-budget cannot read an autoscaler: {exc}. To fix: set its maximum", None))
+    scaled, failed = scaling.maxima(resources)
+    for urn, exc in failed:  # an unknown is judged again at `up`; the others' maxima still count
+        if isinstance(exc, v.Unknown):
+            unknown = unknown or exc
+        else:
+            problems.append((f"gpusizer-gpu-budget cannot read this autoscaler: {exc}. To fix: set its maximum", urn))
     for r in resources:
         try:
             total += hourly(r, by_urn, scaled.get(r.urn, 0.0)) or 0.0

@@ -47,16 +47,32 @@ def test_keda_and_hpa_maxima_reach_their_named_deployment():
     dep = _k8s("kubernetes:apps/v1:Deployment", "urn:dep", DEPLOYMENT)
     keda = _k8s(scaling.KEDA_SCALED_OBJECT, "urn:so", {"metadata": {"namespace": "chat", "name": "chat"}, "spec": {
         "scaleTargetRef": {"name": "chat"}, "maxReplicaCount": 4}})
-    assert scaling.maxima([dep, keda]) == {"urn:dep": 4}
+    assert scaling.maxima([dep, keda]) == ({"urn:dep": 4}, [])
     unset = _k8s(scaling.KEDA_SCALED_OBJECT, "urn:so", {"metadata": {"namespace": "chat"}, "spec": {
         "scaleTargetRef": {"name": "chat"}}})
-    assert scaling.maxima([dep, unset]) == {"urn:dep": 100}  # KEDA's default maxReplicaCount
+    assert scaling.maxima([dep, unset]) == ({"urn:dep": 100}, [])  # KEDA's default maxReplicaCount
     other_ns = _k8s(scaling.K8S_HPA, "urn:hpa", {"metadata": {"namespace": "other"}, "spec": {
         "scaleTargetRef": {"kind": "Deployment", "name": "chat"}, "maxReplicas": 9}})
-    assert scaling.maxima([dep, other_ns]) == {}
+    assert scaling.maxima([dep, other_ns]) == ({}, [])
     same_ns = _k8s(scaling.K8S_HPA, "urn:hpa", {"metadata": {"namespace": "chat"}, "spec": {
         "scaleTargetRef": {"kind": "Deployment", "name": "chat"}, "maxReplicas": 9}})
-    assert scaling.maxima([dep, same_ns]) == {"urn:dep": 9}
+    assert scaling.maxima([dep, same_ns]) == ({"urn:dep": 9}, [])
+
+
+def test_one_unreadable_autoscaler_leaves_the_others_maxima_counted():
+    # The budget once dropped every autoscaler's maximum when one lacked its own, counting an autoscaled
+    # group at its own size. Two autoscalers target one priced GPU resource here; one has no maximum.
+    vm = sizing.StackResource("gcp:compute/instance:Instance", v.View({"machineType": "g2-standard-4"}), "urn:vm")
+    good = sizing.StackResource(scaling.GCP_AUTOSCALER, v.View({"autoscalingPolicy": {"maxReplicas": 9}}), "urn:as",
+                                dependencies=("urn:vm",))
+    broken = sizing.StackResource(scaling.GCP_AUTOSCALER, v.View({"autoscalingPolicy": {}}), "urn:as-2",
+                                  dependencies=("urn:vm",))
+    scaled, failed = scaling.maxima([vm, broken, good])
+    assert scaled == {"urn:vm": 9}
+    assert [(urn, str(exc)) for urn, exc in failed] == [("urn:as-2", "autoscalingPolicy.maxReplicas is missing")]
+    one = sizing.hourly(vm, {})
+    found = sizing.stack_budget([vm, broken, good], 8.5 * one)  # 9 VMs at most: over a budget of 8.5
+    assert [urn for _, urn in found] == ["urn:as-2", None] and "costs" in found[1][0]
 
 
 def test_autoscaling_bound_beyond_pool_free_gpus_is_blocked():
