@@ -249,8 +249,24 @@ KINDS: dict[str, Kind] = {
 }
 COVERED = frozenset(KINDS)
 TEMPLATES = frozenset({AWS_LAUNCH_TEMPLATE, AWS_LAUNCH_CONFIG, GCP_TEMPLATE, GCP_REGION_TEMPLATE})
-_REQUIRED = {"aws": metadata.AWS_REQUIRED, "gcp": metadata.GCP_REQUIRED, "onprem": metadata.K8S_REQUIRED}
-_SIZED_BY = {"aws": metadata.AWS_SIZED_BY, "gcp": metadata.GCP_SIZED_BY, "onprem": metadata.K8S_SIZED_BY}
+
+
+@dataclasses.dataclass(frozen=True)
+class Sizing:
+    """Where a provider's resources carry their sizing (tag, label or annotation keys) and how the
+    requirement's value reads as GiB (ValueError when it is not in that provider's form)."""
+
+    required: str
+    sized_by: str
+    gib: Callable[[object], float]
+
+
+SIZING: dict[str, Sizing] = {
+    "aws": Sizing(metadata.AWS_REQUIRED, metadata.AWS_SIZED_BY, lambda value: v.finite(value, metadata.AWS_REQUIRED)),
+    "gcp": Sizing(metadata.GCP_REQUIRED, metadata.GCP_SIZED_BY, metadata.parse_gcp_gib),  # "20_15": labels hold no "."
+    "onprem": Sizing(metadata.K8S_REQUIRED, metadata.K8S_SIZED_BY, lambda value: v.finite(value, metadata.K8S_REQUIRED)),
+}
+"""Provider (a key of gpusizer.providers.REGISTRY) -> its sizing keys and requirement reader."""
 
 
 class GpuResource:
@@ -295,22 +311,23 @@ class GpuResource:
         A value that is no number, zero, negative, infinite or so small it
         rounds to zero (1e-400) would make any GPU look adequate or exempt.
         """
-        value = self._metadata.get(_REQUIRED[self.provider])
+        keys = SIZING[self.provider]
+        value = self._metadata.get(keys.required)
         if v.is_unknown(value):
-            raise v.Unknown(f"{_REQUIRED[self.provider]} (tag/label/annotation)")
+            raise v.Unknown(f"{keys.required} (tag/label/annotation)")
         try:
-            gib = metadata.parse_gcp_gib(value) if self.provider == "gcp" else v.finite(value, _REQUIRED[self.provider])
+            gib = keys.gib(value)
         except ValueError:
             return None
         return gib if gib > 0 else None
 
     @property
     def raw_requirement(self):
-        return self._metadata.get(_REQUIRED[self.provider])
+        return self._metadata.get(SIZING[self.provider].required)
 
     @functools.cached_property
     def sized_by(self) -> str | None:
-        value = self._metadata.get(_SIZED_BY[self.provider])
+        value = self._metadata.get(SIZING[self.provider].sized_by)
         return value.strip().lower() if isinstance(value, str) and not v.is_unknown(value) else None
 
     @functools.cached_property

@@ -105,3 +105,10 @@ def test_the_engine_tells_owned_capacity_by_the_registry_flag_not_by_name():
              if p not in own and '"onprem"' in p.read_text()]
     assert named == []
     assert providers.OWNED == tuple(p.name for p in providers.REGISTRY if p.owned) == ("onprem",)
+
+
+def test_the_pack_reads_sizing_for_every_registered_provider():
+    from policies import resources
+
+    assert set(resources.SIZING) == set(providers.NAMES)
+    assert {k.provider for k in resources.KINDS.values()} <= set(providers.NAMES)
