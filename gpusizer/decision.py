@@ -280,6 +280,24 @@ class Decision:
         per_node = c.fit.replicas_per_node if c.fit else 1
         return autoscaling.price(a, c.hourly_usd / c.instances, c.replicas, per_node, c.nodes)
 
+    def choice_dict(self) -> dict | None:
+        """The plan JSON's `choice`: the chosen candidate with its cost, performance, sharding,
+        calibration and autoscaling; None when nothing is feasible. Reads no other candidate."""
+        if self.chosen is None:
+            return None
+        chosen = self.chosen.to_dict()
+        for k in ("feasible", "reasons", "reason_code"):
+            chosen.pop(k)
+        f = self.chosen.fit
+        chosen.update(self.chosen.cost.to_dict())
+        chosen["performance"] = _performance(f)
+        chosen["sharding"] = f.sharding if f else None
+        cal = self.workload.calibration
+        chosen["calibration"] = cal.describe(self.chosen.offer.gpu) if cal else None
+        scaled = self.autoscaling
+        chosen["autoscaling"] = scaled.to_dict() if scaled else None
+        return chosen
+
     def to_dict(self, top: int | None = None) -> dict:
         """The plan JSON of docs/contract.md section 2 (plus explanation fields).
 
@@ -288,19 +306,7 @@ class Decision:
                 rejected one per reason (`rejections_by_reason` and `candidates_total` count them all).
         """
         from gpusizer import misses  # misses reads Decision: imported here, not at module load
-        chosen = None
-        if self.chosen is not None:
-            chosen = self.chosen.to_dict()
-            for k in ("feasible", "reasons", "reason_code"):
-                chosen.pop(k)
-            f = self.chosen.fit
-            chosen.update(self.chosen.cost.to_dict())
-            chosen["performance"] = _performance(f)
-            chosen["sharding"] = f.sharding if f else None
-            cal = self.workload.calibration
-            chosen["calibration"] = cal.describe(self.chosen.offer.gpu) if cal else None
-            scaled = self.autoscaling
-            chosen["autoscaling"] = scaled.to_dict() if scaled else None
+        chosen = self.choice_dict()
         return {
             "workload": self.workload.spec.name,
             "model": self.workload.model.key,

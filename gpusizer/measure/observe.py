@@ -115,7 +115,7 @@ def recommend(w: Workload, obs: dcgm.Observation, catalog: Catalog, current: Cur
                       "To fix: narrow --window to the period with data, or wait for a full window",
         }
     decision = optimize.choose(measured_workload(w, obs, peak), catalog)
-    choice = None if decision.chosen is None else decision.to_dict()["choice"]
+    choice = decision.choice_dict()
     new_monthly = None if decision.chosen is None else decision.chosen.cost.monthly_usd
     savings = None if new_monthly is None or current is None else round(current.monthly_usd - new_monthly, 2)
     if choice is not None:
