@@ -23,7 +23,7 @@ from typing import Any
 import pydantic
 
 from gpusizer import audit, hardware, providers
-from policies import hosts, resources, sizing, verify
+from policies import hosts, overprovisioning, resources, sizing, verify
 from policies import view as v
 
 
@@ -177,7 +177,7 @@ RULES: tuple[Rule, ...] = (
          "GPU memory may not exceed the sizing requirement by more than maxRatio while a cheaper adequate offer "
          "exists; a size labelled as set by a target, a deadline or cost holds only when the pack re-plans the "
          "spec of the GpuWorkload above the resource and the resource matches that decision.",
-         "mandatory", RatioConfig, lambda rs, cfg: verify.no_overprovisioning(rs, cfg.max_ratio), scope="stack"),
+         "mandatory", RatioConfig, lambda rs, cfg: overprovisioning.check(rs, cfg.max_ratio), scope="stack"),
     Rule("gpusizer-sized-gpu-capacity",
          "Every GPU resource names a GPU type the pack knows and carries the GPU memory it was sized for.",
          "mandatory", NoConfig, _gpu(sized_gpu_capacity)),

@@ -54,12 +54,15 @@ def maxima(stack: list) -> tuple[dict[str, float], list[tuple[str, Exception]]]:
     """
     gpu = {r.urn: r for r in stack if r.type in res.KINDS and r.type not in res.TEMPLATES}
     k8s = {}
+    failed: list[tuple[str, Exception]] = []
     for r in gpu.values():
         if r.type.startswith("kubernetes:"):
             kind = r.type.rsplit(":", 1)[-1].lower()
-            k8s[(r.props.text("metadata", "namespace"), r.props.text("metadata", "name"), kind)] = r.urn
+            try:
+                k8s[(r.props.text("metadata", "namespace"), r.props.text("metadata", "name"), kind)] = r.urn
+            except v.Unknown as exc:  # an autoscaler naming it cannot be matched until `up`
+                failed.append((r.urn, exc))
     out: dict[str, float] = {}
-    failed: list[tuple[str, Exception]] = []
     for r in stack:
         read = MAXIMUM.get(r.type)
         if read is None:

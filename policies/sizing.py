@@ -33,10 +33,11 @@ class StackResource:
     dependencies: tuple[str, ...] = ()
 
 
-def over_memory(r: res.GpuResource, max_ratio: float) -> list[str]:
+def over_memory(r: res.GpuResource, max_ratio: float, need: float | None = None) -> list[str]:
     """GPU memory above max_ratio x the requirement while a cheaper adequate catalog offer exists
-    (memory alone: whatever the resource says set its size)."""
-    need = r.required_gib
+    (memory alone: whatever the resource says set its size). The requirement is `need` when given
+    (re-derived from a GpuWorkload), else the resource's tag, label or annotation."""
+    need = r.required_gib if need is None else need
     if need is None:
         return []
     for s in r.shapes:
@@ -55,7 +56,8 @@ def over_memory(r: res.GpuResource, max_ratio: float) -> list[str]:
     return []
 
 
-def _templates_of(r: StackResource, by_urn: dict[str, StackResource]) -> list[StackResource]:
+def templates_of(r: StackResource, by_urn: dict[str, StackResource]) -> list[StackResource]:
+    """The launch or instance templates in the stack that `r` depends on (the engine's dependency links)."""
     return [by_urn[d] for d in r.dependencies if d in by_urn and by_urn[d].type in res.TEMPLATES]
 
 
@@ -73,7 +75,7 @@ def hourly(r: StackResource, by_urn: dict[str, StackResource], scaled_max: float
     g = res.GpuResource(r.type, r.props)
     found = g.shapes
     if not found and g.templates():
-        templates = _templates_of(r, by_urn)
+        templates = templates_of(r, by_urn)
         if not templates:
             raise ValueError(f"{r.name or r.urn} launches from a template that is not in this stack")
         found = [s for t in templates for s in res.GpuResource(t.type, t.props).shapes]

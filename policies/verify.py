@@ -1,19 +1,17 @@
-"""Over-provisioning, one stack rule over every GPU resource; an exemption holds only when re-derived.
+"""Re-deriving a GpuWorkload's decision, never taking a resource's word (policies/overprovisioning.py reads it).
 
-Every GPU resource in the stack is judged on memory (policies/sizing.over_memory).
-One whose `sized-by` names a target, a deadline or cost, and that sits under a
-GpuWorkload (by the parent links the engine sends), is exempt from the memory
-ratio only when the engine, re-planning the spec the GpuWorkload recorded
-as its component inputs and outputs (stack policies get a resource's outputs:
-pulumi stepGenerator.AnalyzeResources) with the pack's own catalog, makes a
-decision the resource matches:
+A GpuWorkload records the spec it sized (and the on-prem pools it saw) as its
+component inputs and outputs (stack policies get a resource's outputs: pulumi
+stepGenerator.AnalyzeResources). A GPU resource under it (by the parent links
+the engine sends) whose `sized-by` names a target, a deadline or cost is
+exempt from the memory ratio only when the engine, re-planning that recorded
+spec with the pack's own catalog, makes a decision the resource matches:
 - the same sized-by label and requirement (GCP labels round it up to whole GiB);
 - every type it may launch is the choice or, on AWS, one of the ranked
   failover types (Decision.failover), and holds the chosen GPUs;
+- it buys no on-demand capacity where the choice is spot;
 - it runs no more nodes or pods than the choice's replicas x nodes (autoscaled: max replicas' nodes).
-Anything else is judged on memory alone, as a hand-written label is. One
-rule does both, so no setting (disabling a second rule, a different
-maxRatio) can leave a labelled resource unjudged.
+Anything else is judged on memory alone, as a hand-written label is.
 """
 
 from __future__ import annotations
@@ -62,8 +60,15 @@ def ancestor(r: sizing.StackResource, by_urn: dict[str, sizing.StackResource]) -
     return None
 
 
-def mismatch(g: res.GpuResource, d: gpusizer.Decision) -> str | None:
-    """Why the resource does not match the decision, or None when it does."""
+def most_instances(d: gpusizer.Decision) -> int:
+    """The most nodes the decision runs: replicas x nodes, autoscaled at max replicas."""
+    c = d.chosen
+    return d.autoscaling.max_instances if d.autoscaling else c.replicas * c.nodes
+
+
+def mismatch(g: res.GpuResource, d: gpusizer.Decision, count: float | None = None) -> str | None:
+    """Why the resource (running `count` nodes or pods, default its own count) does not match the
+    decision, or None when it does."""
     c = d.chosen
     if c is None:
         return "its spec re-plans to no feasible offer"
@@ -81,58 +86,12 @@ def mismatch(g: res.GpuResource, d: gpusizer.Decision) -> str | None:
                 return f"{s.label} is not among the re-planned types ({', '.join(sorted(types))})"
         elif s.capacity is None or (s.capacity.gpu, s.capacity.count) != gpus:
             return f"{s.label} is not the re-planned choice ({c.offer.instance_type}: {gpus[1]:g} x {gpus[0]})"
-    most = d.autoscaling.max_instances if d.autoscaling else c.replicas * c.nodes  # autoscaled: max replicas' nodes
-    if g.count > most:
-        return f"it runs up to {g.count:g}, the decision {most}"
+    if g.purchase == "on-demand" and c.purchase == "spot":
+        return "it buys on-demand capacity, the decision spot"
+    count = g.count if count is None else count
+    if count > most_instances(d):
+        return f"it runs up to {count:g}, the decision {most_instances(d)}"
     return None
-
-
-def exemption_refused(r: sizing.StackResource, g: res.GpuResource, by_urn: dict[str, sizing.StackResource]) -> str | None:
-    """Why `r`'s sized-by label does not exempt it from the memory ratio, or None when it re-derives.
-
-    The GpuWorkload is found through the parent links the engine sends, never through the resource's
-    name, URN or tags, and its recorded spec is re-planned with the pack's own catalog.
-    """
-    workload = ancestor(r, by_urn)
-    if workload is None:
-        return "no GpuWorkload above it records a spec"
-    try:
-        return mismatch(g, decision(workload))
-    except gpusizer.SizingError as exc:
-        return f"its GpuWorkload's recorded spec does not re-plan ({exc})"
-
-
-def no_overprovisioning(stack: list[sizing.StackResource], max_ratio: float) -> list[tuple[str, str | None]]:
-    """Every GPU resource in the stack, memory-judged (policies/sizing.over_memory); one over the ratio
-    passes only when its sized-by label re-derives (exemption_refused is None).
-
-    A resource a field of which is unknown at preview is left out; when nothing else is over the
-    ratio the first such field is raised (the pack reports it as advisory, judged again at `up`).
-    """
-    by_urn = {r.urn: r for r in stack}
-    out: list[tuple[str, str | None]] = []
-    unknown: v.Unknown | None = None
-    for r in stack:
-        if r.type not in res.KINDS:
-            continue
-        try:
-            g = res.gpu_resource(r.type, r.props)
-            found = sizing.over_memory(g, max_ratio) if g is not None else []
-            if not found:
-                continue
-            if g.sized_by in sizing.EXEMPT:
-                why = exemption_refused(r, g, by_urn)
-                if why is None:
-                    continue
-                found = [f"{m} The label sized-by {g.sized_by!r} is not re-derived: {why}." for m in found]
-            out += [(m, r.urn) for m in found]
-        except v.Unknown as exc:
-            unknown = unknown or exc
-        except ValueError as exc:
-            out.append((f"gpusizer could not judge {r.name or r.urn}: {exc}. To fix: correct the resource", r.urn))
-    if unknown is not None and not out:
-        raise unknown
-    return out
 
 
 def bounds_within_capacity(stack: list, catalog: Catalog | None = None) -> list[tuple[str, str | None]]:

@@ -1,0 +1,137 @@
+"""gpusizer-no-overprovisioning: one stack rule over every GPU resource in the stack.
+
+For each GPU resource:
+1. Its requirement is the re-planned one of the GpuWorkload above it (found
+   through the parent links the engine sends) when there is one, else its
+   tag, label or annotation: under a GpuWorkload a tag is never taken at its word.
+2. Memory above maxRatio x that requirement while a cheaper adequate offer
+   exists (policies/sizing.over_memory) is a violation, unless its `sized-by`
+   names a target, a deadline or cost and the resource matches its
+   GpuWorkload's re-planned decision (policies/verify.mismatch).
+3. Everything under one GpuWorkload (its resources, and groups launching its
+   templates, each at the larger of its own size and its autoscalers'
+   maxima) may run no more nodes or pods together than that decision.
+
+A group or instance that names no type of its own is judged through the
+templates it depends on, at its own count and under its own parent; one
+whose template is not in the stack cannot be verified, which is a violation
+(fail closed: keep the template in the stack, or name the types on the group).
+
+A resource whose fields are unknown at preview is left out; when nothing else
+violates the rule, the first such field is raised (the pack reports it as
+advisory, judged again at `pulumi up`). A GpuWorkload whose recorded spec is
+unknown exempts nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import gpusizer
+from policies import resources as res
+from policies import scaling, sizing, verify
+from policies import view as v
+
+
+class _Judge:
+    """The rule's state over one stack: findings, the first unknown, nodes run per GpuWorkload, plans."""
+
+    def __init__(self, stack: list[sizing.StackResource], max_ratio: float):
+        self.by_urn = {r.urn: r for r in stack}
+        self.max_ratio = max_ratio
+        self.out: list[tuple[str, str | None]] = []
+        self.unknown: v.Unknown | None = None
+        self.runs: dict[str, float] = {}  # GpuWorkload URN -> nodes or pods the resources under it may run
+        self.plans: dict[str, tuple[gpusizer.Decision | None, str | None]] = {}
+
+    def plan(self, workload: sizing.StackResource | None) -> tuple[gpusizer.Decision | None, str | None]:
+        """(the re-planned decision, None) or (None, why there is none to exempt by)."""
+        if workload is None:
+            return None, "no GpuWorkload above it records a spec"
+        if workload.urn not in self.plans:
+            try:
+                self.plans[workload.urn] = verify.decision(workload), None
+            except v.Unknown:
+                self.plans[workload.urn] = None, "its GpuWorkload's recorded spec is unknown at preview"
+            except gpusizer.SizingError as exc:
+                self.plans[workload.urn] = None, f"its GpuWorkload's recorded spec does not re-plan ({exc})"
+        return self.plans[workload.urn]
+
+    def resource(self, r: sizing.StackResource, scaled_max: float) -> None:
+        try:
+            g = res.GpuResource(r.type, r.props)
+            if g.shapes:
+                self.judge(r, g, lambda: 0.0 if r.type in res.TEMPLATES else max(g.count, scaled_max))
+            elif g.templates():
+                self.through_templates(r, g, scaled_max)
+        except v.Unknown as exc:
+            self.unknown = self.unknown or exc
+        except ValueError as exc:
+            self.out.append((f"gpusizer could not judge {r.name or r.urn}: {exc}. To fix: correct the resource", r.urn))
+
+    def through_templates(self, r: sizing.StackResource, g: res.GpuResource, scaled_max: float) -> None:
+        templates = sizing.templates_of(r, self.by_urn)
+        if not templates:
+            self.out.append((f"{r.name or r.urn} launches from a template that is not in this stack, so the pack "
+                             "cannot verify its GPUs. To fix: keep the launch or instance template in this stack, "
+                             "or name the instance types on the resource", r.urn))
+            return
+        for t in templates:
+            tg = res.gpu_resource(t.type, t.props)
+            if tg is not None:
+                self.judge(r, tg, lambda: max(g.count, scaled_max))
+
+    def judge(self, r: sizing.StackResource, g: res.GpuResource, count: Callable[[], float]) -> None:
+        """Memory and the exemption for `r` running `g`'s shapes on count() nodes or pods (0: a template).
+        The count is read only under a GpuWorkload, where it is checked: elsewhere an unknown count
+        blinds nothing."""
+        workload = verify.ancestor(r, self.by_urn)
+        d, refused = self.plan(workload)
+        need = d.required_gpu_memory_gib if d is not None and d.chosen is not None else None
+        n = count() if workload is not None else None
+        if n:
+            self.runs[workload.urn] = self.runs.get(workload.urn, 0.0) + n
+        found = sizing.over_memory(g, self.max_ratio, need)
+        if not found:
+            return
+        tagged = g.required_gib
+        if need is not None and not (tagged is not None and need - 1e-6 <= tagged <= math.ceil(need) + 1e-6):
+            found = [f"{m} (the requirement re-planned from its GpuWorkload; its own says {g.raw_requirement!r})"
+                     for m in found]
+        if g.sized_by in sizing.EXEMPT:
+            why = refused or verify.mismatch(g, d, n or None)
+            if why is None:
+                return
+            found = [f"{m} The label sized-by {g.sized_by!r} is not re-derived: {why}." for m in found]
+        self.out += [(m, r.urn) for m in found]
+
+    def counted(self) -> None:
+        """Each GpuWorkload's resources together against the most nodes its decision runs."""
+        for urn, total in self.runs.items():
+            d, _ = self.plans.get(urn, (None, None))
+            if d is None or d.chosen is None or total <= verify.most_instances(d):
+                continue
+            w = self.by_urn[urn]
+            self.out.append((f"{w.name or urn}: the GPU resources under it may run {total:g} nodes or pods together "
+                             f"(each at its largest size or autoscaler maximum), its re-planned decision "
+                             f"{verify.most_instances(d)}: capacity beyond the decision is not sized. To fix: "
+                             "provision through the GpuWorkload alone, or raise deploy.replicas or "
+                             "deploy.autoscaling in its spec", urn))
+
+
+def check(stack: list[sizing.StackResource], max_ratio: float) -> list[tuple[str, str | None]]:
+    """(message, URN) pairs of gpusizer-no-overprovisioning over the stack (module docstring).
+
+    Raises:
+        policies.view.Unknown: only when a field is unknown at preview and nothing else is in violation.
+    """
+    judge = _Judge(stack, max_ratio)
+    scaled, _ = scaling.maxima(stack)  # an autoscaler that cannot be read is gpusizer-gpu-budget's to report
+    for r in stack:
+        if r.type in res.KINDS:
+            judge.resource(r, scaled.get(r.urn, 0.0))
+    judge.counted()
+    if judge.unknown is not None and not judge.out:
+        raise judge.unknown
+    return judge.out
