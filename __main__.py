@@ -13,12 +13,20 @@ Config is read once here and passed down as plain values (STYLE.md section 1):
                           instances get in a default VPC (default nat)
     gpusizer:awsPrivateCidr  CIDR of that private subnet (default 172.31.240.0/20)
     gpusizer:gcpNetwork   GCP VPC network (default "default")
+    gpusizer:gcpSubnetworks  region -> subnetwork of gcpNetwork (required for a custom-mode VPC)
+    gpusizer:gcpCloudNat  a Cloud Router + NAT per GCP region the stack uses (default true)
+    gpusizer:gcpReservations  zone -> Compute Engine reservation consumed there
     gpusizer:gcpSecureBoot  Shielded VM Secure Boot on GCP (default false)
     aws:region            the default AWS provider's region; choices elsewhere get a regional provider
 
-Every spec is validated and every workload planned before the first resource
-is registered, so a bad spec or an infeasible one provisions nothing; the
-error names the workload and the field. Workloads are planned in order, and
+Pulumi.yaml declares the scalar keys with their defaults (the same as here) and
+lists the others in a comment; tests/components/test_project_config.py keeps
+the three in step.
+
+Every spec is validated, every workload planned and every provider setting it
+uses checked before the first resource is registered, so a bad spec, an
+infeasible one or a bad setting provisions nothing; the error names the
+workload and the field, or the config key. Workloads are planned in order, and
 one placed on an on-prem pool takes its GPUs from it, so once the pool is full
 the next workload bursts to the cloud. Each workload's decision is exported
 under its name.
