@@ -13,12 +13,20 @@ Config is read once here and passed down as plain values (STYLE.md section 1):
                           instances get in a default VPC (default nat)
     gpusizer:awsPrivateCidr  CIDR of that private subnet (default 172.31.240.0/20)
     gpusizer:gcpNetwork   GCP VPC network (default "default")
+    gpusizer:gcpSubnetworks  region -> subnetwork of gcpNetwork (required for a custom-mode VPC)
+    gpusizer:gcpCloudNat  a Cloud Router + NAT per GCP region the stack uses (default true)
+    gpusizer:gcpReservations  zone -> Compute Engine reservation consumed there
     gpusizer:gcpSecureBoot  Shielded VM Secure Boot on GCP (default false)
     aws:region            the default AWS provider's region; choices elsewhere get a regional provider
 
-Every spec is validated and every workload planned before the first resource
-is registered, so a bad spec or an infeasible one provisions nothing; the
-error names the workload and the field. Workloads are planned in order, and
+Pulumi.yaml declares the scalar keys with their defaults (the same as here) and
+lists the others in a comment; tests/components/test_project_config.py keeps
+the three in step.
+
+Every spec is validated, every workload planned and every provider setting it
+uses checked before the first resource is registered, so a bad spec, an
+infeasible one or a bad setting provisions nothing; the error names the
+workload and the field, or the config key. Workloads are planned in order, and
 one placed on an on-prem pool takes its GPUs from it, so once the pool is full
 the next workload bursts to the cloud. Each workload's decision is exported
 under its name.
@@ -64,6 +72,16 @@ def _specs(items: Any) -> list[gpusizer.WorkloadSpec]:
     return specs
 
 
+def _warn_if_plain(key: str, given: Any, setting: str | None = None) -> None:
+    """Warn when gpusizer:<key> is set without --secret: it still works, but the stack file holds it readable.
+
+    `setting` is what the fix's `pulumi config set --secret` names (default: the key itself).
+    """
+    if given and not pulumi.runtime.is_config_secret(f"gpusizer:{key}"):
+        pulumi.log.warn(f"gpusizer:{key} is stored in plain text. "
+                        f"To fix: pulumi config set --secret {setting or f'gpusizer:{key}'} ...")
+
+
 def _kubeconfigs(config: pulumi.Config, pools: list[gpusizer.Pool]) -> dict[str, pulumi.Output[str]]:
     """Pool name -> kubeconfig, each wrapped as a secret at once (only the pool names stay plain)."""
     per_pool = config.get_object("kubeconfigs") or {}
@@ -74,9 +92,8 @@ def _kubeconfigs(config: pulumi.Config, pools: list[gpusizer.Pool]) -> dict[str,
         raise pulumi.RunError(f"stack config gpusizer:kubeconfigs names unknown pool(s) {', '.join(unknown)}. "
                               f"To fix: use one of {', '.join(p.name for p in pools) or '(no pools configured)'}")
     shared = config.get("kubeconfig")
-    for key, given in (("kubeconfigs", per_pool), ("kubeconfig", shared)):
-        if given and not pulumi.runtime.is_config_secret(f"gpusizer:{key}"):
-            pulumi.log.warn(f"gpusizer:{key} is stored in plain text. To fix: pulumi config set --secret ...")
+    _warn_if_plain("kubeconfigs", per_pool, "--path 'gpusizer:kubeconfigs.<pool>'")
+    _warn_if_plain("kubeconfig", shared)
     found = {p.name: per_pool.get(p.name, shared) for p in pools}
     return {name: pulumi.Output.secret(text) for name, text in found.items() if text}
 
@@ -122,21 +139,19 @@ def main() -> None:
         raise _fail("gpusizer:pools", exc) from None
     kubeconfigs = _kubeconfigs(config, pools)
     hf_token = config.get_secret("hfToken")  # an Output marked secret, plain in config or not
-    if config.get("hfToken") and not pulumi.runtime.is_config_secret("gpusizer:hfToken"):
-        pulumi.log.warn("gpusizer:hfToken is stored in plain text. To fix: pulumi config set --secret gpusizer:hfToken ...")
+    _warn_if_plain("hfToken", config.get("hfToken"))
+    # Defaults are GpuWorkloadArgs's (and PRIVATE_CIDR), declared again in Pulumi.yaml; the settings are
+    # checked by the providers' components (components.aws.check), before anything is registered.
+    defaults = components.GpuWorkloadArgs()
     aws_networks = _aws_networks(config.get_object("awsNetworks"))
     aws_region = pulumi.Config("aws").get("region")
-    aws_egress = config.get("awsEgress") or "nat"
-    if aws_egress not in components.aws_network.EGRESS:
-        raise pulumi.RunError(f"stack config gpusizer:awsEgress {aws_egress!r}: use one of "
-                              f"{', '.join(components.aws_network.EGRESS)}")
-    aws_private_cidr = config.get("awsPrivateCidr")
-    gcp_network = config.get("gcpNetwork") or "default"
-    gcp_secure_boot = config.get_bool("gcpSecureBoot") or False
+    aws_egress = config.get("awsEgress") or defaults.aws_egress
+    aws_private_cidr = config.get("awsPrivateCidr") or components.aws_network.PRIVATE_CIDR
+    gcp_network = config.get("gcpNetwork") or defaults.gcp_network
+    gcp_secure_boot = config.get_bool("gcpSecureBoot", defaults.gcp_secure_boot)
     gcp_subnetworks = _str_map(config.get_object("gcpSubnetworks"), "gcpSubnetworks", "region", "subnetwork")
     gcp_reservations = _str_map(config.get_object("gcpReservations"), "gcpReservations", "zone", "reservation")
-    gcp_cloud_nat = config.get_bool("gcpCloudNat")
-    gcp_cloud_nat = True if gcp_cloud_nat is None else gcp_cloud_nat
+    gcp_cloud_nat = config.get_bool("gcpCloudNat", defaults.gcp_cloud_nat)
 
     # Plan everything first (plain values): nothing is registered unless every workload has a choice.
     planned = []
@@ -150,17 +165,30 @@ def main() -> None:
             pools = [p.allocate(c.gpu_count * c.replicas) if p.name == c.offer.instance_type else p for p in pools]
 
     nat_regions: set[str] = set()  # one Cloud NAT per GCP region: two on one network would clash
-    for spec, decision, pools_then in planned:
+    workloads = []
+    for i, (spec, decision, pools_then) in enumerate(planned):
         c = decision.chosen
         nat = gcp_cloud_nat and c.offer.provider == "gcp" and c.offer.region not in nat_regions
         if nat:
             nat_regions.add(c.offer.region)
-        workload = components.GpuWorkload(spec.name, spec, args=components.GpuWorkloadArgs(
+        args = components.GpuWorkloadArgs(
             pools=pools_then, kubeconfigs=kubeconfigs, hf_token=hf_token, aws_region=aws_region, aws_networks=aws_networks,
             aws_egress=aws_egress, aws_private_cidr=aws_private_cidr,
             gcp_network=gcp_network, gcp_secure_boot=gcp_secure_boot, gcp_subnetworks=gcp_subnetworks,
             gcp_cloud_nat=nat, gcp_reservations=gcp_reservations, decision=decision,
-        ))
+        )
+        # Every workload's provider checks, before the first is created (GpuWorkload checks its own only).
+        try:
+            components.workload.check(decision, args)
+        except gpusizer.SpecError as exc:  # the spec or pool: name the workload and the field
+            raise _fail(f"gpusizer:workloads[{i}]", exc) from None
+        except ValueError as exc:  # a setting: the message names its key
+            raise pulumi.RunError(f"stack config {exc}") from None
+        workloads.append((spec, decision, args))
+
+    for spec, decision, args in workloads:
+        c = decision.chosen
+        workload = components.GpuWorkload(spec.name, spec, args=args)
         pulumi.export(spec.name, {
             "summary": _summary(decision),
             "provider": c.offer.provider,

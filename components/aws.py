@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import json
 from collections.abc import Sequence
 
@@ -56,6 +57,10 @@ class AwsGpuCapacityArgs:
     private_cidr: str = aws_network.PRIVATE_CIDR
     """CIDR of that private subnet inside the default VPC."""
 
+    def __post_init__(self):
+        # Here, not in AwsGpuCapacity: its constructor registers resources (a regional provider first).
+        check_settings(self.egress, self.private_cidr)
+
 
 class AwsGpuCapacity(pulumi.ComponentResource):
     """The chosen AWS capacity, secure by default.
@@ -96,8 +101,6 @@ class AwsGpuCapacity(pulumi.ComponentResource):
         efa = c.nodes > 1 and c.offer.fabric == "efa"
         cards = aws_network.network_cards(c.offer.instance_type) if efa else 1
         tags = tagging.aws_tags(d)  # per node: templates, instances, volumes
-        if args.egress not in aws_network.EGRESS:
-            raise ValueError(f"egress {args.egress!r}: use one of {', '.join(aws_network.EGRESS)}")
 
         role = aws.iam.Role(
             f"{name}-role",
@@ -332,7 +335,42 @@ def _snapshot_gib(root: str, mappings) -> int:
 
 
 def check(plan: Decision, args) -> None:
-    """Nothing AWS-specific to validate before registering (gpusizer.providers component hook)."""
+    """Validate the AWS settings before anything is registered (gpusizer.providers component hook).
+
+    Args:
+        plan: the decision, its choice on AWS.
+        args: the workload's GpuWorkloadArgs (aws_egress, aws_private_cidr).
+
+    Raises:
+        ValueError: a setting no AWS resource could be created with; the message names its stack
+            config key (gpusizer:awsEgress, gpusizer:awsPrivateCidr) and the values allowed.
+    """
+    check_settings(args.aws_egress, args.aws_private_cidr or aws_network.PRIVATE_CIDR)
+
+
+def check_settings(egress: str, private_cidr: str) -> None:
+    """The egress is one of aws_network.EGRESS and the private subnet's CIDR one EC2 accepts.
+
+    Every setting is checked, used or not (egress and the CIDR serve only multi-card EFA instances in
+    a default VPC): a typo fails the first `pulumi preview`, not the update that first needs it.
+    AWS allows subnet blocks from /16 to /28 (AWS VPC User Guide, "Subnet CIDR blocks").
+
+    >>> check_settings("nat", "172.31.240.0/20")
+    >>> check_settings("public", "172.31.240.0/20")
+    Traceback (most recent call last):
+    ...
+    ValueError: gpusizer:awsEgress 'public' is not an egress. To fix: use one of nat, endpoints, none
+    """
+    if egress not in aws_network.EGRESS:
+        raise ValueError(f"gpusizer:awsEgress {egress!r} is not an egress. To fix: use one of "
+                         f"{', '.join(aws_network.EGRESS)}")
+    try:
+        block = ipaddress.IPv4Network(private_cidr)  # strict: host bits set ("172.31.240.1/20") fail
+    except (TypeError, ValueError):
+        block = None
+    if block is None or not 16 <= block.prefixlen <= 28:
+        raise ValueError(f"gpusizer:awsPrivateCidr {private_cidr!r} is not an IPv4 subnet block from /16 to /28. "
+                         f"To fix: a free block of the default VPC's 172.31.0.0/16 (default {aws_network.PRIVATE_CIDR})")
 
 
 def provision(name: str, plan: Decision, args, opts: pulumi.ResourceOptions) -> dict[str, object]:

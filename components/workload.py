@@ -86,6 +86,8 @@ class GpuWorkload(pulumi.ComponentResource):
         gpusizer.SpecError: the spec is invalid; `.field` names the field. Nothing is registered.
         InfeasibleWorkloadError: no offer is adequate; the message lists why the cheapest lost.
             Nothing is registered.
+        ValueError: a setting in `args` the chosen provider needs is invalid (check); the message
+            names its stack config key. Nothing is registered.
     """
 
     instance_type: pulumi.Output[str]
@@ -114,8 +116,8 @@ class GpuWorkload(pulumi.ComponentResource):
         if plan.chosen is None:
             raise InfeasibleWorkloadError(infeasible_message(plan), plan)
         c = plan.chosen
+        check(plan, args)  # e.g. a bad on-prem toleration or awsEgress fails here, before anything is registered
         component = providers.get(c.offer.provider).module("component")
-        component.check(plan, args)  # e.g. a bad on-prem toleration fails here, before anything is registered
         # The spec and the pools it was planned against, as the component's inputs and again as outputs (stack
         # policies see a resource's outputs): the policy pack re-plans them to verify a size set by a
         # target, a deadline or cost (policies/verify.py).
@@ -131,6 +133,19 @@ class GpuWorkload(pulumi.ComponentResource):
         self.register_outputs({"instance_type": self.instance_type, "hourly_usd": self.hourly_usd,
                                "monthly_usd": self.monthly_usd,
                                "decision": self.decision, **recorded, **ids})
+
+
+def check(plan: gpusizer.Decision, args: GpuWorkloadArgs) -> None:
+    """Validate what the chosen provider's component needs, before anything is registered: the
+    `check` of its `component` module in gpusizer.providers. GpuWorkload calls it; a program creating
+    several workloads calls it for each one first, so a bad setting for the last leaves the first
+    unregistered too (__main__.py).
+
+    Raises:
+        gpusizer.SpecError: the spec or pool cannot be provisioned there (`.field` names the field).
+        ValueError: a setting in `args` is invalid; the message names its stack config key.
+    """
+    providers.get(plan.chosen.offer.provider).module("component").check(plan, args)
 
 
 def known(value: Any) -> pulumi.Output:

@@ -350,3 +350,31 @@ def _export(w: GpuWorkload) -> None:
 
     pulumi.export(w._name, {"instance_type": w.instance_type, "hourly_usd": w.hourly_usd, "decision": w.decision,
                             **{k: w.ids[k] for k in ("instance_id", "asg_name") if k in w.ids}})
+
+
+@pytest.mark.parametrize("setting, value, key", [
+    ("aws_egress", "public", "gpusizer:awsEgress"),
+    ("aws_private_cidr", "172.31.240.1/20", "gpusizer:awsPrivateCidr"),  # host bits set
+    ("aws_private_cidr", "172.31.240.0/29", "gpusizer:awsPrivateCidr"),  # smaller than EC2's /28
+    ("aws_private_cidr", "fd00::/64", "gpusizer:awsPrivateCidr"),
+])
+def test_an_invalid_setting_fails_before_anything_is_registered(setting, value, key):
+    # A choice outside the default provider's region: the component would register a regional
+    # provider first, so a check inside it would leave that (and the GpuWorkload) registered.
+    spec = _with(CHAT, placement={"regions": ["us-east-2"]})
+    assert gpusizer.plan(spec).chosen.offer.region == "us-east-2"
+    mocks = Mocks()
+    with pytest.raises(ValueError) as e:
+        run_program(lambda: GpuWorkload("chat", spec, args=GpuWorkloadArgs(aws_region="us-east-1", **{setting: value})),
+                    mocks=mocks)
+    assert key in str(e.value) and repr(value) in str(e.value) and "To fix" in str(e.value)
+    if setting == "aws_egress":
+        assert "nat, endpoints, none" in str(e.value)
+    assert mocks.resources == []
+
+
+def test_component_args_refuse_an_invalid_egress_when_made():
+    plan = gpusizer.plan(CHAT)
+    with pytest.raises(ValueError, match="gpusizer:awsEgress 'public'.*nat, endpoints, none"):
+        aws.AwsGpuCapacityArgs(plan, egress="public")
+    assert aws.AwsGpuCapacityArgs(plan, egress="endpoints").egress == "endpoints"

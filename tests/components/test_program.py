@@ -76,6 +76,20 @@ def test_plain_text_kubeconfig_works_with_a_warning(caplog):
     mocks, _, _ = run_stack(HYBRID, {"gpusizer:kubeconfigs": {"rack-a": "apiVersion: v1"}})
     assert secret_value(mocks.one("pulumi:providers:kubernetes")["kubeconfig"]) == "apiVersion: v1"
     assert "gpusizer:kubeconfigs is stored in plain text" in caplog.text  # pulumi.log under mocks
+    assert "pulumi config set --secret --path 'gpusizer:kubeconfigs.<pool>'" in caplog.text
+
+
+def test_plain_text_hf_token_works_with_a_warning_naming_the_fix(caplog):
+    mocks, _, _ = run_stack(HYBRID, {"gpusizer:hfToken": "hf_t0ken"})
+    assert secret_value(mocks.one("kubernetes:core/v1:Secret")["stringData"]) == {"token": "hf_t0ken"}
+    assert "gpusizer:hfToken is stored in plain text. To fix: pulumi config set --secret gpusizer:hfToken" in caplog.text
+    assert "hf_t0ken" not in caplog.text
+
+
+def test_secret_kubeconfig_and_token_raise_no_warning(caplog):
+    run_stack(HYBRID, {"gpusizer:kubeconfigs": {"rack-a": "apiVersion: v1"}, "gpusizer:hfToken": "hf_t0ken"},
+              secret_keys=["gpusizer:kubeconfigs", "gpusizer:hfToken"])
+    assert "plain text" not in caplog.text
 
 
 def test_kubeconfig_for_an_unknown_pool_is_refused():
@@ -115,6 +129,25 @@ def test_failed_validation_registers_no_resource(monkeypatch):
     with pytest.raises(pulumi.RunError) as e:
         run_stack(REPO / "stacks/Pulumi.dev.yaml", {"gpusizer:workloads": [valid, bad]})
     assert "(field model.name)" in str(e.value)
+    assert registered == []
+
+
+@pytest.mark.parametrize("key, value", [("gpusizer:awsEgress", "public"),
+                                        ("gpusizer:awsPrivateCidr", "172.31.240.0/29")])
+def test_invalid_aws_setting_provisions_nothing_and_names_the_key(monkeypatch, key, value):
+    # The hybrid stack's first workload goes to the on-prem pool, the second to AWS: the AWS check
+    # must run before the first workload is created, not when the second one is.
+    registered = []
+    from tests.components import conftest
+
+    monkeypatch.setattr(conftest.Mocks, "new_resource", lambda self, args: registered.append(args) or ("x", {}))
+    with pytest.raises(pulumi.RunError) as e:
+        run_stack(HYBRID, {key: value})
+    message = str(e.value)
+    assert message.startswith(f"stack config {key} {value!r}") and "To fix" in message
+    assert message.count(key) == 1  # one message, not the program's and the component's
+    if key == "gpusizer:awsEgress":
+        assert "use one of nat, endpoints, none" in message
     assert registered == []
 
 
