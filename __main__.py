@@ -41,6 +41,7 @@ import pulumi
 
 import components
 import gpusizer
+import gpusizer.providers
 import gpusizer.report
 import gpusizer.reuse
 
@@ -161,7 +162,7 @@ def main() -> None:
             raise pulumi.RunError(f"stack config gpusizer:workloads[{i}]: {components.workload.infeasible_message(decision)}")
         planned.append((spec, decision, pools))
         c = decision.chosen
-        if c.offer.provider == "onprem":  # the pool fills up; later workloads see what is left
+        if c.offer.provider in gpusizer.providers.OWNED:  # the pool fills up; later workloads see what is left
             pools = [p.allocate(c.gpu_count * c.replicas) if p.name == c.offer.instance_type else p for p in pools]
 
     nat_regions: set[str] = set()  # one Cloud NAT per GCP region: two on one network would clash
