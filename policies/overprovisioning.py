@@ -4,18 +4,21 @@ For each GPU resource:
 1. Its requirement is the re-planned one of the GpuWorkload above it (found
    through the parent links the engine sends) when there is one, else its
    tag, label or annotation: under a GpuWorkload a tag is never taken at its word.
-2. Memory above maxRatio x that requirement while a cheaper adequate offer
-   exists (policies/sizing.over_memory) is a violation, unless its `sized-by`
-   names a target, a deadline or cost and the resource matches its
-   GpuWorkload's re-planned decision (policies/verify.mismatch).
+2. A resource that matches its GpuWorkload's re-planned decision
+   (policies/verify.mismatch: types, GPUs, requirement, sized-by label,
+   purchase, count) passes. Any other resource with memory above maxRatio x
+   its requirement while a cheaper adequate offer exists
+   (policies/sizing.over_memory) is a violation, and the message says why a
+   label naming a target, a deadline or cost did not hold.
 3. Everything under one GpuWorkload (its resources, and groups launching its
    templates, each at the larger of its own size and its autoscalers'
    maxima) may run no more nodes or pods together than that decision.
 
 A group or instance that names no type of its own is judged through the
-templates it depends on, at its own count and under its own parent; one
-whose template is not in the stack cannot be verified, which is a violation
-(fail closed: keep the template in the stack, or name the types on the group).
+templates it depends on, at its own count and purchase, under its own parent,
+and counts toward the GpuWorkload that owns the template too; one whose
+template is not in the stack cannot be verified, which is a violation (fail
+closed: keep the template in the stack, or name the types on the group).
 
 A resource whose fields are unknown at preview is left out; when nothing else
 violates the rule, the first such field is raised (the pack reports it as
@@ -79,19 +82,36 @@ class _Judge:
             return
         for t in templates:
             tg = res.gpu_resource(t.type, t.props)
-            if tg is not None:
-                self.judge(r, tg, lambda: max(g.count, scaled_max))
+            if tg is None:
+                continue
+            # The template's market options decide the purchase; where it sets none, the group's do.
+            purchase = tg.purchase or g.purchase
+            self.judge(r, tg, lambda: max(g.count, scaled_max), purchase)
+            owner = verify.ancestor(t, self.by_urn)
+            if owner is not None and owner is not verify.ancestor(r, self.by_urn):
+                # A group elsewhere launching a GpuWorkload's template runs that workload's capacity.
+                self.runs[owner.urn] = self.runs.get(owner.urn, 0.0) + max(g.count, scaled_max)
 
-    def judge(self, r: sizing.StackResource, g: res.GpuResource, count: Callable[[], float]) -> None:
-        """Memory and the exemption for `r` running `g`'s shapes on count() nodes or pods (0: a template).
-        The count is read only under a GpuWorkload, where it is checked: elsewhere an unknown count
-        blinds nothing."""
+    def judge(self, r: sizing.StackResource, g: res.GpuResource, count: Callable[[], float],
+              purchase: str | None = None) -> None:
+        """Memory and the exemption for `r` running `g`'s shapes on count() nodes or pods (0: a template),
+        bought as `purchase` (default `g`'s). The count is read only under a GpuWorkload, where it is
+        checked: elsewhere an unknown count blinds nothing.
+
+        Under a GpuWorkload, a resource that matches the re-planned decision (verify.mismatch) passes
+        whatever its sized-by: the engine's per-GPU fit chose it, which a total-memory ratio cannot
+        second-guess (on-prem pods have no catalog price to compare; the failover types rank after
+        the choice). Anything else is judged on memory against the re-planned requirement.
+        """
         workload = verify.ancestor(r, self.by_urn)
         d, refused = self.plan(workload)
         need = d.required_gpu_memory_gib if d is not None and d.chosen is not None else None
         n = count() if workload is not None else None
         if n:
             self.runs[workload.urn] = self.runs.get(workload.urn, 0.0) + n
+        why = refused or verify.mismatch(g, d, n or None, purchase)
+        if why is None:
+            return
         found = sizing.over_memory(g, self.max_ratio, need)
         if not found:
             return
@@ -99,11 +119,9 @@ class _Judge:
         if need is not None and not (tagged is not None and need - 1e-6 <= tagged <= math.ceil(need) + 1e-6):
             found = [f"{m} (the requirement re-planned from its GpuWorkload; its own says {g.raw_requirement!r})"
                      for m in found]
-        if g.sized_by in sizing.EXEMPT:
-            why = refused or verify.mismatch(g, d, n or None)
-            if why is None:
-                return
-            found = [f"{m} The label sized-by {g.sized_by!r} is not re-derived: {why}." for m in found]
+        if g.sized_by in sizing.EXEMPT or workload is not None:
+            found = [f"{m} The label sized-by {g.sized_by!r} is not re-derived: {why}." if g.sized_by in sizing.EXEMPT
+                     else f"{m} It is not its GpuWorkload's decision: {why}." for m in found]
         self.out += [(m, r.urn) for m in found]
 
     def counted(self) -> None:

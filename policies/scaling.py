@@ -60,7 +60,7 @@ def maxima(stack: list) -> tuple[dict[str, float], list[tuple[str, Exception]]]:
             kind = r.type.rsplit(":", 1)[-1].lower()
             try:
                 k8s[(r.props.text("metadata", "namespace"), r.props.text("metadata", "name"), kind)] = r.urn
-            except v.Unknown as exc:  # an autoscaler naming it cannot be matched until `up`
+            except (v.Unknown, ValueError) as exc:  # an autoscaler naming it cannot be matched (until `up`)
                 failed.append((r.urn, exc))
     out: dict[str, float] = {}
     for r in stack:

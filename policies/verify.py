@@ -66,9 +66,10 @@ def most_instances(d: gpusizer.Decision) -> int:
     return d.autoscaling.max_instances if d.autoscaling else c.replicas * c.nodes
 
 
-def mismatch(g: res.GpuResource, d: gpusizer.Decision, count: float | None = None) -> str | None:
-    """Why the resource (running `count` nodes or pods, default its own count) does not match the
-    decision, or None when it does."""
+def mismatch(g: res.GpuResource, d: gpusizer.Decision, count: float | None = None,
+             purchase: str | None = None) -> str | None:
+    """Why the resource does not match the decision, or None when it does. `count` (nodes or pods)
+    and `purchase` default to the resource's own; a group launching a template passes its own."""
     c = d.chosen
     if c is None:
         return "its spec re-plans to no feasible offer"
@@ -86,7 +87,7 @@ def mismatch(g: res.GpuResource, d: gpusizer.Decision, count: float | None = Non
                 return f"{s.label} is not among the re-planned types ({', '.join(sorted(types))})"
         elif s.capacity is None or (s.capacity.gpu, s.capacity.count) != gpus:
             return f"{s.label} is not the re-planned choice ({c.offer.instance_type}: {gpus[1]:g} x {gpus[0]})"
-    if g.purchase == "on-demand" and c.purchase == "spot":
+    if (purchase or g.purchase) == "on-demand" and c.purchase == "spot":
         return "it buys on-demand capacity, the decision spot"
     count = g.count if count is None else count
     if count > most_instances(d):

@@ -271,8 +271,22 @@ def test_a_group_outside_the_workload_launching_its_template_is_judged_through_t
     lt = _under(w.urn, LT, "lt", {k: val for k, val in props.items() if k != "rootBlockDevice"})
     asg = _under("", ASG, "asg", {"maxSize": 200, "launchTemplate": {"id": cases.U}}, deps=[lt.urn])
     found = [f for f in analyzer.analyze([w, lt, asg], "dev") if f.policy == "gpusizer-no-overprovisioning"]
-    assert [(f.resource, f.level) for f in found] == [("asg", "mandatory")]
+    assert [(f.resource, f.level) for f in found] == [("asg", "mandatory"), ("w", "mandatory")]
     assert "no GpuWorkload above it" in found[0].message
+    assert "may run 200 nodes or pods together" in found[1].message  # the group runs the workload's template
+
+
+def test_a_group_buying_on_demand_through_a_template_with_no_market_is_not_the_spot_decision():
+    w, d, props = _lora()
+    assert d.chosen.purchase == "spot"
+    template = {k: val for k, val in props.items() if k not in ("rootBlockDevice", "instanceMarketOptions")}
+    lt = _under(w.urn, LT, "lt", template)
+    asg = _under(w.urn, ASG, "asg", {"maxSize": 1, "launchTemplate": {"id": cases.U}}, deps=[lt.urn])  # on-demand
+    found = [f for f in analyzer.analyze([w, lt, asg], "dev") if f.policy == "gpusizer-no-overprovisioning"]
+    assert [(f.resource, f.level) for f in found] == [("asg", "mandatory")]
+    assert "buys on-demand capacity, the decision spot" in found[0].message
+    spot_lt = _under(w.urn, LT, "lt", {**template, "instanceMarketOptions": {"marketType": "spot"}})
+    assert not [f for f in analyzer.analyze([w, spot_lt, asg], "dev") if f.level == "mandatory"]
 
 
 def test_capacity_beyond_the_decision_under_a_workload_is_blocked():

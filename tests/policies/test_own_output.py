@@ -1,0 +1,62 @@
+"""gpusizer's own output never trips its own over-provisioning rule, where a total-memory ratio alone would.
+
+Each spec below gives a choice over 2x its requirement in total memory that the
+engine made on evidence the ratio cannot see: an on-prem pod (pools have no
+catalog price, so every cloud offer would look cheaper), the 8th capacity
+failover type, and a per-GPU fit (8 x L4 holds 20.2 GiB usable per GPU where
+a 70B shard needs 20.8). Under its GpuWorkload the pack re-derives the
+decision and passes what matches it (found by a review on 2026-11-25).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import gpusizer
+from components.workload import GpuWorkload, GpuWorkloadArgs
+from policies import analyzer, mocks
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.slow  # whole components under mocks
+
+OVER = "gpusizer-no-overprovisioning"
+POOL = {"name": "rack-a", "location": "fra-dc1", "gpu": "L40S", "gpus_per_node": 8, "gpus_free": 2,
+        "usd_per_gpu_hour": 0.4, "node_selector": {"nvidia.com/gpu.product": "NVIDIA-L40S"}}
+CHAT = {"name": "w", "model": {"name": "llama-3.1-8b"}, "inference": {"batch_size": 4}}
+
+
+def _over(spec, pools=()):
+    args = GpuWorkloadArgs(pools=gpusizer.parse_pools(list(pools)), aws_region="us-east-1")
+    recorder, _ = mocks.run_program(lambda: GpuWorkload("w", spec, args=args) and None)
+    resources = [analyzer.Resource(r.typ, r.name, r.inputs, r.urn, r.parent, r.dependencies) for r in recorder.resources]
+    return resources, [f for f in analyzer.analyze(resources, "dev") if f.policy == OVER]
+
+
+def _ratio(spec, pools=()):
+    d = gpusizer.plan(spec, pools=gpusizer.parse_pools(list(pools)))
+    c = d.chosen
+    return c.offer.gpu_count * c.offer.gpu_fraction * c.offer.gpu_memory_gib / d.required_gpu_memory_gib
+
+
+@pytest.mark.parametrize("spec, pools", [
+    ({**CHAT, "placement": {"providers": ["onprem"], "regions": ["fra-dc1"]},
+      "deploy": {"image": "vllm/vllm-openai:v0.6.3"}}, [POOL]),
+    ({**CHAT, "placement": {"providers": ["gcp"]}, **{"model": {"name": "llama-3.1-70b"}},
+      "inference": {"batch_size": 16}}, []),
+], ids=["onprem-pod", "gcp-70b"])
+def test_a_choice_over_twice_its_requirement_passes_under_its_workload(spec, pools):
+    assert _ratio(spec, pools) > 2  # memory alone would flag it
+    resources, found = _over(spec, pools)
+    assert found == [], found
+    # The same resources without their GpuWorkload are hand-written capacity: memory judges them.
+    loose = [analyzer.Resource(r.typ, r.name, r.inputs, r.urn, "", r.dependencies) for r in resources
+             if r.typ != "gpusizer:index:GpuWorkload"]
+    assert [f for f in analyzer.analyze(loose, "dev") if f.policy == OVER and f.level == "mandatory"]
+
+
+def test_capacity_failover_types_of_the_decision_pass_however_many():
+    spec = {**CHAT, "placement": {"providers": ["aws"], "regions": ["us-east-1"]},
+            "deploy": {"capacity_failover": True, "failover_types": 8}}
+    assert len(gpusizer.plan(spec).failover_candidates()) == 8
+    _, found = _over(spec)
+    assert found == [], found
