@@ -16,6 +16,12 @@ from policies import view as v
 
 KEDA_SCALED_OBJECT = "kubernetes:keda.sh/v1alpha1:ScaledObject"
 K8S_HPA = "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"
+# Every served HPA version carries spec.maxReplicas (required): autoscaling/v1, v2beta1, v2beta2 and v2
+# (Kubernetes API reference, HorizontalPodAutoscalerSpec, v1.29-v1.31, read 2026-11-25).
+K8S_HPAS = tuple(f"kubernetes:autoscaling/{version}:HorizontalPodAutoscaler" for version in ("v1", "v2beta1", "v2beta2", "v2"))
+# A namespaced object that names none is created in the provider's namespace, "default" unless the
+# provider sets another (Pulumi Kubernetes provider, `namespace` setting): both sides read it alike.
+DEFAULT_NAMESPACE = "default"
 GCP_AUTOSCALER = "gcp:compute/autoscaler:Autoscaler"
 GCP_REGION_AUTOSCALER = "gcp:compute/regionAutoscaler:RegionAutoscaler"
 # KEDA's maxReplicaCount when unset: 100 (KEDA docs, "ScaledObject specification", maxReplicaCount
@@ -36,11 +42,15 @@ def _required(*path: str, default: float | None = None) -> Callable[[v.View], fl
 
 MAXIMUM: dict[str, Callable[[v.View], float]] = {
     KEDA_SCALED_OBJECT: _required("spec", "maxReplicaCount", default=KEDA_DEFAULT_MAX),
-    K8S_HPA: _required("spec", "maxReplicas"),
+    **{hpa: _required("spec", "maxReplicas") for hpa in K8S_HPAS},
     GCP_AUTOSCALER: _required("autoscalingPolicy", "maxReplicas"),
     GCP_REGION_AUTOSCALER: _required("autoscalingPolicy", "maxReplicas"),
 }
 """Autoscaler type -> its maximum replicas (nodes or pods of its target)."""
+
+
+def _namespace(p: v.View) -> str:
+    return p.text("metadata", "namespace") or DEFAULT_NAMESPACE
 
 
 def maxima(stack: list) -> tuple[dict[str, float], list[tuple[str, Exception]]]:
@@ -57,9 +67,9 @@ def maxima(stack: list) -> tuple[dict[str, float], list[tuple[str, Exception]]]:
     failed: list[tuple[str, Exception]] = []
     for r in gpu.values():
         if r.type.startswith("kubernetes:"):
-            kind = r.type.rsplit(":", 1)[-1].lower()
+            kind = r.type.rsplit(":", 1)[-1].lower().removesuffix("patch")  # a DeploymentPatch scales as a Deployment
             try:
-                k8s[(r.props.text("metadata", "namespace"), r.props.text("metadata", "name"), kind)] = r.urn
+                k8s[(_namespace(r.props), r.props.text("metadata", "name"), kind)] = r.urn
             except (v.Unknown, ValueError) as exc:  # an autoscaler naming it cannot be matched (until `up`)
                 failed.append((r.urn, exc))
     out: dict[str, float] = {}
@@ -72,7 +82,7 @@ def maxima(stack: list) -> tuple[dict[str, float], list[tuple[str, Exception]]]:
             targets = [d for d in r.dependencies if d in gpu]
             if r.type.startswith("kubernetes:"):
                 ref = r.props.at("spec", "scaleTargetRef")
-                key = (r.props.text("metadata", "namespace"), ref.text("name"), ref.text("kind") or "deployment")
+                key = (_namespace(r.props), ref.text("name"), (ref.text("kind") or "deployment").lower())
                 if key in k8s:
                     targets.append(k8s[key])
         except (v.Unknown, ValueError) as exc:

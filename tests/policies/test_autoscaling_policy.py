@@ -59,6 +59,17 @@ def test_keda_and_hpa_maxima_reach_their_named_deployment():
     assert scaling.maxima([dep, same_ns]) == ({"urn:dep": 9}, [])
 
 
+@pytest.mark.parametrize("version", ["v1", "v2beta1", "v2beta2", "v2"])
+def test_every_hpa_version_reaches_a_deployment_or_its_patch_in_the_default_namespace(version):
+    # A review found 50 pods under an autoscaling/v1 HPA, or a DeploymentPatch, or a Deployment naming no
+    # namespace beside an HPA in "default", counted at the Deployment's 0 replicas.
+    hpa = _k8s(f"kubernetes:autoscaling/{version}:HorizontalPodAutoscaler", "urn:hpa", {"metadata": {
+        "namespace": "default"}, "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "chat"}, "maxReplicas": 50}})
+    for typ in ("kubernetes:apps/v1:Deployment", "kubernetes:apps/v1:DeploymentPatch"):
+        dep = _k8s(typ, "urn:dep", {"metadata": {"name": "chat"}, "spec": {"replicas": 0}})
+        assert scaling.maxima([dep, hpa]) == ({"urn:dep": 50}, []), typ
+
+
 def test_one_unreadable_autoscaler_leaves_the_others_maxima_counted():
     # The budget once dropped every autoscaler's maximum when one lacked its own, counting an autoscaled
     # group at its own size. Two autoscalers target one priced GPU resource here; one has no maximum.
