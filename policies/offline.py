@@ -25,7 +25,7 @@ import sys
 import pulumi
 
 from gpusizer import errors, inputs, redact, reuse
-from policies import analyzer, fork, mocks
+from policies import analyzer, fork, mocks, rules
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 PHASES = ("preview", "up")  # a first preview (unknowns), then the update (all known)
@@ -207,6 +207,8 @@ def run(args) -> int:
                                "--stack")
     policy_config = (inputs.read_json(args.policy_config, "policy config", "--policy-config")
                      if args.policy_config else None)
+    if policy_config is not None:
+        rules.validate_config(policy_config)
     try:
         exports, resources, findings = preview(args.stack, stacks_dir, pathlib.Path(args.program or REPO / "__main__.py"),
                                                policy_config, parallel=False if args.serial else None)

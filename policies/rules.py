@@ -200,6 +200,40 @@ RULES: tuple[Rule, ...] = (
 BY_NAME: dict[str, Rule] = {r.name: r for r in RULES}
 
 
+LEVELS = ("advisory", "mandatory", "remediate", "disabled")
+"""Enforcement levels a policy config may set (pulumi analyzer.proto EnforcementLevel)."""
+
+
+def validate_config(config: Any, where: str = "--policy-config") -> None:
+    """A policy config as `pulumi preview --policy-pack-config` takes it, checked before any run: every
+    key a policy of this pack, every enforcementLevel a level, every setting valid for its policy.
+    A misspelt policy name would otherwise configure nothing and leave that policy at its default.
+
+    Raises:
+        gpusizer.errors.SpecError: naming the policy and the fix.
+    """
+    import difflib
+
+    from gpusizer import errors
+
+    if not isinstance(config, Mapping):
+        raise errors.SpecError(f"{where}: must be a JSON object of policy name -> settings", where)
+    for name, cfg in config.items():
+        if name not in BY_NAME:
+            near = difflib.get_close_matches(str(name), list(BY_NAME), n=1)
+            hint = f"did you mean {near[0]!r}? " if near else ""
+            raise errors.SpecError(f"{where}: {name!r} is no policy of this pack; {hint}policies: "
+                                   f"{', '.join(BY_NAME)}", where)
+        settings = dict(cfg) if isinstance(cfg, Mapping) else {"enforcementLevel": cfg}
+        level = settings.get("enforcementLevel", BY_NAME[name].level)
+        if not isinstance(level, str) or level.lower() not in LEVELS:
+            raise errors.SpecError(f"{where}: {name}.enforcementLevel {level!r}: use one of {', '.join(LEVELS)}", where)
+        try:
+            BY_NAME[name].settings(settings)
+        except ValueError as exc:
+            raise errors.SpecError(f"{where}: {exc}", where) from None
+
+
 def check_resource(name: str, resource_type: str, props: Mapping, config: Mapping[str, Any] | None = None,
                    urn: str = "") -> list[str]:
     """Messages of resource rule `name` for one resource; a malformed resource or config is a message.

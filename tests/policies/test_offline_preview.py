@@ -123,3 +123,10 @@ def test_a_forked_phase_that_fails_fails_the_preview_with_its_message(tmp_path):
     for serial in ((), ("--serial",)):
         r = preview("--stack", "hybrid", "--program", program, *serial)
         assert r.returncode == 2 and "no such network: vpc-123" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_misspelt_policy_in_the_config_exits_2_instead_of_passing(tmp_path):
+    cfg = tmp_path / "cfg.json"
+    cfg.write_text(json.dumps({"gpusizer-alowed-gpus": {"enforcementLevel": "mandatory", "allowed": ["L4"]}}))
+    r = preview("--stack", "dev", "--policy-config", cfg)
+    assert r.returncode == 2 and "gpusizer-allowed-gpus" in r.stderr and "Traceback" not in r.stderr

@@ -76,3 +76,21 @@ def test_every_gpu_family_in_the_reference_data_is_an_accelerator_family():
     assert aws and gcp
     assert aws <= shapes.families()["aws"], aws - shapes.families()["aws"]
     assert gcp <= shapes.families()["gcp"], gcp - shapes.families()["gcp"]
+
+
+@pytest.mark.parametrize("config, words", [
+    ({"gpusizer-alowed-gpus": {"enforcementLevel": "mandatory"}}, "did you mean 'gpusizer-allowed-gpus'"),
+    ({"gpusizer-allowed-gpus": {"enforcementLevel": "mandatry"}}, "enforcementLevel 'mandatry': use one of"),
+    ({"gpusizer-cost-ceiling": {"maxHourlyUsd": "five"}}, "maxHourlyUsd"),
+    ([{"gpusizer-cost-ceiling": {}}], "must be a JSON object"),
+])
+def test_a_policy_config_the_pack_would_misread_is_refused_before_any_run(config, words):
+    # A misspelt policy name configured nothing: the policy stayed at its default and the gate passed.
+    with pytest.raises(errors.SpecError, match="--policy-config") as info:
+        rules.validate_config(config)
+    assert words in str(info.value)
+
+
+def test_a_valid_policy_config_passes_validation():
+    rules.validate_config({"gpusizer-allowed-gpus": "mandatory", "gpusizer-no-overprovisioning": {"maxRatio": 3},
+                           "gpusizer-gpu-budget": {"enforcementLevel": "disabled"}})
