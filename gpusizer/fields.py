@@ -43,15 +43,20 @@ StrictBool = Annotated[bool, pydantic.BeforeValidator(_strict_bool)]
 """A boolean given as one: ``"false"`` (a string, true in Python) and ``0``/``1`` are refused."""
 
 
+# The bounds come first in each Annotated: applied to the number itself they are JSON Schema's
+# minimum/maximum in `gpusizer schema` (after the validator they were unknown "ge"/"le" keys that
+# editors ignore); NotBool, last, runs first either way (a before-validator wraps what precedes it).
+
+
 def count(upper: int, lower: int = 1) -> Any:
     """A whole number in [lower, upper], never a boolean; 8.0 is accepted as 8, 8.5 refused."""
-    return Annotated[int, NotBool, pydantic.Field(ge=lower, le=upper)]
+    return Annotated[int, pydantic.Field(ge=lower, le=upper), NotBool]
 
 
 def positive_float(upper: float, lower: float = 0.0, inclusive: bool = False) -> Any:
     """A finite number in (lower, upper] (or [lower, upper] with inclusive), never a boolean."""
     bound = {"ge": lower} if inclusive else {"gt": lower}
-    return Annotated[float, NotBool, pydantic.Field(le=upper, allow_inf_nan=False, **bound)]
+    return Annotated[float, pydantic.Field(le=upper, allow_inf_nan=False, **bound), NotBool]
 
 
 # Lower bounds: a value below them is a typo, and dividing by it overflows to

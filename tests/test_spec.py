@@ -124,6 +124,9 @@ def test_the_schema_editors_use_accepts_every_example_spec(path):
     {"inference": {"batchsize": 4}},                    # misspelled nested field
     {"placement": {"providers": ["azure"]}},            # unregistered provider
     {"precision": "fp4"},                               # not a precision
+    {"inference": {"batch_size": -4}},                  # below a bound (minimum, not an unknown "ge" key)
+    {"growth": 5000},                                   # above a bound (fields.MAX_GROWTH)
+    {"inference": {"targets": {"ttft_ms": 0}}},         # an exclusive lower bound
 ])
 def test_the_schema_rejects_what_the_spec_rejects(patch):
     with pytest.raises(jsonschema.ValidationError):
