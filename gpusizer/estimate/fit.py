@@ -156,10 +156,27 @@ def precision_problem(w: Workload, gpu: hardware.GpuSpec) -> tuple[str, str]:
     return "", f"{reason}: {', '.join(fallbacks)}"
 
 
+def apart(a: float, b: float) -> tuple[str, str]:
+    """`a` and `b` with one decimal, or as many more (up to 4) as it takes to show them unequal:
+    "14.2 < 14.2" reads as a contradiction where "14.17 < 14.21" does not.
+
+    >>> apart(14.17, 14.21)
+    ('14.17', '14.21')
+    >>> apart(1500.0, 48.0)
+    ('1,500.0', '48.0')
+    """
+    for digits in range(1, 5):
+        x, y = f"{a:,.{digits}f}", f"{b:,.{digits}f}"
+        if x != y:
+            break
+    return x, y
+
+
 def _memory_fail(shape: Shape, usable: float, need: float, extra: str = "") -> Fit:
+    shown_usable, shown_need = apart(usable, need)
     return Fit(
         "memory",
-        f"{shape.label}: {usable:.1f} GiB usable per GPU < {need:.1f} GiB needed{extra}",
+        f"{shape.label}: {shown_usable} GiB usable per GPU < {shown_need} GiB needed{extra}",
         need,
         usable,
     )
@@ -299,9 +316,10 @@ def _fit_training(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: floa
         hours = speed.training_hours(w.training_flops, gpu, n * shape.gpu_fraction, w.spec.precision, mfu=w.efficiency(gpu.name)[2])
         deadline = w.spec.train.deadline_hours
         if deadline and hours > deadline:
+            shown_hours, shown_deadline = apart(hours, deadline)
             return Fit(
                 "deadline",
-                f"{shape.label}: {hours:,.1f} h to train > {deadline:,.1f} h deadline",
+                f"{shape.label}: {shown_hours} h to train > {shown_deadline} h deadline",
                 need,
                 usable,
                 chosen,
