@@ -64,15 +64,27 @@ def _gpus(container: v.View) -> dict[str, float]:
 
 
 def requested(pod: v.View) -> dict[str, float]:
-    """GPU resource name -> GPUs one pod holds."""
-    app: dict[str, float] = {}
+    """GPU resource name -> GPUs one pod holds, as the scheduler reckons a pod's request: its app
+    containers plus every sidecar (an init container with restartPolicy Always runs beside them),
+    or, if more, an ordinary init container plus the sidecars started before it (Kubernetes docs,
+    "Sidecar containers" and "Resource sharing within containers", v1.29+, read 2026-11-25)."""
+    sidecars: dict[str, float] = {}
+    inits: dict[str, float] = {}
+    for c in pod.each("initContainers"):
+        gpus = _gpus(c)
+        if c.text("restartPolicy") == "always":
+            for k, n in gpus.items():
+                sidecars[k] = sidecars.get(k, 0.0) + n
+        else:
+            for k in set(gpus) | set(sidecars):
+                inits[k] = max(inits.get(k, 0.0), gpus.get(k, 0.0) + sidecars.get(k, 0.0))
+    held = dict(sidecars)
     for c in pod.each("containers"):
         for k, n in _gpus(c).items():
-            app[k] = app.get(k, 0.0) + n
-    for c in pod.each("initContainers"):
-        for k, n in _gpus(c).items():
-            app[k] = max(app.get(k, 0.0), n)
-    return {k: n for k, n in app.items() if n > 0}
+            held[k] = held.get(k, 0.0) + n
+    for k, n in inits.items():
+        held[k] = max(held.get(k, 0.0), n)
+    return {k: n for k, n in held.items() if n > 0}
 
 
 def models(pod: v.View) -> list[str]:

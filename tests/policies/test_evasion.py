@@ -316,3 +316,17 @@ def test_a_workload_whose_recorded_spec_is_unknown_exempts_nothing():
     stack[0] = dataclasses.replace(stack[0], inputs={"spec": cases.U, "pools": []})
     (f,) = [f for f in analyzer.analyze(stack, "dev") if f.policy == "gpusizer-no-overprovisioning"]
     assert f.level == "mandatory" and "recorded spec is unknown at preview" in f.message
+
+
+def test_gpus_of_sidecar_containers_add_to_the_pod():
+    # Seven sidecars (init containers with restartPolicy Always) of one H100 each beside one app container
+    # hold 8 x H100 per pod; an ordinary init container's GPUs are held only while it runs.
+    def pod(init_policy):
+        init = [{"name": f"s{i}", "restartPolicy": init_policy, "resources": {"limits": {"nvidia.com/gpu": "1"}}}
+                for i in range(7)]
+        return {"metadata": {"name": "sa", "annotations": {cases.K8S_REQ: "45"}}, "spec": {"replicas": 1, "template": {
+            "spec": {"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}, "initContainers": init,
+                     "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}}}
+    (f,) = _mandatory("kubernetes:apps/v1:Deployment", pod("Always"), policy="gpusizer-no-overprovisioning")
+    assert "8 x H100" in f.message
+    assert not _mandatory("kubernetes:apps/v1:Deployment", pod("OnFailure"), policy="gpusizer-no-overprovisioning")
