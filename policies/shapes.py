@@ -109,12 +109,12 @@ def gcp(machine_type: str, accelerators: list[tuple[str, float]]) -> Shape | Non
 def extremes(shapes: list[Shape | None]) -> list[Shape]:
     """The cheapest and the largest (GPU memory, then price) of several admitted shapes, unknown ones kept."""
     known = [s for s in shapes if s is not None and s.capacity is not None]
-    unknown = [s for s in shapes if s is not None and s.capacity is None]
+    unknown = list({s.label: s for s in shapes if s is not None and s.capacity is None}.values())
     if not known:
-        return unknown[:1]
+        return unknown
     cheapest = min(known, key=lambda s: (s.hourly_usd if s.hourly_usd is not None else float("inf"), s.label))
     largest = max(known, key=lambda s: (s.capacity.total_gib, s.hourly_usd or 0.0, s.label))
-    return [cheapest] if cheapest == largest else [cheapest, largest]
+    return ([cheapest] if cheapest == largest else [cheapest, largest]) + unknown
 
 
 def _range(req: v.View, key: str) -> tuple[float, float]:
@@ -135,7 +135,8 @@ def requirements(req: v.View) -> list[Shape] | None:
 
     Returns:
         None when it admits no GPU; else the extremes of the admitted catalog
-        types, or one unknown shape when GPUs are asked for but none is known.
+        types and an unknown shape for each allowed accelerated type the catalog
+        does not know, or one unknown shape when GPUs are asked for but none is known.
     """
     acc = _range(req, "acceleratorCount")
     kinds = [x.text() for x in req.each("acceleratorTypes")]
@@ -160,6 +161,11 @@ def requirements(req: v.View) -> list[Shape] | None:
         if (allowed and not any(fnmatch.fnmatch(t, p) for p in allowed)) or any(fnmatch.fnmatch(t, p) for p in excluded):
             continue
         admitted.append(aws(t))
+    # An allowed type the catalog does not price, of an accelerator family, may be what EC2 launches:
+    # it cannot be verified (a pattern matches only catalog types here; a new family needs a refresh).
+    catalog = audit.types_of("aws")
+    admitted += [aws(t) for t in allowed if not any(c in t for c in "*?[") and t not in catalog
+                 and aws_family(t) in families()["aws"] and not any(fnmatch.fnmatch(t, p) for p in excluded)]
     if admitted:
         return extremes(admitted)
     if acc[0] >= 1 or "gpu" in kinds or names:

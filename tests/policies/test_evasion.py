@@ -14,6 +14,7 @@ import dataclasses
 import pytest
 
 import gpusizer
+from gpusizer import audit
 from components import workload
 from policies import analyzer, sizing, verify, view
 from tests.conftest import REPO
@@ -330,3 +331,22 @@ def test_gpus_of_sidecar_containers_add_to_the_pod():
     (f,) = _mandatory("kubernetes:apps/v1:Deployment", pod("Always"), policy="gpusizer-no-overprovisioning")
     assert "8 x H100" in f.message
     assert not _mandatory("kubernetes:apps/v1:Deployment", pod("OnFailure"), policy="gpusizer-no-overprovisioning")
+
+
+def test_attribute_based_selection_allowing_a_gpu_type_the_catalog_lacks_is_unverifiable():
+    # p6-b300 (an accelerated family, policies/accelerator_families.yaml) is not in the packaged catalog: a
+    # group allowed to launch it beside g6.xlarge was judged by g6.xlarge alone.
+    assert "p6-b300.48xlarge" not in audit.types_of("aws")
+    lt = analyzer.Resource(LT, "lt", {"imageId": "ami-1", "metadataOptions": {"httpTokens": "required"}},
+                           f"urn:pulumi:dev::gpusizer::{LT}::lt")
+    asg = analyzer.Resource(ASG, "asg", {"maxSize": 1, "tags": [{"key": cases.REQ, "value": "20", "propagateAtLaunch": True}],
+                                         "mixedInstancesPolicy": {"launchTemplate": {
+                                             "launchTemplateSpecification": {"launchTemplateId": "lt-x"},
+                                             "overrides": [{"instanceRequirements": {
+                                                 "vcpuCount": {"min": 4}, "memoryMib": {"min": 16384},
+                                                 "acceleratorCount": {"min": 1},
+                                                 "allowedInstanceTypes": ["g6.xlarge", "p6-b300.48xlarge"]}}]}}},
+                            f"urn:pulumi:dev::gpusizer::{ASG}::asg", "", (lt.urn,))
+    found = [f for f in analyzer.analyze([lt, asg], "dev") if f.level == "mandatory"]
+    assert [(f.policy, f.resource) for f in found] == [("gpusizer-sized-gpu-capacity", "asg")]
+    assert "p6-b300.48xlarge: unknown GPU type" in found[0].message
