@@ -118,7 +118,9 @@ def _with_known_regions(w: workload_mod.Workload, catalog: Catalog) -> workload_
     """Check placement.regions against the catalog's regions, zones and pool locations (case-insensitive).
 
     A name the catalog does not know is an input error, unless on-prem is
-    allowed and no pool was given (it may name a pool's location).
+    allowed and no pool was given (it may name a pool's location: a spec a
+    stack plans with its pools is planned here without them). When no name
+    is known at all, nothing could run: that is an input error too.
     """
     p = w.spec.placement
     if not p.regions:
@@ -126,9 +128,16 @@ def _with_known_regions(w: workload_mod.Workload, catalog: Catalog) -> workload_
     known = catalog.places
     owned = set(providers.OWNED)
     pools_pending = bool(owned & set(p.providers or providers.NAMES)) and not owned & set(catalog.provider_names)
+    lowered = {k.lower() for k in known}
+    if pools_pending and not any(r.lower() in lowered for r in p.regions):
+        try:
+            _known_name("placement.regions", p.regions[0], known)
+        except errors.SpecError as exc:
+            raise errors.SpecError(f"{exc}; or, for an on-prem location, give the pools (--pools FILE)",
+                                   "placement.regions") from None
     regions = []
     for r in p.regions:
-        if pools_pending and r.lower() not in {k.lower() for k in known}:
+        if pools_pending and r.lower() not in lowered:
             regions.append(r)
             continue
         regions.append(_known_name("placement.regions", r, known))

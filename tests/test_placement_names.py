@@ -50,3 +50,15 @@ def test_cli_exits_2_on_an_unknown_region(tmp_path, capsys):
     assert cli.main(["plan", str(path)]) == 2
     err = capsys.readouterr().err
     assert "placement.regions" in err and "eu-west-1" in err and "Traceback" not in err
+
+
+def test_with_on_prem_allowed_and_no_pools_a_spec_naming_no_known_place_is_an_input_error():
+    # Providers left open include on-prem, whose pool locations are unknown without --pools: one unknown
+    # name among known ones may be a pool's location (a stack plans the spec with its pools), but when no
+    # name is known nothing could run (it used to exit 3 with an empty table).
+    spec = {"name": "chat", "model": {"name": "llama-3.1-8b"}, "placement": {"regions": ["us-east-9"]}}
+    with pytest.raises(gpusizer.SpecError) as e:
+        gpusizer.plan(spec)
+    assert e.value.field == "placement.regions" and "us-east-1" in str(e.value) and "--pools" in str(e.value)
+    mixed = gpusizer.plan({**spec, "placement": {"regions": ["us-east-1", "fra-dc1"]}})
+    assert mixed.chosen is not None and mixed.chosen.offer.region == "us-east-1"
