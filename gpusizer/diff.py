@@ -254,7 +254,7 @@ def _workload_text(c: Change) -> list[str]:
 def _workload_md(c: Change) -> list[str]:
     out = [f"#### {_headline(c)}", "", "| | base | head |", "|---|---|---|"]
     for f, x, y in zip(_FIELDS, _cells(c.base, c.base_plan), _cells(c.head, c.head_plan)):
-        y = y if x == y else f"**{y}**"
+        y = y if x == y or not y else f"**{y}**"  # an empty changed cell stays empty ("****" renders as text)
         out.append("| " + " | ".join(s.replace("|", "\\|") for s in (f, x, y)) + " |")
     out += ["", *(f"- why: {w}" for w in c.why or ("unchanged",)), ""]
     return out

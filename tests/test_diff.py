@@ -127,3 +127,12 @@ def test_diff_input_over_the_result_cap_is_refused(tmp_path, tiny_catalog, monke
     with pytest.raises(gpusizer.SpecError) as e:
         diff.load(path, "BASE")
     assert str(e.value).startswith("BASE: ") and "-byte limit" in str(e.value)
+
+
+def test_markdown_of_an_added_workload_leaves_the_empty_base_cells_empty(tiny_catalog):
+    changes = diff.compare({}, {"chat": _plan(CHAT_8B, tiny_catalog)})
+    rows = [line for line in diff.render(changes, "markdown").splitlines() if line.startswith("| ")]
+    assert "****" not in "\n".join(rows)
+    assert rows[1].startswith("| choice | (absent) | **aws us-east-1 g6.xlarge")
+    removed = diff.render(diff.compare({"chat": _plan(CHAT_8B, tiny_catalog)}, {}), "markdown")
+    assert "****" not in removed and "| GPUs | 1 x L4 |  |" in removed
