@@ -214,7 +214,7 @@ def _estimate_text(e: Estimate, markdown: bool) -> str:
     rows = []
     for r in e.per_gpu:
         o = r.get("smallest_offer")
-        offer = "-" if o is None else f"{o['instance_type']} ({o['gpu_count']} GPUs, {_money(o['hourly_usd'])}/h, {o['limiting']})"
+        offer = "-" if o is None else f"{o['instance_type']} ({o['gpu_count']} GPU{'' if o['gpu_count'] == 1 else 's'}, {_money(o['hourly_usd'])}/h, {o['limiting']})"
         layout = ""
         if r["min_count"] is not None and r.get("tensor_parallel"):
             layout = f"TP {r['tensor_parallel']}" + (f" x PP {r['pipeline_stages']}" if r["pipeline_stages"] > 1 else "")

@@ -340,7 +340,7 @@ def parse_spec(data: Any, base_dir: str | os.PathLike | None = None) -> Workload
         return data
     if not isinstance(data, dict):
         raise errors.SpecError(
-            f"a workload spec must be a mapping of fields (got {type(data).__name__}). "
+            f"a workload spec must be a mapping of fields (got {'an empty document' if data is None else type(data).__name__}). "
             "To fix: start the file with 'name: my-workload' and 'model: ...'",
             field="",
         )
