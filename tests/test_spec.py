@@ -133,3 +133,8 @@ def test_the_schema_rejects_what_the_spec_rejects(patch):
         jsonschema.validate({**BASE, **patch}, spec_mod.json_schema())
     with pytest.raises(gpusizer.SpecError):
         gpusizer.load_spec({**BASE, **patch})
+
+
+def test_an_empty_document_is_named_as_one():
+    with pytest.raises(gpusizer.SpecError, match="got an empty document"):
+        gpusizer.load_spec(None)
