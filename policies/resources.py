@@ -178,6 +178,24 @@ def _nodes(*paths: tuple[str, ...], default: float = 1.0) -> Callable[[v.View], 
     return read
 
 
+# A regional GKE cluster's node pools span three zones of its region unless nodeLocations names them
+# (GKE docs, "Regional clusters": "by default, GKE replicates each node pool across three zones").
+GKE_DEFAULT_ZONES = 3
+
+
+def _gke_nodes(p: v.View) -> float:
+    """The most nodes a GKE node pool runs: totalMaxNodeCount, else the per-zone count (maxNodeCount,
+    nodeCount or initialNodeCount, all per zone: pulumi-gcp container.NodePool) x its zones."""
+    if p.number("autoscaling", "totalMaxNodeCount") is not None:
+        return _nodes(("autoscaling", "totalMaxNodeCount"))(p)
+    per_zone = _nodes(("autoscaling", "maxNodeCount"), ("nodeCount",), ("initialNodeCount",))(p)
+    zones = len(list(p.each("nodeLocations")))
+    if not zones:
+        location = p.text("location") or ""
+        zones = GKE_DEFAULT_ZONES if location.count("-") == 1 else 1  # "us-central1" a region, "us-central1-a" a zone
+    return per_zone * zones
+
+
 def _zero(p: v.View) -> float:
     return 0.0
 
@@ -241,8 +259,7 @@ KINDS: dict[str, Kind] = {
     GCP_NODE_POOL: Kind("gcp", _gcp(("nodeConfig",)), lambda p: {**p.mapping("nodeConfig", "resourceLabels"),
                                                                   **p.mapping("nodeConfig", "labels")},
                         _gcp_purchase("nodeConfig"),
-                        _nodes(("autoscaling", "totalMaxNodeCount"), ("autoscaling", "maxNodeCount"), ("nodeCount",),
-                               ("initialNodeCount",))),
+                        _gke_nodes),
     GCP_MIG: Kind("gcp", lambda p: [], _labels(), _none, _nodes(("targetSize",)), (("versions",),)),
     GCP_REGION_MIG: Kind("gcp", lambda p: [], _labels(), _none, _nodes(("targetSize",)), (("versions",),)),
     **{t: Kind("onprem", k8s.shape_reader(pod), k8s.annotations(pod), _none, k8s.count(t)) for t, pod in k8s.POD_SPECS.items()},

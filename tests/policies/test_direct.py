@@ -129,3 +129,18 @@ def test_ssh_from_a_private_range_is_fine():
 def test_malformed_config_is_a_message_not_a_crash(config):
     (msg,) = over("aws:ec2/instance:Instance", {"instanceType": "g6.xlarge", "tags": {cases.REQ: "18"}}, config)
     assert msg.startswith("gpusizer-no-overprovisioning config:") and ("maxRatio" in msg or "maxRatoi" in msg)
+
+
+@pytest.mark.parametrize("props, nodes", [
+    ({"location": "us-central1", "nodeLocations": ["us-central1-a", "us-central1-b", "us-central1-c", "us-central1-f"],
+      "nodeCount": 1}, 4),                                       # per zone x the zones named
+    ({"location": "us-central1", "autoscaling": {"maxNodeCount": 2}}, 6),  # a regional pool: three zones by default
+    ({"location": "us-central1-a", "nodeCount": 2}, 2),           # a zonal pool
+    ({"location": "us-central1", "autoscaling": {"totalMaxNodeCount": 5, "maxNodeCount": 9}}, 5),  # a total limit
+])
+def test_a_gke_node_pool_counts_nodes_per_zone_times_its_zones(props, nodes):
+    # pulumi-gcp container.NodePool: nodeCount, initialNodeCount and autoscaling.maxNodeCount are per zone.
+    from policies import resources
+
+    pool = {"nodeConfig": {"machineType": "g2-standard-4"}, **props}
+    assert resources.GpuResource("gcp:container/nodePool:NodePool", view.View(view.raw(pool))).count == nodes
