@@ -45,6 +45,18 @@ _COUNTS = {"Deployment": ("spec", "replicas"), "StatefulSet": ("spec", "replicas
            "Job": ("spec", "parallelism"), "CronJob": ("spec", "jobTemplate", "spec", "parallelism")}
 
 
+def unbounded(resource_type: str, p: v.View) -> str | None:
+    """Why a workload's pod count has no bound in its own spec, or None: a DaemonSet runs a pod on every
+    matching node; a CronJob's concurrencyPolicy defaults to Allow, so runs overlap (Kubernetes docs,
+    "DaemonSet" and "CronJob": concurrencyPolicy, read 2026-11-25)."""
+    kind = resource_type.rsplit(":", 1)[-1].removesuffix("Patch")
+    if kind == "DaemonSet":
+        return "a DaemonSet runs a pod on every matching node"
+    if kind == "CronJob" and (p.text("spec", "concurrencyPolicy") or "allow") == "allow":
+        return "a CronJob whose concurrencyPolicy allows overlapping runs starts Jobs while others run"
+    return None
+
+
 def _pod(p: v.View, path: tuple[str, ...]) -> v.View:
     return p.at(*path, "spec")
 

@@ -32,8 +32,8 @@ import math
 from collections.abc import Callable
 
 import gpusizer
+from policies import k8s, scaling, sizing, verify
 from policies import resources as res
-from policies import scaling, sizing, verify
 from policies import view as v
 
 
@@ -46,6 +46,7 @@ class _Judge:
         self.out: list[tuple[str, str | None]] = []
         self.unknown: v.Unknown | None = None
         self.runs: dict[str, float] = {}  # GpuWorkload URN -> nodes or pods the resources under it may run
+        self.unbounded: dict[str, str] = {}  # GpuWorkload URN -> why a resource under it has no bound
         self.plans: dict[str, tuple[gpusizer.Decision | None, str | None]] = {}
 
     def plan(self, workload: sizing.StackResource | None) -> tuple[gpusizer.Decision | None, str | None]:
@@ -107,6 +108,9 @@ class _Judge:
         d, refused = self.plan(workload)
         need = d.required_gpu_memory_gib if d is not None and d.chosen is not None else None
         n = count() if workload is not None else None
+        if n and (why_unbounded := k8s.unbounded(r.type, r.props)):
+            n = math.inf
+            self.unbounded[workload.urn] = f"{r.name or r.urn}: {why_unbounded}"
         if n:
             self.runs[workload.urn] = self.runs.get(workload.urn, 0.0) + n
         why = refused or verify.mismatch(g, d, n or None, purchase)
@@ -131,7 +135,8 @@ class _Judge:
             if d is None or d.chosen is None or total <= verify.most_instances(d):
                 continue
             w = self.by_urn[urn]
-            self.out.append((f"{w.name or urn}: the GPU resources under it may run {total:g} nodes or pods together "
+            runs = f"{total:g} nodes or pods" if math.isfinite(total) else f"without bound ({self.unbounded[urn]})"
+            self.out.append((f"{w.name or urn}: the GPU resources under it may run {runs} together "
                              f"(each at its largest size or autoscaler maximum), its re-planned decision "
                              f"{verify.most_instances(d)}: capacity beyond the decision is not sized. To fix: "
                              "provision through the GpuWorkload alone, or raise deploy.replicas or "

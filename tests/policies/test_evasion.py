@@ -350,3 +350,23 @@ def test_attribute_based_selection_allowing_a_gpu_type_the_catalog_lacks_is_unve
     found = [f for f in analyzer.analyze([lt, asg], "dev") if f.level == "mandatory"]
     assert [(f.policy, f.resource) for f in found] == [("gpusizer-sized-gpu-capacity", "asg")]
     assert "p6-b300.48xlarge: unknown GPU type" in found[0].message
+
+
+@pytest.mark.parametrize("typ, spec, bounded", [
+    ("kubernetes:apps/v1:DaemonSet", {}, False),                              # a pod on every matching node
+    ("kubernetes:batch/v1:CronJob", {"schedule": "* * * * *"}, False),        # concurrencyPolicy defaults to Allow
+    ("kubernetes:batch/v1:CronJob", {"schedule": "* * * * *", "concurrencyPolicy": "Forbid"}, True),
+])
+def test_kubernetes_workloads_without_a_pod_bound_exceed_any_decision(typ, spec, bounded):
+    pod = {"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-L4"},
+           "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}
+    template = {"spec": {"template": {"spec": pod}}} if "CronJob" in typ else {"template": {"spec": pod}}
+    props = {"metadata": {"annotations": {cases.K8S_REQ: "19.15"}},
+             "spec": {**spec, "jobTemplate": template} if "CronJob" in typ else template}
+    stack = _workload_stack(typ, props, SMALL_CHAT)[0:1]
+    stack.append(_under(stack[0].urn, typ, "extra", props))
+    found = [f for f in analyzer.analyze(stack, "dev") if f.policy == "gpusizer-no-overprovisioning"]
+    if bounded:
+        assert found == []
+    else:
+        assert [(f.resource, f.level) for f in found] == [("w", "mandatory")] and "without bound" in found[0].message
