@@ -3,9 +3,9 @@
 A GpuWorkload records the spec it sized (and the on-prem pools it saw) as its
 component inputs and outputs (stack policies get a resource's outputs: pulumi
 stepGenerator.AnalyzeResources). A GPU resource under it (by the parent links
-the engine sends) whose `sized-by` names a target, a deadline or cost is
-exempt from the memory ratio only when the engine, re-planning that recorded
-spec with the pack's own catalog, makes a decision the resource matches:
+the engine sends) is the workload's decision, and so exempt from the memory
+ratio, only when the engine, re-planning that recorded spec with the pack's
+own catalog, makes a decision the resource matches (`mismatch` is None):
 - the same sized-by label and requirement (GCP labels round it up to whole GiB);
 - every type it may launch is the choice or, on AWS, one of the ranked
   failover types (Decision.failover), and holds the chosen GPUs;
