@@ -351,8 +351,9 @@ def check(plan: Decision, args) -> None:
 def check_settings(egress: str, private_cidr: str) -> None:
     """The egress is one of aws_network.EGRESS and the private subnet's CIDR one EC2 accepts.
 
-    Every setting is checked, used or not (egress and the CIDR serve only multi-card EFA instances in
-    a default VPC): a typo fails the first `pulumi preview`, not the update that first needs it.
+    Both are checked whenever a workload lands on AWS, used by its instance or not (egress and the CIDR
+    serve only multi-card EFA instances in a default VPC), before anything is registered: a typo fails
+    that `pulumi preview`, not the update that first needs it. A stack with no AWS workload reads neither.
     AWS allows subnet blocks from /16 to /28 (AWS VPC User Guide, "Subnet CIDR blocks").
 
     >>> check_settings("nat", "172.31.240.0/20")

@@ -21,7 +21,7 @@ from pulumi import output as pulumi_output
 from pulumi.runtime.proto import analyzer_pb2
 
 from gpusizer import errors
-from policies import pack
+from policies import pack, rules
 from policies import view as v
 
 SUPPORTED = ("1.21.",)  # pulumi-policy releases whose private servicer this wraps
@@ -69,9 +69,13 @@ def servicer(policy_config: dict[str, Any] | None = None):
     if policy_config:
         defaults = pack.levels()
         req = analyzer_pb2.ConfigureAnalyzerRequest()
-        for name, cfg in policy_config.items():
+        given = dict(policy_config)
+        everyone = rules.level_of(given.pop(rules.ALL, None))  # "all" sets every policy's level, a policy's own wins
+        if everyone is not None:
+            given = {name: given.get(name, {}) for name in defaults}
+        for name, cfg in given.items():
             cfg = dict(cfg) if isinstance(cfg, dict) else {"enforcementLevel": cfg}
-            level = cfg.pop("enforcementLevel", defaults.get(name, "mandatory"))
+            level = cfg.pop("enforcementLevel", everyone or defaults.get(name, "mandatory"))
             req.policyConfig[name].enforcementLevel = analyzer_pb2.EnforcementLevel.Value(str(level).upper())
             req.policyConfig[name].properties.CopyFrom(struct(cfg))
         s.Configure(req, None)

@@ -2,7 +2,9 @@
 
 The child starts as a copy of this process (imported modules, decisions
 memoised so far, stack config), runs the function, sends back its return
-value or the exception it raised, pickled through a pipe, and leaves with
+value or the exception it raised, pickled through a pipe (with a text
+description, raised as a RuntimeError where the parent cannot rebuild the
+exception), and leaves with
 os._exit: no atexit handler runs twice and no buffer of the parent's is
 flushed twice (both streams are flushed before the fork).
 
@@ -50,7 +52,11 @@ class Child(Generic[T]):
         _, status = os.waitpid(self.pid, 0)
         if not data:
             raise RuntimeError(f"the forked process ended without a result (wait status {status})")
-        ok, value = pickle.loads(data)
+        ok, payload, described = pickle.loads(data)
+        try:
+            value = pickle.loads(payload)
+        except Exception:  # an exception whose __init__ takes more than its message does not unpickle
+            raise RuntimeError(described) from None
         if ok:
             return value
         raise value
@@ -59,13 +65,15 @@ class Child(Generic[T]):
 def _serve(fn: Callable[[], object], write: int) -> None:
     try:
         try:
-            payload = (True, fn())
+            ok, value = True, fn()
         except BaseException as exc:  # every outcome goes back to the parent, which raises it
-            payload = (False, exc)
+            ok, value = False, exc
+        described = f"{type(value).__name__}: {value}"
         try:
-            data = pickle.dumps(payload)
+            payload = pickle.dumps(value)
         except Exception as exc:  # an unpicklable value or exception: say what it was
-            data = pickle.dumps((False, RuntimeError(f"{type(payload[1]).__name__}: {payload[1]} ({exc})")))
+            ok, payload = False, pickle.dumps(RuntimeError(f"{described} ({exc})"))
+        data = pickle.dumps((ok, payload, described))
         with os.fdopen(write, "wb") as pipe:
             pipe.write(data)
         sys.stdout.flush()

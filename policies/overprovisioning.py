@@ -2,8 +2,9 @@
 
 For each GPU resource:
 1. Its requirement is the re-planned one of the GpuWorkload above it (found
-   through the parent links the engine sends) when there is one, else its
-   tag, label or annotation: under a GpuWorkload a tag is never taken at its word.
+   through the parent links the engine sends) when that GpuWorkload's spec
+   re-plans to a choice, else its tag, label or annotation (a GpuWorkload
+   whose spec does not re-plan exempts nothing: no worse than none).
 2. A resource that matches its GpuWorkload's re-planned decision
    (policies/verify.mismatch: types, GPUs, requirement, sized-by label,
    purchase, count) passes. Any other resource with memory above maxRatio x
@@ -66,7 +67,7 @@ class _Judge:
         try:
             g = res.GpuResource(r.type, r.props)
             if g.shapes:
-                self.judge(r, g, lambda: 0.0 if r.type in res.TEMPLATES else max(g.count, scaled_max))
+                self.judge(r, g, lambda: 0.0 if r.type in res.TEMPLATES else _count(g, scaled_max))
             elif g.templates():
                 self.through_templates(r, g, scaled_max)
         except v.Unknown as exc:
@@ -75,23 +76,21 @@ class _Judge:
             self.out.append((f"gpusizer could not judge {r.name or r.urn}: {exc}. To fix: correct the resource", r.urn))
 
     def through_templates(self, r: sizing.StackResource, g: res.GpuResource, scaled_max: float) -> None:
-        templates = sizing.templates_of(r, self.by_urn)
-        if not templates:
+        templates = [(t, tg) for t in sizing.templates_of(r, self.by_urn)
+                     if (tg := res.gpu_resource(t.type, t.props)) is not None]
+        if not sizing.templates_of(r, self.by_urn):
             self.out.append((f"{r.name or r.urn} launches from a template that is not in this stack, so the pack "
                              "cannot verify its GPUs. To fix: keep the launch or instance template in this stack, "
                              "or name the instance types on the resource", r.urn))
             return
-        for t in templates:
-            tg = res.gpu_resource(t.type, t.props)
-            if tg is None:
-                continue
-            # The template's market options decide the purchase; where it sets none, the group's do.
-            purchase = tg.purchase or g.purchase
-            self.judge(r, tg, lambda: max(g.count, scaled_max), purchase)
-            owner = verify.ancestor(t, self.by_urn)
-            if owner is not None and owner is not verify.ancestor(r, self.by_urn):
-                # A group elsewhere launching a GpuWorkload's template runs that workload's capacity.
-                self.runs[owner.urn] = self.runs.get(owner.urn, 0.0) + max(g.count, scaled_max)
+        # The group runs its count once, whichever of its templates launches each node; each template is judged
+        # at that count, bought as the template says, or as the group does where the template sets no market.
+        for i, (t, tg) in enumerate(templates):
+            self.judge(r, tg, (lambda: _count(g, scaled_max)) if i == 0 else (lambda: 0.0), tg.purchase or g.purchase)
+        mine = verify.ancestor(r, self.by_urn)
+        owners = {o.urn: o for t, _ in templates if (o := verify.ancestor(t, self.by_urn)) is not None and o is not mine}
+        for owner in owners:  # a group elsewhere launching a GpuWorkload's template runs that workload's capacity
+            self.runs[owner] = self.runs.get(owner, 0.0) + _count(g, scaled_max)
 
     def judge(self, r: sizing.StackResource, g: res.GpuResource, count: Callable[[], float],
               purchase: str | None = None) -> None:
@@ -143,6 +142,19 @@ class _Judge:
                              "deploy.autoscaling in its spec", urn))
 
 
+def _count(g: res.GpuResource, scaled_max: float) -> float:
+    """The most nodes or pods a resource runs: its own most, or its autoscalers' maximum when larger.
+    An autoscaled group may leave its size to the autoscaler (GCP targetSize is then computed, unknown
+    at preview): the autoscalers' maximum is its count."""
+    try:
+        own = g.count
+    except v.Unknown:
+        if scaled_max:
+            return scaled_max
+        raise
+    return max(own, scaled_max)
+
+
 def check(stack: list[sizing.StackResource], max_ratio: float) -> list[tuple[str, str | None]]:
     """(message, URN) pairs of gpusizer-no-overprovisioning over the stack (module docstring).
 
@@ -150,7 +162,12 @@ def check(stack: list[sizing.StackResource], max_ratio: float) -> list[tuple[str
         policies.view.Unknown: only when a field is unknown at preview and nothing else is in violation.
     """
     judge = _Judge(stack, max_ratio)
-    scaled, _ = scaling.maxima(stack)  # an autoscaler that cannot be read is gpusizer-gpu-budget's to report
+    scaled, failed = scaling.maxima(stack)
+    for urn, exc in failed:  # a count that cannot be read cannot be shown to fit its GpuWorkload's decision
+        if isinstance(exc, v.Unknown):
+            judge.unknown = judge.unknown or exc
+        else:
+            judge.out.append((f"gpusizer cannot read {urn}'s bound: {exc}. To fix: set it", urn))
     for r in stack:
         if r.type in res.KINDS:
             judge.resource(r, scaled.get(r.urn, 0.0))

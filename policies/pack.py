@@ -6,8 +6,10 @@ PolicyPack (its constructor starts a gRPC server and blocks).
 A field a rule needs that is unknown at preview becomes the SDK's own
 "can't run policy ... during preview" diagnostic (advisory), with a message
 naming the field; the engine sends the resource again with every value known
-at `pulumi up`, where the rule runs at its own level before anything is
-created. Unknowns the rule does not read never reach it.
+at `pulumi up`, where a resource rule runs at its own level before the
+resource is created, and a stack rule (over-provisioning, budget, bounds)
+once every resource is registered, after they were created. Unknowns the
+rule does not read never reach it.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ def unknown_error(exc: v.Unknown) -> sdk_proxy.UnknownValueError:
 def _resource_validator(rule: rules.Rule):
     def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
         try:
-            messages = rules.check_resource(rule.name, args.resource_type, args.props, args.get_config(), args.urn)
+            messages = rules.check_resource(rule.name, args.resource_type, args.props, args.get_config())
         except v.Unknown as exc:
             raise unknown_error(exc) from None
         for message in messages:

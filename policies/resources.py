@@ -189,9 +189,12 @@ def _gke_nodes(p: v.View) -> float:
     if p.number("autoscaling", "totalMaxNodeCount") is not None:
         return _nodes(("autoscaling", "totalMaxNodeCount"))(p)
     per_zone = _nodes(("autoscaling", "maxNodeCount"), ("nodeCount",), ("initialNodeCount",))(p)
-    zones = len(list(p.each("nodeLocations")))
-    if not zones:
+    try:  # both are computed by the provider when not given: unknown at a first preview
+        zones = len(p.each("nodeLocations"))
         location = p.text("location") or ""
+    except v.Unknown:
+        return per_zone * GKE_DEFAULT_ZONES  # as many as a regional pool has, unless it names its zones
+    if not zones:
         zones = GKE_DEFAULT_ZONES if location.count("-") == 1 else 1  # "us-central1" a region, "us-central1-a" a zone
     return per_zone * zones
 
@@ -264,7 +267,6 @@ KINDS: dict[str, Kind] = {
     GCP_REGION_MIG: Kind("gcp", lambda p: [], _labels(), _none, _nodes(("targetSize",)), (("versions",),)),
     **{t: Kind("onprem", k8s.shape_reader(pod), k8s.annotations(pod), _none, k8s.count(t)) for t, pod in k8s.POD_SPECS.items()},
 }
-COVERED = frozenset(KINDS)
 TEMPLATES = frozenset({AWS_LAUNCH_TEMPLATE, AWS_LAUNCH_CONFIG, GCP_TEMPLATE, GCP_REGION_TEMPLATE})
 
 

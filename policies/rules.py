@@ -67,7 +67,6 @@ class Subject:
 
     type: str
     props: v.View
-    urn: str = ""
 
     @functools.cached_property
     def gpu(self) -> resources.GpuResource | None:
@@ -201,7 +200,15 @@ BY_NAME: dict[str, Rule] = {r.name: r for r in RULES}
 
 
 LEVELS = ("advisory", "mandatory", "remediate", "disabled")
-"""Enforcement levels a policy config may set (pulumi analyzer.proto EnforcementLevel)."""
+"""Enforcement levels a policy config may set (pulumi analyzer.proto EnforcementLevel; a test compares)."""
+ALL = "all"
+"""The config key whose enforcement level applies to every policy a config does not set one for
+(Pulumi docs, "Configuring policy packs": "The top-level enforcement level under all will override...")."""
+
+
+def level_of(cfg: Any) -> str | None:
+    """The enforcementLevel a policy's config sets (a bare string is one), or None."""
+    return cfg if isinstance(cfg, str) else cfg.get("enforcementLevel") if isinstance(cfg, Mapping) else None
 
 
 def validate_config(config: Any, where: str = "--policy-config") -> None:
@@ -219,13 +226,19 @@ def validate_config(config: Any, where: str = "--policy-config") -> None:
     if not isinstance(config, Mapping):
         raise errors.SpecError(f"{where}: must be a JSON object of policy name -> settings", where)
     for name, cfg in config.items():
+        if name == ALL:
+            extra = set(cfg) - {"enforcementLevel"} if isinstance(cfg, Mapping) else set()
+            level = level_of(cfg)
+            if extra or not isinstance(level, str) or level.lower() not in LEVELS:
+                raise errors.SpecError(f"{where}: all: give an enforcementLevel alone, one of {', '.join(LEVELS)}", where)
+            continue
         if name not in BY_NAME:
             near = difflib.get_close_matches(str(name), list(BY_NAME), n=1)
             hint = f"did you mean {near[0]!r}? " if near else ""
             raise errors.SpecError(f"{where}: {name!r} is no policy of this pack; {hint}policies: "
                                    f"{', '.join(BY_NAME)}", where)
         settings = dict(cfg) if isinstance(cfg, Mapping) else {"enforcementLevel": cfg}
-        level = settings.get("enforcementLevel", BY_NAME[name].level)
+        level = level_of(cfg) or BY_NAME[name].level
         if not isinstance(level, str) or level.lower() not in LEVELS:
             raise errors.SpecError(f"{where}: {name}.enforcementLevel {level!r}: use one of {', '.join(LEVELS)}", where)
         try:
@@ -234,8 +247,7 @@ def validate_config(config: Any, where: str = "--policy-config") -> None:
             raise errors.SpecError(f"{where}: {exc}", where) from None
 
 
-def check_resource(name: str, resource_type: str, props: Mapping, config: Mapping[str, Any] | None = None,
-                   urn: str = "") -> list[str]:
+def check_resource(name: str, resource_type: str, props: Mapping, config: Mapping[str, Any] | None = None) -> list[str]:
     """Messages of resource rule `name` for one resource; a malformed resource or config is a message.
 
     Raises:
@@ -244,7 +256,7 @@ def check_resource(name: str, resource_type: str, props: Mapping, config: Mappin
     rule = BY_NAME[name]
     try:
         cfg = rule.settings(config)
-        return rule.check(Subject(resource_type, v.View(v.raw(props)), urn), cfg)
+        return rule.check(Subject(resource_type, v.View(v.raw(props))), cfg)
     except (ValueError, TypeError, AttributeError, KeyError) as exc:
         return [f"gpusizer could not judge this resource: {exc}. To fix: correct the resource or the policy config"]
 
@@ -256,4 +268,7 @@ def check_stack(name: str, stack: Iterable[sizing.StackResource], config: Mappin
         cfg = rule.settings(config)
     except ValueError as exc:
         return [(str(exc), None)]
-    return rule.check(list(stack), cfg)
+    try:
+        return rule.check(list(stack), cfg)
+    except (ValueError, TypeError, AttributeError, KeyError) as exc:  # a finding, never a crashed analyzer
+        return [(f"gpusizer could not judge this stack: {exc}. To fix: correct the resources or the policy config", None)]

@@ -15,7 +15,6 @@ from policies import resources as res
 from policies import view as v
 
 KEDA_SCALED_OBJECT = "kubernetes:keda.sh/v1alpha1:ScaledObject"
-K8S_HPA = "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"
 # Every served HPA version carries spec.maxReplicas (required): autoscaling/v1, v2beta1, v2beta2 and v2
 # (Kubernetes API reference, HorizontalPodAutoscalerSpec, v1.29-v1.31, read 2026-11-25).
 K8S_HPAS = tuple(f"kubernetes:autoscaling/{version}:HorizontalPodAutoscaler" for version in ("v1", "v2beta1", "v2beta2", "v2"))
@@ -65,12 +64,13 @@ def maxima(stack: list) -> tuple[dict[str, float], list[tuple[str, Exception]]]:
     gpu = {r.urn: r for r in stack if r.type in res.KINDS and r.type not in res.TEMPLATES}
     k8s = {}
     failed: list[tuple[str, Exception]] = []
-    for r in gpu.values():
+    named = any(r.type in MAXIMUM and r.type.startswith("kubernetes:") for r in stack)
+    for r in gpu.values() if named else ():  # a Kubernetes autoscaler names its target: index them by name
         if r.type.startswith("kubernetes:"):
             kind = r.type.rsplit(":", 1)[-1].lower().removesuffix("patch")  # a DeploymentPatch scales as a Deployment
             try:
                 k8s[(_namespace(r.props), r.props.text("metadata", "name"), kind)] = r.urn
-            except (v.Unknown, ValueError) as exc:  # an autoscaler naming it cannot be matched (until `up`)
+            except (v.Unknown, ValueError) as exc:  # no autoscaler can be matched to it (until `up`)
                 failed.append((r.urn, exc))
     out: dict[str, float] = {}
     for r in stack:

@@ -150,7 +150,8 @@ def requirements(req: v.View) -> list[Shape] | None:
     allowed = [x.text() for x in req.each("allowedInstanceTypes")]
     excluded = [x.text() for x in req.each("excludedInstanceTypes")]
     admitted = []
-    for t, o in audit.types_of("aws").items():
+    catalog = audit.types_of("aws")
+    for t, o in catalog.items():
         count = o.gpu_count * o.gpu_fraction
         if not (acc[0] <= count <= acc[1] and mem[0] <= count * o.gpu_memory_gib * units.MIB_PER_GIB <= mem[1]):
             continue
@@ -163,7 +164,6 @@ def requirements(req: v.View) -> list[Shape] | None:
         admitted.append(aws(t))
     # An allowed type the catalog does not price, of an accelerator family, may be what EC2 launches:
     # it cannot be verified (a pattern matches only catalog types here; a new family needs a refresh).
-    catalog = audit.types_of("aws")
     admitted += [aws(t) for t in allowed if not any(c in t for c in "*?[") and t not in catalog
                  and aws_family(t) in families()["aws"] and not any(fnmatch.fnmatch(t, p) for p in excluded)]
     if admitted:

@@ -49,7 +49,8 @@ def over_memory(r: res.GpuResource, max_ratio: float, need: float | None = None)
         cheaper = audit.cheaper_adequate(need, s.hourly_usd, None if providers.get(r.provider).owned else r.provider)
         if cheaper is None:
             continue
-        return [f"{s.capacity.label} = {s.capacity.total_gib:,.0f} GiB for a {need:g} GiB requirement ({ratio:.0f}x, "
+        shown = f"{ratio:.0f}" if round(ratio) > max_ratio else f"{ratio:.2f}"  # never "(2x, limit 2x)"
+        return [f"{s.capacity.label} = {s.capacity.total_gib:,.0f} GiB for a {need:g} GiB requirement ({shown}x, "
                 f"limit {max_ratio:g}x); {cheaper.instance_type} ({cheaper.gpu_count} x {cheaper.gpu}, "
                 f"{cheaper.provider} {cheaper.region}) at ${cheaper.on_demand_usd:.2f}/h fits. "
                 "To fix: size with gpusizer (components.GpuWorkload) or pick the cheaper offer"]
@@ -103,7 +104,8 @@ def stack_budget(resources: list[StackResource], max_usd: float | None) -> list[
         if isinstance(exc, v.Unknown):
             unknown = unknown or exc
         else:
-            problems.append((f"gpusizer-gpu-budget cannot read this autoscaler: {exc}. To fix: set its maximum", urn))
+            problems.append((f"gpusizer-gpu-budget cannot read the bound of {urn}: {exc}. To fix: set it (an "
+                             "autoscaler's maximum; the name and namespace of what it targets)", urn))
     for r in resources:
         try:
             total += hourly(r, by_urn, scaled.get(r.urn, 0.0)) or 0.0

@@ -51,10 +51,10 @@ def test_keda_and_hpa_maxima_reach_their_named_deployment():
     unset = _k8s(scaling.KEDA_SCALED_OBJECT, "urn:so", {"metadata": {"namespace": "chat"}, "spec": {
         "scaleTargetRef": {"name": "chat"}}})
     assert scaling.maxima([dep, unset]) == ({"urn:dep": 100}, [])  # KEDA's default maxReplicaCount
-    other_ns = _k8s(scaling.K8S_HPA, "urn:hpa", {"metadata": {"namespace": "other"}, "spec": {
+    other_ns = _k8s(scaling.K8S_HPAS[-1], "urn:hpa", {"metadata": {"namespace": "other"}, "spec": {
         "scaleTargetRef": {"kind": "Deployment", "name": "chat"}, "maxReplicas": 9}})
     assert scaling.maxima([dep, other_ns]) == ({}, [])
-    same_ns = _k8s(scaling.K8S_HPA, "urn:hpa", {"metadata": {"namespace": "chat"}, "spec": {
+    same_ns = _k8s(scaling.K8S_HPAS[-1], "urn:hpa", {"metadata": {"namespace": "chat"}, "spec": {
         "scaleTargetRef": {"kind": "Deployment", "name": "chat"}, "maxReplicas": 9}})
     assert scaling.maxima([dep, same_ns]) == ({"urn:dep": 9}, [])
 

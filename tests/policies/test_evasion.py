@@ -370,3 +370,45 @@ def test_kubernetes_workloads_without_a_pod_bound_exceed_any_decision(typ, spec,
         assert found == []
     else:
         assert [(f.resource, f.level) for f in found] == [("w", "mandatory")] and "without bound" in found[0].message
+
+
+def test_an_autoscaled_group_whose_size_is_computed_counts_at_its_autoscalers_maximum():
+    # GCP leaves an autoscaled group's targetSize to the autoscaler: unknown at a real first preview. The group
+    # counts at the autoscaler's maximum instead of turning the whole rule advisory.
+    spec = {**SMALL_CHAT, "placement": {"providers": ["gcp"], "regions": ["us-central1"]}}
+    d = gpusizer.plan(spec)
+    w = analyzer.Resource("gpusizer:index:GpuWorkload", "w", workload.recorded_inputs(gpusizer.load_spec(spec), []),
+                          "urn:pulumi:dev::gpusizer::gpusizer:index:GpuWorkload::w")
+    labels = {cases.GCP_REQ: f"{d.required_gpu_memory_gib:.2f}".replace(".", "_"), "gpusizer-sized-by": d.sized_by}
+    tpl = _under(w.urn, "gcp:compute/instanceTemplate:InstanceTemplate", "tpl",
+                 {"machineType": d.chosen.offer.instance_type, "labels": labels, **GCP_SECURE})
+    mig = _under(w.urn, "gcp:compute/regionInstanceGroupManager:RegionInstanceGroupManager", "mig",
+                 {"targetSize": cases.U, "versions": [{"instanceTemplate": cases.U}]}, deps=[tpl.urn])
+    scaler = _under(w.urn, "gcp:compute/regionAutoscaler:RegionAutoscaler", "as",
+                    {"autoscalingPolicy": {"maxReplicas": 40}}, deps=[mig.urn])
+    found = [f for f in analyzer.analyze([w, tpl, mig, scaler], "dev") if f.policy == "gpusizer-no-overprovisioning"]
+    assert [(f.resource, f.level) for f in found] == [("w", "mandatory")] and "may run 40 nodes" in found[0].message
+
+
+def test_an_autoscaler_whose_maximum_is_unknown_is_named_not_dropped():
+    pod = {"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-L4"},
+           "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}
+    dep = {"metadata": {"name": "extra", "annotations": {cases.K8S_REQ: "19.15"}},
+           "spec": {"replicas": 1, "template": {"spec": pod}}}
+    stack = _workload_stack("kubernetes:apps/v1:Deployment", dep, SMALL_CHAT)[0:1]
+    stack.append(_under(stack[0].urn, "kubernetes:apps/v1:Deployment", "extra", dep))
+    hpa = {"spec": {"scaleTargetRef": {"kind": "Deployment", "name": "extra"}, "maxReplicas": 50}}
+    stack.append(_under("", "kubernetes:autoscaling/v2:HorizontalPodAutoscaler", "hpa", hpa))
+    assert [f.level for f in analyzer.analyze(stack, "dev") if f.policy == "gpusizer-no-overprovisioning"] == ["mandatory"]
+    stack[-1] = _under("", "kubernetes:autoscaling/v2:HorizontalPodAutoscaler", "hpa",
+                       {"spec": {**hpa["spec"], "maxReplicas": cases.U}})
+    (f,) = [f for f in analyzer.analyze(stack, "dev") if f.policy == "gpusizer-no-overprovisioning"]
+    assert f.level == "advisory" and "maxReplicas" in f.message
+
+
+def test_a_group_launching_two_templates_is_counted_once():
+    w, d, props = _lora()
+    template = {k: val for k, val in props.items() if k != "rootBlockDevice"}
+    lt1, lt2 = _under(w.urn, LT, "lt1", template), _under(w.urn, LT, "lt2", template)
+    asg = _under(w.urn, ASG, "asg", {"maxSize": 1, "launchTemplate": {"id": cases.U}}, deps=[lt1.urn, lt2.urn])
+    assert not [f for f in analyzer.analyze([w, lt1, lt2, asg], "dev") if f.level == "mandatory"]

@@ -40,3 +40,18 @@ def test_the_child_leaves_without_running_the_parents_exit_handlers(tmp_path):
         assert not marker.exists()
     finally:
         atexit.unregister(marker.touch)
+
+
+class _TwoArgs(Exception):
+    def __init__(self, message, decision):
+        super().__init__(message)
+        self.decision = decision
+
+
+def test_an_exception_that_cannot_be_rebuilt_here_still_says_what_it_was():
+    # components.workload.InfeasibleWorkloadError(message, decision) pickles in the child but not back.
+    def bad():
+        raise _TwoArgs("no offer fits chat", object())
+
+    with pytest.raises(RuntimeError, match="_TwoArgs: no offer fits chat"):
+        fork.Child(bad).result()

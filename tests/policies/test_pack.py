@@ -94,3 +94,21 @@ def test_a_policy_config_the_pack_would_misread_is_refused_before_any_run(config
 def test_a_valid_policy_config_passes_validation():
     rules.validate_config({"gpusizer-allowed-gpus": "mandatory", "gpusizer-no-overprovisioning": {"maxRatio": 3},
                            "gpusizer-gpu-budget": {"enforcementLevel": "disabled"}})
+
+
+def test_the_config_levels_are_the_engines():
+    from pulumi.runtime.proto import analyzer_pb2
+
+    assert set(rules.LEVELS) == {k.lower() for k in analyzer_pb2.EnforcementLevel.keys()}
+
+
+def test_all_sets_every_policys_level_and_a_policys_own_wins():
+    rules.validate_config({"all": "advisory", "gpusizer-gpu-budget": {"maxHourlyUsd": 1}})
+    found = analyzer.analyze([("aws:ec2/instance:Instance", "r", {"instanceType": "p5.48xlarge",
+                                                                   "tags": {"gpusizer:required-gpu-memory-gib": "20"}})],
+                             "test", {"all": "advisory", "gpusizer-secure-gpu-hosts": "mandatory"})
+    levels = {f.policy: f.level for f in found}
+    assert levels["gpusizer-no-overprovisioning"] == "advisory" and levels["gpusizer-require-imdsv2"] == "advisory"
+    assert levels["gpusizer-secure-gpu-hosts"] == "mandatory"
+    with pytest.raises(errors.SpecError, match="all: give an enforcementLevel alone"):
+        rules.validate_config({"all": {"enforcementLevel": "advisory", "maxRatio": 3}})
