@@ -38,7 +38,8 @@ class Finding:
 
 @dataclasses.dataclass(frozen=True)
 class Resource:
-    """What the engine sends about one resource: type, name, inputs (unknowns as `view` sentinels), links."""
+    """What the engine sends about one resource: type, name, inputs (unknowns as `view` sentinels), links,
+    and the outputs stack policies get (default: the inputs)."""
 
     typ: str
     name: str
@@ -46,6 +47,7 @@ class Resource:
     urn: str = ""
     parent: str = ""
     dependencies: tuple[str, ...] = ()
+    outputs: dict | None = None
 
 
 def servicer(policy_config: dict[str, Any] | None = None):
@@ -120,7 +122,7 @@ def analyze(resources: Iterable[Resource | tuple[str, str, dict]], stack: str,
         resp = s.Analyze(analyzer_pb2.AnalyzeRequest(type=r.typ, properties=props, urn=urn, name=r.name), None)
         findings += [Finding(d.policyName, _LEVEL_NAMES[d.enforcementLevel], r.name, _message(d)) for d in resp.diagnostics]
         stack_req.resources.append(analyzer_pb2.AnalyzerResource(
-            type=r.typ, properties=props, urn=urn, name=r.name, parent=r.parent, dependencies=list(r.dependencies)))
+            type=r.typ, properties=props if r.outputs is None else struct(r.outputs), urn=urn, name=r.name, parent=r.parent, dependencies=list(r.dependencies)))
     resp = s.AnalyzeStack(stack_req, None)
     findings += [Finding(d.policyName, _LEVEL_NAMES[d.enforcementLevel], names.get(d.urn, "(stack)"), _message(d))
                  for d in resp.diagnostics]

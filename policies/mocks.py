@@ -22,8 +22,10 @@ read as None (docs/pulumi-offline.md).
 from __future__ import annotations
 
 import asyncio
+import builtins
 import dataclasses
 import functools
+import importlib
 import json
 from collections.abc import Callable
 from typing import Any
@@ -43,9 +45,32 @@ def _catalog_zones(instance_type: str) -> frozenset[str]:
     return frozenset(o.zone for o in gpusizer.load_catalog().offers if o.instance_type == instance_type and o.zone)
 
 
+@functools.cache
+def declared_outputs(token: str) -> frozenset[str]:
+    """The output properties (engine names) the provider SDK's class declares for a resource type
+    ("gcp:compute/regionInstanceGroupManager:RegionInstanceGroupManager" -> targetSize, selfLink, ...),
+    read from its `pulumi.getter`s; empty when the class is not found (a component, another SDK).
+
+    A first preview does not create anything: the engine hands stack policies a new resource's inputs
+    with every other declared output unknown (a provider computes them at create), so a rule reading
+    one (a group's targetSize left to its autoscaler) must cope with an unknown there.
+    """
+    pkg, module, cls = (token.split(":") + ["", ""])[:3]
+    for fqn in (f"pulumi_{pkg}.{module.split('/')[0]}", f"pulumi_{pkg}.{module.replace('/', '.')}"):  # aws/gcp, k8s
+        try:
+            klass = getattr(importlib.import_module(fqn), cls)
+        except (ImportError, AttributeError, ValueError):
+            continue
+        return frozenset(getattr(p.fget, "_pulumi_name") for base in klass.__mro__ for p in vars(base).values()
+                         if isinstance(p, builtins.property) and hasattr(p.fget, "_pulumi_name"))
+    return frozenset()
+
+
 @dataclasses.dataclass
 class Registered:
-    """One registered resource as the engine would see it."""
+    """One registered resource as the engine would see it: its inputs (what resource policies get) and
+    its outputs (what stack policies get; at a first preview, the inputs and every other declared
+    output unknown)."""
 
     typ: str
     name: str
@@ -54,6 +79,7 @@ class Registered:
     urn: str = ""
     parent: str = ""
     dependencies: tuple[str, ...] = ()
+    outputs: dict | None = None
 
 
 class MockCloud(pulumi.runtime.Mocks):
@@ -68,14 +94,18 @@ class MockCloud(pulumi.runtime.Mocks):
         self.resources: list[Registered] = []
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs):
-        self.resources.append(Registered(args.typ, args.name, dict(args.inputs), args.custom))
-        if self.preview:
-            return "", dict(args.inputs)  # no id: every output not given as an input is unknown
+        registered = Registered(args.typ, args.name, dict(args.inputs), args.custom)
+        self.resources.append(registered)
+        if self.preview:  # no id: every output not given as an input is unknown
+            unknown = {k: pulumi.output.Unknown() for k in declared_outputs(args.typ) if k not in args.inputs}
+            registered.outputs = {**unknown, **args.inputs}
+            return "", dict(args.inputs)
         outputs = dict(args.inputs)
         outputs.setdefault("arn", f"arn:aws:mock:::{args.name}")
         outputs.setdefault("name", args.name)
         outputs.setdefault("email", f"{args.name}@mock.iam.gserviceaccount.com")
         outputs.setdefault("selfLinkUnique", f"https://compute.mock/{args.name}?uid=1")
+        registered.outputs = outputs
         return f"{args.name}-id", outputs
 
     def call(self, args: pulumi.runtime.MockCallArgs):

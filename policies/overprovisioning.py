@@ -66,8 +66,10 @@ class _Judge:
     def resource(self, r: sizing.StackResource, scaled_max: float) -> None:
         try:
             g = res.GpuResource(r.type, r.props)
-            if g.shapes:
-                self.judge(r, g, lambda: 0.0 if r.type in res.TEMPLATES else _count(g, scaled_max))
+            if g.shapes and r.type in res.TEMPLATES:  # launches nothing itself: its consumers' count and purchase
+                self.judge(r, g, lambda: 0.0, None)
+            elif g.shapes:
+                self.judge(r, g, lambda: _count(g, scaled_max), _bought(g))
             elif g.templates():
                 self.through_templates(r, g, scaled_max)
         except v.Unknown as exc:
@@ -86,17 +88,18 @@ class _Judge:
         # The group runs its count once, whichever of its templates launches each node; each template is judged
         # at that count, bought as the template says, or as the group does where the template sets no market.
         for i, (t, tg) in enumerate(templates):
-            self.judge(r, tg, (lambda: _count(g, scaled_max)) if i == 0 else (lambda: 0.0), tg.purchase or g.purchase)
+            self.judge(r, tg, (lambda: _count(g, scaled_max)) if i == 0 else (lambda: 0.0), _bought(tg, g))
         mine = verify.ancestor(r, self.by_urn)
         owners = {o.urn: o for t, _ in templates if (o := verify.ancestor(t, self.by_urn)) is not None and o is not mine}
         for owner in owners:  # a group elsewhere launching a GpuWorkload's template runs that workload's capacity
             self.runs[owner] = self.runs.get(owner, 0.0) + _count(g, scaled_max)
 
     def judge(self, r: sizing.StackResource, g: res.GpuResource, count: Callable[[], float],
-              purchase: str | None = None) -> None:
+              purchase: Callable[[], str | None] | None) -> None:
         """Memory and the exemption for `r` running `g`'s shapes on count() nodes or pods (0: a template),
-        bought as `purchase` (default `g`'s). The count is read only under a GpuWorkload, where it is
-        checked: elsewhere an unknown count blinds nothing.
+        bought as purchase() says (None: a template buys nothing itself). The count is read only under a
+        GpuWorkload, where it is checked, and the purchase only for a spot decision: elsewhere an unknown
+        blinds nothing.
 
         Under a GpuWorkload, a resource that matches the re-planned decision (verify.mismatch) passes
         whatever its sized-by: the engine's per-GPU fit chose it, which a total-memory ratio cannot
@@ -140,6 +143,22 @@ class _Judge:
                              f"{verify.most_instances(d)}: capacity beyond the decision is not sized. To fix: "
                              "provision through the GpuWorkload alone, or raise deploy.replicas or "
                              "deploy.autoscaling in its spec", urn))
+
+
+def _bought(*resources: res.GpuResource) -> Callable[[], str]:
+    """How the first of `resources` that sets a purchase option buys (a template's market options, else
+    its group's), on-demand when none does. A market option unknown at a first preview was not given
+    (the provider computes it on create): it sets none."""
+    def read() -> str:
+        for g in resources:
+            try:
+                bought = g.purchase
+            except v.Unknown:
+                bought = None
+            if bought is not None:
+                return bought
+        return "on-demand"
+    return read
 
 
 def _count(g: res.GpuResource, scaled_max: float) -> float:

@@ -14,7 +14,7 @@ import functools
 import math
 from collections.abc import Callable
 
-from gpusizer import metadata
+from gpusizer import audit, metadata
 from policies import k8s, shapes
 from policies import view as v
 
@@ -105,6 +105,10 @@ def _type_list(*path: str) -> Callable[[v.View], list[shapes.Shape]]:
 def _gcp(node: tuple[str, ...] = ()) -> Callable[[v.View], list[shapes.Shape]]:
     def read(p: v.View) -> list[shapes.Shape]:
         m = p.text(*node, "machineType")
+        if m and shapes.machine(m) in audit.types_of("gcp"):
+            # Built-in GPUs (A2, A3, A4, G2): the machine type says what it holds; guestAccelerators must match
+            # it or GCE refuses the VM, and the provider computes them when not given (unknown at a preview).
+            return [shapes.gcp(shapes.machine(m), [])]
         accels = []
         for a in p.each(*node, "guestAccelerators"):
             kind = shapes.machine(a.text("type") or "")

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+from collections.abc import Callable
 
 import gpusizer
 from gpusizer import optimize, reuse
@@ -66,10 +67,11 @@ def most_instances(d: gpusizer.Decision) -> int:
     return d.autoscaling.max_instances if d.autoscaling else c.replicas * c.nodes
 
 
-def mismatch(g: res.GpuResource, d: gpusizer.Decision, count: float | None = None,
-             purchase: str | None = None) -> str | None:
-    """Why the resource does not match the decision, or None when it does. `count` (nodes or pods)
-    and `purchase` default to the resource's own; a group launching a template passes its own."""
+def mismatch(g: res.GpuResource, d: gpusizer.Decision, count: float | None,
+             purchase: Callable[[], str | None] | None) -> str | None:
+    """Why the resource does not match the decision, or None when it does. `count`: the nodes or pods it
+    runs (None: its own count); `purchase`: how it buys, read only for a spot decision (None: it buys
+    nothing by itself, as a template, whose consumers are compared)."""
     c = d.chosen
     if c is None:
         return "its spec re-plans to no feasible offer"
@@ -87,7 +89,7 @@ def mismatch(g: res.GpuResource, d: gpusizer.Decision, count: float | None = Non
                 return f"{s.label} is not among the re-planned types ({', '.join(sorted(types))})"
         elif s.capacity is None or (s.capacity.gpu, s.capacity.count) != gpus:
             return f"{s.label} is not the re-planned choice ({c.offer.instance_type}: {gpus[1]:g} x {gpus[0]})"
-    if (purchase or g.purchase) == "on-demand" and c.purchase == "spot":
+    if c.purchase == "spot" and purchase is not None and purchase() == "on-demand":
         return "it buys on-demand capacity, the decision spot"
     count = g.count if count is None else count
     if count > most_instances(d):

@@ -14,7 +14,7 @@ import pytest
 
 import gpusizer
 from components.workload import GpuWorkload, GpuWorkloadArgs
-from policies import analyzer, mocks
+from policies import analyzer, mocks, view
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.slow  # whole components under mocks
@@ -25,10 +25,13 @@ POOL = {"name": "rack-a", "location": "fra-dc1", "gpu": "L40S", "gpus_per_node":
 CHAT = {"name": "w", "model": {"name": "llama-3.1-8b"}, "inference": {"batch_size": 4}}
 
 
-def _over(spec, pools=()):
+def _over(spec, pools=(), preview=False):
+    """Resources and over-provisioning findings of one GpuWorkload; preview: as a real first preview sends
+    them (stack policies get outputs: the inputs and every other declared output unknown)."""
     args = GpuWorkloadArgs(pools=gpusizer.parse_pools(list(pools)), aws_region="us-east-1")
-    recorder, _ = mocks.run_program(lambda: GpuWorkload("w", spec, args=args) and None)
-    resources = [analyzer.Resource(r.typ, r.name, r.inputs, r.urn, r.parent, r.dependencies) for r in recorder.resources]
+    recorder, _ = mocks.run_program(lambda: GpuWorkload("w", spec, args=args) and None, preview=preview)
+    resources = [analyzer.Resource(r.typ, r.name, r.inputs, r.urn, r.parent, r.dependencies, r.outputs)
+                 for r in recorder.resources]
     return resources, [f for f in analyzer.analyze(resources, "dev") if f.policy == OVER]
 
 
@@ -52,6 +55,36 @@ def test_a_choice_over_twice_its_requirement_passes_under_its_workload(spec, poo
     loose = [analyzer.Resource(r.typ, r.name, r.inputs, r.urn, "", r.dependencies) for r in resources
              if r.typ != "gpusizer:index:GpuWorkload"]
     assert [f for f in analyzer.analyze(loose, "dev") if f.policy == OVER and f.level == "mandatory"]
+
+
+SPECS = {
+    "aws-spot-autoscaled": {**CHAT, "placement": {"providers": ["aws"], "regions": ["us-east-1"], "purchase": "spot"},
+                            "deploy": {"autoscaling": {"min_replicas": 0, "max_replicas": 4, "metric": "queue_depth",
+                                                       "query": "sum(q)", "target": 10}}},
+    "aws-failover": {**CHAT, "placement": {"providers": ["aws"], "regions": ["us-east-1"]},
+                     "deploy": {"capacity_failover": True, "failover_types": 3}},
+    "gcp-autoscaled": {**CHAT, "placement": {"providers": ["gcp"], "regions": ["us-central1"]},
+                       "deploy": {"autoscaling": {"min_replicas": 0, "max_replicas": 4, "metric": "queue_depth",
+                                                  "query": "sum(q)", "target": 10}}},
+    "gcp-spot": {**CHAT, "placement": {"providers": ["gcp"], "purchase": "spot"}},
+}
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_at_a_real_first_preview_gpusizers_own_output_is_judged_not_left_advisory(name):
+    # Stack policies get outputs; at a first preview every output a provider computes (a group's targetSize
+    # left to its autoscaler, an instance's market options or accelerators not given) is unknown. The rule
+    # must still judge gpusizer's own resources: no finding at all, not an advisory "judged again at up".
+    _, found = _over(SPECS[name], preview=True)
+    assert found == [], found
+
+
+def test_a_first_preview_sends_stack_policies_the_outputs_a_provider_computes_as_unknown():
+    assert {"targetSize", "selfLink"} <= mocks.declared_outputs(
+        "gcp:compute/regionInstanceGroupManager:RegionInstanceGroupManager")
+    resources, _ = _over(SPECS["gcp-autoscaled"], preview=True)
+    (mig,) = [r for r in resources if "InstanceGroupManager" in r.typ]
+    assert "targetSize" not in mig.inputs and analyzer.wire(mig.outputs)["targetSize"] == view.STRING
 
 
 def test_capacity_failover_types_of_the_decision_pass_however_many():
