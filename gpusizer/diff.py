@@ -61,10 +61,28 @@ class Change:
         """Head minus base, $/month; a side with no choice counts as $0."""
         return round((self.head_monthly_usd or 0.0) - (self.base_monthly_usd or 0.0), cost.USD_DECIMALS)
 
+    @property
+    def base_run_usd(self) -> float | None:
+        """The base choice's whole run (a training run with a token count), else None."""
+        return None if self.base is None else cost.from_choice(self.base).total_usd
+
+    @property
+    def head_run_usd(self) -> float | None:
+        return None if self.head is None else cost.from_choice(self.head).total_usd
+
     def to_dict(self) -> dict:
         return {"workload": self.workload, "base": self.base, "head": self.head,
                 "base_monthly_usd": self.base_monthly_usd, "head_monthly_usd": self.head_monthly_usd,
-                "monthly_delta_usd": self.monthly_delta_usd, "why": list(self.why)}
+                "monthly_delta_usd": self.monthly_delta_usd, "base_run_usd": self.base_run_usd,
+                "head_run_usd": self.head_run_usd, "why": list(self.why)}
+
+    def totals(self) -> tuple[tuple[float, float], tuple[float, float]]:
+        """((base, head) $/month of the sides that run until stopped, (base, head) $ of the sides that are
+        runs): a run of hours costs its total once, not hourly x 730 every month."""
+        base_run, head_run = self.base_run_usd, self.head_run_usd
+        monthly = (0.0 if base_run is not None else self.base_monthly_usd or 0.0,
+                   0.0 if head_run is not None else self.head_monthly_usd or 0.0)
+        return monthly, (base_run or 0.0, head_run or 0.0)
 
 
 def load(path: str | pathlib.Path, side: str) -> tuple[dict[str, dict], dict | None]:
@@ -185,7 +203,9 @@ def _why(b: dict | None, h: dict | None) -> list[str]:
 def render(changes: list[Change], fmt: str, policy: tuple[dict | None, dict | None] = (None, None)) -> str:
     """Render the changes: a terminal table, markdown (one table per workload) or JSON (docs/contract.md section 6)."""
     if fmt == "json":
-        out = {"workloads": [c.to_dict() for c in changes], "monthly_delta_usd": _total_delta(changes)}
+        (b, h), (rb, rh) = _totals(changes)
+        out = {"workloads": [c.to_dict() for c in changes], "monthly_delta_usd": round(h - b, cost.USD_DECIMALS),
+               "run_delta_usd": round(rh - rb, cost.USD_DECIMALS)}
         if any(policy):
             out["policy"] = {"base": policy[0], "head": policy[1]}
         return json.dumps(out, indent=2)
@@ -193,9 +213,10 @@ def render(changes: list[Change], fmt: str, policy: tuple[dict | None, dict | No
     out = ["### gpusizer diff: base -> head", ""] if md else []
     for c in changes:
         out += _workload_md(c) if md else _workload_text(c)
-    b = sum(c.base_monthly_usd or 0 for c in changes)
-    h = sum(c.head_monthly_usd or 0 for c in changes)
-    total = f"Total: {rows.money(b)}/month -> {rows.money(h)}/month ({_signed(_total_delta(changes))}/month)"
+    (b, h), (rb, rh) = _totals(changes)
+    total = f"Total: {rows.money(b)}/month -> {rows.money(h)}/month ({_signed(h - b)}/month)"
+    if rb or rh:
+        total += f"; training runs, once: {rows.money(rb)} -> {rows.money(rh)} ({_signed(rh - rb)})"
     out.append(f"**{total}**" if md else total)
     for side, p in zip(("base", "head"), policy):
         if p:
@@ -203,8 +224,15 @@ def render(changes: list[Change], fmt: str, policy: tuple[dict | None, dict | No
     return "\n".join(out)
 
 
-def _total_delta(changes: list[Change]) -> float:
-    return round(sum(c.monthly_delta_usd for c in changes), cost.USD_DECIMALS)
+def _totals(changes: list[Change]) -> tuple[tuple[float, float], tuple[float, float]]:
+    """Every change's totals added up: ((base, head) $/month, (base, head) $ of runs), rounded to the cent."""
+    sums = [0.0, 0.0, 0.0, 0.0]
+    for c in changes:
+        (b, h), (rb, rh) = c.totals()
+        for i, x in enumerate((b, h, rb, rh)):
+            sums[i] += x
+    b, h, rb, rh = (round(x, cost.USD_DECIMALS) for x in sums)
+    return (b, h), (rb, rh)
 
 
 def _signed(x: float) -> str:
@@ -212,10 +240,15 @@ def _signed(x: float) -> str:
 
 
 def _headline(c: Change) -> str:
-    def m(x):
-        return "-" if x is None else f"{rows.money(x)}/month"
+    """"chat: $587.65/month -> $235.06/month (-$352.59/month)"; a training run in $ per run."""
+    def side(choice, monthly, run):
+        return "-" if choice is None else f"{rows.money(run)} per run" if run is not None else f"{rows.money(monthly)}/month"
 
-    return f"{c.workload}: {m(c.base_monthly_usd)} -> {m(c.head_monthly_usd)} ({_signed(c.monthly_delta_usd)}/month)"
+    (b, h), (rb, rh) = c.totals()
+    runs = c.base_run_usd is not None or c.head_run_usd is not None
+    deltas = ([f"{_signed(h - b)}/month"] if b or h or not runs else []) + ([f"{_signed(rh - rb)} per run"] if runs else [])
+    return (f"{c.workload}: {side(c.base, c.base_monthly_usd, c.base_run_usd)} -> "
+            f"{side(c.head, c.head_monthly_usd, c.head_run_usd)} ({', '.join(deltas)})")
 
 
 _FIELDS = ("choice", "GPUs", "purchase", "replicas", "$/h each", "$/month", "$/run", "ranked by")

@@ -136,3 +136,19 @@ def test_markdown_of_an_added_workload_leaves_the_empty_base_cells_empty(tiny_ca
     assert rows[1].startswith("| choice | (absent) | **aws us-east-1 g6.xlarge")
     removed = diff.render(diff.compare({"chat": _plan(CHAT_8B, tiny_catalog)}, {}), "markdown")
     assert "****" not in removed and "| GPUs | 1 x L4 |  |" in removed
+
+
+def test_a_training_run_is_totalled_once_not_as_a_month_of_hours(tiny_catalog):
+    # A run of hours costs hourly x replicas x run hours once; adding it as hourly x 730 to the monthly
+    # total overstated a 0.4 h fine-tune as thousands of dollars a month.
+    train = {"name": "ft", "model": {"name": "llama-3.2-1b"}, "task": "training",
+             "training": {"tokens": 1e8, "sequence_length": 2048}}
+    base = {"chat": _plan(CHAT_8B, tiny_catalog)}
+    head = {"chat": _plan(CHAT_8B, tiny_catalog), "ft": _plan(train, tiny_catalog)}
+    choice = head["ft"]["choice"]
+    run = choice["hourly_usd"] * choice["replicas"] * choice["run_hours"]  # the contract's total_usd, by hand
+    doc = json.loads(diff.render(diff.compare(base, head), "json"))
+    assert doc["monthly_delta_usd"] == 0 and doc["run_delta_usd"] == pytest.approx(run, abs=0.01)
+    text = diff.render(diff.compare(base, head), "table")
+    assert "ft: - -> $" in text and "per run" in text
+    assert "Total: $587.65/month -> $587.65/month (±$0.00/month); training runs, once: $0 -> $" in text
