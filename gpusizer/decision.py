@@ -103,7 +103,7 @@ class Candidate:
             "reasons": [] if self.feasible else [self.rejection.detail],
             "reason_code": None if self.feasible else self.rejection.code.value,
             "source": o.source,
-            "as_of": o.as_of,
+            "as_of": o.price_as_of(self.purchase),
         }
 
 

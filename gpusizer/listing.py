@@ -34,7 +34,7 @@ def rows(offers: Iterable[Offer], provider: str | None = None, region: str | Non
                 "gpu": o.gpu, "gpu_count": o.gpu_count, "gpu_fraction": o.gpu_fraction,
                 "gpu_memory_gib": round(o.gpu_memory_gib, 2), "vcpus": o.vcpus, "ram_gib": o.ram_gib,
                 "network_gbps": o.network_gbps, "nvlink": o.nvlink, "fabric": o.fabric, "opt_in": o.opt_in,
-                "purchase": p, "hourly_usd": price, "source": o.source, "as_of": o.as_of,
+                "purchase": p, "hourly_usd": price, "source": o.source, "as_of": o.price_as_of(p),
             }
             if o.note:
                 row["note"] = o.note

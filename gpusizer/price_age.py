@@ -46,8 +46,10 @@ def line(d: Decision, today: datetime.date | None = None) -> str:
     """One line: the chosen offer's price date and age, a WARNING past the stale bound."""
     today = today or datetime.date.today()
     bound = catalog.stale_bound()
-    offers = [d.chosen.offer] if d.chosen else d.judged.offers()
-    dated = [o.as_of for o in offers if o.provider not in providers.OWNED]
+    if d.chosen:
+        dated = [] if d.chosen.offer.provider in providers.OWNED else [d.chosen.offer.price_as_of(d.chosen.purchase)]
+    else:
+        dated = [o.oldest_as_of for o in d.judged.offers() if o.provider not in providers.OWNED]
     if not dated:
         return "prices: on-prem pools only, priced from their declared costs"
     oldest = min(dated)

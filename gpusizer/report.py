@@ -147,7 +147,7 @@ def _choice_lines(d: Decision) -> list[str]:
     per_mtok = "" if c.usd_per_mtok is None else f"; {_money(c.usd_per_mtok)} per million tokens"
     lines = [
         f"CHOICE: {c.offer.provider} {rows.where(c)} {c.offer.instance_type}: {_shape(c)}, {c.purchase}",
-        f"  cost: {cost_text(c.cost)}{per_mtok} (price as of {c.offer.as_of})",
+        f"  cost: {cost_text(c.cost)}{per_mtok} (price as of {c.offer.price_as_of(c.purchase)})",
         f"  {ranked}",
         f"  performance: {_performance(c)}",
         "  margin: " + ", ".join(f"{k} {v:g}" for k, v in d.margin().items()),

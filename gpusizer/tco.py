@@ -116,7 +116,7 @@ def compare(spec, pools, catalog: Catalog | None = None, months: int = 36, utili
             {"purchase": p, "provider": c.offer.provider, "region": c.offer.region, "zone": c.offer.zone,
              "instance_type": c.offer.instance_type, "gpu": c.offer.gpu, "gpu_count": c.gpu_count,
              "replicas": c.replicas, "hourly_usd": c.cost.hourly_usd,
-             "monthly_usd": round(lines[p].monthly_usd, 2), "source": c.offer.source, "as_of": c.offer.as_of}
+             "monthly_usd": round(lines[p].monthly_usd, 2), "source": c.offer.source, "as_of": c.offer.price_as_of(c.purchase)}
             for p, c in cloud.items()
         ],
         "commitments": COMMITMENTS_NOTE,

@@ -16,6 +16,7 @@ from gpusizer.catalog import store
 from gpusizer.catalog.builder import __main__ as build_main
 from gpusizer.catalog.builder import aws, gcp, spot_offer
 from gpusizer.catalog.offer import CATALOG_FIELDS
+from tests.conftest import REPO
 
 from tests.conftest import DATA, REPO
 
@@ -87,7 +88,18 @@ def test_every_offer_is_dated_by_the_oldest_source_it_names(built):
     for o in built[1]["aws"] + built[1]["gcp"]:
         dates = re.findall(r"\d{4}-\d{2}-\d{2}", o.source) + [d for f, d in UNDATED.items() if f in o.source]
         assert dates, f"{o.instance_type}: source names no dated file: {o.source}"
-        assert o.as_of == min(dates), (o.instance_type, o.source, o.as_of)
+        assert o.oldest_as_of == min(dates), (o.instance_type, o.source, o.as_of, o.spot_as_of)
+
+
+def test_each_price_is_dated_by_its_own_source(built):
+    # us-east-1: on-demand from the 2026-07-20 price list, spot from the 2025-06-28 Spot Advisor estimate (their
+    # file names); a plan buying on-demand there must not be called 515 days old for a spot figure it does not use.
+    (g6e,) = [o for o in built[1]["aws"] if (o.region, o.zone, o.instance_type) == ("us-east-1", None, "g6e.xlarge")]
+    assert (g6e.price_as_of("on-demand"), g6e.price_as_of("spot")) == ("2026-07-20", "2025-06-28")
+    for o in built[1]["aws"] + built[1]["gcp"]:
+        spot_dates = re.findall(r"spot = .*?(\d{4}-\d{2}-\d{2})", o.source)
+        if o.spot_usd is not None and spot_dates:
+            assert o.price_as_of("spot") == spot_dates[0], (o.instance_type, o.source)
 
 
 def test_one_offer_per_type_and_place(built):
@@ -137,10 +149,11 @@ def test_fractional_gpus_carry_their_partition(by_key, itype, fraction, gib):
 def test_us_east_1_is_regional_from_the_instance_list(by_key, built):
     g6 = by_key[("aws", "g6.xlarge", "us-east-1")]
     assert (g6.zone, g6.on_demand_usd, g6.spot_usd) == (None, 0.8048, 0.4104)
-    assert "Spot Advisor estimate" in g6.source and g6.as_of == "2025-06-28"  # the older of its two figures
-    # No Spot Advisor estimate: the per-zone snapshot's lowest AZ, dated with that file.
+    # Shape and on-demand from the 2026-07-20 price file; spot from the Spot Advisor estimate, dated apart.
+    assert "Spot Advisor estimate" in g6.source and (g6.as_of, g6.spot_as_of) == ("2026-07-20", "2025-06-28")
+    # No Spot Advisor estimate: the per-zone snapshot's lowest AZ, its spot price dated with that file.
     p5 = by_key[("aws", "p5.4xlarge", "us-east-1")]
-    assert p5.spot_usd == 5.4046 and "snapshot" in p5.source and p5.as_of == "2026-01-01"
+    assert p5.spot_usd == 5.4046 and "snapshot" in p5.source and p5.price_as_of("spot") == "2026-01-01"
     # No spot at all: on-demand only, dated with the price file.
     g6f = by_key[("aws", "g6f.large", "us-east-1")]
     assert g6f.spot_usd is None and g6f.as_of == "2026-07-20"
@@ -391,3 +404,11 @@ def test_store_refuses_a_wrong_header_and_duplicates(tmp_path):
 def test_format_round_trips():
     offers = store.load_offers(PACKAGED / "gcp.csv")
     assert store.format_offers(offers) == (PACKAGED / "gcp.csv").read_text()
+
+
+def test_a_cache_written_before_spot_as_of_still_reads():
+    # A refresh cache from before 2026-11-25 has no spot_as_of column: its rows date both prices with as_of.
+    current = (REPO / "gpusizer/data/catalog/aws.csv").read_text().splitlines()
+    older = "\n".join(line.rsplit(",", 1)[0] for line in current[:3]) + "\n"
+    offers = store.parse_offers(older, "old.csv")
+    assert len(offers) == 2 and all(o.spot_as_of is None and o.price_as_of("spot") == o.as_of for o in offers)

@@ -199,9 +199,9 @@ def age_notes(offers: Iterable[Offer], today: datetime.date, bound: int = STALE_
     for o in offers:
         if providers.get(o.provider).owned:  # configured, not a dated price list
             continue
-        span = spans.setdefault(o.provider, [o.as_of, o.as_of])
-        span[0] = min(span[0], o.as_of)
-        span[1] = max(span[1], o.as_of)
+        span = spans.setdefault(o.provider, [o.oldest_as_of, o.as_of])
+        span[0] = min(span[0], o.oldest_as_of)
+        span[1] = max(span[1], o.as_of, o.spot_as_of or o.as_of)
     notes = []
     for provider, (oldest, newest) in sorted(spans.items()):
         age = (today - datetime.date.fromisoformat(oldest[:10])).days

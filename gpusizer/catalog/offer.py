@@ -30,6 +30,7 @@ CATALOG_FIELDS = (
     "opt_in",
     "source",
     "as_of",
+    "spot_as_of",
 )
 
 
@@ -53,7 +54,10 @@ class Offer:
         local_nvme_gib: local instance-store NVMe, GiB (0 if none).
         on_demand_usd, spot_usd: $/hour per node; None when not sold that way.
         opt_in: a Local Zone or opt-in region, excluded unless the spec allows it.
-        source, as_of: where the price and shape came from, and its date (ISO).
+        source, as_of: where the price and shape came from, and the date (ISO) of the shape and the
+            on-demand price.
+        spot_as_of: the date of the spot price where its source is another (us-east-1's spot
+            estimate is older than its price list), else None: as_of dates it too.
         max_nodes: how many nodes can be had (on-prem: free GPUs // GPUs per node; cloud: None).
         note: free text shown in reports (an on-prem pool's cost derivation).
     """
@@ -80,6 +84,7 @@ class Offer:
     max_nodes: int | None = None
     gpus_free: int | None = None
     note: str = ""
+    spot_as_of: str | None = None
 
     def __post_init__(self):
         if self.provider not in providers.NAMES:
@@ -100,6 +105,21 @@ class Offer:
     @property
     def total_gpu_memory_gib(self) -> float:
         return self.gpu_count * self.gpu_memory_gib
+
+    def price_as_of(self, purchase: str) -> str:
+        """The date of the price `purchase` ("on-demand" or "spot") pays.
+
+        >>> o = Offer("aws", "us-east-1", None, "g6.xlarge", "L4", 1, 22.35, 4, 16, 0.8, 0.3, "t", "2026-07-20",
+        ...           spot_as_of="2025-06-28")
+        >>> o.price_as_of("on-demand"), o.price_as_of("spot")
+        ('2026-07-20', '2025-06-28')
+        """
+        return (self.spot_as_of or self.as_of) if purchase == "spot" else self.as_of
+
+    @property
+    def oldest_as_of(self) -> str:
+        """The oldest date of any figure in the offer."""
+        return min(self.as_of, self.spot_as_of or self.as_of)
 
     def price(self, purchase: str) -> float | None:
         """$/hour per node for "on-demand" or "spot", None where not sold that way."""

@@ -27,7 +27,7 @@ _FLOAT = frozenset({"gpu_fraction", "gpu_memory_gib", "ram_gib", "network_gbps",
                     "on_demand_usd", "spot_usd"})
 _BOOL = frozenset({"nvlink", "opt_in"})
 # Empty cell -> None for these; -> the Offer default for _DEFAULTS; anything else must be filled.
-_NULLABLE = frozenset({"zone", "fabric", "on_demand_usd", "spot_usd"})
+_NULLABLE = frozenset({"zone", "fabric", "on_demand_usd", "spot_usd", "spot_as_of"})
 _DEFAULTS = {"gpu_fraction": 1.0, "nvlink": False, "network_gbps": 0.0, "local_nvme_gib": 0.0, "opt_in": False}
 # Decimal places written per column: prices keep the source's precision (AWS
 # prints up to 6 places, 21.957642), memory is meaningful to 0.01 GiB.
@@ -53,7 +53,7 @@ def _value(field: str, text: str):
         if text not in ("true", "false"):
             raise ValueError(f"{field} must be true or false, not {text!r}")
         return text == "true"
-    if field == "as_of":
+    if field in ("as_of", "spot_as_of"):
         datetime.date.fromisoformat(text)  # raises ValueError on a non-ISO date
     return text
 
@@ -85,14 +85,15 @@ def parse_offers(text: str, name: str) -> list[Offer]:
     """
     reader = csv.reader(io.StringIO(text))
     header = next(reader, None)
-    if tuple(header or ()) != CATALOG_FIELDS:
+    older = tuple(header or ()) == CATALOG_FIELDS[:-1]  # a cache refreshed before spot_as_of (2026-11-25)
+    if tuple(header or ()) != CATALOG_FIELDS and not older:
         raise errors.CatalogError(
             f"{name} line 1: header does not match CATALOG_FIELDS. "
             "To fix: rebuild with `python -m gpusizer.catalog.builder` or use the columns of gpusizer.catalog.offer")
     offers = []
     for row in reader:
         try:
-            offers.append(_offer(row))
+            offers.append(_offer(row + [""] if older else row))
         except (ValueError, TypeError) as exc:
             raise errors.CatalogError(f"{name} line {reader.line_num}: {exc}") from None
     return offers

@@ -186,10 +186,11 @@ def _on_demand(sources: pathlib.Path) -> dict[str, float]:
     return {r["instance_type"]: float(r["on_demand_usd_per_hour"]) for r in read_csv(sources / ON_DEMAND)}
 
 
-def _offer(itype: str, shape: dict, region: str, zone: str | None, od, spot, source: str, as_of: str) -> Offer:
+def _offer(itype: str, shape: dict, region: str, zone: str | None, od, spot, source: str, as_of: str,
+           spot_as_of: str | None = None) -> Offer:
     fields = {k: v for k, v in shape.items() if k not in ("spot_est", "spot_snap", "shape_src")}
     return Offer(provider="aws", region=region, zone=zone, instance_type=itype, on_demand_usd=od, spot_usd=spot,
-                 source=source, as_of=as_of, opt_in=is_opt_in(region, zone), **fields)
+                 source=source, as_of=as_of, spot_as_of=spot_as_of, opt_in=is_opt_in(region, zone), **fields)
 
 
 def _us_east_1(shapes: dict[str, dict], on_demand: dict[str, float], notes: list[str]) -> list[Offer]:
@@ -197,18 +198,17 @@ def _us_east_1(shapes: dict[str, dict], on_demand: dict[str, float], notes: list
     for itype, shape in shapes.items():
         od = on_demand.get(itype)
         if shape["spot_est"] is not None:
-            spot, spot_src, dates = shape["spot_est"], f"spot = Spot Advisor estimate {AS_OF[SPOT_ADVISOR]}", [
-                AS_OF[ON_DEMAND], AS_OF[SPOT_ADVISOR]]
+            spot, spot_src, spot_date = shape["spot_est"], f"spot = Spot Advisor estimate {AS_OF[SPOT_ADVISOR]}", \
+                AS_OF[SPOT_ADVISOR]
         else:
-            spot, spot_src, dates = shape["spot_snap"], f"spot = lowest per-AZ snapshot in {P_FAMILY}", [
-                AS_OF[ON_DEMAND], AS_OF[P_FAMILY]]
+            spot, spot_src, spot_date = shape["spot_snap"], f"spot = lowest per-AZ snapshot in {P_FAMILY}", AS_OF[P_FAMILY]
         spot = spot_offer(od, spot)
         if od is None and spot is None:
             notes.append(f"{itype}: no on-demand or spot price in us-east-1; no regional offer")
             continue
         source = f"{shape['shape_src']} + {ON_DEMAND}" + (f"; {spot_src}" if spot is not None else "; no spot")
-        offers.append(_offer(itype, shape, "us-east-1", None, od, spot, source,
-                             min(dates) if spot is not None else AS_OF[ON_DEMAND]))
+        offers.append(_offer(itype, shape, "us-east-1", None, od, spot, source, AS_OF[ON_DEMAND],
+                             spot_date if spot is not None else None))
     return offers
 
 
