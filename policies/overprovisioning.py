@@ -66,9 +66,15 @@ class _Judge:
     def resource(self, r: sizing.StackResource, scaled_max: float) -> None:
         try:
             g = res.GpuResource(r.type, r.props)
-            if g.shapes and r.type in res.TEMPLATES:  # launches nothing itself: its consumers' count and purchase
+            try:
+                shapes = g.shapes
+            except v.Unknown:
+                if not (g.templates() and sizing.templates_of(r, self.by_urn)):
+                    raise  # named as unknown (advisory at preview), judged again at `up`
+                shapes = []  # a type the provider copies from its in-stack template: judged through that
+            if shapes and r.type in res.TEMPLATES:  # launches nothing itself: its consumers' count and purchase
                 self.judge(r, g, lambda: 0.0, None)
-            elif g.shapes:
+            elif shapes:
                 self.judge(r, g, lambda: _count(g, scaled_max), _bought(g))
             elif g.templates():
                 self.through_templates(r, g, scaled_max)

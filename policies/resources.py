@@ -192,15 +192,27 @@ def _gke_nodes(p: v.View) -> float:
     nodeCount or initialNodeCount, all per zone: pulumi-gcp container.NodePool) x its zones."""
     if p.number("autoscaling", "totalMaxNodeCount") is not None:
         return _nodes(("autoscaling", "totalMaxNodeCount"))(p)
-    per_zone = _nodes(("autoscaling", "maxNodeCount"), ("nodeCount",), ("initialNodeCount",))(p)
-    try:  # both are computed by the provider when not given: unknown at a first preview
+    try:
+        per_zone = _nodes(("autoscaling", "maxNodeCount"), ("nodeCount",), ("initialNodeCount",))(p)
+    except v.Unknown:  # nodeCount is computed when not given: the pool is created at initialNodeCount
+        per_zone = _nodes(("autoscaling", "maxNodeCount"), ("initialNodeCount",))(p)
+    return per_zone * _gke_zones(p)
+
+
+def _gke_zones(p: v.View) -> int:
+    """The zones a node pool spans: nodeLocations when known, else one for a zonal location and three
+    for a regional one or an unknown one (nodeLocations and location are computed when not given)."""
+    try:
         zones = len(p.each("nodeLocations"))
-        location = p.text("location") or ""
     except v.Unknown:
-        return per_zone * GKE_DEFAULT_ZONES  # as many as a regional pool has, unless it names its zones
-    if not zones:
-        zones = GKE_DEFAULT_ZONES if location.count("-") == 1 else 1  # "us-central1" a region, "us-central1-a" a zone
-    return per_zone * zones
+        zones = 0
+    if zones:
+        return zones
+    try:
+        location = p.text("location")
+    except v.Unknown:
+        return GKE_DEFAULT_ZONES
+    return 1 if location and location.count("-") == 2 else GKE_DEFAULT_ZONES  # "us-central1-a" is a zone
 
 
 def _zero(p: v.View) -> float:

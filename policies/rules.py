@@ -22,7 +22,7 @@ from typing import Any
 
 import pydantic
 
-from gpusizer import audit, hardware, providers
+from gpusizer import hardware, providers
 from policies import hosts, overprovisioning, resources, sizing, verify
 from policies import view as v
 
@@ -131,15 +131,6 @@ def sized_gpu_capacity(r: resources.GpuResource, cfg) -> list[str]:
     return out
 
 
-def no_underprovisioning(r: resources.GpuResource, cfg) -> list[str]:
-    need = r.required_gib
-    if need is None:
-        return []
-    return [f"{cap.label} = {cap.total_gib * audit.HEADROOM:.1f} GiB usable < {need:g} GiB required: the workload "
-            "will not fit (out of memory or offload). To fix: use the type `gpusizer plan` chooses"
-            for cap in r.capacities if cap.total_gib * audit.HEADROOM < need]
-
-
 def cost_ceiling(s: Subject, cfg: CeilingConfig) -> list[str]:
     """The dearest type a resource may launch, at the catalog's on-demand price per node (off by default)."""
     if cfg.max_hourly_usd is None or s.gpu is None:
@@ -180,8 +171,10 @@ RULES: tuple[Rule, ...] = (
     Rule("gpusizer-sized-gpu-capacity",
          "Every GPU resource names a GPU type the pack knows and carries the GPU memory it was sized for.",
          "mandatory", NoConfig, _gpu(sized_gpu_capacity)),
-    Rule("gpusizer-no-underprovisioning", "GPU memory may not be below the sizing requirement.",
-         "mandatory", NoConfig, _gpu(no_underprovisioning)),
+    Rule("gpusizer-no-underprovisioning",
+         "GPU memory per node may not be below the sizing requirement, unless the resource is its GpuWorkload's "
+         "re-planned decision (a replica spread over several nodes holds a share on each).",
+         "mandatory", NoConfig, lambda rs, cfg: verify.underprovisioned(rs), scope="stack"),
     Rule("gpusizer-cost-ceiling", "A GPU resource may not cost more per hour (per node) than maxHourlyUsd.",
          "advisory", CeilingConfig, cost_ceiling),
     Rule("gpusizer-allowed-gpus", "Only the allowed GPU models (and spot only, when configured) in this stack.",

@@ -57,6 +57,16 @@ def over_memory(r: res.GpuResource, max_ratio: float, need: float | None = None)
     return []
 
 
+def under_memory(r: res.GpuResource) -> list[str]:
+    """Usable GPU memory of one node below the requirement (its tag, label or annotation)."""
+    need = r.required_gib
+    if need is None:
+        return []
+    return [f"{cap.label} = {cap.total_gib * audit.HEADROOM:.1f} GiB usable < {need:g} GiB required: the workload "
+            "will not fit (out of memory or offload). To fix: use the type `gpusizer plan` chooses"
+            for cap in r.capacities if cap.total_gib * audit.HEADROOM < need]
+
+
 def templates_of(r: StackResource, by_urn: dict[str, StackResource]) -> list[StackResource]:
     """The launch or instance templates in the stack that `r` depends on (the engine's dependency links)."""
     return [by_urn[d] for d in r.dependencies if d in by_urn and by_urn[d].type in res.TEMPLATES]

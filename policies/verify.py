@@ -97,6 +97,39 @@ def mismatch(g: res.GpuResource, d: gpusizer.Decision, count: float | None,
     return None
 
 
+def underprovisioned(stack: list[sizing.StackResource]) -> list[tuple[str, str | None]]:
+    """gpusizer-no-underprovisioning: each GPU resource whose one node's usable memory is below its
+    requirement (sizing.under_memory), unless it matches its GpuWorkload's re-planned decision: a
+    replica the engine spreads over nodes (pipeline stages) holds a share of the requirement on each,
+    and the engine's per-GPU fit, not one node's total, says it holds. A field unknown at preview
+    leaves the resource out; with no other finding, the first is raised (advisory, judged at `up`).
+    """
+    by_urn = {r.urn: r for r in stack}
+    out: list[tuple[str, str | None]] = []
+    unknown: v.Unknown | None = None
+    for r in stack:
+        if r.type not in res.KINDS:
+            continue
+        try:
+            g = res.gpu_resource(r.type, r.props)
+            found = sizing.under_memory(g) if g is not None else []
+            workload = ancestor(r, by_urn) if found else None
+            if workload is not None:
+                try:
+                    if mismatch(g, decision(workload), None, None) is None:
+                        continue
+                except (v.Unknown, gpusizer.SizingError):  # no decision to go by: the node alone is judged
+                    pass
+            out += [(m, r.urn) for m in found]
+        except v.Unknown as exc:
+            unknown = unknown or exc
+        except ValueError as exc:
+            out.append((f"gpusizer could not judge {r.name or r.urn}: {exc}. To fix: correct the resource", r.urn))
+    if unknown is not None and not out:
+        raise unknown
+    return out
+
+
 def bounds_within_capacity(stack: list, catalog: Catalog | None = None) -> list[tuple[str, str | None]]:
     """Each GpuWorkload whose recorded spec autoscales: its maximum must fit the chosen pool's free GPUs
     and the catalog's vCPU quota (gpusizer.optimize.scaling_capacity), re-planned from the record.

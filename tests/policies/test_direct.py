@@ -10,10 +10,15 @@ from tests.policies import cases
 OVER = "gpusizer-no-overprovisioning"
 
 
+def _stack_rule(name, typ, props, config=None, parent=None, stack=()):
+    """A stack rule's messages for one resource, with `stack` beside it."""
+    r = sizing.StackResource(typ, view.View(view.raw(props)), f"urn:pulumi:ci::p::{typ}::r", "r", parent)
+    return [m for m, _ in rules.check_stack(name, [*stack, r], config)]
+
+
 def over(typ, props, config=None, parent=None, stack=()):
     """gpusizer-no-overprovisioning's messages for one resource (a stack rule: it sees `stack` beside it)."""
-    r = sizing.StackResource(typ, view.View(view.raw(props)), f"urn:pulumi:ci::p::{typ}::r", "r", parent)
-    return [m for m, _ in rules.check_stack(OVER, [*stack, r], config)]
+    return _stack_rule(OVER, typ, props, config, parent, stack)
 
 
 def test_h100_for_20_gib_names_a_cheaper_offer():
@@ -34,9 +39,9 @@ def test_untagged_gpu_instance_is_flagged():
 
 
 def test_non_gpu_instance_is_ignored():
-    for name in ("gpusizer-sized-gpu-capacity", "gpusizer-no-underprovisioning"):
-        assert rules.check_resource(name, *cases.NON_GPU) == []
+    assert rules.check_resource("gpusizer-sized-gpu-capacity", *cases.NON_GPU) == []
     assert over(*cases.NON_GPU) == []
+    assert _stack_rule("gpusizer-no-underprovisioning", *cases.NON_GPU) == []
 
 
 @pytest.mark.parametrize("case", sorted(cases.OVER))
@@ -49,7 +54,7 @@ def test_each_covered_type_is_judged(case):
 
 def test_under_provisioning_is_flagged():
     typ, props = cases.L4_FOR_18
-    msgs = rules.check_resource("gpusizer-no-underprovisioning", typ, {**props, "tags": {cases.REQ: "30"}})
+    msgs = _stack_rule("gpusizer-no-underprovisioning", typ, {**props, "tags": {cases.REQ: "30"}})
     assert msgs and "< 30 GiB required" in msgs[0]
 
 
@@ -140,6 +145,19 @@ def test_malformed_config_is_a_message_not_a_crash(config):
 ])
 def test_a_gke_node_pool_counts_nodes_per_zone_times_its_zones(props, nodes):
     # pulumi-gcp container.NodePool: nodeCount, initialNodeCount and autoscaling.maxNodeCount are per zone.
+    from policies import resources
+
+    pool = {"nodeConfig": {"machineType": "g2-standard-4"}, **props}
+    assert resources.GpuResource("gcp:container/nodePool:NodePool", view.View(view.raw(pool))).count == nodes
+
+
+@pytest.mark.parametrize("props, nodes", [
+    ({"nodeLocations": ["us-central1-a", "us-central1-b", "us-central1-c", "us-central1-f"], "location": cases.U,
+      "autoscaling": {"maxNodeCount": 1}}, 4),              # the zones it names, whatever the location
+    ({"location": "us-central1-a", "initialNodeCount": 50, "nodeCount": cases.U}, 50),  # created at initialNodeCount
+    ({"nodeCount": 2}, 6),                                   # location computed: as many zones as a regional pool
+])
+def test_a_gke_node_pool_with_computed_fields_is_counted_not_left_unknown(props, nodes):
     from policies import resources
 
     pool = {"nodeConfig": {"machineType": "g2-standard-4"}, **props}

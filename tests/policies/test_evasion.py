@@ -412,3 +412,17 @@ def test_a_group_launching_two_templates_is_counted_once():
     lt1, lt2 = _under(w.urn, LT, "lt1", template), _under(w.urn, LT, "lt2", template)
     asg = _under(w.urn, ASG, "asg", {"maxSize": 1, "launchTemplate": {"id": cases.U}}, deps=[lt1.urn, lt2.urn])
     assert not [f for f in analyzer.analyze([w, lt1, lt2, asg], "dev") if f.level == "mandatory"]
+
+
+def test_a_type_copied_from_an_in_stack_template_and_unknown_at_preview_is_judged_through_the_template():
+    # At a real first preview an instance naming only its launch template has a computed, unknown
+    # instanceType: the rule once went advisory on it; with the template in the stack it follows that.
+    w, d, props = _lora()
+    template = {k: val for k, val in props.items() if k != "rootBlockDevice"}
+    lt = _under(w.urn, LT, "lt", template)
+    inputs = {"launchTemplate": {"id": cases.U}, **SECURE}
+    many = [analyzer.Resource(INSTANCE, f"i{k}", inputs, f"urn:pulumi:dev::gpusizer::{INSTANCE}::i{k}", w.urn,
+                              (lt.urn,), {**inputs, "instanceType": cases.U}) for k in range(20)]
+    found = [f for f in analyzer.analyze([w, lt, *many], "dev") if f.policy == "gpusizer-no-overprovisioning"]
+    assert [(f.resource, f.level) for f in found] == [("w", "mandatory")]
+    assert "may run 20 nodes or pods together" in found[0].message

@@ -67,16 +67,28 @@ SPECS = {
                        "deploy": {"autoscaling": {"min_replicas": 0, "max_replicas": 4, "metric": "queue_depth",
                                                   "query": "sum(q)", "target": 10}}},
     "gcp-spot": {**CHAT, "placement": {"providers": ["gcp"], "purchase": "spot"}},
+    # A replica over two nodes (pipeline stages): each node holds a share of the 144 GiB requirement.
+    "aws-70b-two-nodes": {"name": "w", "model": {"name": "llama-3.1-70b"}, "inference": {"batch_size": 8},
+                          "placement": {"providers": ["aws"]}},
 }
 
 
+@pytest.mark.parametrize("preview", [True, False], ids=["preview", "up"])
 @pytest.mark.parametrize("name", sorted(SPECS))
-def test_at_a_real_first_preview_gpusizers_own_output_is_judged_not_left_advisory(name):
+def test_gpusizers_own_output_passes_every_policy_and_is_judged_not_left_advisory(name, preview):
     # Stack policies get outputs; at a first preview every output a provider computes (a group's targetSize
-    # left to its autoscaler, an instance's market options or accelerators not given) is unknown. The rule
-    # must still judge gpusizer's own resources: no finding at all, not an advisory "judged again at up".
-    _, found = _over(SPECS[name], preview=True)
+    # left to its autoscaler, an instance's market options or accelerators not given) is unknown. The rules
+    # must still judge gpusizer's own resources: no finding of any policy, not an advisory "judged again at up".
+    resources, _ = _over(SPECS[name], preview=preview)
+    found = analyzer.analyze(resources, "dev")
     assert found == [], found
+
+
+def test_a_replica_over_two_nodes_holds_a_share_of_the_requirement_on_each():
+    d = gpusizer.plan(SPECS["aws-70b-two-nodes"])
+    c = d.chosen
+    one_node = c.offer.gpu_count * c.offer.gpu_memory_gib
+    assert c.nodes == 2 and one_node < d.required_gpu_memory_gib  # one node alone would be "under-provisioned"
 
 
 def test_a_first_preview_sends_stack_policies_the_outputs_a_provider_computes_as_unknown():
