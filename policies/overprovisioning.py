@@ -121,11 +121,11 @@ class _Judge:
             self.unbounded[workload.urn] = f"{r.name or r.urn}: {why_unbounded}"
         if n:
             self.runs[workload.urn] = self.runs.get(workload.urn, 0.0) + n
-        why = refused or verify.mismatch(g, d, n or None, purchase)
-        if why is None:
-            return
         found = sizing.over_memory(g, self.max_ratio, need)
         if not found:
+            return
+        why = refused or verify.mismatch(g, d, n or None, purchase)  # read only when memory would flag it
+        if why is None:
             return
         tagged = g.required_gib
         if need is not None and not (tagged is not None and need - 1e-6 <= tagged <= math.ceil(need) + 1e-6):
