@@ -230,13 +230,23 @@ def _batch_count(p: v.View) -> float:
     return math.ceil(vcpus / min(sizes)) if sizes else 1.0
 
 
+def _least_weight(p: v.View, *overrides: str) -> float:
+    """The smallest weightedCapacity among a fleet's overrides, 1 where one names none (AWS EC2 User
+    Guide, "EC2 Fleet instance weighting": the units one instance of the type provides), capped at 1,
+    so the count never falls below the units (a weight under 1 means more instances than units)."""
+    weights = [o.number("weightedCapacity") for c in p.each("launchTemplateConfigs") for o in c.each(*overrides)]
+    positive = [w for w in weights if w is not None and w > 0]
+    return min(positive + [1.0])
+
+
 def _fleet_count(p: v.View) -> float:
-    """Total target capacity in instances; in vCPUs or MiB it is divided by the smallest type's vCPUs."""
+    """Total target capacity in instances: units over the smallest weight below 1 (a weight of 0.01 runs
+    100 instances per unit); in vCPUs or MiB, over the smallest type's vCPUs."""
     spec = p.at("targetCapacitySpecification")
     total = spec.number("totalTargetCapacity") or 0
     unit = spec.text("targetCapacityUnitType")
     if unit in (None, "units"):
-        return total
+        return math.ceil(total / _least_weight(p, "overrides"))
     sizes = [s.vcpus for s in _fleet(p) if s.vcpus]
     return math.ceil(total / min(sizes)) if sizes and unit == "vcpu" else total
 
@@ -263,7 +273,8 @@ KINDS: dict[str, Kind] = {
                   (("launchTemplate",), ("mixedInstancesPolicy", "launchTemplate", "launchTemplateSpecification"),
                    ("launchConfiguration",))),
     AWS_FLEET: Kind("aws", _fleet, _tags, _fleet_purchase, _fleet_count, (("launchTemplateConfigs",),)),
-    AWS_SPOT_FLEET: Kind("aws", _spot_fleet, _tags, _spot_fleet_purchase, _nodes(("targetCapacity",)),
+    AWS_SPOT_FLEET: Kind("aws", _spot_fleet, _tags, _spot_fleet_purchase,
+                         lambda p: math.ceil(_nodes(("targetCapacity",))(p) / _least_weight(p, "overrides")),
                          (("launchTemplateConfigs",),), host=True),
     AWS_NODE_GROUP: Kind("aws", _type_list("instanceTypes"), _tags,
                          lambda p: "spot" if p.text("capacityType") == "spot" else "on-demand",

@@ -162,3 +162,17 @@ def test_a_gke_node_pool_with_computed_fields_is_counted_not_left_unknown(props,
 
     pool = {"nodeConfig": {"machineType": "g2-standard-4"}, **props}
     assert resources.GpuResource("gcp:container/nodePool:NodePool", view.View(view.raw(pool))).count == nodes
+
+
+@pytest.mark.parametrize("typ, props, instances", [
+    ("aws:ec2/fleet:Fleet", {"targetCapacitySpecification": {"totalTargetCapacity": 1}, "launchTemplateConfigs": [
+        {"overrides": [{"instanceType": "g6.xlarge", "weightedCapacity": 0.01}]}]}, 100),   # 1 unit / 0.01 per instance
+    ("aws:ec2/fleet:Fleet", {"targetCapacitySpecification": {"totalTargetCapacity": 4}, "launchTemplateConfigs": [
+        {"overrides": [{"instanceType": "g6.xlarge", "weightedCapacity": 2}]}]}, 4),       # weights above 1: units, at most
+    ("aws:ec2/spotFleetRequest:SpotFleetRequest", {"targetCapacity": 2, "launchTemplateConfigs": [
+        {"overrides": [{"instanceType": "g6.xlarge", "weightedCapacity": 0.5}]}]}, 4),
+])
+def test_a_fleet_weighted_below_one_runs_more_instances_than_units(typ, props, instances):
+    from policies import resources
+
+    assert resources.GpuResource(typ, view.View(view.raw(props))).count == instances
