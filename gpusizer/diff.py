@@ -22,6 +22,7 @@ reason given is "catalog change".
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import pathlib
 
@@ -48,41 +49,45 @@ class Change:
     head_plan: dict | None
     why: tuple[str, ...]
 
+    @functools.cached_property
+    def costs(self) -> tuple[cost.Cost | None, cost.Cost | None]:
+        """(base, head) cost of each side's choice (cost.from_choice), None where a side has none."""
+        return tuple(None if c is None else cost.from_choice(c) for c in (self.base, self.head))
+
     @property
     def base_monthly_usd(self) -> float | None:
-        return None if self.base is None else cost.from_choice(self.base).monthly_usd
+        return _usd(self.costs[0], "monthly_usd")
 
     @property
     def head_monthly_usd(self) -> float | None:
-        return None if self.head is None else cost.from_choice(self.head).monthly_usd
+        return _usd(self.costs[1], "monthly_usd")
 
     @property
     def monthly_delta_usd(self) -> float:
         """Head minus base, $/month; a side with no choice counts as $0."""
         return round((self.head_monthly_usd or 0.0) - (self.base_monthly_usd or 0.0), cost.USD_DECIMALS)
 
-    @property
-    def base_run_usd(self) -> float | None:
-        """The base choice's whole run (a training run with a token count), else None."""
-        return None if self.base is None else cost.from_choice(self.base).total_usd
-
-    @property
-    def head_run_usd(self) -> float | None:
-        return None if self.head is None else cost.from_choice(self.head).total_usd
-
     def to_dict(self) -> dict:
         return {"workload": self.workload, "base": self.base, "head": self.head,
                 "base_monthly_usd": self.base_monthly_usd, "head_monthly_usd": self.head_monthly_usd,
-                "monthly_delta_usd": self.monthly_delta_usd, "base_run_usd": self.base_run_usd,
-                "head_run_usd": self.head_run_usd, "why": list(self.why)}
+                "monthly_delta_usd": self.monthly_delta_usd, "base_run_usd": _usd(self.costs[0], "total_usd"),
+                "head_run_usd": _usd(self.costs[1], "total_usd"), "why": list(self.why)}
 
     def totals(self) -> tuple[tuple[float, float], tuple[float, float]]:
         """((base, head) $/month of the sides that run until stopped, (base, head) $ of the sides that are
-        runs): a run of hours costs its total once, not hourly x 730 every month."""
-        base_run, head_run = self.base_run_usd, self.head_run_usd
-        monthly = (0.0 if base_run is not None else self.base_monthly_usd or 0.0,
-                   0.0 if head_run is not None else self.head_monthly_usd or 0.0)
-        return monthly, (base_run or 0.0, head_run or 0.0)
+        one run): a run of hours costs its total once, not hourly x 730 every month."""
+        monthly = tuple(0.0 if c is None or c.total_usd is not None else c.monthly_usd for c in self.costs)
+        runs = tuple(0.0 if c is None or c.total_usd is None else c.total_usd for c in self.costs)
+        return monthly, runs
+
+    @property
+    def is_run(self) -> bool:
+        """Whether either side is a training run with a token count."""
+        return any(c is not None and c.total_usd is not None for c in self.costs)
+
+
+def _usd(c: cost.Cost | None, figure: str) -> float | None:
+    return None if c is None else getattr(c, figure)
 
 
 def load(path: str | pathlib.Path, side: str) -> tuple[dict[str, dict], dict | None]:
@@ -226,13 +231,9 @@ def render(changes: list[Change], fmt: str, policy: tuple[dict | None, dict | No
 
 def _totals(changes: list[Change]) -> tuple[tuple[float, float], tuple[float, float]]:
     """Every change's totals added up: ((base, head) $/month, (base, head) $ of runs), rounded to the cent."""
-    sums = [0.0, 0.0, 0.0, 0.0]
-    for c in changes:
-        (b, h), (rb, rh) = c.totals()
-        for i, x in enumerate((b, h, rb, rh)):
-            sums[i] += x
-    b, h, rb, rh = (round(x, cost.USD_DECIMALS) for x in sums)
-    return (b, h), (rb, rh)
+    each = [c.totals() for c in changes]
+    return tuple(tuple(round(sum(t[kind][side] for t in each), cost.USD_DECIMALS) for side in (0, 1))
+                 for kind in (0, 1))
 
 
 def _signed(x: float) -> str:
@@ -241,14 +242,15 @@ def _signed(x: float) -> str:
 
 def _headline(c: Change) -> str:
     """"chat: $587.65/month -> $235.06/month (-$352.59/month)"; a training run in $ per run."""
-    def side(choice, monthly, run):
-        return "-" if choice is None else f"{rows.money(run)} per run" if run is not None else f"{rows.money(monthly)}/month"
+    def side(k: cost.Cost | None) -> str:
+        if k is None:
+            return "-"
+        return f"{rows.money(k.total_usd)} per run" if k.total_usd is not None else f"{rows.money(k.monthly_usd)}/month"
 
     (b, h), (rb, rh) = c.totals()
-    runs = c.base_run_usd is not None or c.head_run_usd is not None
-    deltas = ([f"{_signed(h - b)}/month"] if b or h or not runs else []) + ([f"{_signed(rh - rb)} per run"] if runs else [])
-    return (f"{c.workload}: {side(c.base, c.base_monthly_usd, c.base_run_usd)} -> "
-            f"{side(c.head, c.head_monthly_usd, c.head_run_usd)} ({', '.join(deltas)})")
+    deltas = [f"{_signed(h - b)}/month"] if b or h or not c.is_run else []
+    deltas += [f"{_signed(rh - rb)} per run"] if c.is_run else []
+    return f"{c.workload}: {side(c.costs[0])} -> {side(c.costs[1])} ({', '.join(deltas)})"
 
 
 _FIELDS = ("choice", "GPUs", "purchase", "replicas", "$/h each", "$/month", "$/run", "ranked by")

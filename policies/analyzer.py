@@ -122,7 +122,8 @@ def analyze(resources: Iterable[Resource | tuple[str, str, dict]], stack: str,
         resp = s.Analyze(analyzer_pb2.AnalyzeRequest(type=r.typ, properties=props, urn=urn, name=r.name), None)
         findings += [Finding(d.policyName, _LEVEL_NAMES[d.enforcementLevel], r.name, _message(d)) for d in resp.diagnostics]
         stack_req.resources.append(analyzer_pb2.AnalyzerResource(
-            type=r.typ, properties=props if r.outputs is None else struct(r.outputs), urn=urn, name=r.name, parent=r.parent, dependencies=list(r.dependencies)))
+            type=r.typ, properties=props if r.outputs is None else struct(r.outputs), urn=urn, name=r.name,
+            parent=r.parent, dependencies=list(r.dependencies)))
     resp = s.AnalyzeStack(stack_req, None)
     findings += [Finding(d.policyName, _LEVEL_NAMES[d.enforcementLevel], names.get(d.urn, "(stack)"), _message(d))
                  for d in resp.diagnostics]
