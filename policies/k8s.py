@@ -45,14 +45,18 @@ _COUNTS = {"Deployment": ("spec", "replicas"), "StatefulSet": ("spec", "replicas
            "Job": ("spec", "parallelism"), "CronJob": ("spec", "jobTemplate", "spec", "parallelism")}
 
 
+def kind(resource_type: str) -> str:
+    """The workload kind a Pulumi type creates or patches: "kubernetes:apps/v1:DeploymentPatch" -> "Deployment"."""
+    return resource_type.rsplit(":", 1)[-1].removesuffix("Patch")
+
+
 def unbounded(resource_type: str, p: v.View) -> str | None:
     """Why a workload's pod count has no bound in its own spec, or None: a DaemonSet runs a pod on every
     matching node; a CronJob's concurrencyPolicy defaults to Allow, so runs overlap (Kubernetes docs,
     "DaemonSet" and "CronJob": concurrencyPolicy, read 2026-11-25)."""
-    kind = resource_type.rsplit(":", 1)[-1].removesuffix("Patch")
-    if kind == "DaemonSet":
+    if kind(resource_type) == "DaemonSet":
         return "a DaemonSet runs a pod on every matching node"
-    if kind == "CronJob" and (p.text("spec", "concurrencyPolicy") or "allow") == "allow":
+    if kind(resource_type) == "CronJob" and (p.text("spec", "concurrencyPolicy") or "allow") == "allow":
         return "a CronJob whose concurrencyPolicy allows overlapping runs starts Jobs while others run"
     return None
 
@@ -151,8 +155,7 @@ def annotations(path: tuple[str, ...]) -> Callable[[v.View], dict]:
 
 
 def count(resource_type: str) -> Callable[[v.View], float]:
-    kind = resource_type.rsplit(":", 1)[-1].removesuffix("Patch")
-    path = _COUNTS.get(kind)
+    path = _COUNTS.get(kind(resource_type))
 
     def read(p: v.View) -> float:
         n = p.number(*path) if path else None

@@ -104,11 +104,11 @@ def _type_list(*path: str) -> Callable[[v.View], list[shapes.Shape]]:
 
 def _gcp(node: tuple[str, ...] = ()) -> Callable[[v.View], list[shapes.Shape]]:
     def read(p: v.View) -> list[shapes.Shape]:
-        m = p.text(*node, "machineType")
-        if m and shapes.machine(m) in audit.types_of("gcp"):
+        m = shapes.machine(p.text(*node, "machineType") or "")
+        if m in audit.types_of("gcp"):
             # Built-in GPUs (A2, A3, A4, G2): the machine type says what it holds; guestAccelerators must match
             # it or GCE refuses the VM, and the provider computes them when not given (unknown at a preview).
-            return [shapes.gcp(shapes.machine(m), [])]
+            return [shapes.gcp(m, [])]
         accels = []
         for a in p.each(*node, "guestAccelerators"):
             kind = shapes.machine(a.text("type") or "")
@@ -116,7 +116,7 @@ def _gcp(node: tuple[str, ...] = ()) -> Callable[[v.View], list[shapes.Shape]]:
             accels.append((kind, 1.0 if count is None else count))
         if not m and not accels:
             return []
-        s = shapes.gcp(shapes.machine(m or ""), accels)
+        s = shapes.gcp(m, accels)
         return [s] if s else []
     return read
 
@@ -230,11 +230,11 @@ def _batch_count(p: v.View) -> float:
     return math.ceil(vcpus / min(sizes)) if sizes else 1.0
 
 
-def _least_weight(p: v.View, *overrides: str) -> float:
+def _least_weight(p: v.View) -> float:
     """The smallest weightedCapacity among a fleet's overrides, 1 where one names none (AWS EC2 User
     Guide, "EC2 Fleet instance weighting": the units one instance of the type provides), capped at 1,
     so the count never falls below the units (a weight under 1 means more instances than units)."""
-    weights = [o.number("weightedCapacity") for c in p.each("launchTemplateConfigs") for o in c.each(*overrides)]
+    weights = [o.number("weightedCapacity") for c in p.each("launchTemplateConfigs") for o in c.each("overrides")]
     positive = [w for w in weights if w is not None and w > 0]
     return min(positive + [1.0])
 
@@ -246,7 +246,7 @@ def _fleet_count(p: v.View) -> float:
     total = spec.number("totalTargetCapacity") or 0
     unit = spec.text("targetCapacityUnitType")
     if unit in (None, "units"):
-        return math.ceil(total / _least_weight(p, "overrides"))
+        return math.ceil(total / _least_weight(p))
     sizes = [s.vcpus for s in _fleet(p) if s.vcpus]
     return math.ceil(total / min(sizes)) if sizes and unit == "vcpu" else total
 
@@ -274,7 +274,7 @@ KINDS: dict[str, Kind] = {
                    ("launchConfiguration",))),
     AWS_FLEET: Kind("aws", _fleet, _tags, _fleet_purchase, _fleet_count, (("launchTemplateConfigs",),)),
     AWS_SPOT_FLEET: Kind("aws", _spot_fleet, _tags, _spot_fleet_purchase,
-                         lambda p: math.ceil(_nodes(("targetCapacity",))(p) / _least_weight(p, "overrides")),
+                         lambda p: math.ceil(_nodes(("targetCapacity",))(p) / _least_weight(p)),
                          (("launchTemplateConfigs",),), host=True),
     AWS_NODE_GROUP: Kind("aws", _type_list("instanceTypes"), _tags,
                          lambda p: "spot" if p.text("capacityType") == "spot" else "on-demand",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from policies import k8s
 from policies import resources as res
 from policies import view as v
 
@@ -62,14 +63,13 @@ def maxima(stack: list) -> tuple[dict[str, float], list[tuple[str, Exception]]]:
         stack: policies.sizing.StackResource records.
     """
     gpu = {r.urn: r for r in stack if r.type in res.KINDS and r.type not in res.TEMPLATES}
-    k8s = {}
+    by_name = {}
     failed: list[tuple[str, Exception]] = []
     named = any(r.type in MAXIMUM and r.type.startswith("kubernetes:") for r in stack)
     for r in gpu.values() if named else ():  # a Kubernetes autoscaler names its target: index them by name
         if r.type.startswith("kubernetes:"):
-            kind = r.type.rsplit(":", 1)[-1].lower().removesuffix("patch")  # a DeploymentPatch scales as a Deployment
-            try:
-                k8s[(_namespace(r.props), r.props.text("metadata", "name"), kind)] = r.urn
+            try:  # a DeploymentPatch scales as a Deployment
+                by_name[(_namespace(r.props), r.props.text("metadata", "name"), k8s.kind(r.type).lower())] = r.urn
             except (v.Unknown, ValueError) as exc:  # no autoscaler can be matched to it (until `up`)
                 failed.append((r.urn, exc))
     out: dict[str, float] = {}
@@ -83,8 +83,8 @@ def maxima(stack: list) -> tuple[dict[str, float], list[tuple[str, Exception]]]:
             if r.type.startswith("kubernetes:"):
                 ref = r.props.at("spec", "scaleTargetRef")
                 key = (_namespace(r.props), ref.text("name"), (ref.text("kind") or "deployment").lower())
-                if key in k8s:
-                    targets.append(k8s[key])
+                if key in by_name:
+                    targets.append(by_name[key])
         except (v.Unknown, ValueError) as exc:
             failed.append((r.urn, exc))
             continue

@@ -164,8 +164,8 @@ def requirements(req: v.View) -> list[Shape] | None:
         admitted.append(aws(t))
     # An allowed type the catalog does not price, of an accelerator family, may be what EC2 launches:
     # it cannot be verified (a pattern matches only catalog types here; a new family needs a refresh).
-    admitted += [aws(t) for t in allowed if not any(c in t for c in "*?[") and t not in catalog
-                 and aws_family(t) in families()["aws"] and not any(fnmatch.fnmatch(t, p) for p in excluded)]
+    admitted += [s for t in allowed if not any(c in t for c in "*?[") and t not in catalog
+                 and not any(fnmatch.fnmatch(t, p) for p in excluded) and (s := aws(t)) is not None]
     if admitted:
         return extremes(admitted)
     if acc[0] >= 1 or "gpu" in kinds or names:
