@@ -39,13 +39,12 @@ from policies import view as v
 
 
 class _Judge:
-    """The rule's state over one stack: findings, the first unknown, nodes run per GpuWorkload, plans."""
+    """The rule's state over one stack: nodes run per GpuWorkload and its re-planned decisions; each
+    resource's messages go to a sizing.Findings."""
 
     def __init__(self, stack: list[sizing.StackResource], max_ratio: float):
         self.by_urn = {r.urn: r for r in stack}
         self.max_ratio = max_ratio
-        self.out: list[tuple[str, str | None]] = []
-        self.unknown: v.Unknown | None = None
         self.runs: dict[str, float] = {}  # GpuWorkload URN -> nodes or pods the resources under it may run
         self.unbounded: dict[str, str] = {}  # GpuWorkload URN -> why a resource under it has no bound
         self.plans: dict[str, tuple[gpusizer.Decision | None, str | None]] = {}
@@ -63,45 +62,46 @@ class _Judge:
                 self.plans[workload.urn] = None, f"its GpuWorkload's recorded spec does not re-plan ({exc})"
         return self.plans[workload.urn]
 
-    def resource(self, r: sizing.StackResource, scaled_max: float) -> None:
+    def resource(self, r: sizing.StackResource, scaled_max: float) -> list[str]:
+        g = res.GpuResource(r.type, r.props)
+        named = g.templates()  # it names a template its types (or the rest of its host) come from
+        templates = sizing.templates_of(r, self.by_urn) if named else []
         try:
-            g = res.GpuResource(r.type, r.props)
-            try:
-                shapes = g.shapes
-            except v.Unknown:
-                if not (g.templates() and sizing.templates_of(r, self.by_urn)):
-                    raise  # named as unknown (advisory at preview), judged again at `up`
-                shapes = []  # a type the provider copies from its in-stack template: judged through that
-            if shapes and r.type in res.TEMPLATES:  # launches nothing itself: its consumers' count and purchase
-                self.judge(r, g, lambda: 0.0, None)
-            elif shapes:
-                self.judge(r, g, lambda: _count(g, scaled_max), _bought(g))
-            elif g.templates():
-                self.through_templates(r, g, scaled_max)
-        except v.Unknown as exc:
-            self.unknown = self.unknown or exc
-        except ValueError as exc:
-            self.out.append((f"gpusizer could not judge {r.name or r.urn}: {exc}. To fix: correct the resource", r.urn))
+            shapes = g.shapes
+        except v.Unknown:
+            if not templates:
+                raise  # named as unknown (advisory at preview), judged again at `up`
+            shapes = []  # a type the provider copies from its in-stack template: judged through that
+        if shapes and r.type in res.TEMPLATES:  # launches nothing itself: its consumers' count and purchase
+            return self.judge(r, g, lambda: 0.0, None)
+        if shapes:
+            return self.judge(r, g, lambda: _count(g, scaled_max), _bought(g))
+        if not named:
+            return []
+        if not templates:
+            return [f"{r.name or r.urn} launches from a template that is not in this stack, so the pack cannot verify "
+                    "its GPUs. To fix: keep the launch or instance template in this stack, or name the instance "
+                    "types on the resource"]
+        return self.through_templates(r, g, templates, lambda: _count(g, scaled_max))
 
-    def through_templates(self, r: sizing.StackResource, g: res.GpuResource, scaled_max: float) -> None:
-        templates = [(t, tg) for t in sizing.templates_of(r, self.by_urn)
-                     if (tg := res.gpu_resource(t.type, t.props)) is not None]
-        if not sizing.templates_of(r, self.by_urn):
-            self.out.append((f"{r.name or r.urn} launches from a template that is not in this stack, so the pack "
-                             "cannot verify its GPUs. To fix: keep the launch or instance template in this stack, "
-                             "or name the instance types on the resource", r.urn))
-            return
-        # The group runs its count once, whichever of its templates launches each node; each template is judged
-        # at that count, bought as the template says, or as the group does where the template sets no market.
-        for i, (t, tg) in enumerate(templates):
-            self.judge(r, tg, (lambda: _count(g, scaled_max)) if i == 0 else (lambda: 0.0), _bought(tg, g))
+    def through_templates(self, r: sizing.StackResource, g: res.GpuResource, templates: list[sizing.StackResource],
+                          count: Callable[[], float]) -> list[str]:
+        """`r` judged through the in-stack templates it launches: the group runs count() nodes once, whichever
+        template launches each; each is judged at that count, bought as the template says, or as the group
+        does where the template sets no market. The count is read only where a GpuWorkload checks it."""
+        gpu_templates = [(t, tg) for t in templates if (tg := res.gpu_resource(t.type, t.props)) is not None]
+        out = []
+        for i, (_, tg) in enumerate(gpu_templates):
+            out += self.judge(r, tg, count if i == 0 else (lambda: 0.0), _bought(tg, g))
         mine = verify.ancestor(r, self.by_urn)
-        owners = {o.urn: o for t, _ in templates if (o := verify.ancestor(t, self.by_urn)) is not None and o is not mine}
+        owners = {o.urn for t, _ in gpu_templates
+                  if (o := verify.ancestor(t, self.by_urn)) is not None and o is not mine}
         for owner in owners:  # a group elsewhere launching a GpuWorkload's template runs that workload's capacity
-            self.runs[owner] = self.runs.get(owner, 0.0) + _count(g, scaled_max)
+            self.runs[owner] = self.runs.get(owner, 0.0) + count()
+        return out
 
     def judge(self, r: sizing.StackResource, g: res.GpuResource, count: Callable[[], float],
-              purchase: Callable[[], str | None] | None) -> None:
+              purchase: Callable[[], str | None] | None) -> list[str]:
         """Memory and the exemption for `r` running `g`'s shapes on count() nodes or pods (0: a template),
         bought as purchase() says (None: a template buys nothing itself). The count is read only under a
         GpuWorkload, where it is checked, and the purchase only for a spot decision: elsewhere an unknown
@@ -123,32 +123,33 @@ class _Judge:
             self.runs[workload.urn] = self.runs.get(workload.urn, 0.0) + n
         found = sizing.over_memory(g, self.max_ratio, need)
         if not found:
-            return
+            return []
         why = refused or verify.mismatch(g, d, n or None, purchase)  # read only when memory would flag it
         if why is None:
-            return
+            return []
         tagged = g.required_gib
         if need is not None and not (tagged is not None and need - 1e-6 <= tagged <= math.ceil(need) + 1e-6):
             found = [f"{m} (the requirement re-planned from its GpuWorkload; its own says {g.raw_requirement!r})"
                      for m in found]
-        if g.sized_by in sizing.EXEMPT or workload is not None:
-            found = [f"{m} The label sized-by {g.sized_by!r} is not re-derived: {why}." if g.sized_by in sizing.EXEMPT
-                     else f"{m} It is not its GpuWorkload's decision: {why}." for m in found]
-        self.out += [(m, r.urn) for m in found]
+        if g.sized_by in sizing.EXEMPT:
+            return [f"{m} The label sized-by {g.sized_by!r} is not re-derived: {why}." for m in found]
+        if workload is not None:
+            return [f"{m} It is not its GpuWorkload's decision: {why}." for m in found]
+        return found
 
-    def counted(self) -> None:
+    def counted(self, findings: sizing.Findings) -> None:
         """Each GpuWorkload's resources together against the most nodes its decision runs."""
         for urn, total in self.runs.items():
             d, _ = self.plans.get(urn, (None, None))
-            if d is None or d.chosen is None or total <= verify.most_instances(d):
+            most = None if d is None or d.chosen is None else verify.most_instances(d)
+            if most is None or total <= most:
                 continue
             w = self.by_urn[urn]
             runs = f"{total:g} nodes or pods" if math.isfinite(total) else f"without bound ({self.unbounded[urn]})"
-            self.out.append((f"{w.name or urn}: the GPU resources under it may run {runs} together "
-                             f"(each at its largest size or autoscaler maximum), its re-planned decision "
-                             f"{verify.most_instances(d)}: capacity beyond the decision is not sized. To fix: "
-                             "provision through the GpuWorkload alone, or raise deploy.replicas or "
-                             "deploy.autoscaling in its spec", urn))
+            findings.add(f"{w.name or urn}: the GPU resources under it may run {runs} together (each at its largest "
+                         f"size or autoscaler maximum), its re-planned decision {most}: capacity beyond the decision "
+                         "is not sized. To fix: provision through the GpuWorkload alone, or raise deploy.replicas or "
+                         "deploy.autoscaling in its spec", urn)
 
 
 def _bought(*resources: res.GpuResource) -> Callable[[], str]:
@@ -187,16 +188,11 @@ def check(stack: list[sizing.StackResource], max_ratio: float) -> list[tuple[str
         policies.view.Unknown: only when a field is unknown at preview and nothing else is in violation.
     """
     judge = _Judge(stack, max_ratio)
+    findings = sizing.Findings("gpusizer-no-overprovisioning")
     scaled, failed = scaling.maxima(stack)
-    for urn, exc in failed:  # a count that cannot be read cannot be shown to fit its GpuWorkload's decision
-        if isinstance(exc, v.Unknown):
-            judge.unknown = judge.unknown or exc
-        else:
-            judge.out.append((f"gpusizer cannot read {urn}'s bound: {exc}. To fix: set it", urn))
+    findings.bounds(failed)  # a count that cannot be read cannot be shown to fit its GpuWorkload's decision
     for r in stack:
         if r.type in res.KINDS:
-            judge.resource(r, scaled.get(r.urn, 0.0))
-    judge.counted()
-    if judge.unknown is not None and not judge.out:
-        raise judge.unknown
-    return judge.out
+            findings.judge(r, lambda: judge.resource(r, scaled.get(r.urn, 0.0)))
+    judge.counted(findings)
+    return findings.result()

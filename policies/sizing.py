@@ -10,6 +10,7 @@ the most nodes or pods the resource may run, or its autoscaler's maximum
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 from gpusizer import audit, limits, providers
 from policies import resources as res
@@ -31,6 +32,49 @@ class StackResource:
     name: str = ""
     parent: str | None = None
     dependencies: tuple[str, ...] = ()
+
+
+class Findings:
+    """A stack rule's findings over one stack: (message, URN) pairs, and the first field unknown at preview.
+
+    `judge(r, fn)` keeps the messages fn() returns for resource `r`; a field unknown at preview
+    (policies.view.Unknown) leaves the resource out and is remembered; a malformed field (ValueError)
+    is a message naming the resource. `result()` is the findings, or, when there are none and some
+    field was unknown, raises it: the pack reports it as advisory, judged again at `pulumi up`.
+    """
+
+    def __init__(self, rule: str):
+        self.rule = rule
+        self.out: list[tuple[str, str | None]] = []
+        self.unknown: v.Unknown | None = None
+
+    def add(self, message: str, urn: str | None) -> None:
+        self.out.append((message, urn))
+
+    def missing(self, exc: v.Unknown) -> None:
+        self.unknown = self.unknown or exc
+
+    def judge(self, r: StackResource, fn: Callable[[], list[str]]) -> None:
+        try:
+            self.out += [(m, r.urn) for m in fn()]
+        except v.Unknown as exc:
+            self.missing(exc)
+        except ValueError as exc:
+            self.add(f"{self.rule} could not judge {r.name or r.urn}: {exc}. To fix: correct the resource", r.urn)
+
+    def bounds(self, failed: list[tuple[str, Exception]]) -> None:
+        """The bounds scaling.maxima could not read: unknown ones remembered, malformed ones reported."""
+        for urn, exc in failed:
+            if isinstance(exc, v.Unknown):
+                self.missing(exc)
+            else:
+                self.add(f"{self.rule} cannot read the bound of {urn}: {exc}. To fix: set it (an autoscaler's "
+                         "maximum; the name and namespace of what it targets)", urn)
+
+    def result(self) -> list[tuple[str, str | None]]:
+        if self.unknown is not None and not self.out:
+            raise self.unknown
+        return self.out
 
 
 def over_memory(r: res.GpuResource, max_ratio: float, need: float | None = None) -> list[str]:
@@ -107,27 +151,19 @@ def stack_budget(resources: list[StackResource], max_usd: float | None) -> list[
         return []
     by_urn = {r.urn: r for r in resources}
     total = 0.0
-    unknown: v.Unknown | None = None
-    problems = []
+    found = Findings("gpusizer-gpu-budget")
     scaled, failed = scaling.maxima(resources)
-    for urn, exc in failed:  # an unknown is judged again at `up`; the others' maxima still count
-        if isinstance(exc, v.Unknown):
-            unknown = unknown or exc
-        else:
-            problems.append((f"gpusizer-gpu-budget cannot read the bound of {urn}: {exc}. To fix: set it (an "
-                             "autoscaler's maximum; the name and namespace of what it targets)", urn))
+    found.bounds(failed)  # the others' maxima still count
     for r in resources:
         try:
             total += hourly(r, by_urn, scaled.get(r.urn, 0.0)) or 0.0
         except v.Unknown as exc:
-            unknown = unknown or exc
+            found.missing(exc)
         except ValueError as exc:
-            problems.append((f"gpusizer-gpu-budget cannot price {r.name or r.urn}: {exc}. To fix: keep its "
-                             "template in this stack, or name its instance types", r.urn))
+            found.add(f"gpusizer-gpu-budget cannot price {r.name or r.urn}: {exc}. To fix: keep its template in "
+                      "this stack, or name its instance types", r.urn)
     if total > max_usd:
-        return problems + [(f"GPU capacity in this stack costs ${total:,.2f}/h (catalog on-demand, every group at "
-                            f"its maximum size, autoscalers at max replicas) > budget ${max_usd:,.2f}/h. To fix: cheaper placements (spot, "
-                            "on-prem pools) or raise gpusizer-gpu-budget.maxHourlyUsd", None)]
-    if unknown is not None:
-        raise unknown
-    return problems
+        found.add(f"GPU capacity in this stack costs ${total:,.2f}/h (catalog on-demand, every group at its maximum "
+                  f"size, autoscalers at max replicas) > budget ${max_usd:,.2f}/h. To fix: cheaper placements (spot, "
+                  "on-prem pools) or raise gpusizer-gpu-budget.maxHourlyUsd", None)
+    return found.result()

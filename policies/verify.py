@@ -105,29 +105,24 @@ def underprovisioned(stack: list[sizing.StackResource]) -> list[tuple[str, str |
     leaves the resource out; with no other finding, the first is raised (advisory, judged at `up`).
     """
     by_urn = {r.urn: r for r in stack}
-    out: list[tuple[str, str | None]] = []
-    unknown: v.Unknown | None = None
+
+    def judge(r: sizing.StackResource) -> list[str]:
+        g = res.gpu_resource(r.type, r.props)
+        found = sizing.under_memory(g) if g is not None else []
+        workload = ancestor(r, by_urn) if found else None
+        if workload is not None:
+            try:
+                if mismatch(g, decision(workload), None, None) is None:
+                    return []
+            except (v.Unknown, gpusizer.SizingError):  # no decision to go by: the node alone is judged
+                pass
+        return found
+
+    findings = sizing.Findings("gpusizer-no-underprovisioning")
     for r in stack:
-        if r.type not in res.KINDS:
-            continue
-        try:
-            g = res.gpu_resource(r.type, r.props)
-            found = sizing.under_memory(g) if g is not None else []
-            workload = ancestor(r, by_urn) if found else None
-            if workload is not None:
-                try:
-                    if mismatch(g, decision(workload), None, None) is None:
-                        continue
-                except (v.Unknown, gpusizer.SizingError):  # no decision to go by: the node alone is judged
-                    pass
-            out += [(m, r.urn) for m in found]
-        except v.Unknown as exc:
-            unknown = unknown or exc
-        except ValueError as exc:
-            out.append((f"gpusizer could not judge {r.name or r.urn}: {exc}. To fix: correct the resource", r.urn))
-    if unknown is not None and not out:
-        raise unknown
-    return out
+        if r.type in res.KINDS:
+            findings.judge(r, lambda: judge(r))
+    return findings.result()
 
 
 def bounds_within_capacity(stack: list, catalog: Catalog | None = None) -> list[tuple[str, str | None]]:
