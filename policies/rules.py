@@ -219,23 +219,20 @@ def validate_config(config: Any, where: str = "--policy-config") -> None:
     if not isinstance(config, Mapping):
         raise errors.SpecError(f"{where}: must be a JSON object of policy name -> settings", where)
     for name, cfg in config.items():
-        if name == ALL:
-            extra = set(cfg) - {"enforcementLevel"} if isinstance(cfg, Mapping) else set()
-            level = level_of(cfg)
-            if extra or not isinstance(level, str) or level.lower() not in LEVELS:
-                raise errors.SpecError(f"{where}: all: give an enforcementLevel alone, one of {', '.join(LEVELS)}", where)
-            continue
-        if name not in BY_NAME:
+        if name != ALL and name not in BY_NAME:
             near = difflib.get_close_matches(str(name), list(BY_NAME), n=1)
             hint = f"did you mean {near[0]!r}? " if near else ""
             raise errors.SpecError(f"{where}: {name!r} is no policy of this pack; {hint}policies: "
                                    f"{', '.join(BY_NAME)}", where)
         settings = dict(cfg) if isinstance(cfg, Mapping) else {"enforcementLevel": cfg}
-        level = level_of(cfg) or BY_NAME[name].level
+        level = settings.pop("enforcementLevel", None if name == ALL else BY_NAME[name].level)
         if not isinstance(level, str) or level.lower() not in LEVELS:
             raise errors.SpecError(f"{where}: {name}.enforcementLevel {level!r}: use one of {', '.join(LEVELS)}", where)
+        if name == ALL and settings:
+            raise errors.SpecError(f"{where}: all: give an enforcementLevel alone, not {', '.join(settings)}", where)
         try:
-            BY_NAME[name].settings(settings)
+            if name != ALL:
+                BY_NAME[name].settings(settings)
         except ValueError as exc:
             raise errors.SpecError(f"{where}: {exc}", where) from None
 
