@@ -95,9 +95,9 @@ def workload(spec: spec_mod.WorkloadSpec) -> workload_mod.Workload:
     return dataclasses.replace(w, calibration=cal) if cal else w
 
 
-def _known_name(field: str, given: str, known, canonical=None) -> str:
+def _known_name(field: str, given: str, known, canonical=None, also: str = "") -> str:
     """The known spelling of `given` (case-insensitive; `canonical` may map aliases), else a SpecError
-    naming `field` and the nearest known names."""
+    naming `field`, the nearest known names and `also` (another fix)."""
     found = canonical(given) if canonical else None
     by_lower = {k.lower(): k for k in known}
     found = found or by_lower.get(given.lower())
@@ -109,7 +109,7 @@ def _known_name(field: str, given: str, known, canonical=None) -> str:
     hint = ", ".join(by_lower[n] for n in near) if near else ", ".join(sorted(known)[:12])
     raise errors.SpecError(
         f"{field}: unknown {'GPU' if field.endswith('gpus') else 'region or zone'} {given!r}. "
-        f"To fix: use one of the known names{' nearest' if near else ''}: {hint}",
+        f"To fix: use one of the known names{' nearest' if near else ''}: {hint}{also}",
         field,
     )
 
@@ -129,12 +129,9 @@ def _with_known_regions(w: workload_mod.Workload, catalog: Catalog) -> workload_
     owned = set(providers.OWNED)
     pools_pending = bool(owned & set(p.providers or providers.NAMES)) and not owned & set(catalog.provider_names)
     lowered = {k.lower() for k in known}
-    if pools_pending and not any(r.lower() in lowered for r in p.regions):
-        try:
-            _known_name("placement.regions", p.regions[0], known)
-        except errors.SpecError as exc:
-            raise errors.SpecError(f"{exc}; or, for an on-prem location, give the pools (--pools FILE)",
-                                   "placement.regions") from None
+    if pools_pending and not any(r.lower() in lowered for r in p.regions):  # nothing could run: raises
+        _known_name("placement.regions", p.regions[0], known, also="; or, for an on-prem location, give the pools "
+                    "(--pools FILE)")
     regions = []
     for r in p.regions:
         if pools_pending and r.lower() not in lowered:
