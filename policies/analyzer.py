@@ -50,6 +50,12 @@ class Resource:
     outputs: dict | None = None
 
 
+def recorded(registered: Iterable[Any]) -> list[Resource]:
+    """What the engine sends about each resource a run under policies.mocks recorded (a mocks.Registered:
+    its inputs, links and, where recorded, the outputs stack policies get)."""
+    return [Resource(r.typ, r.name, r.inputs, r.urn, r.parent, r.dependencies, r.outputs) for r in registered]
+
+
 def servicer(policy_config: dict[str, Any] | None = None):
     """The pack's analyzer, configured as the CLI configures it.
 

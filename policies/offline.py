@@ -92,8 +92,7 @@ def preview(stack: str, stacks_dir: pathlib.Path, program: pathlib.Path, policy_
     def phase(name: str) -> tuple[dict, list, list[tuple]]:
         recorder, exports = mocks.run_program(lambda: runpy.run_path(str(program), run_name="__main__") and None,
                                               config, secret_keys, stack=stack, preview=name == "preview")
-        resources = [analyzer.Resource(r.typ, r.name, r.inputs, r.urn, r.parent, r.dependencies, r.outputs)
-                     for r in recorder.resources]
+        resources = analyzer.recorded(recorder.resources)
         return exports, resources, [dataclasses.astuple(f) for f in analyzer.analyze(resources, stack, policy_config)]
 
     if parallel is None:

@@ -21,7 +21,7 @@ BUDGET = "gpusizer-gpu-budget"
 
 def _findings(spec: dict, budget: float) -> list[analyzer.Finding]:
     recorder, _ = mocks.run_program(lambda: GpuWorkload("chat", spec) and None)
-    resources = [analyzer.Resource(r.typ, r.name, r.inputs, r.urn, r.parent, r.dependencies) for r in recorder.resources]
+    resources = analyzer.recorded(recorder.resources)
     return analyzer.analyze(resources, "dev", {BUDGET: {"maxHourlyUsd": budget, "enforcementLevel": "mandatory"}})
 
 

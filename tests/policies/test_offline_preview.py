@@ -88,7 +88,7 @@ def test_a_first_preview_sends_unknown_ids_and_the_right_sized_stack_still_passe
                                     config, preview=True)
     lt = next(r for r in recorder.resources if r.typ == "aws:ec2/launchTemplate:LaunchTemplate")
     assert analyzer.wire(lt.inputs)["iamInstanceProfile"]["arn"] == view.STRING  # the profile does not exist yet
-    resources = [analyzer.Resource(r.typ, r.name, r.inputs, r.urn, r.parent, r.dependencies) for r in recorder.resources]
+    resources = analyzer.recorded(recorder.resources)
     assert analyzer.analyze(resources, "dev") == []
 
 

@@ -30,8 +30,7 @@ def _over(spec, pools=(), preview=False):
     them (stack policies get outputs: the inputs and every other declared output unknown)."""
     args = GpuWorkloadArgs(pools=gpusizer.parse_pools(list(pools)), aws_region="us-east-1")
     recorder, _ = mocks.run_program(lambda: GpuWorkload("w", spec, args=args) and None, preview=preview)
-    resources = [analyzer.Resource(r.typ, r.name, r.inputs, r.urn, r.parent, r.dependencies, r.outputs)
-                 for r in recorder.resources]
+    resources = analyzer.recorded(recorder.resources)
     return resources, [f for f in analyzer.analyze(resources, "dev") if f.policy == OVER]
 
 
