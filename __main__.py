@@ -141,13 +141,13 @@ def main() -> None:
     kubeconfigs = _kubeconfigs(config, pools)
     hf_token = config.get_secret("hfToken")  # an Output marked secret, plain in config or not
     _warn_if_plain("hfToken", config.get("hfToken"))
-    # Defaults are GpuWorkloadArgs's (and PRIVATE_CIDR), declared again in Pulumi.yaml; the settings are
+    # Defaults are GpuWorkloadArgs's, declared again in Pulumi.yaml; the settings are
     # checked by the providers' components (components.aws.check), before anything is registered.
     defaults = components.GpuWorkloadArgs()
     aws_networks = _aws_networks(config.get_object("awsNetworks"))
     aws_region = pulumi.Config("aws").get("region")
     aws_egress = config.get("awsEgress") or defaults.aws_egress
-    aws_private_cidr = config.get("awsPrivateCidr") or components.aws_network.PRIVATE_CIDR
+    aws_private_cidr = config.get("awsPrivateCidr") or defaults.aws_private_cidr
     gcp_network = config.get("gcpNetwork") or defaults.gcp_network
     gcp_secure_boot = config.get_bool("gcpSecureBoot", defaults.gcp_secure_boot)
     gcp_subnetworks = _str_map(config.get_object("gcpSubnetworks"), "gcpSubnetworks", "region", "subnetwork")

@@ -345,7 +345,7 @@ def check(plan: Decision, args) -> None:
         ValueError: a setting no AWS resource could be created with; the message names its stack
             config key (gpusizer:awsEgress, gpusizer:awsPrivateCidr) and the values allowed.
     """
-    check_settings(args.aws_egress, args.aws_private_cidr or aws_network.PRIVATE_CIDR)
+    check_settings(args.aws_egress, args.aws_private_cidr)
 
 
 def check_settings(egress: str, private_cidr: str) -> None:
@@ -385,6 +385,6 @@ def provision(name: str, plan: Decision, args, opts: pulumi.ResourceOptions) -> 
     """
     cap = AwsGpuCapacity(name, AwsGpuCapacityArgs(
         plan, args.aws_networks.get(plan.chosen.offer.region), args.aws_region, egress=args.aws_egress,
-        **({"private_cidr": args.aws_private_cidr} if args.aws_private_cidr else {})), opts)
+        private_cidr=args.aws_private_cidr), opts)
     return {"instance_id": cap.instance_id, "asg_name": cap.asg_name,
             "launch_template_id": cap.launch_template_id, "security_group_id": cap.security_group_id}

@@ -48,8 +48,8 @@ class GpuWorkloadArgs:
     aws_egress: str = "nat"
     """Default VPC, instances with one EFA interface per network card (no public IP possible):
     "nat" (a private subnet + NAT gateway), "endpoints" (private subnet + SSM VPC endpoints) or "none"."""
-    aws_private_cidr: str | None = None
-    """CIDR of that private subnet in the default VPC (default components.aws_network.PRIVATE_CIDR)."""
+    aws_private_cidr: str = aws.aws_network.PRIVATE_CIDR
+    """CIDR of that private subnet in the default VPC."""
     gcp_network: str = "default"
     """GCP VPC network for GPU VMs."""
     gcp_secure_boot: bool = False
