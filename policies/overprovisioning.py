@@ -32,35 +32,20 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-import gpusizer
 from policies import k8s, scaling, sizing, verify
 from policies import resources as res
 from policies import view as v
 
 
 class _Judge:
-    """The rule's state over one stack: nodes run per GpuWorkload and its re-planned decisions; each
-    resource's messages go to a sizing.Findings."""
+    """The rule's state over one stack: nodes run per GpuWorkload; each resource's messages go to a
+    sizing.Findings."""
 
     def __init__(self, stack: list[sizing.StackResource], max_ratio: float):
         self.by_urn = {r.urn: r for r in stack}
         self.max_ratio = max_ratio
         self.runs: dict[str, float] = {}  # GpuWorkload URN -> nodes or pods the resources under it may run
         self.unbounded: dict[str, str] = {}  # GpuWorkload URN -> why a resource under it has no bound
-        self.plans: dict[str, tuple[gpusizer.Decision | None, str | None]] = {}
-
-    def plan(self, workload: sizing.StackResource | None) -> tuple[gpusizer.Decision | None, str | None]:
-        """(the re-planned decision, None) or (None, why there is none to exempt by)."""
-        if workload is None:
-            return None, "no GpuWorkload above it records a spec"
-        if workload.urn not in self.plans:
-            try:
-                self.plans[workload.urn] = verify.decision(workload), None
-            except v.Unknown:
-                self.plans[workload.urn] = None, "its GpuWorkload's recorded spec is unknown at preview"
-            except gpusizer.SizingError as exc:
-                self.plans[workload.urn] = None, f"its GpuWorkload's recorded spec does not re-plan ({exc})"
-        return self.plans[workload.urn]
 
     def resource(self, r: sizing.StackResource, scaled_max: float) -> list[str]:
         g = res.GpuResource(r.type, r.props)
@@ -113,7 +98,7 @@ class _Judge:
         the choice). Anything else is judged on memory against the re-planned requirement.
         """
         workload = verify.ancestor(r, self.by_urn)
-        d, refused = self.plan(workload)
+        d, refused = verify.planned(workload)
         need = d.required_gpu_memory_gib if d is not None and d.chosen is not None else None
         n = count() if workload is not None else None
         if n and (why_unbounded := k8s.unbounded(r.type, r.props)):
@@ -140,7 +125,7 @@ class _Judge:
     def counted(self, findings: sizing.Findings) -> None:
         """Each GpuWorkload's resources together against the most nodes its decision runs."""
         for urn, total in self.runs.items():
-            d, _ = self.plans.get(urn, (None, None))
+            d, _ = verify.planned(self.by_urn[urn])
             most = None if d is None or d.chosen is None else verify.most_instances(d)
             if most is None or total <= most:
                 continue

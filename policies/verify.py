@@ -49,6 +49,18 @@ def decision(workload: sizing.StackResource) -> gpusizer.Decision:
     return _replan(json.dumps(recorded, sort_keys=True))
 
 
+def planned(workload: sizing.StackResource | None) -> tuple[gpusizer.Decision | None, str | None]:
+    """(the GpuWorkload's re-planned decision, None), or (None, why there is none to go by)."""
+    if workload is None:
+        return None, "no GpuWorkload above it records a spec"
+    try:
+        return decision(workload), None
+    except v.Unknown:
+        return None, "its GpuWorkload's recorded spec is unknown at preview"
+    except gpusizer.SizingError as exc:
+        return None, f"its GpuWorkload's recorded spec does not re-plan ({exc})"
+
+
 def ancestor(r: sizing.StackResource, by_urn: dict[str, sizing.StackResource]) -> sizing.StackResource | None:
     """The nearest GpuWorkload above `r` in the parent chain, or None."""
     seen = set()
@@ -109,13 +121,9 @@ def underprovisioned(stack: list[sizing.StackResource]) -> list[tuple[str, str |
     def judge(r: sizing.StackResource) -> list[str]:
         g = res.gpu_resource(r.type, r.props)
         found = sizing.under_memory(g) if g is not None else []
-        workload = ancestor(r, by_urn) if found else None
-        if workload is not None:
-            try:
-                if mismatch(g, decision(workload), None, None) is None:
-                    return []
-            except (v.Unknown, gpusizer.SizingError):  # no decision to go by: the node alone is judged
-                pass
+        d, _ = planned(ancestor(r, by_urn)) if found else (None, None)
+        if d is not None and mismatch(g, d, None, None) is None:  # with no decision the node alone is judged
+            return []
         return found
 
     findings = sizing.Findings("gpusizer-no-underprovisioning")

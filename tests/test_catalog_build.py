@@ -16,7 +16,6 @@ from gpusizer.catalog import store
 from gpusizer.catalog.builder import __main__ as build_main
 from gpusizer.catalog.builder import aws, gcp, spot_offer
 from gpusizer.catalog.offer import CATALOG_FIELDS
-from tests.conftest import REPO
 
 from tests.conftest import DATA, REPO
 

@@ -15,7 +15,6 @@ import pytest
 import gpusizer
 from components.workload import GpuWorkload, GpuWorkloadArgs
 from policies import analyzer, mocks, view
-from tests.conftest import REPO
 
 pytestmark = pytest.mark.slow  # whole components under mocks
 
