@@ -199,9 +199,9 @@ def age_notes(offers: Iterable[Offer], today: datetime.date, bound: int = STALE_
     for o in offers:
         if providers.get(o.provider).owned:  # configured, not a dated price list
             continue
-        span = spans.setdefault(o.provider, [o.oldest_as_of, o.as_of])
-        span[0] = min(span[0], o.oldest_as_of)
-        span[1] = max(span[1], o.as_of, o.spot_as_of or o.as_of)
+        dates = (o.as_of, o.spot_as_of or o.as_of)  # its on-demand and spot prices' dates
+        span = spans.setdefault(o.provider, [min(dates), max(dates)])
+        span[0], span[1] = min(span[0], *dates), max(span[1], *dates)
     notes = []
     for provider, (oldest, newest) in sorted(spans.items()):
         age = (today - datetime.date.fromisoformat(oldest[:10])).days
