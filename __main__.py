@@ -41,7 +41,6 @@ import pulumi
 
 import components
 import gpusizer
-import gpusizer.providers
 import gpusizer.report
 import gpusizer.reuse
 
@@ -155,15 +154,12 @@ def main() -> None:
     gcp_cloud_nat = config.get_bool("gcpCloudNat", defaults.gcp_cloud_nat)
 
     # Plan everything first (plain values): nothing is registered unless every workload has a choice.
+    # In turn: a workload on an on-prem pool takes its GPUs, later ones see what is left (gpusizer.reuse).
     planned = []
-    for i, spec in enumerate(specs):
-        decision = gpusizer.reuse.plan(spec, pools=pools)  # once per spec in `gpusizer preview` (gpusizer.reuse)
+    for i, (spec, (decision, pools_then)) in enumerate(zip(specs, gpusizer.reuse.in_order(specs, pools))):
         if decision.chosen is None:
             raise pulumi.RunError(f"stack config gpusizer:workloads[{i}]: {components.workload.infeasible_message(decision)}")
-        planned.append((spec, decision, pools))
-        c = decision.chosen
-        if c.offer.provider in gpusizer.providers.OWNED:  # the pool fills up; later workloads see what is left
-            pools = [p.allocate(c.gpu_count * c.replicas) if p.name == c.offer.instance_type else p for p in pools]
+        planned.append((spec, decision, pools_then))
 
     nat_regions: set[str] = set()  # one Cloud NAT per GCP region: two on one network would clash
     workloads = []

@@ -25,7 +25,7 @@ import dataclasses
 import os
 import pathlib
 
-from gpusizer import errors, registry
+from gpusizer import errors, registry, reuse
 
 FIELD = "model.hf_id"
 _TRUE = {"1", "ON", "YES", "TRUE"}
@@ -54,12 +54,16 @@ def _cache_dir() -> str | None:
 
 
 def model_from_hub(repo_id: str, revision: str | None = None) -> registry.ModelArch:
-    """The architecture of Hugging Face repo `repo_id`, named after it.
+    """The architecture of Hugging Face repo `repo_id`, named after it (read once per gpusizer.reuse scope).
 
     Raises:
         SpecError: naming model.hf_id: the extra missing, the repo unknown,
             gated or absent from the cache when offline.
     """
+    return reuse.remembered(("hub", repo_id, revision), lambda: _read(repo_id, revision), errors.SpecError)
+
+
+def _read(repo_id: str, revision: str | None) -> registry.ModelArch:
     hub = _hub()
     try:
         config = hub.hf_hub_download(

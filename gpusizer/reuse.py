@@ -9,6 +9,11 @@ scope it plans every time. Either way the default catalog is
 gpusizer.load_catalog(), loaded once while its files are unchanged, rather
 than read again for each plan.
 
+Models read by Hugging Face id are looked up once per scope too
+(:func:`remembered`, used by gpusizer.hub): a preview validates a spec in the
+program, in GpuWorkload and again in the policy pack, and each lookup may
+reach the Hub (or, unreachable, wait out its retries).
+
 Algorithm: the key is (the spec's JSON, each pool's JSON, both with sorted
 keys, and the id of the catalog); the memo holds the catalog too, so its id
 cannot be reused while the scope lives. Decisions are frozen, and planning
@@ -26,7 +31,10 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
 
 _MEMO: dict[tuple, tuple] | None = None
 
@@ -65,8 +73,43 @@ def plan(spec, catalog=None, pools: Iterable = ()):
         return gpusizer.plan(spec, catalog=catalog, pools=pools)
     if not isinstance(spec, gpusizer.WorkloadSpec):
         spec = gpusizer.load_spec(spec)
-    key = (_json(spec), tuple(_json(p) for p in pools), id(catalog))
-    found = _MEMO.get(key)
-    if found is None:
-        found = _MEMO[key] = (gpusizer.plan(spec, catalog=catalog, pools=pools), catalog)
-    return found[0]
+    key = ("plan", _json(spec), tuple(_json(p) for p in pools), id(catalog))
+    return remembered(key, lambda: (gpusizer.plan(spec, catalog=catalog, pools=pools), catalog), failures=())[0]
+
+
+def remembered(key: tuple, compute: Callable[[], T],
+               failures: type[BaseException] | tuple[type[BaseException], ...] = ()) -> T:
+    """compute(), once per `key` inside a scope: later calls return its value, or raise again the
+    exception of a `failures` class it raised (an unreachable Hub is not asked twice); other
+    exceptions are not remembered. Outside a scope, compute() every time."""
+    if _MEMO is None:
+        return compute()
+    if key not in _MEMO:
+        try:
+            _MEMO[key] = (True, compute())
+        except failures as exc:
+            _MEMO[key] = (False, exc)
+    ok, value = _MEMO[key]
+    if ok:
+        return value
+    raise value
+
+
+def in_order(specs: Sequence, pools: Iterable = (), catalog=None) -> Iterator[tuple]:
+    """Plan a stack's workloads in turn, as :func:`plan` does each: yields (decision, the pools it was
+    planned against). A workload placed on an owned pool (gpusizer.providers.OWNED) takes its GPUs
+    from it, so later workloads see what is left and, once the pool is full, burst to the cloud.
+    The caller stops at an infeasible decision (chosen is None) or goes on with the pools unchanged.
+
+    __main__.py plans its stack with it; `gpusizer preview` does too, before it forks its two phases
+    (policies/offline.py), so both inherit the decisions.
+    """
+    from gpusizer import providers
+
+    pools = list(pools)
+    for spec in specs:
+        decision = plan(spec, catalog, pools)
+        yield decision, pools
+        c = decision.chosen
+        if c is not None and c.offer.provider in providers.OWNED:
+            pools = [p.allocate(c.gpu_count * c.replicas) if p.name == c.offer.instance_type else p for p in pools]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import importlib
 import json
 import pathlib
 import runpy
@@ -24,7 +25,8 @@ import sys
 
 import pulumi
 
-from gpusizer import errors, inputs, redact, reuse
+import gpusizer
+from gpusizer import errors, inputs, providers, redact, reuse
 from policies import analyzer, fork, mocks, rules
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
@@ -98,6 +100,7 @@ def preview(stack: str, stacks_dir: pathlib.Path, program: pathlib.Path, policy_
     if parallel is None:
         parallel = fork.available()
     with reuse.scope():  # both runs and the pack's re-plans share one decision per spec (per process)
+        _preload(config, program)
         if not parallel:
             runs = [("preview", phase("preview")[2])]
             exports, resources, found = phase("up")
@@ -116,6 +119,36 @@ def preview(stack: str, stacks_dir: pathlib.Path, program: pathlib.Path, policy_
             seen.setdefault(key, []).append(name)
     findings = [Finding(*key, tuple(phases)) for key, phases in seen.items()]
     return exports, resources, findings
+
+
+def _preload(config: dict, program: pathlib.Path) -> None:
+    """Plan the stack's workloads and import the SDK modules their providers' components use, once,
+    before the phases run: the forked phase inherits both instead of repeating them (for a
+    50-workload stack on two clouds, about 2 s of CPU: 1.6 s of SDK imports and 0.4 s of plans).
+
+    It reads the config keys __main__.py reads (gpusizer:workloads, gpusizer:pools) and plans them
+    the same way (gpusizer.reuse.in_order). Whatever fails here (a bad spec, an infeasible one)
+    fails again in the program, which reports it; here it only ends the preload.
+    """
+    items = config.get("gpusizer:workloads")
+    if not isinstance(items, list):
+        return
+    used = set()
+    try:
+        specs = [gpusizer.load_spec(program.parent / item if isinstance(item, str) else item) for item in items]
+        for decision, _ in reuse.in_order(specs, gpusizer.parse_pools(config.get("gpusizer:pools") or [])):
+            if decision.chosen is None:
+                break
+            used.add(decision.chosen.offer.provider)
+    except errors.SizingError:
+        pass
+    for name in sorted(used):
+        for module in providers.get(name).module("component").SDK_MODULES:
+            parts = module.split(".")
+            for depth in range(2, len(parts) + 1):  # the package and every subpackage on the way
+                # The SDKs register subpackages lazily (pulumi._utils.lazy_import): import_module returns a
+                # placeholder, and the first attribute read outside its introspection set runs the module.
+                hasattr(importlib.import_module(".".join(parts[:depth])), "__all__")
 
 
 def _resolved(value):

@@ -68,3 +68,39 @@ def test_an_invalid_spec_raises_every_time_inside_a_scope(counted):
         for _ in range(2):
             with pytest.raises(gpusizer.SpecError, match="name"):
                 reuse.plan({"model": {"name": "llama-3.1-8b"}})
+
+
+def test_a_hub_lookup_is_made_once_per_scope_its_failure_included(monkeypatch, tmp_path):
+    """A preview validates a spec in the program, in GpuWorkload and in the pack: an unreachable Hub
+    (each lookup waiting out its retries) is asked once per scope, and fails the same way each time."""
+    hub = pytest.importorskip("huggingface_hub")
+    asked = []
+
+    def download(repo_id, filename, **kw):
+        asked.append(repo_id)
+        raise hub.errors.LocalEntryNotFoundError("offline")
+
+    monkeypatch.setattr(hub, "hf_hub_download", download)
+    spec = {"name": "chat", "model": {"hf_id": "acme/unreachable"}}
+    with reuse.scope():
+        for _ in range(3):
+            with pytest.raises(gpusizer.SpecError, match="model.hf_id: config.json of acme/unreachable is unavailable"):
+                gpusizer.load_spec(spec)
+    assert asked == ["acme/unreachable"]
+    with pytest.raises(gpusizer.SpecError):  # outside a scope: asked again
+        gpusizer.load_spec(spec)
+    assert len(asked) == 2
+
+
+def test_in_order_gives_a_pool_to_the_first_workload_and_bursts_the_next():
+    """Two serving workloads of 2 replicas x 1 L40S each and a pool with 2 free GPUs at $0.40/GPU-h
+    (cheaper than any cloud L40S): the first takes both GPUs, the second sees 0 free and goes to AWS."""
+    pool = gpusizer.parse_pools([{**POOLS[0], "nodes": 1, "gpus_free": 2}])
+    spec = {"model": {"name": "llama-3.1-8b"}, "inference": {"batch_size": 4}, "deploy": {"replicas": 2},
+            "placement": {"providers": ["onprem", "aws"]}}
+    specs = [gpusizer.load_spec({**spec, "name": name}) for name in ("first", "second")]
+    with reuse.scope():
+        (first, first_pools), (second, second_pools) = reuse.in_order(specs, pool)
+    assert [p.free for p in first_pools] == [2] and [p.free for p in second_pools] == [0]
+    assert (first.chosen.offer.provider, first.chosen.gpu_count, first.chosen.replicas) == ("onprem", 1, 2)
+    assert second.chosen.offer.provider == "aws"
