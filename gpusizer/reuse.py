@@ -92,7 +92,7 @@ def remembered(key: tuple, compute: Callable[[], T],
     ok, value = _MEMO[key]
     if ok:
         return value
-    raise value
+    raise value.with_traceback(None)  # the one object raised again: its traceback starts afresh each time
 
 
 def in_order(specs: Sequence, pools: Iterable = (), catalog=None) -> Iterator[tuple]:

@@ -135,7 +135,8 @@ def _preload(config: dict, program: pathlib.Path) -> None:
         return
     used = set()
     try:
-        specs = [gpusizer.load_spec(program.parent / item if isinstance(item, str) else item) for item in items]
+        where = program.resolve().parent  # as __main__.py resolves its own directory
+        specs = [gpusizer.load_spec(where / item if isinstance(item, str) else item) for item in items]
         for decision, _ in reuse.in_order(specs, gpusizer.parse_pools(config.get("gpusizer:pools") or [])):
             if decision.chosen is None:
                 break

@@ -104,3 +104,24 @@ def test_in_order_gives_a_pool_to_the_first_workload_and_bursts_the_next():
     assert [p.free for p in first_pools] == [2] and [p.free for p in second_pools] == [0]
     assert (first.chosen.offer.provider, first.chosen.gpu_count, first.chosen.replicas) == ("onprem", 1, 2)
     assert second.chosen.offer.provider == "aws"
+
+
+def test_a_remembered_failure_is_raised_again_with_a_fresh_traceback():
+    """The one exception object is raised on each call: its traceback must not grow with every raise."""
+    def fail():
+        raise gpusizer.SpecError("model.hf_id: unreachable", "model.hf_id")
+
+    depths = []
+    with reuse.scope():
+        for _ in range(4):
+            with pytest.raises(gpusizer.SpecError) as caught:
+                reuse.remembered(("hub", "x"), fail, gpusizer.SpecError)
+            depths.append(_depth(caught.value.__traceback__))
+    assert len(set(depths)) == 1 and caught.value.field == "model.hf_id"
+
+
+def _depth(tb) -> int:
+    n = 0
+    while tb is not None:
+        n, tb = n + 1, tb.tb_next
+    return n
