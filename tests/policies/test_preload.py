@@ -1,10 +1,11 @@
 """`gpusizer preview` plans the stack and imports the SDK modules its components use before the phases run.
 
-The phases then import no SDK module of their own: each provider component's
-SDK_MODULES is whole, and a forked phase inherits what the preload did
-instead of repeating it (policies/offline.py, _preload). Checked in a fresh
-interpreter, where nothing is imported yet, over a stack that reaches every
-provider and every autoscaling path.
+The phases then import no SDK module of their own (each provider component's
+SDK_MODULES is whole) and judge no offer (the plans, and what the program
+reads of them, were worked out before): a forked phase inherits what the
+preload did instead of repeating it (policies/offline.py, _preload). Checked
+in a fresh interpreter, where nothing is imported yet, over a stack that
+reaches every provider and every autoscaling path.
 """
 
 from __future__ import annotations
@@ -52,11 +53,14 @@ from policies import offline
 def sdk():
     return {n: type(m).__name__ == "_LazyModule" for n, m in list(sys.modules.items()) if n.startswith(%r)}
 
-seen = {}
+seen, judged = {}, []
 preload = offline._preload
 def recorded(config, program):
     preload(config, program)
     seen.update(sdk())
+    from gpusizer import judgement  # every offer class a plan judges, at once or when first read
+    judge = judgement.Judgement._judge_next
+    judgement.Judgement._judge_next = lambda self: judged.append(self) or judge(self)
 offline._preload = recorded
 exports, _, _ = offline.preview("mixed", pathlib.Path(sys.argv[1]), offline.REPO / "__main__.py", parallel=False)
 after = sdk()
@@ -64,11 +68,12 @@ print(json.dumps({
     "providers": sorted({e["provider"] for e in exports.values()}),
     "loaded_by_preload": sorted(n for n, lazy in seen.items() if not lazy),
     "loaded_by_phases": sorted(n for n, lazy in after.items() if not lazy and seen.get(n, True)),
+    "judged_by_phases": len(judged),
 }))
 """ % (SDKS,)
 
 
-def test_phases_import_no_sdk_module_the_preload_did_not(tmp_path):
+def test_phases_import_no_sdk_module_and_judge_no_offer_after_the_preload(tmp_path):
     config = {"aws:region": "us-east-1", "gcp:project": "p", "gcp:region": "us-central1",
               "gpusizer:pools": [POOL], "gpusizer:workloads": WORKLOADS}
     (tmp_path / "Pulumi.mixed.yaml").write_text(yaml.safe_dump({"config": config}))
@@ -79,5 +84,6 @@ def test_phases_import_no_sdk_module_the_preload_did_not(tmp_path):
     assert found["providers"] == ["aws", "gcp", "onprem"]
     # Each provider's heavy subpackage was loaded by the preload, not by the phases ...
     assert {"pulumi_aws.ec2", "pulumi_gcp.compute", "pulumi_kubernetes.apps.v1"} <= set(found["loaded_by_preload"])
-    # ... and the phases loaded nothing more.
+    # ... and the phases loaded nothing more, nor judged an offer.
     assert found["loaded_by_phases"] == []
+    assert found["judged_by_phases"] == 0
