@@ -13,6 +13,7 @@ import gc
 import json
 import os
 import sys
+from collections.abc import Callable, Sequence
 
 from gpusizer import redact
 
@@ -20,15 +21,7 @@ EXIT_OK, EXIT_INVALID, EXIT_INFEASIBLE, EXIT_BUG = 0, 2, 3, 1
 DEBUG_HELP = "show tracebacks of internal errors (accepted anywhere on the command line)"
 
 
-def _parser() -> argparse.ArgumentParser:
-    from gpusizer import providers
-    from gpusizer.catalog.offer import PURCHASES
-
-    p = argparse.ArgumentParser(prog="gpusizer", description="GPU right-sizing: from a workload spec to the cheapest adequate GPU offer.")
-    p.add_argument("--debug", action="store_true", help=DEBUG_HELP)
-    sub = p.add_subparsers(dest="command", required=True)
-
-    plan = sub.add_parser("plan", help="size a workload and choose the cheapest adequate offer")
+def _add_plan(plan: argparse.ArgumentParser) -> None:
     plan.add_argument("spec", help="workload spec YAML")
     plan.add_argument("--format", choices=("table", "json", "markdown"), default="table")
     plan.add_argument("--catalog", help="catalog directory or CSV (default: the freshest of cache and snapshot)")
@@ -39,14 +32,14 @@ def _parser() -> argparse.ArgumentParser:
     plan.add_argument("--quiet-age", action="store_true",
                       help="acknowledge old prices: no price-age line (also GPUSIZER_QUIET_AGE=1)")
 
-    est = sub.add_parser("estimate", help="requirements and the minimum count of each GPU model")
+
+def _add_estimate(est: argparse.ArgumentParser) -> None:
     est.add_argument("spec")
     est.add_argument("--format", choices=("table", "json", "markdown"), default="table")
     est.add_argument("--catalog")
 
-    sub.add_parser("schema", help="print the workload spec's JSON Schema")
 
-    tco = sub.add_parser("tco", help="cumulative cost on the cheapest cloud offer vs an owned pool; break-even month")
+def _add_tco(tco: argparse.ArgumentParser) -> None:
     tco.add_argument("spec")
     tco.add_argument("--pools", required=True, help="on-prem pools YAML")
     tco.add_argument("--months", type=int, default=36)
@@ -55,11 +48,12 @@ def _parser() -> argparse.ArgumentParser:
     tco.add_argument("--out", metavar="FILE.png", help="where --format png writes (default: tco-<workload>.png)")
     tco.add_argument("--catalog")
 
-    mod = sub.add_parser("models", help="list the model registry (names model.name accepts)")
+
+def _add_models(mod: argparse.ArgumentParser) -> None:
     mod.add_argument("--format", choices=("table", "json"), default="table")
 
-    pre = sub.add_parser("preview", help="offline `pulumi preview --policy-pack policies` under mocks "
-                         "(needs the [pulumi] extra)")
+
+def _add_preview(pre: argparse.ArgumentParser) -> None:
     pre.add_argument("--stack", required=True, help="stack name: stacks/Pulumi.<stack>.yaml")
     pre.add_argument("--stacks-dir", help="default: the repository's stacks/")
     pre.add_argument("--program", help="Pulumi program file; default: the repository's __main__.py")
@@ -69,18 +63,21 @@ def _parser() -> argparse.ArgumentParser:
     pre.add_argument("--format", choices=("table", "markdown", "json"), default="table",
                      help="json: {workloads: {NAME: plan JSON}, policy: {...}}, the input of `gpusizer diff`")
 
-    diff = sub.add_parser("diff", help="compare two plan (or preview) JSONs: choices, $/month and why they moved")
+
+def _add_diff(diff: argparse.ArgumentParser) -> None:
     diff.add_argument("base", help="base plan JSON, or `gpusizer preview --format json` output")
     diff.add_argument("head", help="head plan JSON, or `gpusizer preview --format json` output")
     diff.add_argument("--format", choices=("table", "markdown", "json"), default="table")
 
-    cal = sub.add_parser("calibrate", help="fit per-GPU MBU/MFU from vLLM benchmark_serving.py results or training runs")
+
+def _add_calibrate(cal: argparse.ArgumentParser) -> None:
     cal.add_argument("results", nargs="+", metavar="RESULT.json")
     cal.add_argument("--out", metavar="FILE", help="write the calibration YAML here (default: print it)")
     cal.add_argument("--gpu", help="GPU of vLLM results that lack --metadata gpu=...")
     cal.add_argument("--gpu-count", type=int, help="tensor-parallel GPUs of vLLM results that lack tensor_parallel_size")
 
-    obs = sub.add_parser("observe", help="measured GPU usage from DCGM metrics in Prometheus; re-plan each spec with it")
+
+def _add_observe(obs: argparse.ArgumentParser) -> None:
     obs.add_argument("specs", nargs="+", metavar="SPEC", help="workload spec YAML (its name is the gpusizer_workload label)")
     obs.add_argument("--prometheus", required=True, metavar="URL", help="Prometheus base URL, e.g. http://prometheus:9090")
     obs.add_argument("--window", default="7d", help="how far back to look (Prometheus duration; default 7d)")
@@ -89,7 +86,11 @@ def _parser() -> argparse.ArgumentParser:
     obs.add_argument("--catalog")
     obs.add_argument("--pools", help="on-prem pools YAML (hybrid)")
 
-    cat = sub.add_parser("catalog", help="inspect the offers")
+
+def _add_catalog(cat: argparse.ArgumentParser) -> None:
+    from gpusizer import providers
+    from gpusizer.catalog.offer import PURCHASES
+
     cat_sub = cat.add_subparsers(dest="catalog_command", required=True)
     lst = cat_sub.add_parser("list", help="list offers with their source and date")
     lst.add_argument("--provider", choices=providers.NAMES)
@@ -104,10 +105,46 @@ def _parser() -> argparse.ArgumentParser:
     refreshable = [p.name for p in providers.having("refresher")]
     ref.add_argument("--provider", choices=refreshable, action="append", help=f"default: {', '.join(refreshable)}")
     ref.add_argument("--region", action="append", help="default: every region in the current catalog")
-    for action in (sub, cat_sub):  # --debug before or after the subcommand
-        for parser in action.choices.values():
-            parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
+    _debug_anywhere(cat_sub)
+
+
+# Every subcommand: its help line and what adds its arguments (None: it takes none).
+_SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None] | None]] = {
+    "plan": ("size a workload and choose the cheapest adequate offer", _add_plan),
+    "estimate": ("requirements and the minimum count of each GPU model", _add_estimate),
+    "schema": ("print the workload spec's JSON Schema", None),
+    "tco": ("cumulative cost on the cheapest cloud offer vs an owned pool; break-even month", _add_tco),
+    "models": ("list the model registry (names model.name accepts)", _add_models),
+    "preview": ("offline `pulumi preview --policy-pack policies` under mocks (needs the [pulumi] extra)", _add_preview),
+    "diff": ("compare two plan (or preview) JSONs: choices, $/month and why they moved", _add_diff),
+    "calibrate": ("fit per-GPU MBU/MFU from vLLM benchmark_serving.py results or training runs", _add_calibrate),
+    "observe": ("measured GPU usage from DCGM metrics in Prometheus; re-plan each spec with it", _add_observe),
+    "catalog": ("inspect the offers", _add_catalog),
+}
+
+
+def _parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """The CLI's parser. Where `argv` names a subcommand, only that one is built: building all
+    of them (an ArgumentParser each, every help string through gettext) took ~10 ms of a
+    `gpusizer plan`. Without one (`gpusizer --help`, a typo) every subcommand is there."""
+    p = argparse.ArgumentParser(prog="gpusizer", description="GPU right-sizing: from a workload spec to the cheapest adequate GPU offer.")
+    p.add_argument("--debug", action="store_true", help=DEBUG_HELP)
+    sub = p.add_subparsers(dest="command", required=True, metavar="{" + ",".join(_SUBCOMMANDS) + "}")
+    named = next((a for a in argv if not a.startswith("-")), None)  # the top level takes flags only
+    for name, (help_line, add) in _SUBCOMMANDS.items():
+        if named in _SUBCOMMANDS and name != named:
+            continue
+        parser = sub.add_parser(name, help=help_line)
+        if add is not None:
+            add(parser)
+    _debug_anywhere(sub)
     return p
+
+
+def _debug_anywhere(sub) -> None:
+    """--debug before or after the subcommand."""
+    for parser in sub.choices.values():
+        parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
 
 
 def _positive(text: str) -> int:
@@ -349,7 +386,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    args = _parser().parse_args(argv)
+    args = _parser(argv).parse_args(argv)
     from gpusizer import errors
 
     handler = _COMMANDS.get(args.command)

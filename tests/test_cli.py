@@ -180,3 +180,33 @@ def test_only_the_command_line_entry_freezes_what_is_left_for_a_quick_exit():
             "print(called, gc.get_freeze_count() > 0)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
     assert r.stdout.split() == ["0", "True"]
+
+
+@pytest.mark.parametrize("argv", [
+    ["plan", "spec.yaml", "--format", "json", "--top", "3", "--debug"],
+    ["--debug", "estimate", "spec.yaml", "--catalog", "c.csv"],
+    ["schema"],
+    ["tco", "spec.yaml", "--pools", "p.yaml", "--months", "12"],
+    ["models", "--format", "json"],
+    ["preview", "--stack", "dev", "--serial"],
+    ["diff", "a.json", "b.json", "--format", "markdown"],
+    ["calibrate", "r1.json", "r2.json", "--gpu", "L4"],
+    ["observe", "s.yaml", "--prometheus", "http://p:9090", "--window", "1d"],
+    ["catalog", "list", "--provider", "aws", "--debug"],
+    ["catalog", "refresh", "--provider", "gcp", "--region", "us-east1"],
+])
+def test_a_named_subcommand_alone_parses_as_the_whole_parser_does(argv):
+    """Only the named subcommand's parser is built; it must read the command line exactly as the full one."""
+    alone = cli._parser(argv)
+    (command,) = next(a for a in alone._actions if a.dest == "command").choices
+    assert command == next(a for a in argv if not a.startswith("-"))
+    assert alone.parse_args(argv) == cli._parser().parse_args(argv)
+
+
+def test_usage_lists_every_subcommand_even_when_one_is_built(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli._parser(["plan", "x", "--bogus"]).parse_args(["plan", "x", "--bogus"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "{plan,estimate,schema,tco,models,preview,diff,calibrate,observe,catalog}" in err
+    assert "unrecognized arguments: --bogus" in err
