@@ -130,7 +130,7 @@ def _parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="gpusizer", description="GPU right-sizing: from a workload spec to the cheapest adequate GPU offer.")
     p.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     sub = p.add_subparsers(dest="command", required=True, metavar="{" + ",".join(_SUBCOMMANDS) + "}")
-    named = next((a for a in argv if not a.startswith("-")), None)  # the top level takes flags only
+    named = _named_command(argv)
     for name, (help_line, add) in _SUBCOMMANDS.items():
         if named in _SUBCOMMANDS and name != named:
             continue
@@ -139,6 +139,17 @@ def _parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
             add(parser)
     _debug_anywhere(sub)
     return p
+
+
+def _named_command(argv: Sequence[str]) -> str | None:
+    """The subcommand argv names, or None where the top level's own help is asked for first
+    (`gpusizer -h plan` lists every subcommand). The top level takes flags only."""
+    for arg in argv:
+        if arg in ("-h", "--help"):
+            return None
+        if not arg.startswith("-"):
+            return arg
+    return None
 
 
 def _debug_anywhere(sub) -> None:

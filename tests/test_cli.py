@@ -210,3 +210,10 @@ def test_usage_lists_every_subcommand_even_when_one_is_built(capsys):
     err = capsys.readouterr().err
     assert "{plan,estimate,schema,tco,models,preview,diff,calibrate,observe,catalog}" in err
     assert "unrecognized arguments: --bogus" in err
+
+
+def test_top_level_help_before_a_subcommand_lists_every_subcommand(capsys):
+    with pytest.raises(SystemExit):
+        cli._parser(["-h", "plan"]).parse_args(["-h", "plan"])
+    out = capsys.readouterr().out
+    assert "cheapest adequate offer" in out and "inspect the offers" in out  # plan's and catalog's help lines
