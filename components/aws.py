@@ -30,9 +30,7 @@ IMDS_HOP_LIMIT = 2
 # launching (and failing over) by itself, its activity history says why it waits (pulumi-aws
 # Group.waitForCapacityTimeout; the provider default is "10m").
 WAIT_FOR_CAPACITY = "0"
-# The SDK subpackages provision() uses (the SDK loads each on first use, all its resources at once):
-# `gpusizer preview` imports them once before it forks its two phases (policies/offline.py), and
-# tests/policies/test_preload.py checks that no phase imports another.
+# The SDK subpackages provision() uses (gpusizer.providers.Provider.component says why).
 SDK_MODULES = ("pulumi_aws.ec2", "pulumi_aws.autoscaling", "pulumi_aws.iam")
 
 

@@ -38,9 +38,7 @@ _BOOT_DISK_TYPES = (("a4-", "hyperdisk-balanced"), ("a3-", "hyperdisk-balanced")
 NOT_ON_DEMAND = ("a4-highgpu-", "a3-ultragpu-", "a3-highgpu-1g", "a3-highgpu-2g", "a3-highgpu-4g")
 # Flex-start VMs run at most 7 days (GCP docs, "About flex-start VMs", 2025).
 FLEX_START_MAX_SECONDS = 7 * 24 * 3600
-# The SDK subpackages provision() uses (the SDK loads each on first use, all its resources at once):
-# `gpusizer preview` imports them once before it forks its two phases (policies/offline.py), and
-# tests/policies/test_preload.py checks that no phase imports another.
+# The SDK subpackages provision() uses (gpusizer.providers.Provider.component says why).
 SDK_MODULES = ("pulumi_gcp.compute", "pulumi_gcp.serviceaccount")
 
 

@@ -18,9 +18,7 @@ from gpusizer.catalog.onprem import Pool
 from gpusizer.decision import Decision
 
 GPU_RESOURCE = "nvidia.com/gpu"  # the NVIDIA device plugin's extended resource
-# The SDK subpackages provision() uses (the SDK loads each on first use, all its resources at once):
-# `gpusizer preview` imports them once before it forks its two phases (policies/offline.py), and
-# tests/policies/test_preload.py checks that no phase imports another.
+# The SDK subpackages provision() uses (gpusizer.providers.Provider.component says why).
 SDK_MODULES = ("pulumi_kubernetes.core.v1", "pulumi_kubernetes.apps.v1", "pulumi_kubernetes.meta.v1",
                "pulumi_kubernetes.autoscaling.v2", "pulumi_kubernetes.apiextensions")
 # Kubernetes toleration fields as written in pool YAML (camelCase) -> the SDK's argument names.

@@ -50,8 +50,11 @@ class Provider:
             from dated public sources, or None where offers come from config (on-prem pools).
         refresher: module with ``refresh(regions, previous, now, session=None) ->
             (offers, quotas, errors)`` that reads the provider's live APIs, or None.
-        component: module (under ``components/``) with ``check(plan, args)`` and
-            ``provision(name, plan, args, opts) -> dict of outputs`` for the Pulumi side.
+        component: module (under ``components/``) with ``check(plan, args)``,
+            ``provision(name, plan, args, opts) -> dict of outputs`` for the Pulumi side, and
+            ``SDK_MODULES``: the SDK subpackages provision uses (an SDK loads each on first use,
+            all its resources at once), which `gpusizer preview` imports once before it forks
+            its two runs (policies/offline.py); tests/policies/test_preload.py checks the list.
         quota_class: instance type -> the vCPU quota class its launches count against.
         owned: capacity the user owns (on-prem pools): sold one way at an amortized
             rate that may be $0, located by site rather than cloud region, and the
