@@ -125,9 +125,10 @@ _SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None] | N
 
 def _parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     """The CLI's parser. Where `argv` names a subcommand, only that one is built: building all
-    of them (an ArgumentParser each, every help string through gettext) took 26 ms of a cold
-    `gpusizer plan`, one takes 4.5 ms (fastest of 12 fresh processes each, this machine,
-    2026-11-25). Without one (`gpusizer --help`, a typo) every subcommand is there."""
+    of them (an ArgumentParser each, every help string through gettext) costs 3.2 ms more once
+    warm, and a cold `gpusizer plan` ran 4 ms faster with one (fastest of 12 fresh processes
+    each, this machine, 2026-11-25). Without one (`gpusizer --help`, a typo) every subcommand
+    is there."""
     p = argparse.ArgumentParser(prog="gpusizer", description="GPU right-sizing: from a workload spec to the cheapest adequate GPU offer.")
     p.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     sub = p.add_subparsers(dest="command", required=True, metavar="{" + ",".join(_SUBCOMMANDS) + "}")
