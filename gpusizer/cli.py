@@ -14,6 +14,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 from gpusizer import redact
 
@@ -108,21 +109,6 @@ def _add_catalog(cat: argparse.ArgumentParser) -> None:
     _debug_anywhere(cat_sub)
 
 
-# Every subcommand: its help line and what adds its arguments (None: it takes none).
-_SUBCOMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None] | None]] = {
-    "plan": ("size a workload and choose the cheapest adequate offer", _add_plan),
-    "estimate": ("requirements and the minimum count of each GPU model", _add_estimate),
-    "schema": ("print the workload spec's JSON Schema", None),
-    "tco": ("cumulative cost on the cheapest cloud offer vs an owned pool; break-even month", _add_tco),
-    "models": ("list the model registry (names model.name accepts)", _add_models),
-    "preview": ("offline `pulumi preview --policy-pack policies` under mocks (needs the [pulumi] extra)", _add_preview),
-    "diff": ("compare two plan (or preview) JSONs: choices, $/month and why they moved", _add_diff),
-    "calibrate": ("fit per-GPU MBU/MFU from vLLM benchmark_serving.py results or training runs", _add_calibrate),
-    "observe": ("measured GPU usage from DCGM metrics in Prometheus; re-plan each spec with it", _add_observe),
-    "catalog": ("inspect the offers", _add_catalog),
-}
-
-
 def _parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     """The CLI's parser. Where `argv` names a subcommand, only that one is built: building all
     of them (an ArgumentParser each, every help string through gettext) costs 3.2 ms more once
@@ -131,14 +117,14 @@ def _parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     is there."""
     p = argparse.ArgumentParser(prog="gpusizer", description="GPU right-sizing: from a workload spec to the cheapest adequate GPU offer.")
     p.add_argument("--debug", action="store_true", help=DEBUG_HELP)
-    sub = p.add_subparsers(dest="command", required=True, metavar="{" + ",".join(_SUBCOMMANDS) + "}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{" + ",".join(_COMMANDS) + "}")
     named = _named_command(argv)
-    for name, (help_line, add) in _SUBCOMMANDS.items():
-        if named in _SUBCOMMANDS and name != named:
+    for name, command in _COMMANDS.items():
+        if named in _COMMANDS and name != named:
             continue
-        parser = sub.add_parser(name, help=help_line)
-        if add is not None:
-            add(parser)
+        parser = sub.add_parser(name, help=command.help)
+        if command.add is not None:
+            command.add(parser)
     _debug_anywhere(sub)
     return p
 
@@ -349,8 +335,32 @@ def _cmd_models(args) -> int:
     return EXIT_OK
 
 
-_COMMANDS = {"plan": _cmd_plan, "estimate": _cmd_estimate, "schema": _cmd_schema, "preview": _cmd_preview,
-             "diff": _cmd_diff, "observe": _cmd_observe, "calibrate": _cmd_calibrate, "tco": _cmd_tco, "models": _cmd_models}
+def _cmd_catalog(args) -> int:
+    return {"list": _cmd_catalog_list, "refresh": _cmd_catalog_refresh}[args.catalog_command](args)
+
+
+class _Command(NamedTuple):
+    help: str
+    add: Callable[[argparse.ArgumentParser], None] | None  # adds its arguments; None: it takes none
+    run: Callable[[argparse.Namespace], int]
+
+
+# The one list of subcommands: the parser's and the dispatcher's.
+_COMMANDS: dict[str, _Command] = {
+    "plan": _Command("size a workload and choose the cheapest adequate offer", _add_plan, _cmd_plan),
+    "estimate": _Command("requirements and the minimum count of each GPU model", _add_estimate, _cmd_estimate),
+    "schema": _Command("print the workload spec's JSON Schema", None, _cmd_schema),
+    "tco": _Command("cumulative cost on the cheapest cloud offer vs an owned pool; break-even month", _add_tco, _cmd_tco),
+    "models": _Command("list the model registry (names model.name accepts)", _add_models, _cmd_models),
+    "preview": _Command("offline `pulumi preview --policy-pack policies` under mocks (needs the [pulumi] extra)",
+                        _add_preview, _cmd_preview),
+    "diff": _Command("compare two plan (or preview) JSONs: choices, $/month and why they moved", _add_diff, _cmd_diff),
+    "calibrate": _Command("fit per-GPU MBU/MFU from vLLM benchmark_serving.py results or training runs",
+                          _add_calibrate, _cmd_calibrate),
+    "observe": _Command("measured GPU usage from DCGM metrics in Prometheus; re-plan each spec with it",
+                        _add_observe, _cmd_observe),
+    "catalog": _Command("inspect the offers", _add_catalog, _cmd_catalog),
+}
 
 
 # Allocations between collections of the youngest generation (CPython's default: 700).
@@ -402,11 +412,8 @@ def _main(argv: list[str] | None) -> int:
     args = _parser(argv).parse_args(argv)
     from gpusizer import errors
 
-    handler = _COMMANDS.get(args.command)
-    if args.command == "catalog":
-        handler = {"list": _cmd_catalog_list, "refresh": _cmd_catalog_refresh}[args.catalog_command]
     try:
-        return handler(args)
+        return _COMMANDS[args.command].run(args)
     except errors.SizingError as exc:
         print(f"gpusizer: error: {redact.redact(str(exc))}", file=sys.stderr)
         return EXIT_INVALID

@@ -145,8 +145,8 @@ def settings_seen(monkeypatch):
     import os
 
     seen = {}
-    monkeypatch.setitem(cli._COMMANDS, "models", lambda args: seen.update(
-        plugins=os.environ.get("PYDANTIC_DISABLE_PLUGINS"), gc=gc.get_threshold()) or 0)
+    monkeypatch.setitem(cli._COMMANDS, "models", cli._COMMANDS["models"]._replace(run=lambda args: seen.update(
+        plugins=os.environ.get("PYDANTIC_DISABLE_PLUGINS"), gc=gc.get_threshold()) or 0))
     return seen
 
 
