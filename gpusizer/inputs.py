@@ -141,7 +141,15 @@ def decode(data: bytes, name: str, field: str = "") -> str:
 
 
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-    """A safe loader that refuses a key given twice in one mapping (YAML 1.2, section 3.2.1.1)."""
+    """A safe loader that refuses a key given twice in one mapping (YAML 1.2, section 3.2.1.1) and
+    reads a date-like plain scalar (``as_of: 2026-11-01``) as the text written, not a date: YAML
+    1.2's core schema has no timestamp type (section 10.3.2), JSON has none either (and carries
+    stack config to a Pulumi program), and the fields that hold dates parse them from text."""
+
+    yaml_implicit_resolvers = {
+        first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
 
     def construct_mapping(self, node, deep=False):
         if isinstance(node, yaml.MappingNode):

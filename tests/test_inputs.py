@@ -246,3 +246,13 @@ def test_redaction_leaves_ordinary_reports_unchanged(example, tiny_catalog):
     for fmt in report.FORMATS:
         text = report.render(decision, fmt)
         assert redact.redact(text) == text, fmt
+
+
+def test_a_date_like_plain_scalar_is_read_as_the_text_written():
+    """YAML 1.2's core schema has no timestamp: `name: 2026-01-01` is a name, `as_of` parses its own text."""
+    doc = inputs.load_yaml("name: 2026-01-01\nwhen: 2026-01-01 10:00:00\nn: 3\n", "spec")
+    assert doc == {"name": "2026-01-01", "when": "2026-01-01 10:00:00", "n": 3}
+    assert gpusizer.load_spec({"name": doc["name"], "model": {"name": "llama-3.1-8b"}}).name == "2026-01-01"
+    (pool,) = gpusizer.parse_pools(inputs.load_yaml(
+        "- {name: r, location: l, gpu: L4, gpus_per_node: 1, usd_per_gpu_hour: 0.5, as_of: 2026-11-01}", "pools"))
+    assert pool.as_of.isoformat() == "2026-11-01"
