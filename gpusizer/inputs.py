@@ -16,7 +16,8 @@ everywhere (issue 15):
   :data:`MAX_DEPTH`, more than :data:`MAX_ALIASES` aliases, a recursive alias,
   and documents whose aliases would expand past :data:`MAX_NODES` nodes (the
   "billion laughs" bomb); only then are the nodes composed and constructed,
-  by a loader that refuses duplicate mapping keys;
+  by a loader that refuses duplicate mapping keys and reads a date-like plain
+  scalar (``as_of: 2026-11-01``) as its text, as YAML 1.2 and JSON do;
 - JSON refuses NaN/Infinity, duplicate keys and the same nesting depth;
 - every message quotes at most :data:`QUOTE_CHARS` characters of a value
   (:func:`quote`) and passes through :func:`gpusizer.redact.redact`.
