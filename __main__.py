@@ -102,8 +102,12 @@ def _aws_networks(raw: Any) -> dict[str, components.AwsNetwork]:
     if raw is None:
         return {}
     try:
-        return {region: components.AwsNetwork(vpc_id=str(net["vpcId"]), subnet_ids=[str(s) for s in net["subnetIds"]])
-                for region, net in dict(raw).items()}
+        networks = {}
+        for region, net in dict(raw).items():
+            if not isinstance(net["subnetIds"], list) or not all(isinstance(s, str) for s in net["subnetIds"]):
+                raise TypeError("subnetIds is not a list of ids")  # a string would be split into letters
+            networks[region] = components.AwsNetwork(vpc_id=str(net["vpcId"]), subnet_ids=list(net["subnetIds"]))
+        return networks
     except (KeyError, TypeError, ValueError):
         raise pulumi.RunError("stack config gpusizer:awsNetworks must map regions to {vpcId: vpc-..., "
                               "subnetIds: [subnet-..., ...]}") from None

@@ -20,6 +20,10 @@ from gpusizer import redact
 
 EXIT_OK, EXIT_INVALID, EXIT_INFEASIBLE, EXIT_BUG = 0, 2, 3, 1
 DEBUG_HELP = "show tracebacks of internal errors (accepted anywhere on the command line)"
+# `tco --months` at most: the longest lifetime a pool may declare, in months (fields.MAX_LIFETIME_YEARS,
+# not imported here: it would build pydantic for every parse; tests/test_cli.py keeps the two in step).
+# The table and the break-even search go month by month.
+MAX_TCO_MONTHS = 600
 
 
 def _add_plan(plan: argparse.ArgumentParser) -> None:
@@ -27,7 +31,7 @@ def _add_plan(plan: argparse.ArgumentParser) -> None:
     plan.add_argument("--format", choices=("table", "json", "markdown"), default="table")
     plan.add_argument("--catalog", help="catalog directory or CSV (default: the freshest of cache and snapshot)")
     plan.add_argument("--pools", help="on-prem pools YAML (hybrid)")
-    plan.add_argument("--top", type=_positive, default=8,
+    plan.add_argument("--top", type=_whole("--top"), default=8,
                       help="feasible candidates listed (table, markdown and json), plus the nearest rejected per reason")
     plan.add_argument("--all", action="store_true", help="json: list every candidate, not only the top ones")
     plan.add_argument("--quiet-age", action="store_true",
@@ -43,7 +47,7 @@ def _add_estimate(est: argparse.ArgumentParser) -> None:
 def _add_tco(tco: argparse.ArgumentParser) -> None:
     tco.add_argument("spec")
     tco.add_argument("--pools", required=True, help="on-prem pools YAML")
-    tco.add_argument("--months", type=int, default=36)
+    tco.add_argument("--months", type=_whole("--months", MAX_TCO_MONTHS), default=36)
     tco.add_argument("--utilization", type=float, help="share of hours the workload runs (default: the pool's utilization)")
     tco.add_argument("--format", choices=("table", "markdown", "json", "png"), default="table")
     tco.add_argument("--out", metavar="FILE.png", help="where --format png writes (default: tco-<workload>.png)")
@@ -92,7 +96,7 @@ def _add_catalog(cat: argparse.ArgumentParser) -> None:
     from gpusizer import providers
     from gpusizer.catalog.offer import PURCHASES
 
-    cat_sub = cat.add_subparsers(dest="catalog_command", required=True)
+    cat_sub = cat.add_subparsers(dest="catalog_command", required=True, metavar="{list,refresh}")
     lst = cat_sub.add_parser("list", help="list offers with their source and date")
     lst.add_argument("--provider", choices=providers.NAMES)
     lst.add_argument("--region")
@@ -130,13 +134,14 @@ def _parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
 
 
 def _named_command(argv: Sequence[str]) -> str | None:
-    """The subcommand argv names, or None where the top level's own help is asked for first
-    (`gpusizer -h plan` lists every subcommand). The top level takes flags only."""
+    """The subcommand argv names, where nothing but --debug (or a prefix argparse takes for it)
+    comes before it; else None, and every subcommand is built: `gpusizer -h plan`, `--he`, `--`
+    and a typo get the full parser's help and messages."""
     for arg in argv:
-        if arg in ("-h", "--help"):
-            return None
-        if not arg.startswith("-"):
+        if arg in _COMMANDS:
             return arg
+        if not (len(arg) > 2 and "--debug".startswith(arg)):
+            return None
     return None
 
 
@@ -146,12 +151,19 @@ def _debug_anywhere(sub) -> None:
         parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
 
 
-def _positive(text: str) -> int:
-    """--top N: a whole number >= 1 (argparse turns the error into a one-line exit-2 message)."""
-    value = int(text) if text.strip().lstrip("+").isdigit() else 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1; to fix: give --top 1 or more")
-    return value
+def _whole(option: str, upper: int | None = None) -> Callable[[str], int]:
+    """An argparse type for `option`: a whole number >= 1 (and <= upper), in ASCII digits; argparse
+    turns the error into a one-line exit-2 message."""
+    def parse(text: str) -> int:
+        digits = text.strip().lstrip("+")
+        value = int(digits) if digits.isascii() and digits.isdecimal() else 0
+        if value < 1 or (upper is not None and value > upper):
+            span = ">= 1" if upper is None else f">= 1 and <= {upper:,}"
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number {span}; to fix: give {option} {span}")
+        return value
+
+    parse.__name__ = option  # what argparse names in its other messages
+    return parse
 
 
 def _catalog(path):

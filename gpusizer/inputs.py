@@ -35,6 +35,7 @@ import os
 import pathlib
 import reprlib
 import stat
+import sys
 from typing import Any
 
 import yaml
@@ -237,6 +238,11 @@ def load_yaml(text: str, name: str, field: str = "") -> Any:
         raise _fail(f"{name} is not valid YAML{where}: {problem[:200]}", field) from None
     except RecursionError:  # unreachable within MAX_DEPTH; kept so no input can escape as a bug
         raise _fail(f"{name}: nested too deeply. To fix: flatten the document", field) from None
+    except errors.SpecError:  # a limit of _check_events (SpecError is a ValueError: not the case below)
+        raise
+    except ValueError:  # int() of a plain scalar past sys.get_int_max_str_digits() (4,300 by default)
+        raise _fail(f"{name}: holds a number of more than {sys.get_int_max_str_digits():,} digits. "
+                    "To fix: give a realistic value", field) from None
 
 
 def _pairs(pairs: list[tuple[str, Any]]) -> dict:

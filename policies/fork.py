@@ -2,11 +2,15 @@
 
 The child starts as a copy of this process (imported modules, decisions
 memoised so far, stack config), runs the function, sends back its return
-value or the exception it raised, pickled through a pipe (with a text
-description, raised as a RuntimeError where the parent cannot rebuild the
-exception), and leaves with
+value or the exception it raised, pickled through a pipe, and leaves with
 os._exit: no atexit handler runs twice and no buffer of the parent's is
 flushed twice (both streams are flushed before the fork).
+
+An exception whose class cannot be rebuilt from its pickle (an ``__init__``
+taking more than the message, as Pulumi's ConfigMissingError does) comes back
+as its nearest base class below Exception that can (a pulumi.RunError, with
+the same message), so the caller's handling still applies; failing that, as a
+RuntimeError naming the class and the message.
 
 `available()` is true on Linux with two or more CPUs free to this process
 (os.sched_getaffinity), where a second process can run while this one works.
@@ -69,9 +73,11 @@ def _serve(fn: Callable[[], object], write: int) -> None:
         except BaseException as exc:  # every outcome goes back to the parent, which raises it
             ok, value = False, exc
         described = f"{type(value).__name__}: {value}"
+        if not ok:
+            value = _portable(value)
         try:
             payload = pickle.dumps(value)
-        except Exception as exc:  # an unpicklable value or exception: say what it was
+        except Exception as exc:  # an unpicklable value: say what it was
             ok, payload = False, pickle.dumps(RuntimeError(f"{described} ({exc})"))
         data = pickle.dumps((ok, payload, described))
         with os.fdopen(write, "wb") as pipe:
@@ -80,3 +86,21 @@ def _serve(fn: Callable[[], object], write: int) -> None:
         sys.stderr.flush()
     finally:
         os._exit(0)
+
+
+def _portable(exc: BaseException) -> BaseException:
+    """`exc` if it survives a pickle round trip, else its nearest base class below Exception built
+    from its message, else a RuntimeError saying what it was (module docstring)."""
+    candidates = [lambda: exc]
+    for base in type(exc).__mro__[1:]:
+        if base in (Exception, BaseException, object):
+            break
+        candidates.append(lambda base=base: base(str(exc)))
+    for make in candidates:
+        try:
+            candidate = make()
+            pickle.loads(pickle.dumps(candidate))
+            return candidate
+        except Exception:  # noqa: BLE001 - any failure to build or round-trip: try the next base
+            continue
+    return RuntimeError(f"{type(exc).__name__}: {exc}")

@@ -62,9 +62,12 @@ def _without_ciphertext(config: dict) -> tuple[dict, list[str]]:
     """Stack config with every `{secure: CIPHERTEXT}` (as `pulumi config set --secret [--path]` stores it)
     replaced by SECRET_PLACEHOLDER, and the top-level keys that held one, to be marked secret."""
     secret_keys = []
+    replaced = False  # whether strip() replaced a value: compared values would miss nothing but NaN
 
     def strip(value):
+        nonlocal replaced
         if isinstance(value, dict) and set(value) == {"secure"} and isinstance(value["secure"], str):
+            replaced = True
             return SECRET_PLACEHOLDER
         if isinstance(value, dict):
             return {k: strip(v) for k, v in value.items()}
@@ -72,8 +75,9 @@ def _without_ciphertext(config: dict) -> tuple[dict, list[str]]:
 
     plain = {}
     for key, value in config.items():
+        replaced = False
         plain[key] = strip(value)
-        if plain[key] != value:
+        if replaced:
             secret_keys.append(key)
     return plain, secret_keys
 
@@ -94,6 +98,10 @@ def preview(stack: str, stacks_dir: pathlib.Path, program: pathlib.Path, policy_
     config = (doc.get("config") if isinstance(doc, dict) else None) or {}
     if not isinstance(config, dict):
         raise errors.SpecError(f"stack file {stack_file}: config: must be a mapping of keys", "--stack")
+    odd_keys = [k for k in config if not isinstance(k, str)]  # a number, a date, null ...
+    if odd_keys:
+        raise errors.SpecError(f"stack file {stack_file}: config key {inputs.quote(odd_keys[0])} is not a name. "
+                               "To fix: write keys as namespace:name (gpusizer:workloads, aws:region)", "--stack")
     config, secret_keys = _without_ciphertext(config)
     for key, value in config.items():  # the program reads structured config as JSON, as the CLI passes it
         odd = _not_json(value)
@@ -250,6 +258,20 @@ def to_json(exports: dict, resources: list, findings: list[Finding]) -> dict:
     }
 
 
+def _program(given: str | None) -> pathlib.Path:
+    """--program (default: the repository's __main__.py): a readable file of valid Python, else SpecError."""
+    if given is None:
+        return REPO / "__main__.py"
+    text = inputs.read_text(given, "Pulumi program", "--program")  # a regular file, UTF-8, size-capped
+    try:
+        compile(text, given, "exec")
+    except (SyntaxError, ValueError) as exc:  # ValueError: a NUL byte in the source
+        where = f" at line {exc.lineno}: {exc.msg}" if getattr(exc, "lineno", None) else f": {getattr(exc, 'msg', exc)}"
+        raise errors.SpecError(f"--program {inputs.quote(given)}: invalid Python{where}. "
+                               "To fix: correct the program (python -m py_compile shows the same)", "--program") from None
+    return pathlib.Path(given)
+
+
 def run(args) -> int:
     """The `gpusizer preview` command (its arguments: gpusizer/cli.py); exit 1 on a mandatory violation."""
     stacks_dir = pathlib.Path(args.stacks_dir or REPO / "stacks")
@@ -261,9 +283,10 @@ def run(args) -> int:
                      if args.policy_config else None)
     if policy_config is not None:
         rules.validate_config(policy_config)
+    program = _program(args.program)
     try:
-        exports, resources, findings = preview(args.stack, stacks_dir, pathlib.Path(args.program or REPO / "__main__.py"),
-                                               policy_config, parallel=False if args.serial else None)
+        exports, resources, findings = preview(args.stack, stacks_dir, program, policy_config,
+                                               parallel=False if args.serial else None)
     except pulumi.RunError as exc:
         raise errors.SpecError(f"stack {args.stack}: {exc}", "") from None
     print(redact.redact(render(exports, resources, findings, args.format)))

@@ -127,7 +127,7 @@ def test_top_trims_plan_json_and_all_keeps_every_candidate(capsys):
     assert sorted(c["reason_code"] for c in top["candidates"][3:]) == sorted(full["rejections_by_reason"])
 
 
-@pytest.mark.parametrize("bad", ["0", "-2", "many"])
+@pytest.mark.parametrize("bad", ["0", "-2", "many", "²"])
 def test_top_must_be_a_whole_number_of_at_least_one(bad, capsys):
     from gpusizer import cli
 
@@ -217,3 +217,21 @@ def test_top_level_help_before_a_subcommand_lists_every_subcommand(capsys):
         cli._parser(["-h", "plan"]).parse_args(["-h", "plan"])
     out = capsys.readouterr().out
     assert "cheapest adequate offer" in out and "inspect the offers" in out  # plan's and catalog's help lines
+
+
+def test_tco_months_are_bounded_by_the_longest_pool_lifetime(capsys):
+    from gpusizer import fields
+
+    assert cli.MAX_TCO_MONTHS == 12 * fields.MAX_LIFETIME_YEARS
+    for bad in ("0", "601", "100000000", "²"):
+        with pytest.raises(SystemExit) as e:
+            cli.main(["tco", str(EXAMPLE), "--pools", "p.yaml", "--months", bad])
+        assert e.value.code == 2
+        err = capsys.readouterr().err
+        assert "--months" in err and ">= 1 and <= 600" in err and "Traceback" not in err
+
+
+def test_catalog_without_its_subcommand_names_the_choices(capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["catalog"])
+    assert e.value.code == 2 and "{list,refresh}" in capsys.readouterr().err

@@ -256,3 +256,11 @@ def test_a_date_like_plain_scalar_is_read_as_the_text_written():
     (pool,) = gpusizer.parse_pools(inputs.load_yaml(
         "- {name: r, location: l, gpu: L4, gpus_per_node: 1, usd_per_gpu_hour: 0.5, as_of: 2026-11-01}", "pools"))
     assert pool.as_of.isoformat() == "2026-11-01"
+
+
+def test_a_number_past_pythons_digit_limit_is_an_input_error():
+    import sys
+
+    digits = sys.get_int_max_str_digits() + 1
+    with pytest.raises(gpusizer.SpecError, match=f"more than {digits - 1:,} digits. To fix: give a realistic value"):
+        inputs.load_yaml("n: 1" + "0" * (digits - 1), "spec", "field")

@@ -55,3 +55,16 @@ def test_an_exception_that_cannot_be_rebuilt_here_still_says_what_it_was():
 
     with pytest.raises(RuntimeError, match="_TwoArgs: no offer fits chat"):
         fork.Child(bad).result()
+
+
+def test_pulumis_config_errors_come_back_as_run_errors_with_their_message():
+    """ConfigMissingError(key, secret) pickles in the child but not back: its base, RunError, carries it."""
+    import pulumi
+    from pulumi.config import ConfigMissingError
+
+    def missing():
+        raise ConfigMissingError("gpusizer:workloads", False)
+
+    with pytest.raises(pulumi.RunError, match="Missing required configuration variable 'gpusizer:workloads'") as caught:
+        fork.Child(missing).result()
+    assert type(caught.value) is pulumi.RunError
