@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import ipaddress
 import json
+import re
 from collections.abc import Sequence
 
 import pulumi
@@ -32,6 +33,12 @@ IMDS_HOP_LIMIT = 2
 WAIT_FOR_CAPACITY = "0"
 # The SDK subpackages provision() uses (gpusizer.providers.Provider.component says why).
 SDK_MODULES = ("pulumi_aws.ec2", "pulumi_aws.autoscaling", "pulumi_aws.iam")
+# AWS Region codes, one pattern per partition (aws, aws-cn, aws-us-gov, the ISO partitions, aws-eusc):
+# each partition's regionRegex in botocore's endpoints model (botocore/data/endpoints.json, read
+# 2026-11-25); tests/components/test_aws.py compares them with the installed botocore's.
+REGION_PATTERNS = (r"^(us|eu|ap|sa|ca|me|af|il|mx)\-\w+\-\d+$", r"^cn\-\w+\-\d+$", r"^us\-gov\-\w+\-\d+$",
+                   r"^us\-iso\-\w+\-\d+$", r"^us\-isob\-\w+\-\d+$", r"^eu\-isoe\-\w+\-\d+$",
+                   r"^us\-isof\-\w+\-\d+$", r"^eusc\-(de)\-\w+\-\d+$")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,7 +68,7 @@ class AwsGpuCapacityArgs:
 
     def __post_init__(self):
         # Here, not in AwsGpuCapacity: its constructor registers resources (a regional provider first).
-        check_settings(self.egress, self.private_cidr)
+        check_settings(self.egress, self.private_cidr, self.default_region)
 
 
 class AwsGpuCapacity(pulumi.ComponentResource):
@@ -341,17 +348,18 @@ def check(plan: Decision, args) -> None:
 
     Args:
         plan: the decision, its choice on AWS.
-        args: the workload's GpuWorkloadArgs (aws_egress, aws_private_cidr).
+        args: the workload's GpuWorkloadArgs (aws_egress, aws_private_cidr, aws_region).
 
     Raises:
         ValueError: a setting no AWS resource could be created with; the message names its stack
             config key (gpusizer:awsEgress, gpusizer:awsPrivateCidr) and the values allowed.
     """
-    check_settings(args.aws_egress, args.aws_private_cidr)
+    check_settings(args.aws_egress, args.aws_private_cidr, args.aws_region)
 
 
-def check_settings(egress: str, private_cidr: str) -> None:
-    """The egress is one of aws_network.EGRESS and the private subnet's CIDR one EC2 accepts.
+def check_settings(egress: str, private_cidr: str, region: str | None = None) -> None:
+    """The egress is one of aws_network.EGRESS, the private subnet's CIDR one EC2 accepts, and the
+    default provider's region (aws:region, where set) an AWS Region code (REGION_PATTERNS).
 
     Both are checked whenever a workload lands on AWS, used by its instance or not (egress and the CIDR
     serve only multi-card EFA instances in a default VPC), before anything is registered: a typo fails
@@ -374,6 +382,9 @@ def check_settings(egress: str, private_cidr: str) -> None:
     if block is None or not 16 <= block.prefixlen <= 28:
         raise ValueError(f"gpusizer:awsPrivateCidr {private_cidr!r} is not an IPv4 subnet block from /16 to /28. "
                          f"To fix: a free block of the default VPC's 172.31.0.0/16 (default {aws_network.PRIVATE_CIDR})")
+    if region is not None and not any(re.match(p, str(region)) for p in REGION_PATTERNS):
+        raise ValueError(f"aws:region {region!r} is not an AWS Region code. To fix: pulumi config set aws:region "
+                         "us-east-1 (or another Region: aws ec2 describe-regions)")
 
 
 def provision(name: str, plan: Decision, args, opts: pulumi.ResourceOptions) -> dict[str, object]:

@@ -357,6 +357,9 @@ def _export(w: GpuWorkload) -> None:
     ("aws_private_cidr", "172.31.240.1/20", "gpusizer:awsPrivateCidr"),  # host bits set
     ("aws_private_cidr", "172.31.240.0/29", "gpusizer:awsPrivateCidr"),  # smaller than EC2's /28
     ("aws_private_cidr", "fd00::/64", "gpusizer:awsPrivateCidr"),
+    ("aws_region", "yes", "aws:region"),  # YAML 1.1's boolean, as the stack file may hold it
+    ("aws_region", '["us-east-1"]', "aws:region"),  # a list, as Pulumi config passes it (JSON text)
+    ("aws_region", "us-east1", "aws:region"),  # GCP's spelling
 ])
 def test_an_invalid_setting_fails_before_anything_is_registered(setting, value, key):
     # A choice outside the default provider's region: the component would register a regional
@@ -365,7 +368,7 @@ def test_an_invalid_setting_fails_before_anything_is_registered(setting, value, 
     assert gpusizer.plan(spec).chosen.offer.region == "us-east-2"
     mocks = Mocks()
     with pytest.raises(ValueError) as e:
-        run_program(lambda: GpuWorkload("chat", spec, args=GpuWorkloadArgs(aws_region="us-east-1", **{setting: value})),
+        run_program(lambda: GpuWorkload("chat", spec, args=GpuWorkloadArgs(**{"aws_region": "us-east-1", setting: value})),
                     mocks=mocks)
     assert key in str(e.value) and repr(value) in str(e.value) and "To fix" in str(e.value)
     if setting == "aws_egress":
@@ -378,3 +381,14 @@ def test_component_args_refuse_an_invalid_egress_when_made():
     with pytest.raises(ValueError, match="gpusizer:awsEgress 'public'.*nat, endpoints, none"):
         aws.AwsGpuCapacityArgs(plan, egress="public")
     assert aws.AwsGpuCapacityArgs(plan, egress="endpoints").egress == "endpoints"
+
+
+def test_region_patterns_are_botocores_partitions():
+    """REGION_PATTERNS copies each partition's regionRegex from botocore's endpoints model: still the same?"""
+    import botocore.loaders  # the [dev] extra's boto3 brings it
+
+    partitions = botocore.loaders.create_loader().load_data("endpoints")["partitions"]
+    assert set(aws.REGION_PATTERNS) == {p["regionRegex"] for p in partitions}
+    for region in ("us-east-1", "eu-central-2", "ap-southeast-4", "il-central-1", "mx-central-1", "us-gov-west-1",
+                   "cn-northwest-1"):
+        aws.check_settings("nat", aws.aws_network.PRIVATE_CIDR, region)
