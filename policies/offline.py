@@ -289,6 +289,13 @@ def run(args) -> int:
                                                parallel=False if args.serial else None)
     except pulumi.RunError as exc:
         raise errors.SpecError(f"stack {args.stack}: {exc}", "") from None
+    except errors.SizingError:
+        raise
+    except Exception as exc:  # a user's --program failed (ours turns its errors into RunErrors): not our bug
+        if args.program is None or getattr(args, "debug", False):
+            raise
+        raise errors.SpecError(f"--program {inputs.quote(args.program)} raised {type(exc).__name__}: {exc}. "
+                               "To fix: correct the program (--debug shows the traceback)", "--program") from None
     print(redact.redact(render(exports, resources, findings, args.format)))
     sys.stdout.flush()
     return 1 if any(f.level == "mandatory" for f in findings) else 0

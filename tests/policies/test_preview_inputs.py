@@ -69,3 +69,15 @@ def test_pulumi_config_errors_exit_2_from_the_forked_run_too(tmp_path, config):
                        capture_output=True, text=True, cwd=REPO, timeout=300)
     assert r.returncode == 2, r.stdout + r.stderr
     assert "internal error" not in r.stderr and "gpusizer: error: stack x: " in r.stderr
+
+
+def test_a_program_that_raises_is_reported_as_its_error_not_ours(tmp_path):
+    import argparse
+
+    (tmp_path / "raise.py").write_text('raise ValueError("boom in my program")\n')
+    args = argparse.Namespace(stack="dev", stacks_dir=None, program=str(tmp_path / "raise.py"), policy_config=None,
+                              serial=True, format="table", debug=False)
+    with pytest.raises(gpusizer.SpecError, match="raised ValueError: boom in my program. To fix: correct the program"):
+        offline.run(args)
+    with pytest.raises(ValueError, match="boom"):  # --debug: the program's own exception, for its traceback
+        offline.run(argparse.Namespace(**{**vars(args), "debug": True}))
