@@ -82,18 +82,9 @@ def _without_ciphertext(config: dict) -> tuple[dict, list[str]]:
     return plain, secret_keys
 
 
-def preview(stack: str, stacks_dir: pathlib.Path, program: pathlib.Path, policy_config: dict | None = None,
-            parallel: bool | None = None):
-    """Run the program for `stack` as a first preview and as an update, the pack over each:
-    (exports, resources, findings). Findings seen in both phases are listed once.
-
-    Secure (encrypted) config values cannot be decrypted here: placeholders stand in for them
-    (they only feed provider credentials, which mocks never use) and a note on stderr says so.
-
-    parallel: run the first preview in a forked child while this process runs the update
-    (policies/fork.py); default where fork.available(). The result is the same either way.
-    """
-    stack_file = stacks_dir / f"Pulumi.{stack}.yaml"
+def _stack_config(stack_file: pathlib.Path) -> tuple[dict, list[str]]:
+    """The stack file's config as the program will read it, and its secret keys: keys are names, values
+    JSON can carry (the CLI passes structured config as JSON), `secure:` ciphertext replaced."""
     doc = inputs.read_yaml(stack_file, "stack file", "--stack")
     config = (doc.get("config") if isinstance(doc, dict) else None) or {}
     if not isinstance(config, dict):
@@ -113,6 +104,21 @@ def preview(stack: str, stacks_dir: pathlib.Path, program: pathlib.Path, policy_
         print(f"note: {', '.join(secret_keys)} hold(s) secure values the offline preview cannot decrypt; "
               "placeholders stand in for them (resources and policies are checked, credentials are not)",
               file=sys.stderr)
+    return config, secret_keys
+
+
+def preview(stack: str, stacks_dir: pathlib.Path, program: pathlib.Path, policy_config: dict | None = None,
+            parallel: bool | None = None):
+    """Run the program for `stack` as a first preview and as an update, the pack over each:
+    (exports, resources, findings). Findings seen in both phases are listed once.
+
+    Secure (encrypted) config values cannot be decrypted here: placeholders stand in for them
+    (they only feed provider credentials, which mocks never use) and a note on stderr says so.
+
+    parallel: run the first preview in a forked child while this process runs the update
+    (policies/fork.py); default where fork.available(). The result is the same either way.
+    """
+    config, secret_keys = _stack_config(stacks_dir / f"Pulumi.{stack}.yaml")
 
     def phase(name: str) -> tuple[dict, list, list[tuple]]:
         recorder, exports = mocks.run_program(lambda: runpy.run_path(str(program), run_name="__main__") and None,
