@@ -113,7 +113,7 @@ class _Judge:
         if why is None:
             return []
         tagged = g.required_gib
-        if need is not None and not (tagged is not None and need - 1e-6 <= tagged <= math.ceil(need) + 1e-6):
+        if need is not None and not verify.same_requirement(tagged, need):
             found = [f"{m} (the requirement re-planned from its GpuWorkload; its own says {g.raw_requirement!r})"
                      for m in found]
         if g.sized_by in sizing.EXEMPT:

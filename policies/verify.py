@@ -91,7 +91,7 @@ def mismatch(g: res.GpuResource, d: gpusizer.Decision, count: float | None,
         return f"re-planning its spec gives sized-by {d.sized_by!r}"
     need = d.required_gpu_memory_gib
     given = g.required_gib
-    if given is None or not (need - 1e-6 <= given <= math.ceil(need) + 1e-6):
+    if not same_requirement(given, need):
         return f"its requirement {given} GiB differs from the re-planned {need:g} GiB"
     types = {x.offer.instance_type for x in d.failover_candidates()}
     gpus = (c.offer.gpu, c.offer.gpu_count * c.offer.gpu_fraction)
@@ -161,3 +161,10 @@ def bounds_within_capacity(stack: list, catalog: Catalog | None = None) -> list[
             out.append((f"{d.workload.spec.name}: autoscaling bound exceeds capacity: {why}. To fix: lower "
                         "deploy.autoscaling.max_replicas, free GPUs in the pool, or raise the quota", r.urn))
     return out
+
+
+def same_requirement(given: float | None, need: float) -> bool:
+    """Whether a resource's requirement tag (`given` GiB) states the re-planned `need`: the same decimal,
+    or `need` rounded up to a whole GiB (GCP labels written before 2026-11: docs/contract.md section 3).
+    The 1e-6 absorbs the float error of the decimal's round trip through text."""
+    return given is not None and need - 1e-6 <= given <= math.ceil(need) + 1e-6
