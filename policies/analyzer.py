@@ -82,7 +82,7 @@ def servicer(policy_config: dict[str, Any] | None = None):
         if everyone is not None:
             given = {name: given.get(name, {}) for name in defaults}
         for name, cfg in given.items():
-            cfg = dict(cfg) if isinstance(cfg, dict) else {"enforcementLevel": cfg}
+            cfg = rules.settings_of(cfg)
             level = cfg.pop("enforcementLevel", everyone or defaults.get(name, "mandatory"))
             req.policyConfig[name].enforcementLevel = analyzer_pb2.EnforcementLevel.Value(str(level).upper())
             req.policyConfig[name].properties.CopyFrom(struct(cfg))

@@ -22,7 +22,7 @@ from typing import Any
 
 import pydantic
 
-from gpusizer import hardware, providers
+from gpusizer import errors, hardware, providers
 from policies import hosts, overprovisioning, resources, sizing, verify
 from policies import view as v
 
@@ -204,6 +204,11 @@ def level_of(cfg: Any) -> str | None:
     return cfg if isinstance(cfg, str) else cfg.get("enforcementLevel") if isinstance(cfg, Mapping) else None
 
 
+def settings_of(cfg: Any) -> dict:
+    """A policy's config as a mapping of its own: a bare string is {"enforcementLevel": string}."""
+    return dict(cfg) if isinstance(cfg, Mapping) else {"enforcementLevel": cfg}
+
+
 def validate_config(config: Any, where: str = "--policy-config") -> None:
     """A policy config as `pulumi preview --policy-pack-config` takes it, checked before any run: every
     key a policy of this pack, every enforcementLevel a level, every setting valid for its policy.
@@ -214,8 +219,6 @@ def validate_config(config: Any, where: str = "--policy-config") -> None:
     """
     import difflib
 
-    from gpusizer import errors
-
     if not isinstance(config, Mapping):
         raise errors.SpecError(f"{where}: must be a JSON object of policy name -> settings", where)
     for name, cfg in config.items():
@@ -224,7 +227,7 @@ def validate_config(config: Any, where: str = "--policy-config") -> None:
             hint = f"did you mean {near[0]!r}? " if near else ""
             raise errors.SpecError(f"{where}: {name!r} is no policy of this pack; {hint}policies: "
                                    f"{', '.join(BY_NAME)}", where)
-        settings = dict(cfg) if isinstance(cfg, Mapping) else {"enforcementLevel": cfg}
+        settings = settings_of(cfg)
         level = settings.pop("enforcementLevel", None if name == ALL else BY_NAME[name].level)
         if not isinstance(level, str) or level.lower() not in LEVELS:
             raise errors.SpecError(f"{where}: {name}.enforcementLevel {level!r}: use one of {', '.join(LEVELS)}", where)
