@@ -22,7 +22,6 @@ read as None (docs/pulumi-offline.md).
 from __future__ import annotations
 
 import asyncio
-import builtins
 import dataclasses
 import functools
 import importlib
@@ -62,7 +61,7 @@ def declared_outputs(token: str) -> frozenset[str]:
         except (ImportError, AttributeError, ValueError):
             continue
         return frozenset(getattr(p.fget, "_pulumi_name") for base in klass.__mro__ for p in vars(base).values()
-                         if isinstance(p, builtins.property) and hasattr(p.fget, "_pulumi_name"))
+                         if isinstance(p, property) and hasattr(p.fget, "_pulumi_name"))
     return frozenset()
 
 

@@ -195,15 +195,12 @@ def stale_bound() -> int:
 
 def age_notes(offers: Iterable[Offer], today: datetime.date, bound: int = STALE_AFTER_DAYS, label: str = "prices") -> tuple[str, ...]:
     """One line per provider: the oldest and newest as-of date, with a loud warning past `bound` days."""
-    spans: dict[str, list[str]] = {}
+    dates: dict[str, set[str]] = {}
     for o in offers:
-        if providers.get(o.provider).owned:  # configured, not a dated price list
-            continue
-        dates = (o.as_of, o.spot_as_of or o.as_of)  # its on-demand and spot prices' dates
-        span = spans.setdefault(o.provider, [min(dates), max(dates)])
-        span[0], span[1] = min(span[0], *dates), max(span[1], *dates)
+        if not providers.get(o.provider).owned:  # owned: configured, not a dated price list
+            dates.setdefault(o.provider, set()).update(o.price_as_of(p) for p in ("on-demand", "spot"))
     notes = []
-    for provider, (oldest, newest) in sorted(spans.items()):
+    for provider, (oldest, newest) in sorted((p, (min(d), max(d))) for p, d in dates.items()):
         age = (today - datetime.date.fromisoformat(oldest[:10])).days
         line = f"{provider} {label} as of {oldest}..{newest} ({age} days old at most)"
         if age > bound:
