@@ -64,8 +64,10 @@ class Change:
 
     @property
     def monthly_delta_usd(self) -> float:
-        """Head minus base, $/month; a side with no choice counts as $0."""
-        return round((self.head_monthly_usd or 0.0) - (self.base_monthly_usd or 0.0), cost.USD_DECIMALS)
+        """Head minus base, $/month of what runs until stopped (totals()); a side with no choice, or one
+        that is a training run (its cost counts once, in the run totals), counts as $0."""
+        (base, head), _ = self.totals()
+        return round(head - base, cost.USD_DECIMALS)
 
     def to_dict(self) -> dict:
         return {"workload": self.workload, "base": self.base, "head": self.head,

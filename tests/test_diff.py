@@ -149,6 +149,9 @@ def test_a_training_run_is_totalled_once_not_as_a_month_of_hours(tiny_catalog):
     run = choice["hourly_usd"] * choice["replicas"] * choice["run_hours"]  # the contract's total_usd, by hand
     doc = json.loads(diff.render(diff.compare(base, head), "json"))
     assert doc["monthly_delta_usd"] == 0 and doc["run_delta_usd"] == pytest.approx(run, abs=0.01)
+    # Each workload's monthly delta adds up to the total: the run's is $0/month, not hourly x 730.
+    assert {w["workload"]: w["monthly_delta_usd"] for w in doc["workloads"]}["ft"] == 0
+    assert sum(w["monthly_delta_usd"] for w in doc["workloads"]) == doc["monthly_delta_usd"]
     text = diff.render(diff.compare(base, head), "table")
     assert "ft: - -> $" in text and "per run" in text
     assert "Total: $587.65/month -> $587.65/month (±$0.00/month); training runs, once: $0 -> $" in text
