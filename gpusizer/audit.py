@@ -52,8 +52,10 @@ def _cheapest_price(provider: str, instance_type: str) -> float | None:
     return min(prices, default=None)
 
 
+@functools.cache
 def types_of(provider: str) -> dict[str, Offer]:
-    """Instance/machine type -> one catalog offer of it (shapes are the same in every region)."""
+    """Instance/machine type -> one catalog offer of it (shapes are the same in every region); built once
+    per provider, as _by_type is: callers read it, never change it."""
     return {t: o for (p, t), o in _by_type().items() if p == provider}
 
 
