@@ -30,7 +30,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from gpusizer import cost, planner, providers, spec as spec_mod
+from gpusizer import cost, fields, planner, providers, spec as spec_mod
 from gpusizer.catalog import Catalog
 from gpusizer.catalog.offer import PURCHASES
 from gpusizer.errors import SizingError
@@ -83,8 +83,10 @@ def compare(spec, pools, catalog: Catalog | None = None, months: int = 36, utili
         SpecError: invalid spec or pools.
         NoOfferError: no cloud offer or no pool runs the workload.
     """
-    if months < 1:
-        raise spec_mod.errors.SpecError(f"--months: {months} is not a positive number of months. To fix: e.g. --months 36", "--months")
+    longest = 12 * int(fields.MAX_LIFETIME_YEARS)  # the longest lifetime a pool may declare; the table goes by month
+    if not 1 <= months <= longest:
+        raise spec_mod.errors.SpecError(f"--months: {months} is not a whole number >= 1 and <= {longest}. "
+                                        "To fix: e.g. --months 36", "--months")
     if utilization is not None and not 0 < utilization <= 1:
         raise spec_mod.errors.SpecError(f"--utilization: {utilization} is not in (0, 1]. To fix: e.g. 0.6", "--utilization")
     s = planner.load_spec(spec)
