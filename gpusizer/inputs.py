@@ -170,6 +170,20 @@ class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[mi
         return super().construct_mapping(node, deep=deep)
 
 
+def _construct_int(loader: _Loader, node: yaml.ScalarNode) -> int:
+    """YAML's int, or a YAML error with its place where int() refuses a number past
+    sys.get_int_max_str_digits() (4,300 digits by default) with a bare ValueError."""
+    try:
+        return loader.construct_yaml_int(node)
+    except ValueError:
+        raise yaml.constructor.ConstructorError(
+            None, None, f"a number of more than {sys.get_int_max_str_digits():,} digits. To fix: give a realistic value",
+            node.start_mark) from None
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+
+
 def _check_events(text: str, name: str, field: str) -> None:
     """Bound depth, aliases and expanded size in one streaming pass over the parser's events.
 
@@ -238,11 +252,6 @@ def load_yaml(text: str, name: str, field: str = "") -> Any:
         raise _fail(f"{name} is not valid YAML{where}: {problem[:200]}", field) from None
     except RecursionError:  # unreachable within MAX_DEPTH; kept so no input can escape as a bug
         raise _fail(f"{name}: nested too deeply. To fix: flatten the document", field) from None
-    except errors.SpecError:  # a limit of _check_events (SpecError is a ValueError: not the case below)
-        raise
-    except ValueError:  # int() of a plain scalar past sys.get_int_max_str_digits() (4,300 by default)
-        raise _fail(f"{name}: holds a number of more than {sys.get_int_max_str_digits():,} digits. "
-                    "To fix: give a realistic value", field) from None
 
 
 def _pairs(pairs: list[tuple[str, Any]]) -> dict:
