@@ -59,7 +59,7 @@ class AwsGpuCapacityArgs:
     """VPC and subnets in the chosen region; default: that region's default VPC."""
     default_region: str | None = None
     """Region of the stack's default AWS provider (aws:region); a choice elsewhere gets a regional provider."""
-    egress: str = "nat"
+    egress: str = aws_network.DEFAULT_EGRESS
     """When instances cannot get a public IP (one EFA interface per network card) in the default VPC:
     "nat" (a private subnet with a NAT gateway), "endpoints" (a private subnet with SSM VPC
     endpoints, no internet) or "none" (launch in the default subnet; SSM unreachable)."""

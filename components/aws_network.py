@@ -28,6 +28,7 @@ NETWORK_CARDS = {
 # (several network interfaces rule out an auto-assigned public IPv4: AWS EC2 User Guide, "Assign
 # a public IPv4 address during launch": only for a single network interface).
 EGRESS = ("nat", "endpoints", "none")
+DEFAULT_EGRESS = EGRESS[0]  # internet and SSM, as a public subnet would have (gpusizer:awsEgress)
 # Interface endpoints Session Manager needs (AWS Systems Manager User Guide, "Use VPC endpoints":
 # ssm, ssmmessages, ec2messages), plus the S3 gateway endpoint for packages the agent fetches.
 SSM_ENDPOINTS = ("ssm", "ssmmessages", "ec2messages")

@@ -45,7 +45,7 @@ class GpuWorkloadArgs:
     """Region -> VPC and subnets; a region without one uses its default VPC."""
     prometheus_url: str = scaling.DEFAULT_PROMETHEUS
     """Prometheus that KEDA queries for deploy.autoscaling's query metrics on on-prem pools."""
-    aws_egress: str = "nat"
+    aws_egress: str = aws.aws_network.DEFAULT_EGRESS
     """Default VPC, instances with one EFA interface per network card (no public IP possible):
     "nat" (a private subnet + NAT gateway), "endpoints" (private subnet + SSM VPC endpoints) or "none"."""
     aws_private_cidr: str = aws.aws_network.PRIVATE_CIDR
