@@ -192,6 +192,8 @@ def _workload_stack(child_type, child_props, spec):
 
 SMALL_CHAT = {"name": "w", "model": {"name": "llama-3.1-8b"}, "inference": {"context_length": 4096, "batch_size": 4},
               "placement": {"providers": ["aws"], "regions": ["us-east-1"]}}
+# The requirement its decision tags, written as the tag holds it (two decimals).
+SMALL_CHAT_GIB = f"{gpusizer.plan(SMALL_CHAT).required_gpu_memory_gib:.2f}"
 
 
 def test_a_claimed_exemption_that_does_not_re_derive_is_judged_on_memory():
@@ -321,7 +323,9 @@ def test_a_workload_whose_recorded_spec_is_unknown_exempts_nothing():
 
 def test_gpus_of_sidecar_containers_add_to_the_pod():
     # Seven sidecars (init containers with restartPolicy Always) of one H100 each beside one app container
-    # hold 8 x H100 per pod; an ordinary init container's GPUs are held only while it runs.
+    # hold 8 x H100 per pod; an ordinary init container's GPUs are held only while it runs. A 45 GiB
+    # requirement sits between the two: one H100 (79.65 GiB, gpus.yaml) is under the 2x ratio (1.8x),
+    # eight are not (14x).
     def pod(init_policy):
         init = [{"name": f"s{i}", "restartPolicy": init_policy, "resources": {"limits": {"nvidia.com/gpu": "1"}}}
                 for i in range(7)]
@@ -361,7 +365,7 @@ def test_kubernetes_workloads_without_a_pod_bound_exceed_any_decision(typ, spec,
     pod = {"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-L4"},
            "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}
     template = {"spec": {"template": {"spec": pod}}} if "CronJob" in typ else {"template": {"spec": pod}}
-    props = {"metadata": {"annotations": {cases.K8S_REQ: "19.15"}},
+    props = {"metadata": {"annotations": {cases.K8S_REQ: SMALL_CHAT_GIB}},
              "spec": {**spec, "jobTemplate": template} if "CronJob" in typ else template}
     stack = _workload_stack(typ, props, SMALL_CHAT)[0:1]
     stack.append(_under(stack[0].urn, typ, "extra", props))
@@ -393,7 +397,7 @@ def test_an_autoscaled_group_whose_size_is_computed_counts_at_its_autoscalers_ma
 def test_an_autoscaler_whose_maximum_is_unknown_is_named_not_dropped():
     pod = {"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-L4"},
            "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}
-    dep = {"metadata": {"name": "extra", "annotations": {cases.K8S_REQ: "19.15"}},
+    dep = {"metadata": {"name": "extra", "annotations": {cases.K8S_REQ: SMALL_CHAT_GIB}},
            "spec": {"replicas": 1, "template": {"spec": pod}}}
     stack = _workload_stack("kubernetes:apps/v1:Deployment", dep, SMALL_CHAT)[0:1]
     stack.append(_under(stack[0].urn, "kubernetes:apps/v1:Deployment", "extra", dep))

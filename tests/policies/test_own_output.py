@@ -87,6 +87,9 @@ def test_a_replica_over_two_nodes_holds_a_share_of_the_requirement_on_each():
     c = d.chosen
     one_node = c.offer.gpu_count * c.offer.gpu_memory_gib
     assert c.nodes == 2 and one_node < d.required_gpu_memory_gib  # one node alone would be "under-provisioned"
+    for preview in (True, False):  # and the pack, judging each node's share, finds nothing on either
+        resources, _ = _over(SPECS["aws-70b-two-nodes"], preview=preview)
+        assert analyzer.analyze(resources, "dev") == []
 
 
 def test_a_first_preview_sends_stack_policies_the_outputs_a_provider_computes_as_unknown():
