@@ -408,6 +408,9 @@ def test_format_round_trips():
 def test_a_cache_written_before_spot_as_of_still_reads():
     # A refresh cache from before 2026-11-25 has no spot_as_of column: its rows date both prices with as_of.
     current = (REPO / "gpusizer/data/catalog/aws.csv").read_text().splitlines()
-    older = "\n".join(line.rsplit(",", 1)[0] for line in current[:3]) + "\n"
+    # Rows whose spot price today has a date of its own: read in the old format, that date is gone.
+    dated = [line for line in current[1:] if line.rsplit(",", 1)[1] not in ("", line.rsplit(",", 2)[1])][:2]
+    older = "\n".join(line.rsplit(",", 1)[0] for line in [current[0], *dated]) + "\n"
     offers = store.parse_offers(older, "old.csv")
     assert len(offers) == 2 and all(o.spot_as_of is None and o.price_as_of("spot") == o.as_of for o in offers)
+    assert all(o.as_of != line.rsplit(",", 1)[1] for o, line in zip(offers, dated))  # not the current spot date
