@@ -157,17 +157,14 @@ def main() -> None:
     gcp_reservations = _str_map(config.get_object("gcpReservations"), "gcpReservations", "zone", "reservation")
     gcp_cloud_nat = config.get_bool("gcpCloudNat", defaults.gcp_cloud_nat)
 
-    # Plan everything first (plain values): nothing is registered unless every workload has a choice.
-    # In turn: a workload on an on-prem pool takes its GPUs, later ones see what is left (gpusizer.reuse).
-    planned = []
+    # Plan and check everything first (plain values): nothing is registered unless every workload has a
+    # choice its provider can take. In turn: a workload on an on-prem pool takes its GPUs, later ones see
+    # what is left (gpusizer.reuse).
+    nat_regions: set[str] = set()  # one Cloud NAT per GCP region: two on one network would clash
+    workloads = []
     for i, (spec, (decision, pools_then)) in enumerate(zip(specs, gpusizer.reuse.in_order(specs, pools))):
         if decision.chosen is None:
             raise pulumi.RunError(f"stack config gpusizer:workloads[{i}]: {components.workload.infeasible_message(decision)}")
-        planned.append((spec, decision, pools_then))
-
-    nat_regions: set[str] = set()  # one Cloud NAT per GCP region: two on one network would clash
-    workloads = []
-    for i, (spec, decision, pools_then) in enumerate(planned):
         c = decision.chosen
         nat = gcp_cloud_nat and c.offer.provider == "gcp" and c.offer.region not in nat_regions
         if nat:
