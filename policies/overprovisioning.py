@@ -60,14 +60,14 @@ class _Judge:
         if shapes and r.type in res.TEMPLATES:  # launches nothing itself: its consumers' count and purchase
             return self.judge(r, g, lambda: 0.0, None)
         if shapes:
-            return self.judge(r, g, lambda: _count(g, scaled_max), _bought(g))
+            return self.judge(r, g, lambda: sizing.most_count(g, scaled_max), _bought(g))
         if not named:
             return []
         if not templates:
             return [f"{r.name or r.urn} launches from a template that is not in this stack, so the pack cannot verify "
                     "its GPUs. To fix: keep the launch or instance template in this stack, or name the instance "
                     "types on the resource"]
-        return self.through_templates(r, g, templates, lambda: _count(g, scaled_max))
+        return self.through_templates(r, g, templates, lambda: sizing.most_count(g, scaled_max))
 
     def through_templates(self, r: sizing.StackResource, g: res.GpuResource, templates: list[sizing.StackResource],
                           count: Callable[[], float]) -> list[str]:
@@ -151,19 +151,6 @@ def _bought(*resources: res.GpuResource) -> Callable[[], str]:
                 return bought
         return "on-demand"
     return read
-
-
-def _count(g: res.GpuResource, scaled_max: float) -> float:
-    """The most nodes or pods a resource runs: its own most, or its autoscalers' maximum when larger.
-    An autoscaled group may leave its size to the autoscaler (GCP targetSize is then computed, unknown
-    at preview): the autoscalers' maximum is its count."""
-    try:
-        own = g.count
-    except v.Unknown:
-        if scaled_max:
-            return scaled_max
-        raise
-    return max(own, scaled_max)
 
 
 def check(stack: list[sizing.StackResource], max_ratio: float) -> list[tuple[str, str | None]]:

@@ -116,6 +116,19 @@ def templates_of(r: StackResource, by_urn: dict[str, StackResource]) -> list[Sta
     return [by_urn[d] for d in r.dependencies if d in by_urn and by_urn[d].type in res.TEMPLATES]
 
 
+def most_count(g: res.GpuResource, scaled_max: float) -> float:
+    """The most nodes or pods a resource runs: its own most, or its autoscalers' maximum when larger.
+    An autoscaled group may leave its size to the autoscaler (GCP targetSize is then computed, unknown
+    at preview): the autoscalers' maximum is its count."""
+    try:
+        own = g.count
+    except v.Unknown:
+        if scaled_max:
+            return scaled_max
+        raise
+    return max(own, scaled_max)
+
+
 def hourly(r: StackResource, by_urn: dict[str, StackResource], scaled_max: float = 0.0) -> float | None:
     """$/hour of everything `r` may run: its most nodes/pods (or `scaled_max`, the most an autoscaler
     targeting it allows, if larger) x its dearest type (a template consumer's types come from the
@@ -137,7 +150,7 @@ def hourly(r: StackResource, by_urn: dict[str, StackResource], scaled_max: float
     prices = [s.hourly_usd for s in found if s.hourly_usd is not None]
     if not prices:
         return None
-    return max(g.count, scaled_max) * max(prices)
+    return most_count(g, scaled_max) * max(prices)
 
 
 def stack_budget(resources: list[StackResource], max_usd: float | None) -> list[tuple[str, str | None]]:

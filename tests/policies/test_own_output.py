@@ -106,3 +106,13 @@ def test_capacity_failover_types_of_the_decision_pass_however_many():
     assert len(gpusizer.plan(spec).failover_candidates()) == 8
     _, found = _over(spec)
     assert found == [], found
+
+
+def test_the_budget_counts_a_group_sized_by_its_autoscaler_at_a_first_preview():
+    """A GCP group leaves targetSize to its autoscaler (unknown at a first preview): its autoscaler's
+    maximum is its count, for the budget as for over-provisioning, not a reason to wait for `up`."""
+    resources, _ = _over(SPECS["gcp-autoscaled"], preview=True)
+    found = analyzer.analyze(resources, "dev", {"gpusizer-gpu-budget": {"enforcementLevel": "mandatory",
+                                                                      "maxHourlyUsd": 0.01}})
+    budget = [f for f in found if f.policy == "gpusizer-gpu-budget"]
+    assert budget and all(f.level == "mandatory" and "during preview" not in f.message for f in budget), budget
