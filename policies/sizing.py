@@ -13,6 +13,7 @@ import dataclasses
 from collections.abc import Callable
 
 from gpusizer import audit, limits, providers
+from gpusizer.estimate.fit import apart
 from policies import resources as res
 from policies import scaling
 from policies import view as v
@@ -106,9 +107,13 @@ def under_memory(r: res.GpuResource) -> list[str]:
     need = r.required_gib
     if need is None:
         return []
-    return [f"{cap.label} = {cap.total_gib * audit.HEADROOM:.1f} GiB usable < {need:g} GiB required: the workload "
-            "will not fit (out of memory or offload). To fix: use the type `gpusizer plan` chooses"
-            for cap in r.capacities if cap.total_gib * audit.HEADROOM < need]
+    out = []
+    for cap in r.capacities:
+        if cap.total_gib * audit.HEADROOM < need:
+            usable, needed = apart(cap.total_gib * audit.HEADROOM, need)  # never "20.0 usable < 20.0 required"
+            out.append(f"{cap.label} = {usable} GiB usable < {needed} GiB required: the workload will not fit "
+                       "(out of memory or offload). To fix: use the type `gpusizer plan` chooses")
+    return out
 
 
 def templates_of(r: StackResource, by_urn: dict[str, StackResource]) -> list[StackResource]:
