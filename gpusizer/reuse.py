@@ -74,7 +74,7 @@ def plan(spec, catalog=None, pools: Iterable = ()):
     if not isinstance(spec, gpusizer.WorkloadSpec):
         spec = gpusizer.load_spec(spec)
     key = ("plan", _json(spec), tuple(_json(p) for p in pools), id(catalog))
-    return remembered(key, lambda: (gpusizer.plan(spec, catalog=catalog, pools=pools), catalog), failures=())[0]
+    return remembered(key, lambda: (gpusizer.plan(spec, catalog=catalog, pools=pools), catalog))[0]  # failures: not kept
 
 
 def remembered(key: tuple, compute: Callable[[], T],
