@@ -84,16 +84,18 @@ def parse_offers(text: str, name: str) -> list[Offer]:
             and the 1-based line.
     """
     reader = csv.reader(io.StringIO(text))
-    header = next(reader, None)
-    older = tuple(header or ()) == CATALOG_FIELDS[:-1]  # a cache refreshed before spot_as_of (2026-11-25)
-    if tuple(header or ()) != CATALOG_FIELDS and not older:
+    header = tuple(next(reader, None) or ())
+    # A file written before a nullable column was appended (a cache refreshed before spot_as_of, 2026-11-25)
+    # reads with the missing columns empty.
+    missing = CATALOG_FIELDS[len(header):]
+    if not header or header != CATALOG_FIELDS[:len(header)] or not set(missing) <= _NULLABLE:
         raise errors.CatalogError(
             f"{name} line 1: header does not match CATALOG_FIELDS. "
             "To fix: rebuild with `python -m gpusizer.catalog.builder` or use the columns of gpusizer.catalog.offer")
     offers = []
     for row in reader:
         try:
-            offers.append(_offer(row + [""] if older else row))
+            offers.append(_offer(row + [""] * len(missing)))
         except (ValueError, TypeError) as exc:
             raise errors.CatalogError(f"{name} line {reader.line_num}: {exc}") from None
     return offers
