@@ -20,12 +20,10 @@ groups: :func:`instances`) at the choice's $/hour per node, 730 h a month
   which assumption applied (`expected_assumption`).
 """
 
-from __future__ import annotations
-
 import dataclasses
 import math
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
 import pydantic
 
@@ -99,7 +97,7 @@ class Window(_Strict):
     timezone: fields.Label = pydantic.Field("UTC", description="IANA time zone, e.g. Europe/Berlin.")
 
     @pydantic.model_validator(mode="after")
-    def _same_day(self) -> Window:
+    def _same_day(self) -> Self:
         if self.start.split()[2:] != self.end.split()[2:]:
             raise ValueError("start and end must have the same day fields (a window within one day). "
                              "To fix: repeat start's last three fields in end")
@@ -131,7 +129,7 @@ class Autoscaling(_Strict):
     schedule: list[Window] | None = pydantic.Field(None, description="metric: schedule: the windows.", max_length=50)
 
     @pydantic.model_validator(mode="after")
-    def _consistent(self) -> Autoscaling:
+    def _consistent(self) -> Self:
         if self.max_replicas is not None and self.min_replicas > self.max_replicas:
             raise ValueError(f"min_replicas ({self.min_replicas}) exceeds max_replicas ({self.max_replicas}). "
                              "To fix: lower min_replicas or raise max_replicas")

@@ -19,8 +19,6 @@ Strings that spell a number ("2.0e9", which YAML 1.1 reads as a string) are
 still accepted, as pydantic's lax mode does; booleans never are.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Any
 
 import pydantic

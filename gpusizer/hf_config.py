@@ -15,9 +15,7 @@ with ``text_config``, DeepseekV3Config, Phi3Config, FalconConfig, GPT2Config
 ignored: config.json files carry dozens the sizing does not need.
 """
 
-from __future__ import annotations
-
-from typing import Annotated, Any
+from typing import Annotated, Any, Self
 
 import pydantic
 
@@ -72,7 +70,7 @@ class HfConfig(pydantic.BaseModel):
     sliding_window_pattern: fields.Layers | None = None
 
     @pydantic.model_validator(mode="after")
-    def _consistent(self) -> HfConfig:
+    def _consistent(self) -> Self:
         if self.experts and self.num_experts_per_tok is None:
             raise ValueError(f"an MoE ({self.experts} experts) needs num_experts_per_tok. To fix: add the key "
                              "from the model's original config.json")

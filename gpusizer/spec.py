@@ -6,13 +6,11 @@ Bad input of any kind becomes a :class:`gpusizer.errors.SpecError` naming the
 field and the fix; nothing downstream ever sees an unvalidated value.
 """
 
-from __future__ import annotations
-
 import functools
 
 import os
 import pathlib
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 import pydantic
 
@@ -49,7 +47,7 @@ class ModelRef(_Strict):
     head_dim: fields.HeadDim | None = pydantic.Field(None, description="Defaults to hidden_size / attention_heads.")
 
     @pydantic.model_validator(mode="after")
-    def _one_way(self) -> ModelRef:
+    def _one_way(self) -> Self:
         explicit = [self.params_b, self.layers, self.hidden_size, self.attention_heads]
         ways = [self.name is not None or self.hf_id is not None, self.hf_config is not None,
                 any(v is not None for v in explicit)]
@@ -89,7 +87,7 @@ class InferenceSpec(_Strict):
     targets: Targets = Targets()
 
     @pydantic.model_validator(mode="after")
-    def _prompt_fits(self) -> InferenceSpec:
+    def _prompt_fits(self) -> Self:
         if self.prompt_tokens is not None and self.prompt_tokens > self.context_length:
             raise ValueError("prompt_tokens cannot exceed context_length. To fix: lower prompt_tokens or raise context_length")
         return self
@@ -113,7 +111,7 @@ class TrainingSpec(_Strict):
     )
 
     @pydantic.model_validator(mode="after")
-    def _deadline_needs_tokens(self) -> TrainingSpec:
+    def _deadline_needs_tokens(self) -> Self:
         if self.deadline_hours is not None and self.tokens is None:
             raise ValueError("deadline_hours needs tokens. To fix: add training.tokens (total training tokens) or remove deadline_hours")
         return self
@@ -166,7 +164,7 @@ class Deploy(_Strict):
     )
 
     @pydantic.model_validator(mode="after")
-    def _bounds_cover_replicas(self) -> Deploy:
+    def _bounds_cover_replicas(self) -> Self:
         a = self.autoscaling
         if a is not None and a.max_replicas is not None and a.max_replicas < self.replicas:
             raise ValueError(f"autoscaling.max_replicas ({a.max_replicas}) is below replicas ({self.replicas}). "
@@ -198,7 +196,7 @@ class WorkloadSpec(_Strict):
     deploy: Deploy = Deploy()
 
     @pydantic.model_validator(mode="after")
-    def _sections_match_task(self) -> WorkloadSpec:
+    def _sections_match_task(self) -> Self:
         if self.task == "inference":
             if self.training is not None:
                 raise ValueError("training: applies to task training or finetune. To fix: remove it or change task")

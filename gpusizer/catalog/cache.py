@@ -33,8 +33,6 @@ Pre-generation caches (manifest.json and CSVs at the top level) are still read
 until the next refresh replaces them.
 """
 
-from __future__ import annotations
-
 import contextlib
 import dataclasses
 import datetime

@@ -5,11 +5,9 @@ price from what the hardware costs to own and run, or takes the one a
 finance team gives, and shows the derivation in every report.
 """
 
-from __future__ import annotations
-
 import datetime
 import pathlib
-from typing import Any
+from typing import Any, Self
 
 import pydantic
 
@@ -59,7 +57,7 @@ class Pool(pydantic.BaseModel):
         return name
 
     @pydantic.model_validator(mode="after")
-    def _priced(self) -> Pool:
+    def _priced(self) -> Self:
         if (self.usd_per_gpu_hour is None) == (self.capex_usd_per_node is None):
             raise ValueError("give either usd_per_gpu_hour or capex_usd_per_node (with power_kw_per_node)")
         if self.capex_usd_per_node is not None and self.power_kw_per_node is None:
@@ -94,7 +92,7 @@ class Pool(pydantic.BaseModel):
         )
         return per_gpu, how
 
-    def allocate(self, gpus: int) -> Pool:
+    def allocate(self, gpus: int) -> Self:
         """The pool after `gpus` of its free GPUs are taken (hybrid stacks plan workloads in turn)."""
         return self.model_copy(update={"gpus_free": max(0, self.free - gpus)})
 
