@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 
-from gpusizer import errors, inputs
+from gpusizer import errors, packaged
 
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4")
 
@@ -107,7 +107,7 @@ _FALLBACK = {
 @functools.cache
 def load_gpus() -> dict[str, GpuSpec]:
     """The packaged GPU table, keyed by canonical name."""
-    doc = inputs.load_packaged_yaml("data/gpus.yaml")
+    doc = packaged.load("data/gpus.yaml")
     table = {}
     for name, row in doc["gpus"].items():
         table[name] = GpuSpec(

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 
-from gpusizer import inputs
+from gpusizer import packaged
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -35,7 +35,7 @@ class MachineImage:
 
 @functools.cache
 def table() -> tuple[MachineImage, ...]:
-    raw = inputs.load_packaged_yaml("data/images.yaml")
+    raw = packaged.load("data/images.yaml")
     rows = []
     for provider, items in raw.items():
         for item in items:

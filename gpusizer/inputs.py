@@ -29,7 +29,6 @@ where it has one, the field the file came from (``model.hf_config``,
 
 from __future__ import annotations
 
-import importlib.resources
 import json
 import os
 import pathlib
@@ -309,14 +308,3 @@ def read_json(path: str | os.PathLike, what: str, field: str = "", max_bytes: in
     """:func:`read_text` (capped at `max_bytes`) then :func:`load_json`, both naming `what` and the path."""
     text = read_text(path, what, field, max_bytes)
     return load_json(text, f"{what} {quote(str(path))}", field)
-
-
-def load_packaged_yaml(relpath: str) -> Any:
-    """The engine's own data file ``gpusizer/<relpath>`` (trusted, shipped with the package).
-
-    Parsed by libyaml where PyYAML has it: the pure-Python scanner spent ~0.25 s of a 1.1 s
-    ``gpusizer plan`` on gpus.yaml, models.yaml and images.yaml (cProfile, this machine, 2026-11-23).
-    User input goes through :func:`load_yaml` instead, with its limits.
-    """
-    text = importlib.resources.files("gpusizer").joinpath(relpath).read_text(encoding="utf-8")
-    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - a SafeLoader

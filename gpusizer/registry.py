@@ -14,7 +14,7 @@ import pathlib
 import re
 from typing import Any
 
-from gpusizer import errors, inputs, units
+from gpusizer import errors, inputs, packaged, units
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -131,7 +131,7 @@ def count_params(
 @functools.cache
 def load_models() -> dict[str, ModelArch]:
     """The packaged registry (data/models.yaml), keyed by registry key."""
-    doc = inputs.load_packaged_yaml("data/models.yaml")
+    doc = packaged.load("data/models.yaml")
     return {key: _from_entry(key, entry) for key, entry in doc["models"].items()}
 
 
