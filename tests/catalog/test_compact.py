@@ -145,11 +145,16 @@ def test_a_corrupt_packaged_csv_fails_with_a_catalog_error_naming_file_and_line(
         store.load_offers()
 
 
-def test_columns_of_unequal_length_are_ignored_even_with_a_matching_digest(copy):
-    """A writer bug, not an edit: the digests match, one column is a row short."""
+@pytest.mark.parametrize("bug", ["a row short", "an index past the values"])
+def test_inconsistent_columns_are_ignored_even_with_a_matching_digest(copy, bug):
+    """A writer bug, not an edit: the digests match, but one column is a row short, or a row's index
+    points past its column's distinct values."""
     head, body = (copy / compact.NAME).read_text().split("\n", 1)
     columns = json.loads(body)
-    columns[3][1].pop()
+    if bug == "a row short":
+        columns[3][1].pop()
+    else:
+        columns[3][1][-1] = len(columns[3][0])
     header = json.loads(head)
     text = json.dumps(columns, separators=(",", ":"))
     header["sha256"] = compact._digest(text.encode())
