@@ -38,7 +38,7 @@ import math
 from collections.abc import Mapping
 
 from gpusizer import judgement, limits, providers, runs, units
-from gpusizer.catalog.index import OFFER, OfferClass, Priced
+from gpusizer.catalog.index import OFFER, REGION, ZONE, OfferClass, Priced
 from gpusizer.catalog.offer import Offer
 from gpusizer.decision import Decision
 from gpusizer.estimate import fit as fit_mod
@@ -151,10 +151,11 @@ def quota_class(offer: Offer) -> str:
 
 def _allowed(priced: Priced, regions: frozenset) -> list[tuple]:
     """(entries, missing) runs of the offers in `regions` (by region, or by zone), disjoint, each in price order."""
-    parts = [priced.by_region[r] for r in sorted(regions) if r in priced.by_region]
+    by_region, by_zone = priced.by_place(REGION), priced.by_place(ZONE)
+    parts = [by_region[r] for r in sorted(regions) if r in by_region]
     for z in sorted(regions):
-        if z in priced.by_zone:
-            have, lack = priced.by_zone[z]
+        if z in by_zone:
+            have, lack = by_zone[z]
             if have and have[0][1] in regions or lack and lack[0][1] in regions:
                 continue  # a zone of an allowed region: already in
             parts.append((have, lack))

@@ -44,13 +44,22 @@ class Priced:
     Attributes:
         entries: offers sold this way, sorted by (price, region, zone, instance type).
         missing: offers not sold this way (price 0.0 in the entry), sorted by (region, zone, instance type).
-        by_region, by_zone: the same two lists per region and per zone, for region filters and quotas.
     """
 
     entries: Sequence[Entry]
     missing: Sequence[Entry]
-    by_region: dict[str, tuple[Sequence[Entry], Sequence[Entry]]]
-    by_zone: dict[str, tuple[Sequence[Entry], Sequence[Entry]]]
+    _places: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
+
+    def by_place(self, field: int) -> dict[str, tuple[Sequence[Entry], Sequence[Entry]]]:
+        """The two lists per region (field REGION) or zone (ZONE), in the same orders, for region filters.
+
+        Grouped on first use and kept: only a spec that names regions reads them (a third of an index
+        build when grouped for every class up front).
+        """
+        found = self._places.get(field)
+        if found is None:
+            found = self._places[field] = _split(self.entries, self.missing, field)
+        return found
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -125,7 +134,7 @@ class OfferIndex:
         return found
 
 
-def _split(entries: list[Entry], lacking: list[Entry], field: int) -> dict[str, tuple[tuple, tuple]]:
+def _split(entries: Sequence[Entry], lacking: Sequence[Entry], field: int) -> dict[str, tuple[tuple, tuple]]:
     out: dict[str, tuple[list, list]] = {}
     for e in entries:
         if e[field]:
@@ -146,7 +155,7 @@ def _class(members: list[tuple[int, Offer]], key: tuple, image_ok: bool) -> Offe
             (lack if price is None else have).append((price or 0.0, o.region, o.zone or "", o.instance_type, i, o))
         have.sort(key=lambda e: e[:5])
         lack.sort(key=lambda e: e[1:5])
-        priced[purchase] = Priced(tuple(have), tuple(lack), _split(have, lack, REGION), _split(have, lack, ZONE))
+        priced[purchase] = Priced(tuple(have), tuple(lack))
     o = members[0][1]
     registered = providers.get(o.provider)
     return OfferClass(o, len(members), priced, image_ok, o.gpus_free is not None, fit_mod.shape_of(o), key,
