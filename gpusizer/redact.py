@@ -49,38 +49,39 @@ def _mask_secret_value(m: re.Match) -> str:
     return prefix + MASK
 
 
-# (pattern, replacement, needles): a line is searched with a pattern only when it contains one of
-# the pattern's needles (lower-case literals, found with str.find), so a large JSON report costs a
+# ((pattern, flags), replacement, needles): a line is searched with a pattern only when it contains
+# one of the pattern's needles (lower-case literals, found with str.find), so a large JSON report costs a
 # few substring scans rather than ten regex passes over every character (measured on this 2-core
-# machine under load, a 780 KB plan JSON: 2.6 s with plain regex passes, 0.19 s this way).
-_PATTERNS: tuple[tuple[re.Pattern, str | Callable[[re.Match], str], tuple[str, ...]], ...] = (
+# machine under load, a 780 KB plan JSON: 2.6 s with plain regex passes, 0.19 s this way). A pattern
+# is compiled when first applied (re keeps it): compiling all at import took 1.4 ms of every start.
+_PATTERNS: tuple[tuple[tuple[str, int], str | Callable[[re.Match], str], tuple[str, ...]], ...] = (
     # scheme://userinfo@host: userinfo may hold ':' but not '/', '@' or whitespace.
-    (re.compile(r"(://)[^/\s@\"'<>]+@"), rf"\g<1>{MASK}@", ("://",)),
-    (re.compile(r"([?&](?:X-Amz-Signature|X-Amz-Credential|X-Amz-Security-Token|access_token|token|key|sig|signature"
-                r"|api_key|apikey|password)=)[^&\s\"'<>]+", re.I), rf"\g<1>{MASK}",
+    ((r"(://)[^/\s@\"'<>]+@", 0), rf"\g<1>{MASK}@", ("://",)),
+    ((r"([?&](?:X-Amz-Signature|X-Amz-Credential|X-Amz-Security-Token|access_token|token|key|sig|signature"
+      r"|api_key|apikey|password)=)[^&\s\"'<>]+", re.I), rf"\g<1>{MASK}",
      ("x-amz-", "token=", "key=", "sig=", "signature=", "password=")),
-    (re.compile(r"((?:Proxy-)?Authorization[\"']?\s*[:=]\s*[\"']?(?:Bearer|Basic|Token)?\s*)[^\s\"',;&}]+", re.I),
+    ((r"((?:Proxy-)?Authorization[\"']?\s*[:=]\s*[\"']?(?:Bearer|Basic|Token)?\s*)[^\s\"',;&}]+", re.I),
      rf"\g<1>{MASK}", ("authorization",)),
-    (re.compile(r"\b(Bearer\s+)[A-Za-z0-9._~+/=\-]{16,}"), rf"\g<1>{MASK}", ("bearer",)),
+    ((r"\b(Bearer\s+)[A-Za-z0-9._~+/=\-]{16,}", 0), rf"\g<1>{MASK}", ("bearer",)),
     # key=value / "key": "value" where the key ends with a secret's name ("tokens_per_second" does not;
     # nor does a number under a quoted JSON key, "pipeline_ms_per_token": 0.5: see _mask_secret_value).
-    (re.compile(r"((?:password|passwd|secret|token|api[_\-]?key|credentials?|private[_\-]?key"
-                r"|access[_\-]?key)([\"']?)\s*([:=])\s*([\"']?))([^\s\"',;&}]+)", re.I), _mask_secret_value,
+    ((r"((?:password|passwd|secret|token|api[_\-]?key|credentials?|private[_\-]?key"
+      r"|access[_\-]?key)([\"']?)\s*([:=])\s*([\"']?))([^\s\"',;&}]+)", re.I), _mask_secret_value,
      ("passw", "secret", "token", "key", "credential")),
-    (re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA|ABIA|ACCA)[A-Z0-9]{16}\b"), MASK,
+    ((r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA|ABIA|ACCA)[A-Z0-9]{16}\b", 0), MASK,
      ("akia", "asia", "agpa", "aida", "aroa", "aipa", "anpa", "anva", "apka", "abia", "acca")),
-    (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})\b"), MASK,
+    ((r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})\b", 0), MASK,
      ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
-    (re.compile(r"\bhf_[A-Za-z0-9]{30,}\b"), MASK, ("hf_",)),
-    (re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"), MASK, ("aiza",)),
-    (re.compile(r"\bxox[abpr]-[A-Za-z0-9\-]{10,}\b"), MASK, ("xoxa-", "xoxb-", "xoxp-", "xoxr-")),
+    ((r"\bhf_[A-Za-z0-9]{30,}\b", 0), MASK, ("hf_",)),
+    ((r"\bAIza[0-9A-Za-z_\-]{35}\b", 0), MASK, ("aiza",)),
+    ((r"\bxox[abpr]-[A-Za-z0-9\-]{10,}\b", 0), MASK, ("xoxa-", "xoxb-", "xoxp-", "xoxr-")),
 )
 # needle -> indices of the patterns it gates
 _NEEDLES: dict[str, tuple[int, ...]] = {}
 for _i, (_, _, _needles) in enumerate(_PATTERNS):
     for _n in _needles:
         _NEEDLES[_n] = _NEEDLES.get(_n, ()) + (_i,)
-_PEM = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(-----END [A-Z ]*PRIVATE KEY-----|$)", re.S)
+_PEM = r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(-----END [A-Z ]*PRIVATE KEY-----|$)"
 
 
 def redact(text: str) -> str:
@@ -99,7 +100,7 @@ def redact(text: str) -> str:
         text = str(text)
     lower = text.lower()
     if "private key-----" in lower:  # spans lines: the whole text
-        text = _PEM.sub(MASK, text)
+        text = re.sub(_PEM, MASK, text, flags=re.S)
         lower = text.lower()
     lines: dict[int, tuple[int, set[int]]] = {}  # line start -> (line end, patterns to apply)
     for needle, gated in _NEEDLES.items():  # str.find: ~100x faster than a regex alternation
@@ -114,8 +115,8 @@ def redact(text: str) -> str:
     for begin, (end, gated) in sorted(lines.items()):
         line = text[begin:end]
         for i in sorted(gated):
-            pattern, replacement, _ = _PATTERNS[i]
-            line = pattern.sub(replacement, line)
+            (source, flags), replacement, _ = _PATTERNS[i]
+            line = re.compile(source, flags).sub(replacement, line)  # compiled on first use, then from re's cache
         out += [text[done:begin], line]
         done = end
     out.append(text[done:])
