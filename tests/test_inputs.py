@@ -223,6 +223,11 @@ def test_pools_file_that_is_dev_zero_is_refused(tmp_path, capsys):
     ("token hf_abcdefghijklmnopqrstuvwxyzABCDEF12 expired", "hf_abcdefghijklmnopqrstuvwxyz"),
     ('{"hub_token": "0123456789"}', "0123456789"),  # a JSON string, even all digits, is masked
     ("password=123456", "123456"),
+    ("key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7\n-----END RSA PRIVATE KEY-----\nnext", "MIIEowIBAAKCAQEA7"),
+    ("clone with ghp_0123456789abcdefghijABCDEFGHIJklmn failed", "ghp_0123456789abcdefghij"),
+    ("maps key AIzaSyA0123456789abcdefghijABCDEFGHIJ_k in use", "AIzaSyA0123456789abcdefghij"),
+    ("slack xoxb-1234567890-abcdefghij posted", "xoxb-1234567890-abcdefghij"),
+    ("Proxy-Authorization: Basic YWxhZGRpbjpvcGVuc2VzYW1l", "YWxhZGRpbjpvcGVuc2VzYW1l"),
 ])
 def test_redaction_removes_credentials_and_keeps_the_rest(text, secret):
     out = redact.redact(text)
