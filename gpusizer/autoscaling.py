@@ -82,11 +82,7 @@ def seconds(duration: str) -> int:
     return int(duration[:-1]) * _SECONDS[duration[-1]]
 
 
-class _Strict(pydantic.BaseModel):
-    model_config = pydantic.ConfigDict(frozen=True, extra="forbid")
-
-
-class Window(_Strict):
+class Window(fields.Strict):
     """A scheduled window: `replicas` run from `start` to `end` (5-field cron, same day fields)."""
 
     start: Cron = pydantic.Field(
@@ -113,7 +109,7 @@ class Window(_Strict):
         return (h1 * 60 + m1) - (h0 * 60 + m0)
 
 
-class Autoscaling(_Strict):
+class Autoscaling(fields.Strict):
     """deploy.autoscaling: replicas between min and max, scaled on `metric` (docs/contract.md section 8)."""
 
     min_replicas: fields.count(fields.MAX_REPLICAS, lower=0) = pydantic.Field(

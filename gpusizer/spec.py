@@ -21,11 +21,7 @@ KvPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8"]
 Provider = Literal[providers.NAMES]  # the one registry (gpusizer.providers)
 
 
-class _Strict(pydantic.BaseModel):
-    model_config = pydantic.ConfigDict(frozen=True, extra="forbid")
-
-
-class ModelRef(_Strict):
+class ModelRef(fields.Strict):
     """The model: a registry name, a Hugging Face config.json, or an explicit architecture."""
 
     name: fields.Label | None = pydantic.Field(None, description="Registry key or common spelling, e.g. llama-3.1-8b.")
@@ -67,7 +63,7 @@ class ModelRef(_Strict):
         return self
 
 
-class Targets(_Strict):
+class Targets(fields.Strict):
     """Serving targets; all optional. Multiplied by `growth` before sizing."""
 
     tokens_per_second: fields.TokensPerSecond | None = pydantic.Field(None, description="Aggregate output tokens/s.")
@@ -75,7 +71,7 @@ class Targets(_Strict):
     tpot_ms: fields.LatencyMs | None = pydantic.Field(None, description="Time per output token, ms.")
 
 
-class InferenceSpec(_Strict):
+class InferenceSpec(fields.Strict):
     context_length: fields.Context = pydantic.Field(4096, description="Tokens per sequence, prompt + output.")
     batch_size: fields.Batch = pydantic.Field(1, description="Concurrent sequences held in the KV cache.")
     kv_cache_precision: KvPrecision | None = pydantic.Field(
@@ -93,7 +89,7 @@ class InferenceSpec(_Strict):
         return self
 
 
-class TrainingSpec(_Strict):
+class TrainingSpec(fields.Strict):
     sequence_length: fields.Context = pydantic.Field(4096, description="Tokens per training sequence.")
     micro_batch_size: fields.Batch = pydantic.Field(1, description="Sequences per GPU per step.")
     tokens: fields.TrainingTokens | None = pydantic.Field(None, description="Total training tokens.")
@@ -117,7 +113,7 @@ class TrainingSpec(_Strict):
         return self
 
 
-class Placement(_Strict):
+class Placement(fields.Strict):
     providers: list[Provider] | None = pydantic.Field(None, description="Default: all configured.")
     regions: list[fields.Label] | None = pydantic.Field(None, description="Default: every region in the catalog.")
     purchase: Literal["on-demand", "spot", "any"] = "on-demand"
@@ -126,7 +122,7 @@ class Placement(_Strict):
     gpus: list[fields.Label] | None = pydantic.Field(None, description="Only these GPU models (canonical names).")
 
 
-class Sizing(_Strict):
+class Sizing(fields.Strict):
     # 0.90 is vLLM's default gpu_memory_utilization (vLLM engine arguments,
     # --gpu-memory-utilization, "defaults to 0.9"; docs.vllm.ai, 2025).
     memory_headroom: fields.positive_float(1.0, lower=0.5) = pydantic.Field(
@@ -146,7 +142,7 @@ class Sizing(_Strict):
     )
 
 
-class Deploy(_Strict):
+class Deploy(fields.Strict):
     """How the components provision the choice (ignored by the CLI's sizing, except replicas)."""
 
     replicas: fields.Replicas = pydantic.Field(
@@ -173,12 +169,12 @@ class Deploy(_Strict):
 
 
 @functools.cache
-def _default(section: type[_Strict]) -> _Strict:
+def _default(section: type[fields.Strict]) -> fields.Strict:
     """A section with every default, built once: the models are frozen, so one instance serves every spec."""
     return section()
 
 
-class WorkloadSpec(_Strict):
+class WorkloadSpec(fields.Strict):
     """A workload to size. See docs/contract.md section 1."""
 
     name: str = pydantic.Field(pattern=r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$", description="[a-z0-9-]")
