@@ -146,19 +146,25 @@ def settings_seen(monkeypatch):
 
     seen = {}
     monkeypatch.setitem(cli._COMMANDS, "models", cli._COMMANDS["models"]._replace(run=lambda args: seen.update(
-        plugins=os.environ.get("PYDANTIC_DISABLE_PLUGINS"), gc=gc.get_threshold()) or 0))
+        plugins=os.environ.get("PYDANTIC_DISABLE_PLUGINS"), gc=gc.isenabled()) or 0))
     return seen
 
 
-def test_a_command_skips_pydantic_plugin_discovery_and_collects_less_often_then_restores_both(monkeypatch, settings_seen):
+@pytest.mark.parametrize("collecting", [True, False])
+def test_a_command_skips_pydantic_plugin_discovery_and_garbage_collection_then_restores_both(
+        monkeypatch, settings_seen, collecting):
     import gc
     import os
 
     monkeypatch.delenv("PYDANTIC_DISABLE_PLUGINS", raising=False)
-    before = gc.get_threshold()
-    assert cli.main(["models"]) == 0
-    assert settings_seen == {"plugins": "__all__", "gc": (cli.GC_YOUNG, *before[1:])}
-    assert "PYDANTIC_DISABLE_PLUGINS" not in os.environ and gc.get_threshold() == before
+    was = gc.isenabled()
+    (gc.enable if collecting else gc.disable)()
+    try:
+        assert cli.main(["models"]) == 0
+        assert settings_seen == {"plugins": "__all__", "gc": False}
+        assert "PYDANTIC_DISABLE_PLUGINS" not in os.environ and gc.isenabled() is collecting
+    finally:
+        (gc.enable if was else gc.disable)()
 
 
 def test_a_users_pydantic_plugin_setting_is_left_as_given(monkeypatch, settings_seen):
