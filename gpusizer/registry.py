@@ -129,10 +129,19 @@ def count_params(
 
 
 @functools.cache
+def _entries() -> dict[str, dict]:
+    """data/models.yaml's entries as written, by registry key."""
+    return packaged.load("data/models.yaml")["models"]
+
+
+@functools.cache
+def _model(key: str) -> ModelArch:
+    return _from_entry(key, _entries()[key])
+
+
 def load_models() -> dict[str, ModelArch]:
     """The packaged registry (data/models.yaml), keyed by registry key."""
-    doc = packaged.load("data/models.yaml")
-    return {key: _from_entry(key, entry) for key, entry in doc["models"].items()}
+    return {key: _model(key) for key in _entries()}
 
 
 def _from_entry(key: str, e: dict) -> ModelArch:
@@ -160,9 +169,11 @@ _SUFFIXES = ("-instruct", "-it", "-chat", "-hf", "-base")
 
 @functools.cache
 def _index() -> dict[str, str]:
+    """Every spelling of every model (normalized) -> its key: read from the entries, so a lookup
+    builds only the model it returns."""
     index = {}
-    for key, m in load_models().items():
-        for name in (key, m.display_name, m.hf_id or "", *m.aliases):
+    for key, e in _entries().items():
+        for name in (key, e["display_name"], e.get("hf_id") or "", *e.get("aliases", ())):
             if name:
                 index.setdefault(_norm(name), key)
                 index.setdefault(_norm(name.split("/")[-1]), key)
@@ -188,12 +199,12 @@ def lookup(name: str) -> ModelArch:
     for c in candidates:
         key = index.get(_norm(c))
         if key:
-            return load_models()[key]
+            return _model(key)
     import difflib  # only for the error message
 
     near = difflib.get_close_matches(_norm(name), list(index), n=12, cutoff=0.6)
     keys = list(dict.fromkeys(index[n] for n in near))[:5]
-    hint = f" Nearest: {', '.join(keys)}." if keys else f" Known: {', '.join(load_models())} (`gpusizer models`)."
+    hint = f" Nearest: {', '.join(keys)}." if keys else f" Known: {', '.join(_entries())} (`gpusizer models`)."
     raise errors.UnknownModelError(
         f"model.name: unknown model {name!r}.{hint} To fix: use one of these, a Hugging Face id as model.hf_id, "
         "or give the architecture explicitly (params_b, layers, hidden_size, attention_heads, ...) or "
