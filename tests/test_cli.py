@@ -175,14 +175,16 @@ def test_a_users_pydantic_plugin_setting_is_left_as_given(monkeypatch, settings_
     assert settings_seen["plugins"] == "" and os.environ["PYDANTIC_DISABLE_PLUGINS"] == ""
 
 
-_ENTRY = ("import atexit, gc, sys, threading, time\n"
+_ENTRY = ("import atexit, gc, sys, threading\n"
           "from gpusizer import cli\n"
           "atexit.register(print, 'exit handler ran')\n"
-          "if sys.argv[1] == 'with a thread':\n"
-          "    threading.Thread(target=time.sleep, args=(0.3,)).start()\n"
+          "released = threading.Event()\n"
+          "if sys.argv[1] == 'with a thread':  # it runs until main() has returned\n"
+          "    threading.Thread(target=released.wait, args=(60,)).start()\n"
           "sys.argv = ['gpusizer', 'plan', sys.argv[2], '--format', 'json', '--all']\n"
           "code = cli.main()\n"
-          "print('main returned', code, gc.get_freeze_count() > 0)\n")
+          "print('main returned', code, gc.get_freeze_count() > 0)\n"
+          "released.set()\n")
 
 
 @pytest.mark.parametrize("case", ["alone", "with a thread"])
