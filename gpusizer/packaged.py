@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import importlib.resources
 import json
+import math
 import sys
 from typing import Any
 
@@ -45,6 +46,8 @@ def _exact(value: Any, where: str) -> None:
     elif isinstance(value, list):
         for i, v in enumerate(value):
             _exact(v, f"{where}[{i}]")
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{where}: {value!r} has no JSON form. To fix: give a finite number")
     elif not (value is None or isinstance(value, (str, bool, int, float))):
         raise ValueError(f"{where}: {value!r} is a {type(value).__name__}, which JSON does not carry. To fix: quote it")
 

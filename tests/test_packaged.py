@@ -54,10 +54,11 @@ def test_a_damaged_or_foreign_twin_is_ignored(tmp_path, twin):
     assert packaged.load("data/images.yaml", root) == yaml.safe_load((PACKAGE / "data/images.yaml").read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("text, named", [("as_of: 2026-11-23\n", "x.as_of"), ("m:\n  8: a\n", "x.m: key 8"),
-                                         ("l: [1, 2026-01-01]\n", "x.l[1]")])
-def test_a_value_json_would_change_is_refused_with_its_place(text, named):
-    with pytest.raises(ValueError, match="To fix: quote it") as exc:
+@pytest.mark.parametrize("text, named, fix", [
+    ("as_of: 2026-11-23\n", "x.as_of", "quote it"), ("m:\n  8: a\n", "x.m: key 8", "quote it"),
+    ("l: [1, 2026-01-01]\n", "x.l[1]", "quote it"), ("bw: .inf\n", "x.bw", "give a finite number")])
+def test_a_value_json_would_change_is_refused_with_its_place(text, named, fix):
+    with pytest.raises(ValueError, match=f"To fix: {fix}") as exc:
         packaged.twin_text(text.encode(), "x")
     assert str(exc.value).startswith(named)
 
