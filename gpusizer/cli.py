@@ -421,19 +421,28 @@ def _end_process(code: int) -> None:
     exit handlers run first: the interpreter's teardown, which frees every object one by one in a
     process about to end (~8 ms of a `gpusizer plan` here, 2026-11-25), is skipped.
 
-    Returns only while another thread runs (the interpreter then waits for it as usual), with every
-    object left frozen (gc.freeze) so the final collection skips them (~40 ms of a `gpusizer plan`).
+    Returns, every object left frozen (gc.freeze) so the interpreter's final collection skips them
+    (~40 ms of a `gpusizer plan`), while another thread runs (the interpreter waits for it) or a
+    profiler, tracer or `python -i` wraps the command (each reports once the program ends).
+    Output that cannot be written is reported as the interpreter would (exit 120), except to a
+    reader that left (`| head`): that ends with the command's code.
     """
     gc.freeze()
     threading = sys.modules.get("threading")  # not imported: no thread was started through it
-    if threading is not None and threading.active_count() > 1:
+    if (threading is not None and threading.active_count() > 1) or sys.getprofile() or sys.gettrace() \
+            or sys.flags.inspect:
         return
     atexit._run_exitfuncs()  # what the interpreter's own exit runs first (CPython's Modules/atexitmodule.c)
     for stream in (sys.stdout, sys.stderr):
         try:
-            stream.flush()
-        except (OSError, ValueError):  # the reader left (`| head`) or the stream is closed: nothing to tell
+            if stream is not None:  # None: started with that descriptor closed
+                stream.flush()
+        except (BrokenPipeError, ValueError):  # the reader left, or the stream was closed: nothing to tell
             pass
+        except OSError as exc:  # a full disk: the output is incomplete
+            with contextlib.suppress(OSError):  # stderr itself may be the stream that failed
+                os.write(2, f"gpusizer: error: cannot write the output: {exc}\n".encode(errors="replace"))
+            os._exit(120)
     os._exit(code)
 
 

@@ -13,8 +13,6 @@ of what a user passes), because the Python policy SDK applies no schema
 defaults (docs/pulumi-offline.md).
 """
 
-from __future__ import annotations
-
 import dataclasses
 import functools
 from collections.abc import Callable, Iterable, Mapping

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import subprocess
 import sys
 
@@ -199,6 +200,27 @@ def test_the_command_line_entry_ends_the_process_once_its_output_and_exit_handle
     assert json.loads(plan + "}")["choice"]["instance_type"]  # the whole JSON (--all: ~0.8 MB) came through
     expected = ["exit handler ran"] if case == "alone" else ["main returned 0 True", "exit handler ran"]
     assert rest.splitlines() == expected
+
+
+@pytest.mark.parametrize("redirect, code, err", [
+    pytest.param("> /dev/full", 120, "gpusizer: error: cannot write the output: [Errno 28]", id="a full disk"),
+    pytest.param(">&-", 0, "", id="stdout closed"),
+    pytest.param("2>&-", 0, None, id="stderr closed"),
+    pytest.param("| head -c 10 >/dev/null", 0, "", id="the reader leaves"),
+])
+def test_ending_the_process_reports_output_that_could_not_be_written_as_the_interpreter_would(redirect, code, err):
+    # Buffered stdout (PYTHONUNBUFFERED unset), so the last flush is the one that fails; bash runs the redirection.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    r = subprocess.run(["bash", "-c", f'"$0" -m gpusizer.cli estimate stacks/examples/chat-8b.yaml {redirect}; '
+                        'exit "${PIPESTATUS[0]}"', sys.executable], capture_output=True, text=True, cwd=REPO, env=env)
+    assert r.returncode == code, r.stderr
+    assert "Traceback" not in r.stderr and (err is None or r.stderr.startswith(err))
+
+
+def test_under_a_profiler_the_command_returns_so_the_profiler_reports():
+    r = subprocess.run([sys.executable, "-m", "cProfile", "-s", "tottime", "-m", "gpusizer.cli", "models"],
+                       capture_output=True, text=True, cwd=REPO, check=True)
+    assert "ncalls" in r.stdout and "llama-3.1-8b" in r.stdout
 
 
 @pytest.mark.parametrize("argv", [

@@ -228,6 +228,10 @@ def test_pools_file_that_is_dev_zero_is_refused(tmp_path, capsys):
     ("maps key AIzaSyA0123456789abcdefghijABCDEFGHIJ_k in use", "AIzaSyA0123456789abcdefghij"),
     ("slack xoxb-1234567890-abcdefghij posted", "xoxb-1234567890-abcdefghij"),
     ("Proxy-Authorization: Basic YWxhZGRpbjpvcGVuc2VzYW1l", "YWxhZGRpbjpvcGVuc2VzYW1l"),
+    # Case-insensitive where the pattern says so (re.I, passed apart from the pattern since it compiles on first use):
+    ("PASSWORD=hunter2", "hunter2"),
+    ("authorization: token abcdefgh", "abcdefgh"),
+    ("https://b.s3.amazonaws.com/k?x-amz-signature=abc123", "abc123"),
 ])
 def test_redaction_removes_credentials_and_keeps_the_rest(text, secret):
     out = redact.redact(text)
