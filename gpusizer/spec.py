@@ -7,7 +7,6 @@ field and the fix; nothing downstream ever sees an unvalidated value.
 """
 
 import functools
-
 import os
 import pathlib
 from typing import Annotated, Any, Literal, Self
