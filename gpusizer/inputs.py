@@ -18,7 +18,8 @@ everywhere (issue 15):
   "billion laughs" bomb); only then are the nodes composed and constructed,
   by a loader that refuses duplicate mapping keys and reads a date-like plain
   scalar (``as_of: 2026-11-01``) as its text, as YAML 1.2 and JSON do;
-- JSON refuses NaN/Infinity, duplicate keys and the same nesting depth;
+- JSON refuses NaN/Infinity, duplicate keys and the same nesting depth, and
+  :func:`not_json` finds what JSON could not carry of a YAML document;
 - every message quotes at most :data:`QUOTE_CHARS` characters of a value
   (:func:`quote`) and passes through :func:`gpusizer.redact.redact`.
 
@@ -30,12 +31,13 @@ where it has one, the field the file came from (``model.hf_config``,
 from __future__ import annotations
 
 import json
+import math
 import os
 import pathlib
 import reprlib
 import stat
 import sys
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -277,6 +279,35 @@ def depth(value: Any) -> int:
             if level <= MAX_DEPTH:
                 stack += [(c, level + 1) for c in children]
     return deepest
+
+
+class Misfit(NamedTuple):
+    """A value JSON cannot carry exactly (:func:`not_json`): where it is, what it is, and the fix in YAML."""
+
+    place: str
+    what: str
+    fix: str
+
+
+def not_json(value: Any, where: str) -> Misfit | None:
+    """The first place in `value` (a path below `where`) that JSON would refuse or change, or None:
+    a key that is not text (JSON writes it as text), a non-finite number, or a value of another type
+    (a date, bytes or a set, from an explicit YAML tag)."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                return Misfit(where, f"key {k!r}, not text (JSON would make it {str(k)!r})", "quote it")
+            found = not_json(v, f"{where}.{k}")
+            if found:
+                return found
+        return None
+    if isinstance(value, list):
+        return next(filter(None, (not_json(v, f"{where}[{i}]") for i, v in enumerate(value))), None)
+    if isinstance(value, float) and not math.isfinite(value):
+        return Misfit(where, f"the number {value!r}", "give a finite number")
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return None
+    return Misfit(where, f"a {type(value).__name__} value", "quote it")
 
 
 def load_json(text: str, name: str, field: str = "") -> Any:

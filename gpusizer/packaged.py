@@ -11,8 +11,9 @@ never a wrong figure.
 
 After editing a data file: ``python -m gpusizer.packaged`` rewrites the twins
 (``--check`` only reports stale ones, exit 1); a test fails while one is stale.
-The YAML must hold only what JSON carries exactly (strings, numbers, booleans,
-null, lists, string-keyed maps): a date is written quoted, as text.
+The YAML is read as every YAML gpusizer reads (gpusizer.inputs.load_yaml: a
+key given twice is an error, a date-like plain scalar is its text), and must
+hold only what JSON carries exactly (gpusizer.inputs.not_json).
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import importlib.resources
 import json
-import math
 import sys
 from typing import Any
 
@@ -36,32 +36,22 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _exact(value: Any, where: str) -> None:
-    """Raise ValueError unless JSON carries `value` exactly (a date or an int key would come back changed)."""
-    if isinstance(value, dict):
-        for k, v in value.items():
-            if not isinstance(k, str):
-                raise ValueError(f"{where}: key {k!r} is not text; JSON would turn it into {str(k)!r}. To fix: quote it")
-            _exact(v, f"{where}.{k}")
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            _exact(v, f"{where}[{i}]")
-    elif isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"{where}: {value!r} has no JSON form. To fix: give a finite number")
-    elif not (value is None or isinstance(value, (str, bool, int, float))):
-        raise ValueError(f"{where}: {value!r} is a {type(value).__name__}, which JSON does not carry. To fix: quote it")
+def _parse(text: str, relpath: str) -> Any:
+    """The YAML as every YAML gpusizer reads is parsed (gpusizer.inputs.load_yaml: a duplicate key is
+    an error, a date-like plain scalar stays text)."""
+    from gpusizer import inputs
 
-
-def _parse(text: str) -> Any:
-    import yaml
-
-    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - a SafeLoader
+    return inputs.load_yaml(text, f"gpusizer/{relpath}")
 
 
 def twin_text(yaml_bytes: bytes, relpath: str) -> str:
     """The twin of a data file with these bytes; ValueError naming the value when JSON cannot carry it."""
-    data = _parse(yaml_bytes.decode("utf-8"))
-    _exact(data, relpath)
+    from gpusizer import inputs
+
+    data = _parse(yaml_bytes.decode("utf-8"), relpath)
+    misfit = inputs.not_json(data, relpath)
+    if misfit:
+        raise ValueError(f"{misfit.place}: {misfit.what}, which JSON does not carry. To fix: {misfit.fix}")
     return json.dumps({"yaml_sha256": _digest(yaml_bytes), "data": data}, ensure_ascii=False, allow_nan=False,
                       separators=(",", ":")) + "\n"
 
@@ -77,7 +67,7 @@ def load(relpath: str, root=None) -> Any:
             return twin["data"]
     except (OSError, ValueError):
         pass
-    return _parse(raw.decode("utf-8"))
+    return _parse(raw.decode("utf-8"), relpath)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -49,15 +49,6 @@ class Finding:
 SECRET_PLACEHOLDER = "[secret: encrypted in the stack file, not readable by the offline preview]"
 
 
-def _not_json(value) -> str | None:
-    """The type name of the first value in `value` that JSON has no form for, or None."""
-    if isinstance(value, dict):
-        return next((t for t in map(_not_json, [*value, *value.values()]) if t), None)
-    if isinstance(value, list):
-        return next((t for t in map(_not_json, value) if t), None)
-    return None if value is None or isinstance(value, (str, int, float, bool)) else type(value).__name__
-
-
 def _without_ciphertext(config: dict) -> tuple[dict, list[str]]:
     """Stack config with every `{secure: CIPHERTEXT}` (as `pulumi config set --secret [--path]` stores it)
     replaced by SECRET_PLACEHOLDER, and the top-level keys that held one, to be marked secret."""
@@ -95,11 +86,11 @@ def _stack_config(stack_file: pathlib.Path) -> tuple[dict, list[str]]:
                                "To fix: write keys as namespace:name (gpusizer:workloads, aws:region)", "--stack")
     config, secret_keys = _without_ciphertext(config)
     for key, value in config.items():  # the program reads structured config as JSON, as the CLI passes it
-        odd = _not_json(value)
-        if odd is not None:  # an explicit !!timestamp, !!binary or !!set tag
-            raise errors.SpecError(f"stack file {stack_file}: config {key} holds a {odd} value, which JSON cannot "
-                                   "carry. To fix: write it as plain text (quoted), a number, a list or a mapping",
-                                   "--stack")
+        misfit = inputs.not_json(value, key)
+        if misfit:  # an explicit !!timestamp, !!binary or !!set tag, a key that is a number, .nan
+            raise errors.SpecError(f"stack file {stack_file}: config {misfit.place} holds {misfit.what}, which JSON "
+                                   "cannot carry. To fix: write it as plain text (quoted), a number, a list or a "
+                                   "mapping", "--stack")
     if secret_keys:
         print(f"note: {', '.join(secret_keys)} hold(s) secure values the offline preview cannot decrypt; "
               "placeholders stand in for them (resources and policies are checked, credentials are not)",

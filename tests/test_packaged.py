@@ -8,6 +8,7 @@ import shutil
 import pytest
 import yaml
 
+import gpusizer
 from gpusizer import packaged
 from tests.conftest import REPO
 
@@ -55,12 +56,18 @@ def test_a_damaged_or_foreign_twin_is_ignored(tmp_path, twin):
 
 
 @pytest.mark.parametrize("text, named, fix", [
-    ("as_of: 2026-11-23\n", "x.as_of", "quote it"), ("m:\n  8: a\n", "x.m: key 8", "quote it"),
-    ("l: [1, 2026-01-01]\n", "x.l[1]", "quote it"), ("bw: .inf\n", "x.bw", "give a finite number")])
+    ("as_of: !!timestamp 2026-11-23\n", "x.as_of", "quote it"), ("m:\n  8: a\n", "x.m: key 8", "quote it"),
+    ("l: [1, !!timestamp 2026-01-01]\n", "x.l[1]", "quote it"), ("bw: .inf\n", "x.bw", "give a finite number")])
 def test_a_value_json_would_change_is_refused_with_its_place(text, named, fix):
     with pytest.raises(ValueError, match=f"To fix: {fix}") as exc:
         packaged.twin_text(text.encode(), "x")
     assert str(exc.value).startswith(named)
+
+
+def test_a_data_file_is_read_as_every_yaml_is_a_plain_date_as_text_a_key_twice_refused():
+    assert json.loads(packaged.twin_text(b"as_of: 2026-11-23\n", "x"))["data"] == {"as_of": "2026-11-23"}
+    with pytest.raises(gpusizer.SpecError, match="gpusizer/x.*duplicate key 'a'"):
+        packaged.twin_text(b"a: 1\na: 2\n", "x")
 
 
 def test_a_current_twin_is_what_a_start_reads(tmp_path):

@@ -42,6 +42,15 @@ def test_a_config_key_that_is_not_a_name_is_refused(tmp_path):
         offline.preview("x", tmp_path, REPO / "__main__.py", parallel=False)
 
 
+@pytest.mark.parametrize("value, place, what", [
+    ("{subnets: {8: a}}", "gpusizer:gcpNetwork.subnets", "key 8, not text"),
+    ("[1, .nan]", r"gpusizer:gcpNetwork\[1\]", "the number nan")])
+def test_a_nested_value_json_would_change_is_refused_naming_its_place(tmp_path, value, place, what):
+    (tmp_path / "Pulumi.x.yaml").write_text(f"config:\n  gpusizer:gcpNetwork: {value}\n")
+    with pytest.raises(gpusizer.SpecError, match=f"config {place} holds {what}.*which JSON cannot carry"):
+        offline.preview("x", tmp_path, REPO / "__main__.py", parallel=False)
+
+
 def test_a_nan_value_is_not_taken_for_a_secret():
     plain, secret_keys = offline._without_ciphertext({"gpusizer:gcpSecureBoot": float("nan"),
                                                       "gpusizer:hfToken": {"secure": "v1:abc"}})
