@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import gc
 import json
 import os
 import subprocess
@@ -142,9 +143,6 @@ def test_top_must_be_a_whole_number_of_at_least_one(bad, capsys):
 @pytest.fixture
 def settings_seen(monkeypatch):
     """What a command sees of the process settings main() makes (the models command records them)."""
-    import gc
-    import os
-
     seen = {}
     monkeypatch.setitem(cli._COMMANDS, "models", cli._COMMANDS["models"]._replace(run=lambda args: seen.update(
         plugins=os.environ.get("PYDANTIC_DISABLE_PLUGINS"), gc=gc.isenabled()) or 0))
@@ -154,9 +152,6 @@ def settings_seen(monkeypatch):
 @pytest.mark.parametrize("collecting", [True, False])
 def test_a_command_skips_pydantic_plugin_discovery_and_garbage_collection_then_restores_both(
         monkeypatch, settings_seen, collecting):
-    import gc
-    import os
-
     monkeypatch.delenv("PYDANTIC_DISABLE_PLUGINS", raising=False)
     was = gc.isenabled()
     (gc.enable if collecting else gc.disable)()
@@ -169,7 +164,6 @@ def test_a_command_skips_pydantic_plugin_discovery_and_garbage_collection_then_r
 
 
 def test_a_users_pydantic_plugin_setting_is_left_as_given(monkeypatch, settings_seen):
-    import os
 
     monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", "")  # empty: discover every plugin
     assert cli.main(["models"]) == 0
