@@ -41,7 +41,7 @@ import pulumi
 
 import components
 import gpusizer
-import gpusizer.report
+import gpusizer.render.report
 import gpusizer.reuse
 
 PROJECT = pathlib.Path(__file__).resolve().parent
@@ -126,7 +126,7 @@ def _summary(d: gpusizer.Decision) -> str:
     c = d.chosen
     where = c.offer.zone or c.offer.region
     line = (f"{c.offer.provider} {where} {c.offer.instance_type}: {c.gpu_count} x {c.offer.gpu}, {c.purchase}, "
-            f"{gpusizer.report.cost_text(c.cost)} for {d.required_gpu_memory_gib:g} GiB of GPU memory (sized by {d.sized_by})")
+            f"{gpusizer.render.report.cost_text(c.cost)} for {d.required_gpu_memory_gib:g} GiB of GPU memory (sized by {d.sized_by})")
     if d.next_cheaper is not None:
         line += f"; next cheaper {d.next_cheaper.offer.instance_type} lacked: {d.next_cheaper.rejection.detail}"
     if d.burst:

@@ -50,6 +50,7 @@ sys.path.insert(0, str(REPO))
 
 import gpusizer  # noqa: E402
 from gpusizer.catalog import Catalog  # noqa: E402
+from gpusizer.render import plan_json  # noqa: E402
 
 SPECS = [
     {"name": "chat-8b", "model": {"name": "llama-3.1-8b"}, "inference": {"context_length": 8192, "batch_size": 8}},
@@ -90,7 +91,7 @@ def per_decision(specs: list, repeat: int, review: bool = False, **kw) -> float:
     def once(s):
         d = gpusizer.plan(s, **kw)
         if review:
-            d.to_dict(top=5)
+            plan_json.plan(d, top=5)
 
     for s in specs:
         once(s)

@@ -13,8 +13,8 @@ import pulumi_aws as aws
 
 from components import aws_network, scaling
 from components import tags as tagging
-from gpusizer import images
-from gpusizer.decision import Decision
+from gpusizer.facts import images
+from gpusizer.decide.decision import Decision
 
 # Machine images come per instance family from gpusizer/data/images.yaml (each row with its
 # source); deploy.machine_image overrides them.
@@ -31,7 +31,7 @@ IMDS_HOP_LIMIT = 2
 # launching (and failing over) by itself, its activity history says why it waits (pulumi-aws
 # Group.waitForCapacityTimeout; the provider default is "10m").
 WAIT_FOR_CAPACITY = "0"
-# The SDK subpackages provision() uses (gpusizer.providers.Provider.component says why).
+# The SDK subpackages provision() uses (gpusizer.base.providers.Provider.component says why).
 SDK_MODULES = ("pulumi_aws.ec2", "pulumi_aws.autoscaling", "pulumi_aws.iam")
 # AWS Region codes, one pattern per partition (aws, aws-cn, aws-us-gov, the ISO partitions, aws-eusc):
 # each partition's regionRegex in botocore's endpoints model (botocore/data/endpoints.json, read
@@ -344,7 +344,7 @@ def _snapshot_gib(root: str, mappings) -> int:
 
 
 def check(plan: Decision, args) -> None:
-    """Validate the AWS settings before anything is registered (gpusizer.providers component hook).
+    """Validate the AWS settings before anything is registered (gpusizer.base.providers component hook).
 
     Args:
         plan: the decision, its choice on AWS.

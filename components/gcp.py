@@ -10,7 +10,7 @@ import pulumi_gcp as gcp
 
 from components import gcp_network, names, scaling
 from components import tags as tagging
-from gpusizer.decision import Decision
+from gpusizer.decide.decision import Decision
 
 # Deep Learning VM image family with the NVIDIA driver installed (project
 # deeplearning-platform-release, family common-cu128-ubuntu-2204-nvidia-570: CUDA 12.8, Ubuntu 22.04,
@@ -38,7 +38,7 @@ _BOOT_DISK_TYPES = (("a4-", "hyperdisk-balanced"), ("a3-", "hyperdisk-balanced")
 NOT_ON_DEMAND = ("a4-highgpu-", "a3-ultragpu-", "a3-highgpu-1g", "a3-highgpu-2g", "a3-highgpu-4g")
 # Flex-start VMs run at most 7 days (GCP docs, "About flex-start VMs", 2025).
 FLEX_START_MAX_SECONDS = 7 * 24 * 3600
-# The SDK subpackages provision() uses (gpusizer.providers.Provider.component says why).
+# The SDK subpackages provision() uses (gpusizer.base.providers.Provider.component says why).
 SDK_MODULES = ("pulumi_gcp.compute", "pulumi_gcp.serviceaccount")
 
 
@@ -287,7 +287,7 @@ def _affinity(kind: str, affinity: dict | None):
 
 
 def check(plan: Decision, args) -> None:
-    """Nothing GCP-specific to validate before registering (gpusizer.providers component hook)."""
+    """Nothing GCP-specific to validate before registering (gpusizer.base.providers component hook)."""
 
 
 def provision(name: str, plan: Decision, args, opts: pulumi.ResourceOptions) -> dict[str, object]:

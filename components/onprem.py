@@ -13,12 +13,12 @@ from components import names
 from components import scaling
 from components import serving
 from components import tags as tagging
-from gpusizer import errors
+from gpusizer.base import errors
 from gpusizer.catalog.onprem import Pool
-from gpusizer.decision import Decision
+from gpusizer.decide.decision import Decision
 
 GPU_RESOURCE = "nvidia.com/gpu"  # the NVIDIA device plugin's extended resource
-# The SDK subpackages provision() uses (gpusizer.providers.Provider.component says why).
+# The SDK subpackages provision() uses (gpusizer.base.providers.Provider.component says why).
 SDK_MODULES = ("pulumi_kubernetes.core.v1", "pulumi_kubernetes.apps.v1", "pulumi_kubernetes.meta.v1",
                "pulumi_kubernetes.autoscaling.v2", "pulumi_kubernetes.apiextensions")
 # Kubernetes toleration fields as written in pool YAML (camelCase) -> the SDK's argument names.

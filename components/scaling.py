@@ -27,7 +27,7 @@ import pulumi_kubernetes as k8s
 
 from components import tags as tagging
 from gpusizer import autoscaling
-from gpusizer.decision import Decision
+from gpusizer.decide.decision import Decision
 
 AWS_MAX_REPLICAS = "gpusizer:max-replicas"
 GCP_MAX_REPLICAS = "gpusizer-max-replicas"

@@ -18,8 +18,8 @@ from a Secret; shared memory for tensor parallelism).
 
 from __future__ import annotations
 
-from gpusizer import decision as decision_mod
-from gpusizer import errors
+from gpusizer.decide import decision as decision_mod
+from gpusizer.base import errors
 
 PORT = 8000  # vLLM's OpenAI-compatible server default port
 HEALTH_PATH = "/health"

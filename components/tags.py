@@ -1,6 +1,6 @@
 """Sizing metadata on every GPU resource the components create (docs/contract.md section 3).
 
-The contract keys are defined once, in `gpusizer.metadata`, because the policy
+The contract keys are defined once, in `gpusizer.contract.metadata`, because the policy
 pack reads what the components write; this module re-exports them for the
 components, adds the descriptive keys only the components write, and builds
 the tag/label/annotation maps from a Decision.
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
-from gpusizer import metadata
-from gpusizer.decision import Decision
+from gpusizer.contract import metadata
+from gpusizer.decide.decision import Decision
 
 # Contract keys (docs/contract.md section 3), defined in the engine.
 AWS_REQUIRED = metadata.AWS_REQUIRED

@@ -10,7 +10,9 @@ import pulumi
 
 import gpusizer
 from components import aws, scaling
-from gpusizer import limits, providers, reuse
+from gpusizer.base import limits, providers
+from gpusizer.render import plan_json
+from gpusizer import reuse
 
 # Candidates kept in the `decision` output: enough for a reviewer, small enough for the state file
 # (the full list runs to ~2,000 offers, ~1 MB of JSON).
@@ -74,7 +76,7 @@ class GpuWorkload(pulumi.ComponentResource):
     The engine runs once, at construction, on plain values, so `pulumi
     preview` shows exactly what `pulumi up` creates. Then one child component
     provisions the choice: the `component` module of the chosen provider in
-    gpusizer.providers (AwsGpuCapacity, GcpGpuCapacity or OnPremGpuCapacity).
+    gpusizer.base.providers (AwsGpuCapacity, GcpGpuCapacity or OnPremGpuCapacity).
 
     Args:
         name: the Pulumi resource name.
@@ -93,7 +95,7 @@ class GpuWorkload(pulumi.ComponentResource):
     instance_type: pulumi.Output[str]
     """The chosen instance/machine type, or the on-prem pool's name."""
     hourly_usd: pulumi.Output[float]
-    """$/hour of one replica (all its nodes): the plan JSON's choice.hourly_usd (gpusizer.cost)."""
+    """$/hour of one replica (all its nodes): the plan JSON's choice.hourly_usd (gpusizer.base.cost)."""
     monthly_usd: pulumi.Output[float]
     """$/month of every replica: hourly_usd x replicas x 730 h (choice.monthly_usd)."""
     decision: pulumi.Output[dict]
@@ -137,7 +139,7 @@ class GpuWorkload(pulumi.ComponentResource):
 
 def check(plan: gpusizer.Decision, args: GpuWorkloadArgs) -> None:
     """Validate what the chosen provider's component needs, before anything is registered: the
-    `check` of its `component` module in gpusizer.providers. GpuWorkload calls it; a program creating
+    `check` of its `component` module in gpusizer.base.providers. GpuWorkload calls it; a program creating
     several workloads calls it for each one first, so a bad setting for the last leaves the first
     unregistered too (__main__.py).
 
@@ -167,7 +169,7 @@ def recorded_inputs(spec: gpusizer.WorkloadSpec, pools) -> dict:
 def decision_summary(plan: gpusizer.Decision) -> dict:
     """The plan JSON trimmed as `gpusizer plan --top DECISION_CANDIDATES` trims it: the top feasible
     candidates and the nearest rejected one per reason (`rejections_by_reason` and `candidates_total` count all)."""
-    return plan.to_dict(top=DECISION_CANDIDATES)
+    return plan_json.plan(plan, top=DECISION_CANDIDATES)
 
 
 def infeasible_message(plan: gpusizer.Decision) -> str:

@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # the same names for type checkers and editors; at run time __getattr__ imports them
     from gpusizer.catalog import Catalog, load_catalog
     from gpusizer.catalog.onprem import Pool, load_pools, parse_pools
-    from gpusizer.decision import Decision
-    from gpusizer.errors import CatalogError, SizingError, SpecError, UnknownModelError
+    from gpusizer.decide.decision import Decision
+    from gpusizer.base.errors import CatalogError, SizingError, SpecError, UnknownModelError
     from gpusizer.planner import Estimate, estimate, load_spec, plan
+    from gpusizer.render.plan_json import document
     from gpusizer.spec import WorkloadSpec
 
 # The one list of public names: name -> the module that defines it.
@@ -29,16 +30,17 @@ _EXPORTS = {
     "Pool": "gpusizer.catalog.onprem",
     "load_pools": "gpusizer.catalog.onprem",
     "parse_pools": "gpusizer.catalog.onprem",
-    "Decision": "gpusizer.decision",
-    "CatalogError": "gpusizer.errors",
-    "SizingError": "gpusizer.errors",
-    "SpecError": "gpusizer.errors",
-    "UnknownModelError": "gpusizer.errors",
+    "Decision": "gpusizer.decide.decision",
+    "CatalogError": "gpusizer.base.errors",
+    "SizingError": "gpusizer.base.errors",
+    "SpecError": "gpusizer.base.errors",
+    "UnknownModelError": "gpusizer.base.errors",
     "Estimate": "gpusizer.planner",
     "estimate": "gpusizer.planner",
     "load_spec": "gpusizer.planner",
     "plan": "gpusizer.planner",
     "WorkloadSpec": "gpusizer.spec",
+    "document": "gpusizer.render.plan_json",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -8,7 +8,7 @@ agree with the sizing.
 
 Pricing (:func:`price`), by the nodes each replica count launches (whole node
 groups: :func:`instances`) at the choice's $/hour per node, 730 h a month
-(gpusizer.cost); with one replica per node that is the choice's per-replica `hourly_usd`:
+(gpusizer.base.cost); with one replica per node that is the choice's per-replica `hourly_usd`:
 
 - `monthly_usd_min`: `min_replicas` all month (0 when the workload scales to zero);
 - `monthly_usd_max`: `max_replicas` all month: the ceiling the budget policy uses;
@@ -27,7 +27,7 @@ from typing import Annotated, Literal, Self
 
 import pydantic
 
-from gpusizer import cost as cost_mod, fields
+from gpusizer.base import cost as cost_mod, fields
 
 # The metric names of docs/contract.md section 8 and what each scales on.
 METRICS = {
@@ -162,7 +162,7 @@ class Autoscaling(fields.Strict):
         return self
 
 
-# Minutes in a week, and weeks in the 730-hour month of gpusizer.cost.
+# Minutes in a week, and weeks in the 730-hour month of gpusizer.base.cost.
 _WEEK_MINUTES = 7 * 24 * 60
 _DAY_NAMES = {"sun": 0, "mon": 1, "tue": 2, "wed": 3, "thu": 4, "fri": 5, "sat": 6}
 

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
-from gpusizer import redact
+from gpusizer.base import redact
 
 EXIT_OK, EXIT_INVALID, EXIT_INFEASIBLE, EXIT_BUG = 0, 2, 3, 1
 DEBUG_HELP = "show tracebacks of internal errors (accepted anywhere on the command line)"
@@ -90,7 +90,7 @@ def _add_observe(obs: argparse.ArgumentParser) -> None:
 
 
 def _add_catalog(cat: argparse.ArgumentParser) -> None:
-    from gpusizer import providers
+    from gpusizer.base import providers
     from gpusizer.catalog.offer import PURCHASES
 
     cat_sub = cat.add_subparsers(dest="catalog_command", required=True, metavar="{list,refresh}")
@@ -169,12 +169,12 @@ def _catalog(path):
 
 def _cmd_plan(args) -> int:
     import gpusizer
-    from gpusizer import report
+    from gpusizer.render import report
 
     pools = gpusizer.load_pools(args.pools) if args.pools else ()
     decision = gpusizer.plan(args.spec, catalog=_catalog(args.catalog), pools=pools)
     print(redact.redact(report.render(decision, args.format, top=None if args.all else args.top, quiet_age=args.quiet_age)))
-    from gpusizer import providers
+    from gpusizer.base import providers
 
     allowed = decision.workload.spec.placement.providers
     if pools and allowed is not None and not set(providers.OWNED) & set(allowed):
@@ -186,7 +186,7 @@ def _cmd_plan(args) -> int:
 
 def _cmd_estimate(args) -> int:
     import gpusizer
-    from gpusizer import report
+    from gpusizer.render import report
 
     print(redact.redact(report.render(gpusizer.estimate(args.spec, catalog=_catalog(args.catalog)), args.format)))
     return EXIT_OK
@@ -270,7 +270,7 @@ def _cmd_preview(args) -> int:
     try:
         from policies import offline
     except ImportError as exc:
-        from gpusizer import errors
+        from gpusizer.base import errors
 
         raise errors.MissingExtraError(
             f"gpusizer preview needs the [pulumi] extra ({exc.name or exc} is not installed). "
@@ -280,17 +280,18 @@ def _cmd_preview(args) -> int:
 
 
 def _cmd_catalog_list(args) -> int:
-    from gpusizer import hardware
+    from gpusizer.facts import hardware
 
     gpu = None
     if args.gpu:
         gpu = hardware.canonical_gpu(args.gpu)
         if gpu is None:
-            from gpusizer.errors import SpecError
+            from gpusizer.base.errors import SpecError
 
             raise SpecError(f"--gpu: unknown GPU {args.gpu!r}. To fix: use one of {', '.join(hardware.load_gpus())}", "--gpu")
     import gpusizer
-    from gpusizer import listing, providers
+    from gpusizer.catalog import listing
+    from gpusizer.base import providers
 
     offers = _catalog(args.catalog).with_pools(gpusizer.load_pools(args.pools) if args.pools else ()).offers
     listed = listing.rows(offers, args.provider, args.region, gpu, args.min_gpu_memory_gib, args.purchase)
@@ -302,7 +303,7 @@ def _cmd_catalog_list(args) -> int:
 
 def _cmd_catalog_refresh(args) -> int:
     """Exit 0 when everything was refreshed, 1 when something kept its previous data (listed, one line each)."""
-    from gpusizer import inputs, providers
+    from gpusizer.base import inputs, providers
     from gpusizer.catalog import paths, refresh
 
     problems = []
@@ -324,7 +325,7 @@ def _cmd_catalog_refresh(args) -> int:
 
 
 def _cmd_models(args) -> int:
-    from gpusizer import registry
+    from gpusizer.facts import registry
 
     rows = [
         {"name": m.key, "display_name": m.display_name, "kind": m.kind, "params_b": round(m.params / 1e9, 2),
@@ -449,7 +450,7 @@ def _end_process(code: int) -> None:
 def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = _parser(argv).parse_args(argv)
-    from gpusizer import errors
+    from gpusizer.base import errors
 
     try:
         return _COMMANDS[args.command].run(args)

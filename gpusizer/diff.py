@@ -26,7 +26,8 @@ import functools
 import json
 import pathlib
 
-from gpusizer import cost, errors, inputs, rows
+from gpusizer.base import cost, errors, inputs
+from gpusizer.render import rows
 
 FORMATS = ("table", "markdown", "json")
 

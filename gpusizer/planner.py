@@ -9,9 +9,12 @@ import pathlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from gpusizer import errors, hardware, inputs, optimize, providers, registry, spec as spec_mod
+from gpusizer.base import errors, inputs, providers
+from gpusizer.facts import hardware, registry
+from gpusizer.decide import optimize
+from gpusizer import spec as spec_mod
 from gpusizer.catalog import Catalog
-from gpusizer.decision import Decision, requirements_dict
+from gpusizer.decide.decision import Decision
 from gpusizer.estimate import calibration as calibration_mod, fit as fit_mod, workload as workload_mod
 
 
@@ -37,7 +40,7 @@ def _load(source) -> workload_mod.Workload:
 def model_of(ref: spec_mod.ModelRef) -> registry.ModelArch:
     """The architecture a spec's `model` names."""
     if ref.hf_id is not None:
-        from gpusizer import hub  # huggingface_hub is an optional extra
+        from gpusizer.facts import hub  # huggingface_hub is an optional extra
 
         return hub.model_from_hub(ref.hf_id)
     if ref.name is not None:
@@ -46,7 +49,7 @@ def model_of(ref: spec_mod.ModelRef) -> registry.ModelArch:
         except errors.UnknownModelError as unknown:
             if "/" not in ref.name:
                 raise
-            from gpusizer import hub
+            from gpusizer.facts import hub
 
             try:
                 return hub.model_from_hub(ref.name)  # an HF id no registry entry matches
@@ -175,22 +178,13 @@ def plan(
 
 @dataclasses.dataclass(frozen=True)
 class Estimate:
-    """Requirements of a workload and, per GPU model, the fewest GPUs that run it."""
+    """Requirements of a workload and, per GPU model, the fewest GPUs that run it.
+
+    Rendered by gpusizer.render (its JSON: gpusizer.render.plan_json.estimate).
+    """
 
     workload: workload_mod.Workload
     per_gpu: tuple[dict, ...]
-
-    def to_dict(self) -> dict:
-        return {
-            "workload": self.workload.spec.name,
-            "model": self.workload.model.key,
-            "task": self.workload.spec.task,
-            "requirements": requirements_dict(self.workload),
-            "calibration": self.workload.calibration.to_dict() | {"file": self.workload.calibration.path}
-            if self.workload.calibration else None,
-            "per_gpu": list(self.per_gpu),
-        }
-
 
 def estimate(spec, catalog: Catalog | None = None) -> Estimate:
     """Requirements, and per GPU model the fewest GPUs that satisfy them and the cheapest offer that does.

@@ -10,7 +10,7 @@ gpusizer.load_catalog(), loaded once while its files are unchanged, rather
 than read again for each plan.
 
 Models read by Hugging Face id are looked up once per scope too
-(:func:`remembered`, used by gpusizer.hub): a preview validates a spec in the
+(:func:`remembered`, used by gpusizer.facts.hub): a preview validates a spec in the
 program, in GpuWorkload and again in the policy pack, and each lookup may
 reach the Hub (or, unreachable, wait out its retries).
 
@@ -97,14 +97,14 @@ def remembered(key: tuple, compute: Callable[[], T],
 
 def in_order(specs: Sequence, pools: Iterable = (), catalog=None) -> Iterator[tuple]:
     """Plan a stack's workloads in turn, as :func:`plan` does each: yields (decision, the pools it was
-    planned against). A workload placed on an owned pool (gpusizer.providers.OWNED) takes its GPUs
+    planned against). A workload placed on an owned pool (gpusizer.base.providers.OWNED) takes its GPUs
     from it, so later workloads see what is left and, once the pool is full, burst to the cloud.
     The caller stops at an infeasible decision (chosen is None) or goes on with the pools unchanged.
 
     __main__.py plans its stack with it; `gpusizer preview` does too, before it forks its two phases
     (policies/offline.py), so both inherit the decisions.
     """
-    from gpusizer import providers
+    from gpusizer.base import providers
 
     pools = list(pools)
     for spec in specs:

@@ -2,7 +2,7 @@
 
 Every field is documented with its unit and default; `gpusizer schema` prints
 the JSON Schema generated from these models so editors can validate spec files.
-Bad input of any kind becomes a :class:`gpusizer.errors.SpecError` naming the
+Bad input of any kind becomes a :class:`gpusizer.base.errors.SpecError` naming the
 field and the fix; nothing downstream ever sees an unvalidated value.
 """
 
@@ -13,11 +13,12 @@ from typing import Annotated, Any, Literal, Self
 
 import pydantic
 
-from gpusizer import autoscaling as autoscaling_mod, errors, fields, inputs, providers
+from gpusizer import autoscaling as autoscaling_mod
+from gpusizer.base import errors, fields, inputs, providers
 
 Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
 KvPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8"]
-Provider = Literal[providers.NAMES]  # the one registry (gpusizer.providers)
+Provider = Literal[providers.NAMES]  # the one registry (gpusizer.base.providers)
 
 
 class ModelRef(fields.Strict):

@@ -12,7 +12,7 @@ Algorithm:
 3. With u the utilization (the share of hours the workload does paid work,
    the pool's `utilization` unless given; the cloud bills only those hours, as
    instances stop when idle; u = 1 for a service that runs around the clock):
-   cloud(m) = u x monthly (hourly x replicas x 730 h, gpusizer.cost) x m;
+   cloud(m) = u x monthly (hourly x replicas x 730 h, gpusizer.base.cost) x m;
    pool(m)  = s x capex x purchases(m) + m x s x (kW x PUE x $/kWh x 730 h
               + opex / 12), purchases(m) = max(1, ceil(m / lifetime months))
    (bought at month 0 and again at the end of each lifetime; power at
@@ -30,10 +30,11 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from gpusizer import cost, fields, planner, providers, spec as spec_mod
+from gpusizer.base import cost, fields, providers
+from gpusizer import planner, spec as spec_mod
 from gpusizer.catalog import Catalog
 from gpusizer.catalog.offer import PURCHASES
-from gpusizer.errors import SizingError
+from gpusizer.base.errors import SizingError
 
 COMMITMENTS_NOTE = ("the catalog has no 1-/3-year commitment prices (AWS Savings Plans / Reserved Instances, "
                     "GCP committed-use discounts); commitments are not compared")

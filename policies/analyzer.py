@@ -20,7 +20,7 @@ from google.protobuf import struct_pb2
 from pulumi import output as pulumi_output
 from pulumi.runtime.proto import analyzer_pb2
 
-from gpusizer import errors
+from gpusizer.base import errors
 from policies import pack, rules
 from policies import view as v
 
@@ -63,7 +63,7 @@ def servicer(policy_config: dict[str, Any] | None = None):
     coded level (the wire default would make it advisory).
 
     Raises:
-        gpusizer.errors.SizingError: an installed pulumi-policy this was not checked against.
+        gpusizer.base.errors.SizingError: an installed pulumi-policy this was not checked against.
     """
     version = importlib.metadata.version("pulumi-policy")
     if not version.startswith(SUPPORTED):

@@ -15,7 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from gpusizer import audit, metadata, units
+from gpusizer.contract import audit, metadata
+from gpusizer.base import units
 from policies import shapes
 from policies import view as v
 

@@ -26,7 +26,8 @@ import sys
 import pulumi
 
 import gpusizer
-from gpusizer import errors, inputs, providers, redact, reuse
+from gpusizer.base import errors, inputs, providers, redact
+from gpusizer import reuse
 from policies import analyzer, fork, mocks, rules
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
@@ -194,7 +195,8 @@ def _decisions(exports: dict) -> dict[str, dict]:
 
 def _decision_line(e: dict) -> str:
     """"aws us-east-1 g6e.xlarge (1 x L40S), on-demand: 2 replicas x $1.86/h = $3.72/h, $2,717.06/month"."""
-    from gpusizer import cost, report
+    from gpusizer.base import cost
+    from gpusizer.render import report
 
     plan = e.get("decision") if isinstance(e.get("decision"), dict) else {}
     choice = plan.get("choice") or {}

@@ -14,7 +14,7 @@ import functools
 import math
 from collections.abc import Callable
 
-from gpusizer import audit, metadata
+from gpusizer.contract import audit, metadata
 from policies import k8s, shapes
 from policies import view as v
 
@@ -312,7 +312,7 @@ SIZING: dict[str, Sizing] = {
     "gcp": Sizing(metadata.GCP_REQUIRED, metadata.GCP_SIZED_BY, metadata.parse_gcp_gib),  # "20_15": labels hold no "."
     "onprem": Sizing(metadata.K8S_REQUIRED, metadata.K8S_SIZED_BY, lambda value: v.finite(value, metadata.K8S_REQUIRED)),
 }
-"""Provider (a key of gpusizer.providers.REGISTRY) -> its sizing keys and requirement reader."""
+"""Provider (a key of gpusizer.base.providers.REGISTRY) -> its sizing keys and requirement reader."""
 
 
 class GpuResource:

@@ -20,7 +20,8 @@ from typing import Any
 
 import pydantic
 
-from gpusizer import errors, hardware, providers
+from gpusizer.base import errors, providers
+from gpusizer.facts import hardware
 from policies import hosts, overprovisioning, resources, sizing, verify
 from policies import view as v
 
@@ -213,7 +214,7 @@ def validate_config(config: Any, where: str = "--policy-config") -> None:
     A misspelt policy name would otherwise configure nothing and leave that policy at its default.
 
     Raises:
-        gpusizer.errors.SpecError: naming the policy and the fix.
+        gpusizer.base.errors.SpecError: naming the policy and the fix.
     """
     import difflib
 

@@ -16,7 +16,8 @@ import pathlib
 
 import yaml
 
-from gpusizer import audit, units
+from gpusizer.contract import audit
+from gpusizer.base import units
 from policies import view as v
 
 FAMILIES_FILE = pathlib.Path(__file__).with_name("accelerator_families.yaml")

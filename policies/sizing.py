@@ -12,7 +12,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from gpusizer import audit, limits, providers
+from gpusizer.contract import audit
+from gpusizer.base import limits, providers
 from gpusizer.estimate.fit import apart
 from policies import resources as res
 from policies import scaling

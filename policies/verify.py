@@ -22,7 +22,8 @@ import math
 from collections.abc import Callable
 
 import gpusizer
-from gpusizer import optimize, reuse
+from gpusizer.decide import optimize
+from gpusizer import reuse
 from gpusizer.catalog import Catalog
 from policies import resources as res
 from policies import sizing
@@ -135,7 +136,7 @@ def underprovisioned(stack: list[sizing.StackResource]) -> list[tuple[str, str |
 
 def bounds_within_capacity(stack: list, catalog: Catalog | None = None) -> list[tuple[str, str | None]]:
     """Each GpuWorkload whose recorded spec autoscales: its maximum must fit the chosen pool's free GPUs
-    and the catalog's vCPU quota (gpusizer.optimize.scaling_capacity), re-planned from the record.
+    and the catalog's vCPU quota (gpusizer.decide.optimize.scaling_capacity), re-planned from the record.
 
     Args:
         stack: policies.sizing.StackResource records.

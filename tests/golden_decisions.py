@@ -16,7 +16,7 @@ import json
 import pathlib
 
 import gpusizer
-from gpusizer import limits
+from gpusizer.base import limits
 from gpusizer.catalog import Catalog
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
@@ -46,7 +46,7 @@ def summary(decision: gpusizer.Decision) -> dict:
     The top adequate offers and the cheapest rejected ones are distinct by
     (provider, instance type, purchase), so a type sold in twenty zones counts once.
     """
-    d = decision.to_dict()
+    d = gpusizer.document(decision)
     top, seen = [], set()
     for c in d["candidates"]:
         key = (c["provider"], c["instance_type"], c["purchase"])

@@ -13,7 +13,7 @@ import collections
 import datetime
 import re
 
-from gpusizer import hardware
+from gpusizer.facts import hardware
 from gpusizer.catalog.offer import Offer
 
 # Datasheet memory per GPU (smallest, largest variant sold). NVIDIA's "GB" of GPU memory is

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 import gpusizer
-from gpusizer import autoscaling, report
+from gpusizer import autoscaling
+from gpusizer.render import report
 
 QUERY = 'sum(vllm:num_requests_waiting{model_name="x"})'
 QUEUE = {"min_replicas": 0, "max_replicas": 4, "metric": "queue_depth", "query": QUERY, "target": 10}
@@ -68,7 +69,7 @@ def test_autoscaling_is_for_serving_only():
 
 
 def test_plan_prices_min_and_max_per_replica(tiny_catalog):
-    plan = gpusizer.plan(_spec(QUEUE), catalog=tiny_catalog).to_dict()
+    plan = gpusizer.document(gpusizer.plan(_spec(QUEUE), catalog=tiny_catalog))
     choice = plan["choice"]
     a = choice["autoscaling"]
     # one replica of the choice, 730 h a month (24 x 365 / 12), by hand
@@ -84,15 +85,15 @@ def test_max_defaults_to_replicas_the_throughput_target_needs(tiny_catalog):
     spec = _spec({"min_replicas": 1, "metric": "gpu_utilization", "target": 70},
                  inference={"targets": {"tokens_per_second": 300}}, growth=2.0)
     plan = gpusizer.plan(spec, catalog=tiny_catalog)
-    a = plan.to_dict()["choice"]["autoscaling"]
+    a = gpusizer.document(plan)["choice"]["autoscaling"]
     assert plan.chosen.replicas > 1  # 600 tokens/s takes several replicas of one GPU
     assert a["max_replicas"] == plan.chosen.replicas
     assert a["monthly_usd_expected"] == a["monthly_usd_max"]  # the target load runs all month
 
 
 def test_schedule_expected_cost_counts_window_hours(tiny_catalog):
-    plan = gpusizer.plan(_spec({"min_replicas": 1, "metric": "schedule", "schedule": [WEEKDAYS]}),
-                         catalog=tiny_catalog).to_dict()
+    plan = gpusizer.document(gpusizer.plan(_spec({"min_replicas": 1, "metric": "schedule", "schedule": [WEEKDAYS]}),
+                                           catalog=tiny_catalog))
     a, hourly = plan["choice"]["autoscaling"], plan["choice"]["hourly_usd"]
     # weekdays 08:00-20:00 at 3 replicas = 5 x 12 x 3 = 180 replica-hours; the other 108 h of the week at 1
     mean = (180 + 108) / 168

@@ -11,7 +11,8 @@ import re
 
 import pytest
 
-from gpusizer import errors, hardware
+from gpusizer.base import errors
+from gpusizer.facts import hardware
 from gpusizer.catalog import store
 from gpusizer.catalog.builder import __main__ as build_main
 from gpusizer.catalog.builder import aws, gcp, spot_offer

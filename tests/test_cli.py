@@ -52,7 +52,7 @@ def test_plan_json_has_contract_fields():
 
 
 def test_estimate_json_lists_every_gpu_model():
-    from gpusizer import hardware
+    from gpusizer.facts import hardware
 
     r = run("estimate", EXAMPLE, "--format", "json")
     assert r.returncode == 0, r.stderr
@@ -257,7 +257,7 @@ def test_top_level_help_before_a_subcommand_lists_every_subcommand(capsys):
 def test_tco_months_are_bounded_by_the_longest_pool_lifetime(tmp_path, capsys):
     """--months past the longest pool lifetime (fields.MAX_LIFETIME_YEARS: 50 years, 600 months) would
     build a table month by month for hours; not a whole number >= 1 is refused by the parser."""
-    from gpusizer import fields
+    from gpusizer.base import fields
 
     assert 12 * fields.MAX_LIFETIME_YEARS == 600
     pools = tmp_path / "pools.yaml"

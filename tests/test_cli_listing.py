@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 import gpusizer
-from gpusizer import price_age, report
+from gpusizer.render import price_age, report
 from tests.conftest import REPO, make_offer
 from tests import conftest
 

@@ -6,7 +6,8 @@ import json
 import re
 
 import gpusizer
-from gpusizer import cost, report
+from gpusizer.base import cost
+from gpusizer.render import report
 from gpusizer.catalog import Catalog
 from tests.conftest import REPO, make_offer
 from tests import conftest
@@ -20,7 +21,7 @@ _cli = conftest.cli
 def test_monthly_usd_is_hourly_per_replica_times_replicas_times_730_hours(tiny_catalog):
     # g6.xlarge lists at $0.805/h (tiny catalog); two replicas all month: 0.805 x 2 x 730 = $1,175.30.
     d = gpusizer.plan({**CHAT_8B, "deploy": {"replicas": 2}}, catalog=tiny_catalog)
-    choice = d.to_dict()["choice"]
+    choice = gpusizer.document(d)["choice"]
     assert (choice["instance_type"], choice["replicas"]) == ("g6.xlarge", 2)
     assert choice["hourly_usd"] == 0.805  # one replica, not both
     assert choice["monthly_usd"] == 1175.30
@@ -79,7 +80,7 @@ def test_impossible_ttft_names_the_best_ttft_reached_and_the_offer_in_every_form
     best = f"best TTFT: {ttfts[fastest]:,.0f} ms on 8 x H100 p5.48xlarge; target 1 ms"
     for fmt in ("table", "markdown"):
         assert best in report.render(d, fmt)
-    miss = next(m for m in d.to_dict()["nearest_misses"] if m["reason"] == "ttft")
+    miss = next(m for m in gpusizer.document(d)["nearest_misses"] if m["reason"] == "ttft")
     assert miss["offer"]["instance_type"] == "p5.48xlarge" and miss["line"].startswith(best)
 
 

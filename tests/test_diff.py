@@ -24,7 +24,7 @@ def _write(path, doc):
 
 
 def _plan(spec, catalog):
-    return gpusizer.plan(spec, catalog=catalog).to_dict()
+    return gpusizer.document(gpusizer.plan(spec, catalog=catalog))
 
 
 def test_purchase_change_shows_both_choices_and_the_monthly_delta(tmp_path, tiny_catalog):
@@ -120,7 +120,7 @@ def test_diff_inputs_go_through_the_input_boundary_naming_the_side(tmp_path, con
 
 
 def test_diff_input_over_the_result_cap_is_refused(tmp_path, tiny_catalog, monkeypatch):
-    from gpusizer import inputs
+    from gpusizer.base import inputs
 
     path = _write(tmp_path / "plan.json", _plan(CHAT_8B, tiny_catalog))
     monkeypatch.setattr(inputs, "MAX_RESULT_BYTES", path.stat().st_size - 1)

@@ -12,7 +12,7 @@ CHAT_8B = {"name": "chat", "model": {"name": "llama-3.1-8b"}, "precision": "bf16
 
 
 def _row(e, gpu):
-    return next(r for r in e.to_dict()["per_gpu"] if r["gpu"] == gpu)
+    return next(r for r in gpusizer.document(e)["per_gpu"] if r["gpu"] == gpu)
 
 
 def test_h200_needs_one_gpu_though_the_catalog_sells_eight():
@@ -57,9 +57,9 @@ SDXL = {"name": "img", "model": {"name": "stabilityai/stable-diffusion-xl-base-1
 
 
 def test_diffusion_model_is_reported_without_kv_cache_or_token_targets():
-    from gpusizer import report
+    from gpusizer.render import report
 
-    req = gpusizer.estimate(SDXL).to_dict()["requirements"]
+    req = gpusizer.document(gpusizer.estimate(SDXL))["requirements"]
     assert "kv_cache_precision" not in req and "kv_cache_gib_per_sequence" not in req
     assert "tokens_per_second" not in req["targets"]
     text = report.render(gpusizer.plan(SDXL))

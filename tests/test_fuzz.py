@@ -19,7 +19,9 @@ import random
 import pytest
 
 import gpusizer
-from gpusizer import inputs, registry, report
+from gpusizer.base import inputs
+from gpusizer.facts import registry
+from gpusizer.render import report
 from gpusizer.catalog import Catalog
 from tests.conftest import REPO, make_offer
 

@@ -9,7 +9,8 @@ import struct
 import pytest
 
 import gpusizer
-from gpusizer import cli, registry
+from gpusizer import cli
+from gpusizer.facts import registry
 
 REPO = "acme/tiny-llama"
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
@@ -102,7 +103,7 @@ def test_config_count_stands_when_the_weights_are_not_cached(hf_cache):
 def test_an_hf_id_in_model_name_is_read_when_no_registry_entry_matches(hf_cache):
     hf_cache()
     d = gpusizer.plan({**SPEC, "model": {"name": REPO}})
-    assert d.to_dict()["model"] == REPO.lower()
+    assert gpusizer.document(d)["model"] == REPO.lower()
     assert d.workload.model.display_name == REPO
 
 

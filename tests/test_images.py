@@ -7,7 +7,7 @@ import csv
 import pytest
 
 import gpusizer
-from gpusizer import images
+from gpusizer.facts import images
 from gpusizer.catalog import Catalog
 from tests.conftest import make_offer
 from tests.components.conftest import REPO

@@ -8,7 +8,9 @@ import os
 import pytest
 
 import gpusizer
-from gpusizer import cli, fields, inputs, redact, registry
+from gpusizer import cli
+from gpusizer.base import fields, inputs, redact
+from gpusizer.facts import registry
 from tests.conftest import REPO
 
 HF = REPO / "tests/data"
@@ -249,7 +251,7 @@ def test_spec_errors_never_echo_credentials(capsys, tmp_path):
 @pytest.mark.parametrize("example", sorted(p.name for p in (REPO / "stacks/examples").glob("*.yaml")))
 def test_redaction_leaves_ordinary_reports_unchanged(example, tiny_catalog):
     """Measurements under secret-sounding JSON keys ("pipeline_ms_per_token": 0.5) stay, and the JSON stays valid."""
-    from gpusizer import report
+    from gpusizer.render import report
 
     decision = gpusizer.plan(REPO / "stacks/examples" / example, catalog=tiny_catalog)
     for fmt in report.FORMATS:

@@ -2,7 +2,7 @@
 
 The plan JSON's nearest misses, the table's rows (offers alike but for the
 zone collapsed) and the trimmed candidates are read from merged streams of
-judged runs (gpusizer.judgement) that stop after the first few. The
+judged runs (gpusizer.decide.judgement) that stop after the first few. The
 references here sort and group the whole materialized candidate list, the
 slow, obvious way.
 """
@@ -14,7 +14,9 @@ import math
 import pytest
 
 import gpusizer
-from gpusizer import misses, price_age, providers, rows
+from gpusizer.decide import misses
+from gpusizer.render import price_age, rows
+from gpusizer.base import providers
 from gpusizer.catalog import Catalog
 from tests import test_optimizer_oracle as oracle
 
@@ -47,7 +49,7 @@ def _reference_by_reason(d) -> dict[str, list]:
     out: dict[str, list] = {}
     for c in sorted((c for c in d.candidates if not c.feasible), key=_price_key):
         out.setdefault(c.rejection.code.value, []).append(c)
-    return {code: sorted(cs, key=lambda c: misses.nearness(d, c)) for code, cs in out.items()}
+    return {code: sorted(cs, key=lambda c: misses.nearness(d.workload, c)) for code, cs in out.items()}
 
 
 def _decisions():
@@ -67,7 +69,7 @@ def decisions():
 def test_nearest_misses_equal_the_sorted_full_list(decisions):
     for d in decisions:
         want = _reference_by_reason(d)
-        got = misses.nearest(d, include_placement=True)
+        got = misses.nearest(d.workload, d.judged, include_placement=True)
         assert [m.code for m in got] == [c for c in d.rejections_by_reason]
         for m in got:
             assert m.count == len(want[m.code])
@@ -79,8 +81,8 @@ def test_table_rows_equal_grouping_the_full_list(decisions, top):
     for d in decisions:
         key = lambda c: (c.usd_per_mtok if c.usd_per_mtok is not None else c.hourly_usd, c.hourly_usd)  # noqa: E731
         assert rows.collapse(d.ranked(), top, key) == _reference_collapse(d.feasible)[:top]
-        for code, cs in misses.by_reason(d).items():
-            near = lambda c: (misses.nearness(d, c), _price_key(c)[0])  # noqa: E731
+        for code, cs in misses.by_reason(d.workload, d.judged).items():
+            near = lambda c: (misses.nearness(d.workload, c), _price_key(c)[0])  # noqa: E731
             assert rows.collapse(cs, 2, near) == _reference_collapse(_reference_by_reason(d)[code])[:2], code
 
 
@@ -130,7 +132,7 @@ def test_branch_and_bound_judges_only_the_classes_that_could_win():
 def test_aggregates_equal_their_definitions_over_the_full_list(decisions):
     """sized_by, burst, the feasible count and the cheapest per GPU read run summaries; here they are
     recomputed from every candidate as their docstrings define them."""
-    from gpusizer import limits
+    from gpusizer.base import limits
 
     for d in decisions:
         feasible = [c for c in d.candidates if c.feasible]

@@ -7,9 +7,10 @@ import json
 import pytest
 
 import gpusizer
-from gpusizer import limits, report
+from gpusizer.base import limits
+from gpusizer.render import report
 from gpusizer.catalog import Catalog
-from gpusizer.decision import Rejection
+from gpusizer.decide.candidate import Rejection
 from tests.conftest import make_offer
 
 CHAT_8B = {"name": "chat", "model": {"name": "llama-3.1-8b"}, "inference": {"context_length": 4096, "batch_size": 4}}
@@ -34,7 +35,7 @@ def test_an_unknown_code_is_refused_where_a_rejection_is_made():
 
 def test_codes_stay_plain_strings_in_the_plan_json(tiny_catalog):
     d = gpusizer.plan(CHAT_8B, catalog=tiny_catalog)
-    codes = {c["reason_code"] for c in json.loads(json.dumps(d.to_dict()))["candidates"]} - {None}
+    codes = {c["reason_code"] for c in json.loads(json.dumps(gpusizer.document(d)))["candidates"]} - {None}
     assert codes and all(type(c) is str for c in codes) and "memory" in codes
 
 

@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 import gpusizer
-from gpusizer import registry
+from gpusizer.facts import registry
 from gpusizer.estimate import fit, memory, workload
 from tests.conftest import DATA
 

@@ -40,8 +40,8 @@ def test_pool_with_room_wins_on_price(tiny_catalog):
     d = gpusizer.plan(CHAT, catalog=tiny_catalog, pools=pools)
     assert d.chosen.offer.provider == "onprem"
     assert d.chosen.gpu_count == 1
-    assert d.to_dict()["choice"]["instance_type"] == "rack-a"
-    assert d.to_dict()["choice"]["region"] == "fra-dc1"
+    assert gpusizer.document(d)["choice"]["instance_type"] == "rack-a"
+    assert gpusizer.document(d)["choice"]["region"] == "fra-dc1"
     assert d.burst is None
 
 

@@ -8,9 +8,10 @@ import random
 import pytest
 
 import gpusizer
-from gpusizer import optimize, planner as plan_mod
+from gpusizer.decide import optimize
+from gpusizer import planner as plan_mod
 from gpusizer.catalog import Catalog
-from gpusizer.providers import NAMES as PROVIDERS
+from gpusizer.base.providers import NAMES as PROVIDERS
 from gpusizer.estimate import fit as fit_mod
 from tests.conftest import make_offer
 
@@ -54,8 +55,8 @@ def test_infeasible_spec_has_no_choice_and_explains_all(tiny_catalog):
     d = gpusizer.plan({"name": "huge", "model": {"name": "llama-3.1-405b"}, "placement": {"providers": ["gcp"]}},
                       catalog=tiny_catalog)
     assert d.chosen is None
-    assert d.to_dict()["choice"] is None
-    assert all(c["reasons"] for c in d.to_dict()["candidates"])
+    assert gpusizer.document(d)["choice"] is None
+    assert all(c["reasons"] for c in gpusizer.document(d)["candidates"])
 
 
 def test_tensor_parallel_over_pcie_is_priced_not_forbidden():
@@ -63,7 +64,7 @@ def test_tensor_parallel_over_pcie_is_priced_not_forbidden():
     offers = (make_offer("g6.12xlarge", "L4", 4, 22.35, 4.6, nvlink=False),)
     d = gpusizer.plan({"name": "m", "model": {"name": "llama-3.1-70b"}, "precision": "int4"}, catalog=Catalog(offers))
     assert d.chosen is not None
-    perf = d.to_dict()["choice"]["performance"]
+    perf = gpusizer.document(d)["choice"]["performance"]
     assert perf["tensor_parallel"] == 4
     assert perf["link"].startswith("PCIe Gen4 x16")
     # 80 layers x 2 all-reduces x at least the 30 us PCIe latency each.
@@ -118,9 +119,9 @@ def test_failover_lists_adequate_types_in_rank_order(tiny_catalog):
 def test_ranking_is_independent_of_input_order(tiny_catalog):
     rng = random.Random(7)
     offers = list(tiny_catalog.offers)
-    first = gpusizer.plan(CHAT_8B, catalog=tiny_catalog).to_dict()
+    first = gpusizer.document(gpusizer.plan(CHAT_8B, catalog=tiny_catalog))
     rng.shuffle(offers)
-    again = gpusizer.plan(CHAT_8B, catalog=Catalog(tuple(offers))).to_dict()
+    again = gpusizer.document(gpusizer.plan(CHAT_8B, catalog=Catalog(tuple(offers))))
     assert first == again
 
 
@@ -219,4 +220,4 @@ def test_throughput_target_counts_the_replicas_it_takes(tiny_catalog):
     c = gpusizer.plan(spec, catalog=one).chosen
     assert c.usd_per_mtok == pytest.approx(1.00 * c.replicas)
     assert d.chosen.hourly_usd == min(c.hourly_usd for c in d.feasible)
-    assert d.to_dict()["choice"]["replicas"] == d.chosen.replicas
+    assert gpusizer.document(d)["choice"]["replicas"] == d.chosen.replicas

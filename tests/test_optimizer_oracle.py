@@ -1,6 +1,6 @@
 """The planner agrees with a brute-force oracle on generated specs, catalogs, pools and quotas.
 
-The oracle is the rules of gpusizer/optimize.py's docstring written the slow,
+The oracle is the rules of gpusizer/decide/optimize.py's docstring written the slow,
 obvious way: every offer x purchase option x node count is judged on its own
 (the sizing verdict from `fit.fit(w, shape)`, so it tracks fit.py's layouts,
 replicas per node and node groups), nothing is cached, and the feasible ones
@@ -22,7 +22,10 @@ import random
 import pytest
 
 import gpusizer
-from gpusizer import images, optimize, planner as plan_mod, providers
+from gpusizer.facts import images
+from gpusizer.decide import optimize
+from gpusizer import planner as plan_mod
+from gpusizer.base import providers
 from gpusizer.catalog import Catalog
 from gpusizer.catalog.onprem import Pool
 from gpusizer.estimate import fit as fit_mod
@@ -291,7 +294,7 @@ def test_planner_agrees_with_brute_force_oracle(seed):
 def test_trimmed_plan_json_is_the_top_feasible_and_nearest_rejected_of_the_full_one(seed):
     spec, offers, pools, quotas = _case(seed)
     d = gpusizer.plan(spec, catalog=Catalog(tuple(offers), quotas=quotas), pools=pools)
-    full, top2 = d.to_dict(), d.to_dict(top=2)
+    full, top2 = gpusizer.document(d), gpusizer.document(d, top=2)
     assert full["rejections_by_reason"] == top2["rejections_by_reason"]
     assert full["candidates_total"] == top2["candidates_total"] == len(full["candidates"])
     assert sum(full["rejections_by_reason"].values()) == sum(not c["feasible"] for c in full["candidates"])

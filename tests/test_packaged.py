@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 import gpusizer
-from gpusizer import packaged
+from gpusizer.base import packaged
 from tests.conftest import REPO
 
 PACKAGE = REPO / "gpusizer"
@@ -17,7 +17,7 @@ PACKAGE = REPO / "gpusizer"
 
 def test_every_data_file_is_listed_and_every_twin_is_current(capsys):
     assert sorted(f"data/{p.name}" for p in (PACKAGE / "data").glob("*.yaml")) == sorted(packaged.FILES)
-    assert packaged.main(["--check"]) == 0, "a twin is stale: run `python -m gpusizer.packaged`"
+    assert packaged.main(["--check"]) == 0, "a twin is stale: run `python -m gpusizer.base.packaged`"
 
 
 @pytest.mark.parametrize("relpath", packaged.FILES)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import gpusizer
-from gpusizer import hardware
+from gpusizer.facts import hardware
 from gpusizer.catalog import Catalog
 from gpusizer.estimate import comm
 from tests.conftest import make_offer
@@ -58,7 +58,7 @@ def test_70b_on_pcie_gpus_is_feasible_and_no_dearer_than_g5_48xlarge():
     d = gpusizer.plan({**LLAMA_70B, "placement": {**LLAMA_70B["placement"], "gpus": ["L40S", "L4", "A10G"]}})
     assert d.chosen is not None
     assert d.chosen.hourly_usd <= G5_48XLARGE_USD
-    perf = d.to_dict()["choice"]["performance"]
+    perf = gpusizer.document(d)["choice"]["performance"]
     assert perf["allreduce_ms_per_token"] > 0 or perf["pipeline_stages"] > 1
     # g6e.12xlarge (4 x L40S, $10.49/h, the example) is an adequate PCIe TP-4 shape.
     g6e = [c for c in d.feasible if c.offer.instance_type == "g6e.12xlarge"]
@@ -110,7 +110,7 @@ def test_405b_on_h100_spans_two_nodes_as_pipeline_stages():
     c = d.chosen
     assert c is not None and c.nodes == 2
     assert (c.fit.tensor_parallel, c.fit.pipeline_stages) == (8, 2)
-    assert d.to_dict()["choice"]["performance"]["pipeline_stages"] == 2
+    assert gpusizer.document(d)["choice"]["performance"]["pipeline_stages"] == 2
 
 
 def test_multi_node_serving_needs_a_fabric():

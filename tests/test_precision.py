@@ -34,7 +34,7 @@ def test_an_explicit_fallback_is_allowed_and_named():
     spec = {**SMALL, "precision": "bf16", "sizing": {"precision_fallback": True}}
     d = gpusizer.plan(spec, catalog=OLD_AND_NEW)
     assert d.chosen.offer.gpu == "T4"  # the cheapest, now allowed
-    assert "bf16 runs as fp16" in d.to_dict()["choice"]["performance"]["precision_fallback"]
+    assert "bf16 runs as fp16" in gpusizer.document(d)["choice"]["performance"]["precision_fallback"]
 
 
 def test_fp8_fallback_on_ampere_is_weight_only():
@@ -50,7 +50,7 @@ def test_fp8_fallback_on_ampere_is_weight_only():
 @pytest.mark.parametrize("precision, kv", [("fp8", "bf16"), ("bf16", "bf16"), ("fp16", "fp16"), ("int4", "fp16")])
 def test_kv_cache_stays_16_bit_unless_set(precision, kv):
     # vLLM kv_cache_dtype "auto" = the model's activation dtype; an fp8 cache is an explicit choice.
-    e = gpusizer.estimate({**SMALL, "precision": precision}).to_dict()
+    e = gpusizer.document(gpusizer.estimate({**SMALL, "precision": precision}))
     assert e["requirements"]["kv_cache_precision"] == kv
 
 
@@ -60,7 +60,7 @@ def test_master_weights_none_drops_the_fp32_copy():
     # none: 6 B/param -> 4 x 8.03e9 B = 29.9 GiB less.
     base = {"name": "ft", "model": {"name": "llama-3.1-8b"}, "task": "finetune", "finetune_method": "full",
             "training": {"optimizer": "adamw-8bit"}}
-    with_master = gpusizer.estimate(base).to_dict()["requirements"]["memory_gib"]["optimizer_states"]
+    with_master = gpusizer.document(gpusizer.estimate(base))["requirements"]["memory_gib"]["optimizer_states"]
     none = gpusizer.estimate({**base, "training": {"optimizer": "adamw-8bit", "master_weights": "none"}})
-    saved = with_master - none.to_dict()["requirements"]["memory_gib"]["optimizer_states"]
+    saved = with_master - gpusizer.document(none)["requirements"]["memory_gib"]["optimizer_states"]
     assert saved == pytest.approx(4 * 8.03e9 / 2**30, rel=0.01)

@@ -8,7 +8,8 @@ import pathlib
 import pytest
 
 import gpusizer
-from gpusizer import cli, providers, spec as spec_mod
+from gpusizer import cli, spec as spec_mod
+from gpusizer.base import providers
 from gpusizer.catalog import offer as offer_mod, store
 from tests import offer_contract
 from tests.conftest import REPO
@@ -51,7 +52,7 @@ def test_every_registered_provider_passes_the_offer_contract():
 def test_every_list_of_providers_is_the_registry():
     names = list(providers.NAMES)
     assert list(spec_mod.Provider.__args__) == names
-    assert "PROVIDERS" not in vars(offer_mod)  # one list of names: gpusizer.providers.NAMES
+    assert "PROVIDERS" not in vars(offer_mod)  # one list of names: gpusizer.base.providers.NAMES
     parser = cli._parser()
     sub = next(a for a in parser._actions if a.dest == "command").choices["catalog"]
     catalog_sub = next(a for a in sub._actions if a.dest == "catalog_command").choices
@@ -100,7 +101,7 @@ def test_aws_quota_classes_follow_the_service_quota_families():
 def test_the_engine_tells_owned_capacity_by_the_registry_flag_not_by_name():
     # "onprem" is named by its registry entry and its own catalog module; everything else reads
     # providers.OWNED (or Provider.owned), so a second owned provider needs no edit elsewhere.
-    own = {REPO / "gpusizer/providers.py", REPO / "gpusizer/catalog/onprem.py"}
+    own = {REPO / "gpusizer/base/providers.py", REPO / "gpusizer/catalog/onprem.py"}
     named = [p.relative_to(REPO).as_posix() for p in (REPO / "gpusizer").rglob("*.py")
              if p not in own and '"onprem"' in p.read_text()]
     assert named == []

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 import gpusizer
-from gpusizer import registry
+from gpusizer.facts import registry
 from tests.conftest import DATA, REPO
 
 REFERENCE = [m for m in yaml.safe_load((DATA / "reference/models.yaml").read_text())["models"]

@@ -80,7 +80,7 @@ def test_context_beyond_model_is_rejected():
 
 def test_explicit_architecture_is_sized_from_its_own_figures():
     arch = {"params_b": 7.0, "layers": 32, "hidden_size": 4096, "attention_heads": 32, "kv_heads": 8}
-    req = gpusizer.estimate({**BASE, "model": arch}).to_dict()["requirements"]
+    req = gpusizer.document(gpusizer.estimate({**BASE, "model": arch}))["requirements"]
     # Weights: 7.0e9 parameters x 2 bytes (bf16) = 14.0e9 B = 13.04 GiB.
     assert req["memory_gib"]["weights"] == pytest.approx(13.04, abs=0.01)
     # KV cache: 2 (K and V) x 32 layers x 8 KV heads x 128 (4096 / 32) x 2 bytes = 128 KiB per token;

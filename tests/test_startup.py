@@ -26,7 +26,7 @@ def test_plan_builds_no_pool_or_hugging_face_model_and_reads_no_absent_cache(tmp
     code, modules = _loaded(tmp_path, "plan", REPO / "stacks/examples/chat-8b.yaml", "--format", "json")
     assert code == 0
     assert "gpusizer.planner" in modules and "gpusizer.catalog.compact" in modules
-    unused = {"gpusizer.catalog.onprem", "gpusizer.hf_config", "gpusizer.hub", "gpusizer.catalog.cache",
+    unused = {"gpusizer.catalog.onprem", "gpusizer.facts.hf_config", "gpusizer.facts.hub", "gpusizer.catalog.cache",
               "gpusizer.tco", "gpusizer.diff", "difflib"}
     assert unused & set(modules) == set()
 

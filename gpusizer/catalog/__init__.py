@@ -10,7 +10,7 @@ import pathlib
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from gpusizer import providers
+from gpusizer.base import providers
 from gpusizer.catalog.offer import Offer
 
 if TYPE_CHECKING:
@@ -181,7 +181,7 @@ def stale_bound() -> int:
     Raises:
         SpecError: naming the variable, the value (quoted, at most 80 characters) and the fix.
     """
-    from gpusizer import errors, inputs
+    from gpusizer.base import errors, inputs
 
     raw = os.environ.get("GPUSIZER_MAX_PRICE_AGE_DAYS", "").strip()
     if not raw:

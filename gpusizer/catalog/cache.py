@@ -48,7 +48,7 @@ from typing import Annotated, Any
 
 import pydantic
 
-from gpusizer import errors, fields, inputs, providers, redact
+from gpusizer.base import errors, fields, inputs, providers, redact
 from gpusizer.catalog import paths, store
 from gpusizer.catalog.offer import Offer
 

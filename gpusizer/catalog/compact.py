@@ -30,7 +30,8 @@ import itertools
 import json
 from collections.abc import Sequence
 
-from gpusizer import hardware, providers
+from gpusizer.facts import hardware
+from gpusizer.base import providers
 from gpusizer.catalog.offer import CATALOG_FIELDS, Offer
 
 NAME = "offers.json"

@@ -1,6 +1,6 @@
 """Offers grouped into classes that every limit except place, price, pool capacity and quota judges alike.
 
-A decision judges classes, not offers (gpusizer.optimize). The 1,174 offers
+A decision judges classes, not offers (gpusizer.decide.optimize). The 1,174 offers
 of the packaged catalog fall into about 130 classes (55 GPU shapes times host
 sizes, fabrics and image support); a many-region catalog a hundred times
 larger holds the same classes, so a decision costs about the same on both.
@@ -9,7 +9,7 @@ An index is built once per catalog (Catalog.index) and once per pool set
 
 Within a class and purchase option the offers are sorted once by (price,
 region, zone, instance type). With the class's node count and replicas fixed
-that is the optimizer's rank order (gpusizer.judgement.rank_key), so a budget
+that is the optimizer's rank order (gpusizer.decide.judgement.rank_key), so a budget
 is a bisection and the cheapest feasible offer is the first one in an allowed
 place. Region filters read the per-region and per-zone lists.
 """
@@ -19,7 +19,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Sequence
 
-from gpusizer import images, providers
+from gpusizer.facts import images
+from gpusizer.base import providers
 from gpusizer.catalog.offer import PURCHASES, Offer
 from gpusizer.estimate import fit as fit_mod
 
@@ -70,15 +71,15 @@ class OfferClass:
         sample: one of its offers, standing for the shape and host of all (details name each offer).
         size: how many offers it holds.
         priced: per purchase option ("on-demand", "spot"), its offers sorted by price.
-        image_ok: the family has a supported machine image (gpusizer.images), or is owned.
+        image_ok: the family has a supported machine image (gpusizer.facts.images), or is owned.
         pooled: its offers carry free GPUs (on-prem pools): capacity is judged per offer.
         shape: the sizing shape of one node (gpusizer.estimate.fit.shape_of).
         key: class_key, what the class's offers share.
-        owned: the provider owns its capacity (gpusizer.providers): no regions, one amortized rate.
+        owned: the provider owns its capacity (gpusizer.base.providers): no regions, one amortized rate.
         provider_rank: the provider's place in the registry (a rank tie-break).
         quota_class: the vCPU quota class its offers count against.
         splits: pooled offers split by free GPUs, per (purchase, GPUs needed, run): kept for the next
-            decision (gpusizer.optimize); the run itself is held, so its id stays its own.
+            decision (gpusizer.decide.optimize); the run itself is held, so its id stays its own.
     """
 
     sample: Offer

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from gpusizer import errors, providers
+from gpusizer.base import errors, providers
 
 PURCHASES = ("on-demand", "spot")
 
@@ -39,11 +39,11 @@ class Offer:
     """A GPU shape with its prices at one location.
 
     Attributes:
-        provider: a key of gpusizer.providers.REGISTRY (gpusizer.providers.NAMES).
+        provider: a key of gpusizer.base.providers.REGISTRY (gpusizer.base.providers.NAMES).
         region: cloud region, or the pool's location.
         zone: availability zone when the price or offering is per zone, else None.
         instance_type: the cloud type (g6.xlarge, a2-highgpu-1g) or the pool name.
-        gpu: canonical GPU name (see gpusizer.hardware).
+        gpu: canonical GPU name (see gpusizer.facts.hardware).
         gpu_count: GPUs per node (1 for a fractional GPU).
         gpu_fraction: share of one GPU a fractional type gets (g6f.large: 1/8); 1.0 otherwise.
         gpu_memory_gib: memory per GPU (or per fraction) as the provider/driver reports it, GiB.

@@ -11,7 +11,9 @@ from typing import Any, Self
 
 import pydantic
 
-from gpusizer import errors, fields, hardware, inputs, spec, units
+from gpusizer.base import errors, fields, inputs, units
+from gpusizer.facts import hardware
+from gpusizer import spec
 from gpusizer.catalog.offer import Offer
 
 _NODE_COUNTS = (1, 2, 4, 8, 16)

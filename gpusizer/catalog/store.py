@@ -16,7 +16,8 @@ import math
 import pathlib
 from collections.abc import Iterable
 
-from gpusizer import errors, hardware, inputs
+from gpusizer.base import errors, inputs
+from gpusizer.facts import hardware
 from gpusizer.catalog.offer import CATALOG_FIELDS, Offer
 
 # A refreshed CSV of every AWS and GCP region is a few MB (the packaged snapshot: 250 KB).
@@ -186,7 +187,7 @@ def load_offers(path: str | pathlib.Path | None = None) -> list[Offer]:
         raise errors.CatalogError(
             f"{p}: no catalog CSV there. To fix: give a directory of <provider>.csv files or one CSV file")
     offers: list[Offer] = []
-    for f in files:  # a user's file: regular, size-capped, strict UTF-8 (gpusizer.inputs)
+    for f in files:  # a user's file: regular, size-capped, strict UTF-8 (gpusizer.base.inputs)
         offers += parse_offers(inputs.read_text(f, "catalog file", "--catalog", max_bytes=MAX_CSV_BYTES), str(f))
     check_unique(offers, str(p))
     return offers

@@ -20,7 +20,8 @@ import dataclasses
 import os
 import pathlib
 
-from gpusizer import errors, hardware, inputs
+from gpusizer.base import errors, inputs
+from gpusizer.facts import hardware
 from gpusizer.estimate import speed
 
 ENV = "GPUSIZER_CALIBRATION"

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from gpusizer import hardware
+from gpusizer.facts import hardware
 
 # Achieved fraction of a link's per-direction bandwidth in NCCL ring all-reduce
 # (nccl-tests "busbw" / link rate).

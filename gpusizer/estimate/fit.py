@@ -17,7 +17,8 @@ from __future__ import annotations
 import math
 import typing
 
-from gpusizer import fields, hardware, units
+from gpusizer.base import fields, units
+from gpusizer.facts import hardware
 from gpusizer.estimate import memory, speed
 from gpusizer.estimate.workload import Workload
 

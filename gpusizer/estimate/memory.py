@@ -10,7 +10,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from gpusizer import registry, units
+from gpusizer.facts import registry
+from gpusizer.base import units
 
 BYTES_PER_PARAM = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import typing
 
-from gpusizer import hardware, registry, units
+from gpusizer.facts import hardware, registry
+from gpusizer.base import units
 from gpusizer.estimate import comm, memory
 
 # Achieved fraction of peak HBM bandwidth while decoding ("model bandwidth

@@ -6,7 +6,9 @@ import dataclasses
 import functools
 import math
 
-from gpusizer import hardware, registry, spec as spec_mod, units
+from gpusizer.facts import hardware, registry
+from gpusizer import spec as spec_mod
+from gpusizer.base import units
 from gpusizer.estimate import calibration as calibration_mod, memory, speed
 
 # Host balance (gpusizer defaults, 2026-11; the right-sizing method's "coupled

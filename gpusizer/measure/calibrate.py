@@ -34,7 +34,9 @@ from __future__ import annotations
 import pathlib
 import statistics
 
-from gpusizer import errors, hardware, inputs, planner, units
+from gpusizer.base import errors, inputs, units
+from gpusizer.facts import hardware
+from gpusizer import planner
 from gpusizer.estimate import calibration, speed
 
 TRAINING_FORMAT = "gpusizer-training-run/v1"

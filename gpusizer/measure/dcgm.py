@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 
-from gpusizer import hardware
+from gpusizer.facts import hardware
 from gpusizer.measure import prometheus
 
 LABEL = "gpusizer_workload"

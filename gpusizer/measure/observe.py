@@ -30,11 +30,14 @@ from __future__ import annotations
 import dataclasses
 import datetime
 
-from gpusizer import cost, hardware, optimize, providers, units
+from gpusizer.base import cost, providers, units
+from gpusizer.facts import hardware
+from gpusizer.decide import optimize
 from gpusizer.catalog import Catalog
 from gpusizer.estimate import fit as fit_mod, memory
 from gpusizer.estimate.workload import Workload
 from gpusizer.measure import dcgm
+from gpusizer.render import plan_json
 
 # Thresholds (gpusizer defaults, 2026-11; the right-sizing method's "measure, don't assume").
 MIN_COVERAGE = 0.9  # share of the window with data before a re-plan is trusted
@@ -115,7 +118,7 @@ def recommend(w: Workload, obs: dcgm.Observation, catalog: Catalog, current: Cur
                       "To fix: narrow --window to the period with data, or wait for a full window",
         }
     decision = optimize.choose(measured_workload(w, obs, peak), catalog)
-    choice = decision.choice_dict()
+    choice = plan_json.choice(decision)
     new_monthly = None if decision.chosen is None else decision.chosen.cost.monthly_usd
     savings = None if new_monthly is None or current is None else round(current.monthly_usd - new_monthly, 2)
     if choice is not None:

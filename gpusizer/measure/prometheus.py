@@ -21,7 +21,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from gpusizer import errors
+from gpusizer.base import errors
 
 TIMEOUT_S = 30
 # Prometheus durations: a number and a unit, units from ms to years

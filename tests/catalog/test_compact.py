@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from gpusizer import errors
+from gpusizer.base import errors
 from gpusizer.catalog import compact, store
 from gpusizer.catalog.builder import __main__ as build_main
 from gpusizer.catalog.offer import CATALOG_FIELDS

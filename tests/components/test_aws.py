@@ -9,7 +9,7 @@ import pytest
 import gpusizer
 from components import AwsNetwork, GpuWorkload, GpuWorkloadArgs, InfeasibleWorkloadError, aws, tags
 from gpusizer.catalog import Catalog
-from gpusizer import images
+from gpusizer.facts import images
 from tests.components.conftest import AMI_ID, AMI_SNAPSHOT_GIB, Mocks, parent_type, run_program
 from tests.conftest import make_offer
 

@@ -44,8 +44,8 @@ def same_shape(**sizing) -> dict:
 def test_vllm_calibration_moves_predicted_tokens_per_second_towards_the_measured(tmp_path):
     measured = json.loads(VLLM.read_text())["output_throughput"]
     path = calibrate(tmp_path, VLLM)
-    before = gpusizer.plan(same_shape()).to_dict()
-    after = gpusizer.plan(same_shape(calibration=path)).to_dict()
+    before = gpusizer.document(gpusizer.plan(same_shape()))
+    after = gpusizer.document(gpusizer.plan(same_shape(calibration=path)))
     tps_before = before["choice"]["performance"]["tokens_per_second"]
     tps_after = after["choice"]["performance"]["tokens_per_second"]
     assert abs(tps_after - measured) < abs(tps_before - measured)
@@ -62,7 +62,7 @@ def test_vllm_calibration_moves_predicted_tokens_per_second_towards_the_measured
 def test_environment_variable_calibrates_specs_without_their_own(tmp_path, monkeypatch):
     path = calibrate(tmp_path, VLLM)
     monkeypatch.setenv(calibration.ENV, path)
-    assert gpusizer.plan(same_shape()).to_dict()["choice"]["calibration"]["file"] == path
+    assert gpusizer.document(gpusizer.plan(same_shape()))["choice"]["calibration"]["file"] == path
 
 
 def test_training_run_mfu_is_model_flops_times_tokens_per_second_over_peak(tmp_path):
@@ -73,8 +73,8 @@ def test_training_run_mfu_is_model_flops_times_tokens_per_second_over_peak(tmp_p
     assert doc["gpus"]["H100"]["training_mfu"] == pytest.approx(0.39567, abs=1e-4)
     spec = {"name": "pretrain", "model": {"name": "llama-3.1-8b"}, "task": "training",
             "training": {"tokens": 1e9, "activation_checkpointing": False}, "placement": {"gpus": ["H100"]}}
-    hours = gpusizer.plan(spec).to_dict()["choice"]["performance"]["train_hours"]
-    calibrated = gpusizer.plan({**spec, "sizing": {"calibration": path}}).to_dict()["choice"]["performance"]["train_hours"]
+    hours = gpusizer.document(gpusizer.plan(spec))["choice"]["performance"]["train_hours"]
+    calibrated = gpusizer.document(gpusizer.plan({**spec, "sizing": {"calibration": path}}))["choice"]["performance"]["train_hours"]
     assert calibrated == pytest.approx(hours * 0.4 / 0.39567, rel=1e-3)  # hours scale as 1 / MFU
 
 

@@ -14,7 +14,7 @@ import dataclasses
 import pytest
 
 import gpusizer
-from gpusizer import audit
+from gpusizer.contract import audit
 from components import workload
 from policies import analyzer, sizing, verify, view
 from tests.conftest import REPO

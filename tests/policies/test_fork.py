@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from gpusizer import errors
+from gpusizer.base import errors
 from policies import fork
 
 

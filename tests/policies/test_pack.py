@@ -6,7 +6,8 @@ import importlib.metadata
 
 import pytest
 
-from gpusizer import audit, errors
+from gpusizer.contract import audit
+from gpusizer.base import errors
 from policies import analyzer, pack, rules, sizing, view
 
 

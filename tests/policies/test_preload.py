@@ -58,7 +58,7 @@ preload = offline._preload
 def recorded(config, program):
     preload(config, program)
     seen.update(sdk())
-    from gpusizer import judgement  # every offer class a plan judges, at once or when first read
+    from gpusizer.decide import judgement  # every offer class a plan judges, at once or when first read
     judge = judgement.Judgement._judge_next
     judgement.Judgement._judge_next = lambda self: judged.append(self) or judge(self)
 offline._preload = recorded

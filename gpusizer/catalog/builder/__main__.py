@@ -15,7 +15,7 @@ import collections
 import pathlib
 import sys
 
-from gpusizer import providers
+from gpusizer.base import providers
 from gpusizer.catalog import compact, store
 from gpusizer.catalog.builder import Built
 from gpusizer.catalog.offer import Offer
@@ -75,7 +75,7 @@ def build(sources: pathlib.Path, out: pathlib.Path) -> dict[str, list[Offer]]:
     Args:
         sources: the catalog-sources directory (data/catalog-sources).
         out: where <provider>.csv, offers.json and SOURCES.md go (created if missing); one
-            CSV per provider with a builder in gpusizer.providers, and their compact form.
+            CSV per provider with a builder in gpusizer.base.providers, and their compact form.
 
     Returns:
         The sorted offers per provider, as written.

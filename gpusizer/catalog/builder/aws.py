@@ -11,7 +11,8 @@ import math
 import pathlib
 import re
 
-from gpusizer import hardware, units
+from gpusizer.facts import hardware
+from gpusizer.base import units
 from gpusizer.catalog.builder import Built, price, read_csv, spot_offer
 from gpusizer.catalog.offer import Offer
 

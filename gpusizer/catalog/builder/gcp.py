@@ -13,7 +13,8 @@ import dataclasses
 import pathlib
 import re
 
-from gpusizer import hardware, units
+from gpusizer.facts import hardware
+from gpusizer.base import units
 from gpusizer.catalog.builder import Built, read_csv, spot_offer
 from gpusizer.catalog.offer import Offer
 

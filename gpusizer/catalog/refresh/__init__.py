@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import datetime
 
-from gpusizer import providers, redact
+from gpusizer.base import providers, redact
 from gpusizer.catalog import Catalog, cache
 
 
 def refresh(provider: str, regions: list[str] | None = None, now: datetime.datetime | None = None, session=None) -> list[str]:
     """Refresh one provider into the cache; returns one line per thing that could not be refreshed.
 
-    The provider's refresher module (gpusizer.providers) does the fetching and
+    The provider's refresher module (gpusizer.base.providers) does the fetching and
     imports its SDK itself, reporting a missing SDK as one line.
 
     The previous data (cache if fresher, else the snapshot) is the fallback for

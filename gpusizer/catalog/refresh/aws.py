@@ -17,7 +17,8 @@ import datetime
 import json
 from collections.abc import Iterable
 
-from gpusizer import hardware, units
+from gpusizer.facts import hardware
+from gpusizer.base import units
 from gpusizer.catalog import builder
 from gpusizer.catalog.builder import aws as build_aws
 from gpusizer.catalog.offer import Offer

@@ -18,7 +18,8 @@ import datetime
 import os
 import re
 
-from gpusizer import hardware, units
+from gpusizer.facts import hardware
+from gpusizer.base import units
 from gpusizer.catalog import builder
 from gpusizer.catalog.builder import gcp as build_gcp
 from gpusizer.catalog.offer import Offer
@@ -102,7 +103,7 @@ def refresh(regions, previous, now: datetime.datetime, session=None, billing=Non
     """(offers, quotas, errors) for GCP; regions that fail or are not asked for keep their previous offers.
 
     Args:
-        regions, previous, now: as every refresher takes them (gpusizer.providers.Provider.refresher).
+        regions, previous, now: as every refresher takes them (gpusizer.base.providers.Provider.refresher).
         session: unused: Google's clients find their credentials themselves (kept for the shared signature).
         billing, compute: a CloudCatalogClient and a MachineTypesClient; default: new ones.
         project: the project machine types are listed in; default: $GOOGLE_CLOUD_PROJECT.

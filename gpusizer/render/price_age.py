@@ -15,8 +15,9 @@ import datetime
 import os
 import re
 
-from gpusizer import catalog, providers
-from gpusizer.decision import Decision
+from gpusizer import catalog
+from gpusizer.base import providers
+from gpusizer.decide.decision import Decision
 
 QUIET_ENV = "GPUSIZER_QUIET_AGE"
 """Set to 1/true/yes to acknowledge old prices (the same as --quiet-age)."""

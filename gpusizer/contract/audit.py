@@ -10,7 +10,9 @@ import dataclasses
 import functools
 import re
 
-from gpusizer import hardware, providers, spec
+from gpusizer.facts import hardware
+from gpusizer.base import providers
+from gpusizer import spec
 from gpusizer.catalog import Catalog
 from gpusizer.catalog.offer import Offer
 

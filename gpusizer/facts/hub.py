@@ -25,7 +25,9 @@ import dataclasses
 import os
 import pathlib
 
-from gpusizer import errors, registry, reuse
+from gpusizer.base import errors
+from gpusizer.facts import registry
+from gpusizer import reuse
 
 FIELD = "model.hf_id"
 _TRUE = {"1", "ON", "YES", "TRUE"}

@@ -9,11 +9,11 @@ libyaml (CSafeLoader scans in C but builds every node in Python; this machine,
 bytes now; otherwise the YAML is parsed, so a stale or damaged twin costs time,
 never a wrong figure.
 
-After editing a data file: ``python -m gpusizer.packaged`` rewrites the twins
+After editing a data file: ``python -m gpusizer.base.packaged`` rewrites the twins
 (``--check`` only reports stale ones, exit 1); a test fails while one is stale.
-The YAML is read as every YAML gpusizer reads (gpusizer.inputs.load_yaml: a
+The YAML is read as every YAML gpusizer reads (gpusizer.base.inputs.load_yaml: a
 key given twice is an error, a date-like plain scalar is its text), and must
-hold only what JSON carries exactly (gpusizer.inputs.not_json).
+hold only what JSON carries exactly (gpusizer.base.inputs.not_json).
 """
 
 from __future__ import annotations
@@ -37,16 +37,16 @@ def _digest(data: bytes) -> str:
 
 
 def _parse(text: str, relpath: str) -> Any:
-    """The YAML as every YAML gpusizer reads is parsed (gpusizer.inputs.load_yaml: a duplicate key is
+    """The YAML as every YAML gpusizer reads is parsed (gpusizer.base.inputs.load_yaml: a duplicate key is
     an error, a date-like plain scalar stays text)."""
-    from gpusizer import inputs
+    from gpusizer.base import inputs
 
     return inputs.load_yaml(text, f"gpusizer/{relpath}")
 
 
 def twin_text(yaml_bytes: bytes, relpath: str) -> str:
     """The twin of a data file with these bytes; ValueError naming the value when JSON cannot carry it."""
-    from gpusizer import inputs
+    from gpusizer.base import inputs
 
     data = _parse(yaml_bytes.decode("utf-8"), relpath)
     misfit = inputs.not_json(data, relpath)
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     """Rewrite every stale twin (with --check: list them, exit 1); exit 0 when all are current."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m gpusizer.packaged", description=main.__doc__)
+    parser = argparse.ArgumentParser(prog="python -m gpusizer.base.packaged", description=main.__doc__)
     parser.add_argument("--check", action="store_true", help="only list stale twins; exit 1 when there are any")
     check = parser.parse_args(argv).check
     root = importlib.resources.files("gpusizer")

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import json
 
-from gpusizer import cost as cost_mod, misses, price_age, rows
-from gpusizer.decision import Candidate, Decision
+from gpusizer.base import cost as cost_mod
+from gpusizer.decide import misses
+from gpusizer.render import plan_json, price_age, rows
+from gpusizer.decide.candidate import Candidate
+from gpusizer.decide.decision import Decision
 from gpusizer.planner import Estimate
 
 FORMATS = ("table", "markdown", "json")
@@ -24,14 +27,14 @@ def render(obj: Decision | Estimate, fmt: str = "table", top: int | None = 8, qu
     rejected one per reason, or (table, markdown) the rejected rows. None lists every candidate.
 
     `quiet_age` (or GPUSIZER_QUIET_AGE) acknowledges old prices: table and
-    markdown then leave out the price-age line (gpusizer.price_age); JSON keeps every note.
+    markdown then leave out the price-age line (gpusizer.render.price_age); JSON keeps every note.
     """
     if isinstance(obj, Estimate):
         if fmt == "json":
-            return json.dumps(obj.to_dict(), indent=2, allow_nan=False)  # NaN/Infinity is not JSON: a bug if reached
+            return json.dumps(plan_json.estimate(obj), indent=2, allow_nan=False)  # NaN/Infinity is not JSON: a bug if reached
         return _estimate_text(obj, markdown=fmt == "markdown")
     if fmt == "json":
-        return json.dumps(obj.to_dict(top=top), indent=2, allow_nan=False)
+        return json.dumps(plan_json.plan(obj, top=top), indent=2, allow_nan=False)
     top = obj.candidate_count if top is None else top
     return _plan_markdown(obj, top, quiet_age) if fmt == "markdown" else _plan_table(obj, top, quiet_age)
 
@@ -143,7 +146,7 @@ def _choice_lines(d: Decision) -> list[str]:
     ranked = f"ranked by: {cost_mod.objective_text(d.objective, d.workload.spec.task)}"
     if c is None:
         lines = ["CHOICE: none feasible - every offer was rejected. Exit code 3.", f"  {ranked}", "  nearest misses:"]
-        return lines + [f"    {m.line()}" for m in misses.nearest(d)]
+        return lines + [f"    {m.line()}" for m in misses.nearest(d.workload, d.judged)]
     per_mtok = "" if c.usd_per_mtok is None else f"; {_money(c.usd_per_mtok)} per million tokens"
     lines = [
         f"CHOICE: {c.offer.provider} {rows.where(c)} {c.offer.instance_type}: {_shape(c)}, {c.purchase}",

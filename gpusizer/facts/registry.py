@@ -14,7 +14,7 @@ import pathlib
 import re
 from typing import Any
 
-from gpusizer import errors, inputs, packaged, units
+from gpusizer.base import errors, inputs, packaged, units
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -242,7 +242,7 @@ def from_architecture(
 def from_hf_config(path: str | pathlib.Path) -> ModelArch:
     """A model from a Hugging Face config.json file, read offline (no transformers import).
 
-    The file is read under the input limits of gpusizer.inputs (regular file,
+    The file is read under the input limits of gpusizer.base.inputs (regular file,
     size cap, strict UTF-8, strict JSON) and parsed by `parse_hf_config`.
 
     Raises:
@@ -261,7 +261,7 @@ def parse_hf_config(mapping: Any, source_name: str, default_name: str = "hf-conf
     Mixtral and Qwen MoE (num_local_experts / num_experts,
     num_experts_per_tok, moe_intermediate_size), DeepSeek-V3 (MLA and
     n_routed_experts, first_k_dense_replace), Phi-3 and Falcon key spellings.
-    Every field used is validated first by gpusizer.hf_config.HfConfig
+    Every field used is validated first by gpusizer.facts.hf_config.HfConfig
     (types, physical bounds, cross-field rules); parameters are counted with
     `count_params`.
 
@@ -273,7 +273,7 @@ def parse_hf_config(mapping: Any, source_name: str, default_name: str = "hf-conf
     Raises:
         SpecError: field model.hf_config, the message naming the config key.
     """
-    from gpusizer import hf_config  # its pydantic model is built only when a config is read
+    from gpusizer.facts import hf_config  # its pydantic model is built only when a config is read
 
     c = hf_config.validate(mapping, source_name)
     layers, hidden, heads, vocab = c.layers, c.hidden_size, c.heads, c.vocab_size

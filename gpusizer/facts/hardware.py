@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 
-from gpusizer import errors, packaged
+from gpusizer.base import errors, packaged
 
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4")
 

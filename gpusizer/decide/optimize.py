@@ -20,10 +20,10 @@ Algorithm:
    - per offer: pool free GPUs, cloud vCPU quota (per region);
    - budget (placement.max_hourly_usd): a bisection over the price order.
    The offers of a class thus fall into runs that share one verdict
-   (gpusizer.judgement.Segment).
+   (gpusizer.decide.judgement.Segment).
 3. Ranking: the feasible runs are merged by the objective ($/hour, or $ per
    million tokens when a throughput target or a training token count is set)
-   with a full tie-break key (gpusizer.judgement.rank_key), so the result
+   with a full tie-break key (gpusizer.decide.judgement.rank_key), so the result
    never depends on input order. Candidates are built only for what is read:
    the top N, the nearest rejection per reason, or everything on request.
 
@@ -37,10 +37,11 @@ import bisect
 import math
 from collections.abc import Mapping
 
-from gpusizer import judgement, limits, providers, runs, units
+from gpusizer.decide import judgement, runs
+from gpusizer.base import limits, providers, units
 from gpusizer.catalog.index import OFFER, REGION, ZONE, OfferClass, Priced
 from gpusizer.catalog.offer import Offer
-from gpusizer.decision import Decision
+from gpusizer.decide.decision import Decision
 from gpusizer.estimate import fit as fit_mod
 from gpusizer.estimate.workload import Workload
 
@@ -95,7 +96,7 @@ class _Sizer:
         Serving spans nodes (pipeline stages) only when one node lacks the
         memory; more nodes do not help its latency targets. When more nodes
         would need a fabric the offer lacks, the limit shown is the one at
-        the last node count, and `lacks_fabric` says so (gpusizer.judgement
+        the last node count, and `lacks_fabric` says so (gpusizer.decide.judgement
         adds it to each offer's sentence).
         """
         key = (one, max_nodes)
@@ -299,7 +300,7 @@ _BOUND_SLACK = 1 - 1e-9
 
 def _pending(w: Workload, objective: str, index, classes: _Classes) -> list[tuple[float, object]] | None:
     """The classes in order of a lower bound on the ranking metric of any feasible candidate they hold
-    (gpusizer.judgement.Judgement's branch and bound), or None when the metric has no such bound.
+    (gpusizer.decide.judgement.Judgement's branch and bound), or None when the metric has no such bound.
 
     A candidate of a class launches at least `_fewest_nodes` nodes, each at
     least the class's floor (its cheapest offer's $/hour per node), and its
@@ -354,7 +355,7 @@ def _fewest_nodes(w: Workload, c: OfferClass, need_gib: float) -> int:
 
 def _per_token_training(w: Workload):
     """A class's $ per million tokens per $/hour of one node (training ranked per token)."""
-    from gpusizer import hardware
+    from gpusizer.facts import hardware
     from gpusizer.estimate import speed
 
     gpus = hardware.load_gpus()

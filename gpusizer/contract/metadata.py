@@ -10,7 +10,7 @@ import re
 
 AWS_REQUIRED = "gpusizer:required-gpu-memory-gib"
 AWS_WORKLOAD = "gpusizer:workload"
-AWS_SIZED_BY = "gpusizer:sized-by"  # what set the size: one of gpusizer.decision.SIZED_BY
+AWS_SIZED_BY = "gpusizer:sized-by"  # what set the size: one of gpusizer.decide.decision.SIZED_BY
 AWS_HOURLY_USD = "gpusizer:hourly-usd"  # $/h of one node of the tagged resource; the cost policies read it
 GCP_REQUIRED = "gpusizer-required-gpu-memory-gib"
 GCP_WORKLOAD = "gpusizer-workload"

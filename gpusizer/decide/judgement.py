@@ -1,7 +1,7 @@
 """Every candidate of a decision, judged per run and built into a decision.Candidate only when asked for.
 
-The optimizer (gpusizer.optimize) splits the offers of each class and
-purchase option (gpusizer.catalog.index) into runs (gpusizer.runs.Segment):
+The optimizer (gpusizer.decide.optimize) splits the offers of each class and
+purchase option (gpusizer.catalog.index) into runs (gpusizer.decide.runs.Segment):
 offers in price order that share one verdict, a rejection code or feasible.
 From run sizes this module counts every rejection by reason; from the
 segments' price order it yields the feasible candidates in rank order (a
@@ -28,10 +28,10 @@ import itertools
 import math
 from collections.abc import Iterator, Sequence
 
-from gpusizer import limits, providers
+from gpusizer.base import limits, providers
 from gpusizer.catalog.index import OFFER
-from gpusizer.decision import Candidate
-from gpusizer.runs import Group, Segment
+from gpusizer.decide.candidate import Candidate
+from gpusizer.decide.runs import Group, Segment
 
 Limit = limits.Limit
 
@@ -56,7 +56,7 @@ class Judgement:
 
     Branch and bound: the classes wait in order of a lower bound on the
     ranking metric of every feasible candidate they hold (`pending`, (bound,
-    class), from gpusizer.optimize). No candidate of a waiting class can rank
+    class), from gpusizer.decide.optimize). No candidate of a waiting class can rank
     before its bound, so the top N judge only the classes whose bound reaches
     the N-th metric. Without bounds (`pending` None: the metric has none), and
     for anything that reads every candidate (counts, reasons, next cheaper,
@@ -153,7 +153,7 @@ class Judgement:
         built lazily.
 
         `nearness` reads a Probe (a candidate's fit and $/hour) and must not decrease along a run's price
-        order (gpusizer.misses' shortfall ratios do not: a class's fit is one value, a budget's ratio grows
+        order (gpusizer.decide.misses' shortfall ratios do not: a class's fit is one value, a budget's ratio grows
         with the price), so merging the runs is exact.
         """
         runs = self._segments(lambda c: c is not None) if code is None else self._by_code.get(code, ())
@@ -199,7 +199,7 @@ class Judgement:
 
     def _sized(self) -> Iterator[tuple[Group, Segment]]:
         """Priced segments rejected on a size, host, capacity or budget limit (at the class's nodes and
-        replicas). None has exclusions: those cut only placement segments (gpusizer.optimize)."""
+        replicas). None has exclusions: those cut only placement segments (gpusizer.decide.optimize)."""
         return ((g, s) for g, s in self._segments(lambda code: code is not None and code not in limits.PLACEMENT) if s.priced)
 
     def next_cheaper(self, hourly: float) -> Candidate | None:

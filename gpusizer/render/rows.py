@@ -4,7 +4,7 @@ Rows:
 - the cheapest feasible candidates (rank order), offers identical but for the
   zone collapsed into one row with their count and zones;
 - then, per rejection reason (most frequent first), the nearest misses
-  (gpusizer.misses: smallest shortfall, then price), collapsed the same way.
+  (gpusizer.decide.misses: smallest shortfall, then price), collapsed the same way.
   Placement reasons (provider, region, GPU, opt-in) say where the spec allows
   an offer, not how close it came, and are only counted.
 
@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from gpusizer import judgement, misses
-from gpusizer.decision import Candidate, Decision
+from gpusizer.decide import judgement, misses
+from gpusizer.decide.candidate import Candidate
+from gpusizer.decide.decision import Decision
 
 # Zones listed in a collapsed row before "+N more".
 _ZONES_SHOWN = 3
@@ -68,7 +69,7 @@ def collapse(cs: Iterable[Candidate], n: int, primary: Callable[[Candidate], tup
     $/hour). Candidates alike but for the zone share their primary key, so
     once one passes the largest primary key of the first n groups, none
     later can join them: the scan stops there, reading a few candidates of
-    a lazily merged stream (gpusizer.judgement) rather than all of them.
+    a lazily merged stream (gpusizer.decide.judgement) rather than all of them.
     """
     groups: dict[tuple, list[Candidate]] = {}
     bound = None
@@ -117,10 +118,10 @@ def table(d: Decision, top: int, markdown: bool = False) -> tuple[tuple[str, ...
     for i, group in enumerate(collapse(d.ranked(), top, lambda c: judgement.rank_key(c)[:2])):
         mark = "CHOSEN" if group[0] is d.chosen else f"#{i + 1}"
         body.append(_cells(d, f"**{mark}**" if markdown and mark == "CHOSEN" else mark, group, run, markdown))
-    reasons = {code: cs for code, cs in misses.by_reason(d).items() if code not in misses.PLACEMENT}
+    reasons = {code: cs for code, cs in misses.by_reason(d.workload, d.judged).items() if code not in misses.PLACEMENT}
     per_reason = max(1, top // len(reasons)) if reasons else 0
     for code, cs in reasons.items():
-        near = lambda c: (misses.nearness(d, c), judgement.price_key(c)[0])  # noqa: E731
+        near = lambda c: (misses.nearness(d.workload, c), judgement.price_key(c)[0])  # noqa: E731
         for group in collapse(cs, per_reason, near):
             body.append(_cells(d, f"x {code}", group, run, markdown))
     return cols, body

@@ -6,7 +6,7 @@ A config.json is input like any spec: a string layer count, ``0`` heads, a
 "false"`` (a string, which Python reads as true) or ``sliding_window: -1``
 would otherwise crash the counter, hang it (``num_hidden_layers: 1e12``) or
 size the model wrong. :func:`validate` turns each into a SpecError naming the
-key; the bounds are those of :mod:`gpusizer.fields`.
+key; the bounds are those of :mod:`gpusizer.base.fields`.
 
 Key spellings follow the transformers configuration classes (LlamaConfig,
 MistralConfig, MixtralConfig, Qwen2/Qwen2MoE/Qwen3Config, Gemma2/Gemma3Config
@@ -19,7 +19,7 @@ from typing import Annotated, Any, Self
 
 import pydantic
 
-from gpusizer import errors, fields
+from gpusizer.base import errors, fields
 
 Ffn = fields.count(1 << 20)  # FFN width; Llama 3.1 405B: 53,248 (arXiv:2407.21783, table 3).
 Rank = fields.count(fields.MAX_HIDDEN)
@@ -102,7 +102,8 @@ def validate(mapping: Any, source_name: str, field: str = "model.hf_config") -> 
     Raises:
         SpecError: `field`, naming the config key, what is wrong and the fix.
     """
-    from gpusizer import inputs, spec  # spec holds the pydantic error translation
+    from gpusizer.base import inputs  # spec holds the pydantic error translation
+    from gpusizer import spec
 
     if not isinstance(mapping, dict):
         raise errors.SpecError(f"{field}: {source_name} must hold a JSON object (got {type(mapping).__name__})", field)

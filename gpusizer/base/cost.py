@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from gpusizer import units
+from gpusizer.base import units
 
 # Hours in an average month: 24 x 365 / 12 = 730. Infracost's reports use the
 # same figure ("assuming they are used for the whole month (730 hours)",

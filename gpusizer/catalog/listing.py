@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from gpusizer import providers
+from gpusizer.base import providers
 from gpusizer.catalog.offer import PURCHASES, Offer
 
 

@@ -1,10 +1,10 @@
 """One class of offers at one purchase option, judged: its runs, and each offer's Candidate built on demand.
 
-gpusizer.optimize cuts a class's offers (gpusizer.catalog.index) into runs
+gpusizer.decide.optimize cuts a class's offers (gpusizer.catalog.index) into runs
 (Segment): offers in price order sharing one verdict. A Group holds a class's
 sizing verdict at one purchase option (nodes, fit, replicas) and its runs,
 and writes the Candidate of any offer in them, with the sentence of its
-limit, only when gpusizer.judgement asks for it.
+limit, only when gpusizer.decide.judgement asks for it.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import math
 import typing
 from collections.abc import Iterator, Sequence
 
-from gpusizer import limits
+from gpusizer.base import limits
 from gpusizer.catalog.index import OFFER, PRICE, REGION, TYPE, ZONE, Entry, OfferClass
-from gpusizer.decision import Candidate, Rejection
+from gpusizer.decide.candidate import Candidate, Rejection
 from gpusizer.estimate import fit as fit_mod
 from gpusizer.estimate.workload import Workload
 
@@ -25,7 +25,7 @@ Limit = limits.Limit
 
 
 class Probe(typing.NamedTuple):
-    """The fields of a Candidate that gpusizer.misses' shortfall measures read."""
+    """The fields of a Candidate that gpusizer.decide.misses' shortfall measures read."""
 
     fit: fit_mod.Fit | None
     hourly_usd: float | None
@@ -136,7 +136,7 @@ class Group:
         return f"{o.instance_type} is not sold as {self.purchase} in {o.zone or o.region}"
 
     def _limit_detail(self, o, code: Limit, hourly: float, seg: Segment) -> str:
-        from gpusizer import images
+        from gpusizer.facts import images
 
         w, launched = self.w, self.launched
         if code is Limit.IMAGE:

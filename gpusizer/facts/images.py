@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 
-from gpusizer import packaged
+from gpusizer.base import packaged
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -17,11 +17,14 @@ import math
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-from gpusizer import limits
+from gpusizer.base import limits
 from gpusizer.estimate import fit as fit_mod
 
-if TYPE_CHECKING:  # Decision.to_dict calls nearest(): the types only, so the import runs one way
-    from gpusizer.decision import Candidate, Decision
+from gpusizer.decide.candidate import Candidate
+from gpusizer.estimate.workload import Workload
+
+if TYPE_CHECKING:  # the judged offers are handed in: the type only
+    from gpusizer.decide.judgement import Judgement
 
 PLACEMENT = limits.PLACEMENT
 """Reasons that say where and how the spec allows an offer (or how it is sold), not how close it came: left out of the losers' rows."""
@@ -93,19 +96,19 @@ _LABELS = {
 }
 
 
-def _memory(d: Decision, c: Candidate):
+def _memory(w: Workload, c: Candidate):
     f = c.fit
     if f is None or not f.usable_gib or not f.need_gib:
         return None
     return f.need_gib / f.usable_gib, f"{f.usable_gib:.1f} GiB usable per GPU", f"needs {f.need_gib:.1f} GiB per GPU"
 
 
-def _ttft(d: Decision, c: Candidate):
-    return _latency(c, "ttft_ms", d.workload.targets.ttft_ms, ",.0f")
+def _ttft(w: Workload, c: Candidate):
+    return _latency(c, "ttft_ms", w.targets.ttft_ms, ",.0f")
 
 
-def _tpot(d: Decision, c: Candidate):
-    return _latency(c, "tpot_ms", d.workload.targets.tpot_ms, ",.1f")
+def _tpot(w: Workload, c: Candidate):
+    return _latency(c, "tpot_ms", w.targets.tpot_ms, ",.1f")
 
 
 def _latency(c: Candidate, field: str, target: float | None, fmt: str):
@@ -117,8 +120,8 @@ def _latency(c: Candidate, field: str, target: float | None, fmt: str):
     return reached / target, f"{reached:{fmt}} ms", f"target {target:{fmt}} ms"
 
 
-def _throughput(d: Decision, c: Candidate):
-    t = d.workload.targets.tokens_per_second
+def _throughput(w: Workload, c: Candidate):
+    t = w.targets.tokens_per_second
     s = c.fit.speed if c.fit else None
     if not (s and t and s.tokens_per_second):
         return None
@@ -127,16 +130,16 @@ def _throughput(d: Decision, c: Candidate):
             f"target {t:,.0f} tokens/s")
 
 
-def _deadline(d: Decision, c: Candidate):
-    deadline = d.workload.spec.train.deadline_hours
+def _deadline(w: Workload, c: Candidate):
+    deadline = w.spec.train.deadline_hours
     hours = c.fit.train_hours if c.fit else None
     if not (hours and deadline):
         return None
     return hours / deadline, f"{hours:,.1f} h", f"deadline {deadline:,.1f} h"
 
 
-def _budget(d: Decision, c: Candidate):
-    cap = d.workload.spec.placement.max_hourly_usd
+def _budget(w: Workload, c: Candidate):
+    cap = w.spec.placement.max_hourly_usd
     if not cap or c.hourly_usd is None:
         return None
     return c.hourly_usd / cap, f"${c.hourly_usd:,.2f}/h", f"ceiling ${cap:,.2f}/h (placement.max_hourly_usd)"
@@ -153,41 +156,42 @@ _MEASURES: dict[str, Callable] = {
 """How close a rejected candidate came, per reason: (ratio, reached, target) or None."""
 
 
-def shortfall(d: Decision, c: Candidate, code: str | None = None) -> float | None:
+def shortfall(w: Workload, c: Candidate, code: str | None = None) -> float | None:
     """How far `c` missed its limit (`code`, default its rejection's; > 1, smaller is nearer), or None when
     the reason has no measure. The measures read only `c.fit` and `c.hourly_usd`."""
     measure = _MEASURES.get(c.rejection.code if code is None else code)
-    m = measure(d, c) if measure else None
+    m = measure(w, c) if measure else None
     return None if m is None else m[0]
 
 
-def nearness(d: Decision, c: Candidate, code: str | None = None) -> float:
+def nearness(w: Workload, c: Candidate, code: str | None = None) -> float:
     """shortfall, infinite for a reason without a measure: the order of the nearest misses (then price)."""
-    r = shortfall(d, c, code)
+    r = shortfall(w, c, code)
     return float("inf") if r is None else r
 
 
-def by_reason(d: Decision) -> dict[str, Iterator[Candidate]]:
+def by_reason(w: Workload, judged: Judgement) -> dict[str, Iterator[Candidate]]:
     """Rejected candidates per reason, nearest first (shortfall ratio, then price), reasons by count.
 
     Each reason's candidates come lazily, merged from the judged runs
-    (gpusizer.judgement): within a run the ratio is one value (a class's fit)
+    (gpusizer.decide.judgement): within a run the ratio is one value (a class's fit)
     or grows with the price (budget), so the merge is exact and reading the
     first few costs a few steps, however many offers the catalog holds.
     """
-    return {code: d.judged.rejected(limits.Limit(code), lambda probe, code=code: nearness(d, probe, code))
-            for code in d.rejections_by_reason}
+    return {code: judged.rejected(limits.Limit(code), lambda probe, code=code: nearness(w, probe, code))
+            for code in judged.reasons()}
 
 
-def nearest(d: Decision, include_placement: bool = False) -> list[Miss]:
+def nearest(w: Workload, judged: Judgement, include_placement: bool = False) -> list[Miss]:
     """The nearest miss of every rejection reason, reasons by count (most first)."""
     out = []
-    for code, cs in by_reason(d).items():
+    counts = judged.reasons()
+    for code, cs in by_reason(w, judged).items():
         if code in PLACEMENT and not include_placement:
             continue
         c = next(cs)
         measure = _MEASURES.get(code)
-        m = measure(d, c) if measure else None
+        m = measure(w, c) if measure else None
         ratio, best, target = m if m else (None, None, None)
-        out.append(Miss(code, d.rejections_by_reason[code], c, ratio, best, target))
+        out.append(Miss(code, counts[code], c, ratio, best, target))
     return out

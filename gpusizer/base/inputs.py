@@ -21,9 +21,9 @@ everywhere (issue 15):
 - JSON refuses NaN/Infinity, duplicate keys and the same nesting depth, and
   :func:`not_json` finds what JSON could not carry of a YAML document;
 - every message quotes at most :data:`QUOTE_CHARS` characters of a value
-  (:func:`quote`) and passes through :func:`gpusizer.redact.redact`.
+  (:func:`quote`) and passes through :func:`gpusizer.base.redact.redact`.
 
-Every failure is a :class:`gpusizer.errors.SpecError` naming the file and,
+Every failure is a :class:`gpusizer.base.errors.SpecError` naming the file and,
 where it has one, the field the file came from (``model.hf_config``,
 ``--pools``).
 """
@@ -41,7 +41,7 @@ from typing import Any, NamedTuple
 
 import yaml
 
-from gpusizer import errors, redact
+from gpusizer.base import errors, redact
 
 # 1 MiB. Real inputs are far smaller: a spec or pool file is a few hundred
 # bytes; Hugging Face config.json files are a few KB (Llama-3.1-8B-Instruct's

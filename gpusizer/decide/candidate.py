@@ -1,0 +1,97 @@
+"""The values the engine builds while judging: a Candidate (one offer at one purchase option and
+node count) and, when it lost, its Rejection. A leaf of decide/: runs and judgement build these,
+misses and decision read them."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from gpusizer.base import cost as cost_mod, limits
+from gpusizer.catalog.offer import Offer
+from gpusizer.estimate.fit import Fit
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Rejection:
+    """Why a candidate lost: a stable code and a sentence with numbers.
+
+    Attributes:
+        code: the limit it failed first (gpusizer.base.limits.Limit; a str).
+        detail: the sentence, with the numbers.
+    """
+
+    code: limits.Limit
+    detail: str
+
+    def __post_init__(self):
+        object.__setattr__(self, "code", limits.Limit(self.code))  # an unknown code is a bug: fail here
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Candidate:
+    """One offer at one purchase option and node count, judged.
+
+    `hourly_usd` here is everything the candidate runs for an hour (all nodes of
+    all replicas): what ranking and placement.max_hourly_usd compare. The plan
+    JSON and the reports show `cost` instead: `hourly_usd` per replica, the
+    replica count and $/month (gpusizer.base.cost states the arithmetic).
+    """
+
+    offer: Offer
+    purchase: str
+    nodes: int
+    hourly_usd: float | None
+    fit: Fit | None
+    rejection: Rejection | None
+    usd_per_mtok: float | None = None
+
+    @property
+    def feasible(self) -> bool:
+        return self.rejection is None
+
+    @property
+    def gpu_count(self) -> int:
+        """GPUs of one replica (all its nodes)."""
+        return self.offer.gpu_count * self.nodes
+
+    @property
+    def replicas(self) -> int:
+        """Copies of the workload this candidate runs (deploy.replicas, or more to reach the throughput target)."""
+        return self.fit.replicas if self.fit else 1
+
+    @property
+    def instances(self) -> int:
+        """Nodes launched for all replicas: nodes per replica group x groups (a node may hold several replicas)."""
+        return self.nodes * (self.fit.node_groups if self.fit else 1)
+
+    @property
+    def cost(self) -> cost_mod.Cost | None:
+        """Per replica $/hour, replicas, $/month and, for training with a token count, the run's hours and $."""
+        if self.hourly_usd is None:
+            return None
+        run_hours = self.fit.train_hours if self.fit else None
+        return cost_mod.of(self.hourly_usd / self.replicas, self.replicas, run_hours)
+
+    def to_dict(self) -> dict:
+        o = self.offer
+        return {
+            "provider": o.provider,
+            "region": o.region,
+            "zone": o.zone,
+            "instance_type": o.instance_type,
+            "gpu": o.gpu,
+            "gpu_count": self.gpu_count,
+            "gpu_fraction": o.gpu_fraction,
+            "gpu_memory_gib": round(o.gpu_memory_gib, 2),
+            "nodes": self.nodes,
+            "replicas": self.replicas,
+            "instances": self.instances,
+            "purchase": self.purchase,
+            "hourly_usd": None if self.hourly_usd is None else self.cost.hourly_usd,  # one replica
+            "usd_per_million_tokens": None if self.usd_per_mtok is None else round(self.usd_per_mtok, 4),
+            "feasible": self.feasible,
+            "reasons": [] if self.feasible else [self.rejection.detail],
+            "reason_code": None if self.feasible else self.rejection.code.value,
+            "source": o.source,
+            "as_of": o.price_as_of(self.purchase),
+        }

@@ -1,0 +1,168 @@
+"""The JSON documents of `plan` and `estimate` (docs/contract.md section 2), versioned.
+
+Each document carries `version` (:data:`VERSION`); gpusizer.contract.output models
+it as pydantic models, so `gpusizer diff` can read it back and `gpusizer schema
+--output plan` can print its JSON Schema. Building the dict here reads only the
+decision: nothing is validated on the way out (start-up cost), and a test holds
+every produced document to its model.
+"""
+
+from __future__ import annotations
+
+import typing
+
+from gpusizer.base import units
+from gpusizer.decide import misses
+from gpusizer.decide.candidate import Candidate
+from gpusizer.decide.decision import Decision
+from gpusizer.estimate.fit import Fit
+from gpusizer.estimate.workload import Workload
+
+if typing.TYPE_CHECKING:  # planner builds estimates; the type only
+    from gpusizer.planner import Estimate
+
+VERSION: typing.Final = "1"
+"""The output contract's version, in every plan, estimate, preview and diff document.
+
+Bump it when a field changes meaning or goes; adding a field keeps it (readers ignore unknown
+fields). docs/contract.md section 2 lists what each version holds.
+"""
+
+
+def document(obj: Decision | Estimate, top: int | None = None) -> dict:
+    """The versioned JSON document of a Decision (the plan JSON) or an Estimate: `gpusizer.document`.
+
+    >>> import gpusizer
+    >>> doc = gpusizer.document(gpusizer.plan({"name": "chat", "model": {"name": "llama-3.1-8b"}}), top=1)
+    >>> doc["version"], doc["choice"]["gpu"] is not None
+    ('1', True)
+    """
+    return plan(obj, top) if isinstance(obj, Decision) else estimate(obj)
+
+
+def plan(d: Decision, top: int | None = None) -> dict:
+    """The plan JSON of docs/contract.md section 2 (plus explanation fields).
+
+    Args:
+        top: None lists every candidate; N lists the top N feasible ones and the nearest
+            rejected one per reason (`rejections_by_reason` and `candidates_total` count them all).
+    """
+    nxt = d.next_cheaper
+    return {
+        "version": VERSION,
+        "workload": d.workload.spec.name,
+        "model": d.workload.model.key,
+        "task": d.workload.spec.task,
+        "objective": d.objective,
+        "spec": d.workload.spec.model_dump(mode="json", exclude_none=True),
+        "requirements": requirements(d.workload),
+        "choice": choice(d),
+        "margin": d.margin(),
+        "next_cheaper": None if nxt is None else {**_brief(nxt), "lacked": nxt.rejection.detail},
+        "burst": d.burst,
+        "sized_by": d.sized_by if d.chosen else None,
+        "notes": list(d.notes),
+        "nearest_misses": [m.to_dict() for m in misses.nearest(d.workload, d.judged)],
+        "rejections_by_reason": d.rejections_by_reason,
+        "candidates_total": d.candidate_count,
+        "candidates": [c.to_dict() for c in (d.candidates if top is None else d.trimmed(top))],
+    }
+
+
+def choice(d: Decision) -> dict | None:
+    """The plan JSON's `choice`: the chosen candidate with its cost, performance, sharding,
+    calibration and autoscaling; None when nothing is feasible. Reads no other candidate."""
+    if d.chosen is None:
+        return None
+    chosen = d.chosen.to_dict()
+    for k in ("feasible", "reasons", "reason_code"):
+        chosen.pop(k)
+    f = d.chosen.fit
+    chosen.update(d.chosen.cost.to_dict())
+    chosen["performance"] = _performance(f)
+    chosen["sharding"] = f.sharding if f else None
+    cal = d.workload.calibration
+    chosen["calibration"] = cal.describe(d.chosen.offer.gpu) if cal else None
+    scaled = d.autoscaling
+    chosen["autoscaling"] = scaled.to_dict() if scaled else None
+    return chosen
+
+
+def estimate(e: Estimate) -> dict:
+    """The estimate JSON: requirements, calibration, and per GPU model the fewest GPUs that run it."""
+    w = e.workload
+    return {
+        "version": VERSION,
+        "workload": w.spec.name,
+        "model": w.model.key,
+        "task": w.spec.task,
+        "requirements": requirements(w),
+        "calibration": w.calibration.to_dict() | {"file": w.calibration.path} if w.calibration else None,
+        "per_gpu": list(e.per_gpu),
+    }
+
+
+def _brief(c: Candidate) -> dict:
+    d = c.to_dict()
+    keys = ("provider", "region", "zone", "instance_type", "gpu", "gpu_count", "nodes", "replicas", "purchase", "hourly_usd")
+    return {k: d[k] for k in keys}
+
+
+def _performance(f: Fit | None) -> dict:
+    if f is None:
+        return {}
+    out: dict[str, typing.Any] = {
+        "gpu_memory_needed_gib_per_gpu": round(f.need_gib, 2),
+        "gpu_memory_usable_gib_per_gpu": round(f.usable_gib, 2),
+    }
+    if f.speed:
+        out.update(
+            ttft_ms=round(f.speed.ttft_ms, 1),
+            tpot_ms=round(f.speed.tpot_ms, 2),
+            tokens_per_second=round(f.speed.tokens_per_second, 1),
+            bound=f.speed.bound,
+            allreduce_ms_per_token=round(f.speed.allreduce_ms, 3),
+            pipeline_ms_per_token=round(f.speed.pipeline_ms, 3),
+            link=f.speed.link or None,
+            tensor_parallel=f.tensor_parallel,
+            pipeline_stages=f.pipeline_stages,
+            replicas_per_node=f.replicas_per_node,
+        )
+    if f.precision_note:
+        out["precision_fallback"] = f.precision_note
+    if f.train_hours is not None:
+        out["train_hours"] = round(f.train_hours, 2)
+    return out
+
+
+def requirements(w: Workload) -> dict:
+    """The requirements block shared by the plan and estimate JSON."""
+    b = w.breakdown
+    out: dict[str, typing.Any] = {
+        "memory_gib": b.to_gib(),
+        "weights_precision": "nf4" if w.spec.method == "qlora" else w.spec.precision,
+        "host": {
+            "vcpus_per_gpu": w.min_vcpus(1),
+            "ram_gib_one_gpu_node": round(w.min_ram_gib(1), 1),  # scales as 1 / GPUs per node
+            "disk_gib": w.disk_gib,
+        },
+    }
+    if w.spec.task == "inference" and w.model.kind != "llm":
+        # Encoders, vision and diffusion models: no KV cache, no token targets (issue 10).
+        out["batch_size"] = w.spec.serving.batch_size
+        out["targets"] = {"min_replicas": w.spec.deploy.replicas}
+    elif w.spec.task == "inference":
+        inf = w.spec.serving
+        t = w.targets
+        out["kv_cache_precision"] = w.kv_precision
+        out["kv_cache_gib_per_sequence"] = round(units.gib(b.kv_cache / inf.batch_size), 3)
+        out["targets"] = {
+            "tokens_per_second": t.tokens_per_second,
+            "ttft_ms": t.ttft_ms,
+            "tpot_ms": t.tpot_ms,
+            "min_replicas": w.spec.deploy.replicas,
+        }
+    elif w.training_flops:
+        out["training_flops"] = w.training_flops
+        out["deadline_hours"] = w.spec.train.deadline_hours
+    return out
