@@ -8,15 +8,12 @@ every rejection). Imports nothing from Pulumi or cloud SDKs on this path.
 from __future__ import annotations
 
 import argparse
-import atexit
-import contextlib
-import gc
 import json
-import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
+from gpusizer import startup
 from gpusizer.base import redact
 
 EXIT_OK, EXIT_INVALID, EXIT_INFEASIBLE, EXIT_BUG = 0, 2, 3, 1
@@ -371,80 +368,20 @@ _COMMANDS: dict[str, _Command] = {
 }
 
 
-@contextlib.contextmanager
-def _command_settings():
-    """Process settings for one command, restored afterwards (main() also runs in-process, as in tests).
-
-    - Pydantic plugins are not discovered unless PYDANTIC_DISABLE_PLUGINS is set:
-      discovery scans every installed package's metadata for entry points (about
-      10 ms of a `gpusizer plan` here) and no gpusizer command uses a plugin.
-    - The cyclic garbage collector is off: a command allocates in one burst and exits,
-      and its objects are either kept to the end (modules, the catalog, the decision) or
-      freed by reference counting; the cycles a `gpusizer plan` leaves are ~600 objects.
-      Collections took ~20 ms of a 0.25 s `gpusizer plan` and ~0.4 s of a 4 s 50-workload
-      `gpusizer preview`, even collecting the youngest generation only every 20,000
-      allocations; the peak RSS with the collector off is within 1% for those and for
-      `plan --all` (lower for a 35,000-offer catalog: 432 vs 470 MB). /usr/bin/time and
-      gc.callbacks, this machine, 2026-11-25.
-    """
-    added = "PYDANTIC_DISABLE_PLUGINS" not in os.environ
-    if added:
-        os.environ["PYDANTIC_DISABLE_PLUGINS"] = "__all__"
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.enable()
-        if added:
-            os.environ.pop("PYDANTIC_DISABLE_PLUGINS", None)
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (the console script exits with it).
 
     Run as the command (argv None: the console script, `python -m gpusizer.cli`), the
-    process ends here (:func:`_end_process`) rather than in the interpreter's teardown, and
+    process ends here (gpusizer.startup.end_process) rather than in the interpreter's teardown, and
     before the command's settings are restored: the garbage collector, back on, would start a
     collection of the older generations on the next allocations (~10 ms of a `gpusizer plan`
     here, gc.callbacks timings, 2026-11-25).
     """
-    with _command_settings():
+    with startup.command_settings():
         code = _main(argv)
         if argv is None:
-            _end_process(code)
+            startup.end_process(code)
     return code
-
-
-def _end_process(code: int) -> None:
-    """End the process now, much as mypy does (mypy.util.hard_exit: flush, then os._exit) but with the
-    exit handlers run first: the interpreter's teardown, which frees every object one by one in a
-    process about to end (~8 ms of a `gpusizer plan` here, 2026-11-25), is skipped.
-
-    Returns, every object left frozen (gc.freeze) so the interpreter's final collection skips them
-    (~40 ms of a `gpusizer plan`), while another thread runs (the interpreter waits for it) or a
-    profiler, tracer or `python -i` wraps the command (each reports once the program ends).
-    Output that cannot be written is reported as the interpreter would (exit 120), except to a
-    reader that left (`| head`): that ends with the command's code.
-    """
-    gc.freeze()
-    threading = sys.modules.get("threading")  # not imported: no thread was started through it
-    if (threading is not None and threading.active_count() > 1) or sys.getprofile() or sys.gettrace() \
-            or sys.flags.inspect:
-        return
-    atexit._run_exitfuncs()  # what the interpreter's own exit runs first (CPython's Modules/atexitmodule.c)
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            if stream is not None:  # None: started with that descriptor closed
-                stream.flush()
-        except (BrokenPipeError, ValueError):  # the reader left, or the stream was closed: nothing to tell
-            pass
-        except OSError as exc:  # a full disk: the output is incomplete
-            with contextlib.suppress(OSError):  # stderr itself may be the stream that failed
-                os.write(2, f"gpusizer: error: cannot write the output: {exc}\n".encode(errors="replace"))
-            os._exit(120)
-    os._exit(code)
 
 
 def _main(argv: list[str] | None) -> int:
