@@ -67,6 +67,10 @@ def _add_diff(diff: argparse.ArgumentParser) -> None:
     diff.add_argument("base", help="base plan JSON, or `gpusizer preview --format json` output")
     diff.add_argument("head", help="head plan JSON, or `gpusizer preview --format json` output")
     diff.add_argument("--format", choices=("table", "markdown", "json"), default="table")
+    diff.add_argument("--max-chars", type=_whole("--max-chars"), metavar="N",
+                      help="table and markdown: cut the report at a line so it fits N characters, with a note "
+                           "(a GitHub comment holds 65,536)")
+    diff.add_argument("--full-report", metavar="URL", help="with --max-chars: where the note says the whole report is")
 
 
 def _add_calibrate(cal: argparse.ArgumentParser) -> None:
@@ -194,7 +198,10 @@ def _cmd_diff(args) -> int:
 
     base, base_policy = diff.load(args.base, "BASE")
     head, head_policy = diff.load(args.head, "HEAD")
-    print(redact.redact(diff.render(diff.compare(base, head), args.format, (base_policy, head_policy))))
+    text = redact.redact(diff.render(diff.compare(base, head), args.format, (base_policy, head_policy)))
+    if args.max_chars is not None and args.format != "json":  # JSON cut short would not parse
+        text = diff.truncated(text, args.max_chars, args.full_report and redact.redact(args.full_report))
+    print(text)
     return EXIT_OK
 
 
@@ -255,10 +262,23 @@ def _cmd_calibrate(args) -> int:
     return EXIT_OK
 
 
-def _cmd_schema(args) -> int:
-    from gpusizer import spec
+def _add_schema(sch: argparse.ArgumentParser) -> None:
+    from gpusizer.contract import output
 
-    print(json.dumps(spec.json_schema(), indent=2, allow_nan=False))
+    sch.add_argument("--output", choices=tuple(output.DOCUMENTS), metavar="|".join(output.DOCUMENTS),
+                     help="print the JSON Schema of a command's JSON output instead of the spec's")
+
+
+def _cmd_schema(args) -> int:
+    if args.output:
+        from gpusizer.contract import output
+
+        schema = output.json_schema(args.output)
+    else:
+        from gpusizer import spec
+
+        schema = spec.json_schema()
+    print(json.dumps(schema, indent=2, allow_nan=False))
     return EXIT_OK
 
 
@@ -354,7 +374,7 @@ class _Command(NamedTuple):
 _COMMANDS: dict[str, _Command] = {
     "plan": _Command("size a workload and choose the cheapest adequate offer", _add_plan, _cmd_plan),
     "estimate": _Command("requirements and the minimum count of each GPU model", _add_estimate, _cmd_estimate),
-    "schema": _Command("print the workload spec's JSON Schema", None, _cmd_schema),
+    "schema": _Command("print the workload spec's JSON Schema (--output: a JSON output's)", _add_schema, _cmd_schema),
     "tco": _Command("cumulative cost on the cheapest cloud offer vs an owned pool; break-even month", _add_tco, _cmd_tco),
     "models": _Command("list the model registry (names model.name accepts)", _add_models, _cmd_models),
     "preview": _Command("offline `pulumi preview --policy-pack policies` under mocks (needs the [pulumi] extra)",

@@ -27,6 +27,7 @@ import json
 import pathlib
 
 from gpusizer.base import cost, errors, inputs
+from gpusizer.contract import OUTPUT_VERSION
 from gpusizer.render import rows
 
 FORMATS = ("table", "markdown", "json")
@@ -96,9 +97,14 @@ def _usd(c: cost.Cost | None, figure: str) -> float | None:
 def load(path: str | pathlib.Path, side: str) -> tuple[dict[str, dict], dict | None]:
     """The plans of one side by workload name, and its policy results (preview documents only).
 
+    The document is validated against the output contract (gpusizer.contract.output): a missing or
+    mistyped field, or a version this gpusizer does not read, is refused naming it.
+
     Raises:
-        SpecError: naming the side (BASE/HEAD) when the file is unreadable or is neither document.
+        SpecError: naming the side (BASE/HEAD) and the field when the file is unreadable or is neither document.
     """
+    from gpusizer.contract import output  # pydantic models: built only when a diff reads them
+
     p = pathlib.Path(path)
     try:
         doc = inputs.read_json(p, "plan JSON", side, max_bytes=inputs.MAX_RESULT_BYTES)
@@ -107,14 +113,10 @@ def load(path: str | pathlib.Path, side: str) -> tuple[dict[str, dict], dict | N
         if "To fix" not in message:
             message += ". To fix: pass `gpusizer plan --format json` or `gpusizer preview --format json` output"
         raise errors.SpecError(f"{side}: {message}", side) from None
-    if isinstance(doc, dict) and isinstance(doc.get("workloads"), dict):
-        plans = doc["workloads"]
-        if all(isinstance(v, dict) and "choice" in v for v in plans.values()):
-            return dict(plans), doc.get("policy")
-    elif isinstance(doc, dict) and "choice" in doc and isinstance(doc.get("workload"), str):
-        return {doc["workload"]: doc}, None
-    raise errors.SpecError(f"{side}: {p} is neither a plan JSON nor a preview JSON document. To fix: pass "
-                           "`gpusizer plan SPEC --format json` or `gpusizer preview --format json` output", side)
+    read = output.read(doc, side).model_dump(mode="json", exclude_unset=True)
+    if isinstance(read.get("workloads"), dict):
+        return read["workloads"], read.get("policy")
+    return {read["workload"]: read}, None
 
 
 def compare(base: dict[str, dict], head: dict[str, dict]) -> list[Change]:
@@ -212,7 +214,8 @@ def render(changes: list[Change], fmt: str, policy: tuple[dict | None, dict | No
     """Render the changes: a terminal table, markdown (one table per workload) or JSON (docs/contract.md section 6)."""
     if fmt == "json":
         (b, h), (rb, rh) = _totals(changes)
-        out = {"workloads": [c.to_dict() for c in changes], "monthly_delta_usd": round(h - b, cost.USD_DECIMALS),
+        out = {"version": OUTPUT_VERSION, "workloads": [c.to_dict() for c in changes],
+               "monthly_delta_usd": round(h - b, cost.USD_DECIMALS),
                "run_delta_usd": round(rh - rb, cost.USD_DECIMALS)}
         if any(policy):
             out["policy"] = {"base": policy[0], "head": policy[1]}
@@ -230,6 +233,34 @@ def render(changes: list[Change], fmt: str, policy: tuple[dict | None, dict | No
         if p:
             out.append(f"{'- ' if md else ''}policy ({side}): {p.get('mandatory', 0)} mandatory violation(s)")
     return "\n".join(out)
+
+
+GITHUB_COMMENT_MAX_CHARS = 65_536
+"""GitHub refuses a comment body past this many characters ("Body is too long (maximum is 65536
+characters)", the REST API's 422 answer for issue comments)."""
+
+
+def truncated(text: str, max_chars: int, full: str | None = None) -> str:
+    r"""`text` cut at a line boundary so that it and the note saying so fit in `max_chars` characters.
+
+    >>> truncated("a\nbb\nccc", 200)
+    'a\nbb\nccc'
+    >>> cut = truncated("line one\nline two\nline three" * 10, 120, "https://example.com/run/1")
+    >>> print(cut)
+    line one
+    line two
+    <BLANKLINE>
+    _Truncated: 17 of 280 characters shown. The full report: https://example.com/run/1_
+    >>> len(cut) <= 120
+    True
+    """
+    if len(text) <= max_chars:
+        return text
+    note = f"\n\n_Truncated: {{shown:,}} of {len(text):,} characters shown." + (f" The full report: {full}_" if full else "_")
+    room = max(0, max_chars - len(note.format(shown=len(text))))
+    cut = text.rfind("\n", 0, room + 1)
+    kept = text[: cut if cut > 0 else room]
+    return kept + note.format(shown=len(kept))
 
 
 def _totals(changes: list[Change]) -> tuple[tuple[float, float], tuple[float, float]]:

@@ -27,6 +27,7 @@ import pulumi
 
 import gpusizer
 from gpusizer.base import errors, inputs, providers, redact
+from gpusizer.contract import OUTPUT_VERSION
 from gpusizer import reuse
 from policies import analyzer, fork, mocks, rules
 
@@ -247,6 +248,7 @@ def to_json(exports: dict, resources: list, findings: list[Finding]) -> dict:
     workloads = {name: e["decision"] for name, e in _decisions(exports).items() if isinstance(e.get("decision"), dict)}
     mandatory = sum(f.level == "mandatory" for f in findings)
     return {
+        "version": OUTPUT_VERSION,
         "workloads": workloads,
         "policy": {
             "resources": len(resources),

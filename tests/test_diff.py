@@ -51,7 +51,7 @@ def test_json_follows_the_contract(tmp_path, tiny_catalog):
 
 def test_markdown_renders_one_table_per_workload(tmp_path, tiny_catalog):
     doc = {"workloads": {"chat": _plan(CHAT_8B, tiny_catalog),
-                         "other": _plan({**CHAT_8B, "name": "other"}, tiny_catalog)}, "policy": {"mandatory": 0}}
+                         "other": _plan({**CHAT_8B, "name": "other"}, tiny_catalog)}, "policy": {"resources": 2, "mandatory": 0, "passed": True}}
     path = _write(tmp_path / "p.json", doc)
     r = _cli("diff", path, path, "--format", "markdown")
     assert r.returncode == 0, r.stderr

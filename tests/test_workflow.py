@@ -44,7 +44,7 @@ def test_runs_on_pull_requests_with_least_privilege_for_one_comment(workflow):
 
 def test_actions_used_are_pinned_to_a_major_version(steps):
     uses = [s["uses"] for s in steps if "uses" in s]
-    assert {u.split("@")[0] for u in uses} == {"actions/checkout", "actions/setup-python",
+    assert {u.split("@")[0] for u in uses} == {"actions/checkout", "actions/setup-python", "actions/upload-artifact",
                                                 "aws-actions/configure-aws-credentials", "pulumi/actions"}
     assert all(re.fullmatch(r"[\w.-]+/[\w.-]+@v\d+", u) for u in uses)
     checkout = next(s for s in steps if s.get("uses", "").startswith("actions/checkout"))

@@ -1,6 +1,6 @@
 """The JSON documents of `plan` and `estimate` (docs/contract.md section 2), versioned.
 
-Each document carries `version` (:data:`VERSION`); gpusizer.contract.output models
+Each document carries `version` (gpusizer.contract.OUTPUT_VERSION); gpusizer.contract.output models
 it as pydantic models, so `gpusizer diff` can read it back and `gpusizer schema
 --output plan` can print its JSON Schema. Building the dict here reads only the
 decision: nothing is validated on the way out (start-up cost), and a test holds
@@ -12,6 +12,7 @@ from __future__ import annotations
 import typing
 
 from gpusizer.base import units
+from gpusizer.contract import OUTPUT_VERSION
 from gpusizer.decide import misses
 from gpusizer.decide.candidate import Candidate
 from gpusizer.decide.decision import Decision
@@ -21,12 +22,6 @@ from gpusizer.estimate.workload import Workload
 if typing.TYPE_CHECKING:  # planner builds estimates; the type only
     from gpusizer.planner import Estimate
 
-VERSION: typing.Final = "1"
-"""The output contract's version, in every plan, estimate, preview and diff document.
-
-Bump it when a field changes meaning or goes; adding a field keeps it (readers ignore unknown
-fields). docs/contract.md section 2 lists what each version holds.
-"""
 
 
 def document(obj: Decision | Estimate, top: int | None = None) -> dict:
@@ -49,7 +44,7 @@ def plan(d: Decision, top: int | None = None) -> dict:
     """
     nxt = d.next_cheaper
     return {
-        "version": VERSION,
+        "version": OUTPUT_VERSION,
         "workload": d.workload.spec.name,
         "model": d.workload.model.key,
         "task": d.workload.spec.task,
@@ -92,7 +87,7 @@ def estimate(e: Estimate) -> dict:
     """The estimate JSON: requirements, calibration, and per GPU model the fewest GPUs that run it."""
     w = e.workload
     return {
-        "version": VERSION,
+        "version": OUTPUT_VERSION,
         "workload": w.spec.name,
         "model": w.model.key,
         "task": w.spec.task,

@@ -10,6 +10,7 @@ import sys
 import pytest
 import yaml
 
+from gpusizer.contract import OUTPUT_VERSION, output
 from policies import analyzer, mocks, view
 
 from tests.conftest import REPO
@@ -51,6 +52,8 @@ def test_json_document_holds_each_workloads_plan_for_diff():
     r = preview("--stack", "hybrid", "--format", "json")
     assert r.returncode == 0, r.stdout + r.stderr
     doc = json.loads(r.stdout)
+    assert doc["version"] == OUTPUT_VERSION and doc["workloads"]["support-chat"]["version"] == OUTPUT_VERSION
+    output.Preview.model_validate(doc)  # the output contract's model of a preview document
     assert set(doc["workloads"]) == {"support-chat", "summarizer"}
     assert doc["policy"]["mandatory"] == 0 and doc["policy"]["passed"] is True
     chat = doc["workloads"]["support-chat"]["choice"]
