@@ -195,12 +195,13 @@ def _cmd_estimate(args) -> int:
 
 def _cmd_diff(args) -> int:
     from gpusizer import diff
+    from gpusizer.render import diff as diff_view
 
     base, base_policy = diff.load(args.base, "BASE")
     head, head_policy = diff.load(args.head, "HEAD")
-    text = redact.redact(diff.render(diff.compare(base, head), args.format, (base_policy, head_policy)))
+    text = redact.redact(diff_view.render(diff.compare(base, head), args.format, (base_policy, head_policy)))
     if args.max_chars is not None and args.format != "json":  # JSON cut short would not parse
-        text = diff.truncated(text, args.max_chars, args.full_report and redact.redact(args.full_report))
+        text = diff_view.truncated(text, args.max_chars, args.full_report and redact.redact(args.full_report))
     print(text)
     return EXIT_OK
 
@@ -209,13 +210,14 @@ def _cmd_observe(args) -> int:
     """Exit 0 when every workload had data for the whole window, 3 when some had none or part (one line each)."""
     import gpusizer
     from gpusizer.measure import observe, prometheus
+    from gpusizer.render import observe as observe_view
 
     window_s = prometheus.parse_duration(args.window)
     end = prometheus.parse_time(args.end)
     client = prometheus.Client(args.prometheus)
     pools = gpusizer.load_pools(args.pools) if args.pools else ()
     doc = observe.run(args.specs, client, window_s, end, _catalog(args.catalog).with_pools(pools))
-    print(redact.redact(observe.render(doc, args.format)))
+    print(redact.redact(observe_view.render(doc, args.format)))
     missing = observe.complete(doc)
     for line in missing:
         print(f"gpusizer: {line}", file=sys.stderr)
@@ -226,6 +228,7 @@ def _cmd_tco(args) -> int:
     """Exit 3 when no cloud offer or no pool runs the workload."""
     import gpusizer
     from gpusizer import tco
+    from gpusizer.render import tco as tco_view
 
     try:
         doc = tco.compare(args.spec, gpusizer.load_pools(args.pools), _catalog(args.catalog), args.months, args.utilization)
@@ -234,9 +237,9 @@ def _cmd_tco(args) -> int:
         return EXIT_INFEASIBLE
     if args.format == "png":
         path = args.out or "tco-%s.png" % doc["workload"]
-        print(f"wrote {tco.chart(doc, path)}")
+        print(f"wrote {tco_view.chart(doc, path)}")
     else:
-        print(redact.redact(tco.render(doc, args.format)))
+        print(redact.redact(tco_view.render(doc, args.format)))
     return EXIT_OK
 
 
@@ -308,11 +311,12 @@ def _cmd_catalog_list(args) -> int:
             raise SpecError(f"--gpu: unknown GPU {args.gpu!r}. To fix: use one of {', '.join(hardware.load_gpus())}", "--gpu")
     import gpusizer
     from gpusizer.catalog import listing
+    from gpusizer.render import listing as listing_view
     from gpusizer.base import providers
 
     offers = _catalog(args.catalog).with_pools(gpusizer.load_pools(args.pools) if args.pools else ()).offers
     listed = listing.rows(offers, args.provider, args.region, gpu, args.min_gpu_memory_gib, args.purchase)
-    print(listing.render(listed, args.format))
+    print(listing_view.render(listed, args.format))
     if args.provider in providers.OWNED and not args.pools:
         print("gpusizer: hint: on-prem pools are not in the catalog; list them with --pools FILE", file=sys.stderr)
     return EXIT_OK

@@ -8,6 +8,7 @@ import pytest
 
 import gpusizer
 from gpusizer import diff
+from gpusizer.render import diff as diff_view
 from gpusizer.catalog import Catalog
 from tests.conftest import make_offer
 from tests import conftest
@@ -131,11 +132,11 @@ def test_diff_input_over_the_result_cap_is_refused(tmp_path, tiny_catalog, monke
 
 def test_markdown_of_an_added_workload_leaves_the_empty_base_cells_empty(tiny_catalog):
     changes = diff.compare({}, {"chat": _plan(CHAT_8B, tiny_catalog)})
-    rows = [line for line in diff.render(changes, "markdown").splitlines() if line.startswith("| ")]
+    rows = [line for line in diff_view.render(changes, "markdown").splitlines() if line.startswith("| ")]
     assert "****" not in "\n".join(rows)
     assert rows[1].startswith("| choice | (absent) | **aws us-east-1 g6.xlarge")
-    removed = diff.render(diff.compare({"chat": _plan(CHAT_8B, tiny_catalog)}, {}), "markdown")
-    assert "****" not in removed and "| GPUs | 1 x L4 |  |" in removed
+    removed = diff_view.render(diff.compare({"chat": _plan(CHAT_8B, tiny_catalog)}, {}), "markdown")
+    assert "****" not in removed and "| GPUs | 1 x L4 | |" in removed
 
 
 def test_a_training_run_is_totalled_once_not_as_a_month_of_hours(tiny_catalog):
@@ -147,11 +148,11 @@ def test_a_training_run_is_totalled_once_not_as_a_month_of_hours(tiny_catalog):
     head = {"chat": _plan(CHAT_8B, tiny_catalog), "ft": _plan(train, tiny_catalog)}
     choice = head["ft"]["choice"]
     run = choice["hourly_usd"] * choice["replicas"] * choice["run_hours"]  # the contract's total_usd, by hand
-    doc = json.loads(diff.render(diff.compare(base, head), "json"))
+    doc = json.loads(diff_view.render(diff.compare(base, head), "json"))
     assert doc["monthly_delta_usd"] == 0 and doc["run_delta_usd"] == pytest.approx(run, abs=0.01)
     # Each workload's monthly delta adds up to the total: the run's is $0/month, not hourly x 730.
     assert {w["workload"]: w["monthly_delta_usd"] for w in doc["workloads"]}["ft"] == 0
     assert sum(w["monthly_delta_usd"] for w in doc["workloads"]) == doc["monthly_delta_usd"]
-    text = diff.render(diff.compare(base, head), "table")
+    text = diff_view.render(diff.compare(base, head), "table")
     assert "ft: - -> $" in text and "per run" in text
     assert "Total: $587.65/month -> $587.65/month (±$0.00/month); training runs, once: $0 -> $" in text

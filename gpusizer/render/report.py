@@ -12,7 +12,7 @@ import json
 
 from gpusizer.base import cost as cost_mod
 from gpusizer.decide import misses
-from gpusizer.render import plan_json, price_age, rows
+from gpusizer.render import plan_json, price_age, rows, table
 from gpusizer.decide.candidate import Candidate
 from gpusizer.decide.decision import Decision
 from gpusizer.planner import Estimate
@@ -180,19 +180,12 @@ def _plan_table(d: Decision, top: int, quiet_age: bool) -> str:
     out = [f"{k:<11} {v}" for k, v in _header(d)]
     out += ["", *_choice_lines(d), ""]
     cols, body = rows.table(d, top)
-    body = [tuple(str(x) for x in r) for r in body]
-    widths = [max(len(r[i]) for r in [cols, *body]) for i in range(len(cols) - 1)]
-    fmt = "  ".join(f"{{:<{w}}}" for w in widths) + "  {}"
     out.append(f"Candidates ({d.feasible_count} feasible of {d.candidate_count}; the cheapest, "
                "then the nearest misses per reason; n = offers alike but for the zone):")
-    out += [fmt.format(*cols).rstrip()] + [fmt.format(*r).rstrip() for r in body]
+    out += table.text(cols, body)
     out += ["", f"Rejections by reason: {_reason_counts(d) or 'none'}"]
     out += [f"Prices: {n}" for n in price_age.notes(d, quiet_age)]
     return "\n".join(out)
-
-
-def _md_row(cells) -> str:
-    return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
 
 
 def _md_line(line: str) -> str:
@@ -207,7 +200,7 @@ def _plan_markdown(d: Decision, top: int, quiet_age: bool) -> str:
     out += [f"- **{k}**: {v}" for k, v in _header(d)]
     out += ["", *(_md_line(line) for line in _choice_lines(d)), ""]
     cols, body = rows.table(d, top, markdown=True)
-    out += [_md_row(cols), "|---" * len(cols) + "|"] + [_md_row(r) for r in body]
+    out += table.markdown(cols, body)
     out += ["", f"Rejections by reason: {_reason_counts(d) or 'none'}", ""]
     out += [f"> {n}" for n in price_age.notes(d, quiet_age)]
     return "\n".join(out)
@@ -223,12 +216,10 @@ def _estimate_text(e: Estimate, markdown: bool) -> str:
             layout = f"TP {r['tensor_parallel']}" + (f" x PP {r['pipeline_stages']}" if r["pipeline_stages"] > 1 else "")
             layout += f" x {r['replicas']} replicas" if r["replicas"] > 1 else ""
         rows.append((r["gpu"], "-" if r["min_count"] is None else str(r["min_count"]), r["limiting"], layout, offer))
+    head = ("GPU", "min count", "limiting", "layout", "smallest offer")
     if markdown:
         out = [f"### gpusizer estimate: `{e.workload.spec.name}`", ""]
         out += [f"- **{k}**: {v}" for k, v in _header(e)]
-        out += ["", _md_row(("GPU", "min count", "limiting", "layout", "smallest offer")), "|---" * 5 + "|"]
-        return "\n".join(out + [_md_row(r) for r in rows])
+        return "\n".join(out + [""] + table.markdown(head, rows))
     out = [f"{k:<11} {v}" for k, v in _header(e)]
-    out += ["", f"{'GPU':<10} {'min count':>9}  {'limiting':<12} {'layout':<22} smallest offer"]
-    out += [f"{g:<10} {n:>9}  {lim:<12} {lay:<22} {off}" for g, n, lim, lay, off in rows]
-    return "\n".join(out)
+    return "\n".join(out + [""] + table.text(head, rows, right=(1,)))
