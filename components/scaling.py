@@ -27,6 +27,7 @@ import pulumi_kubernetes as k8s
 
 from components import tags as tagging
 from gpusizer import autoscaling
+from gpusizer.decide import scaling as scaling_cost
 from gpusizer.decide.decision import Decision
 
 AWS_MAX_REPLICAS = "gpusizer:max-replicas"
@@ -61,7 +62,7 @@ def bounds(d: Decision) -> tuple[int, int]:
 def units(d: Decision, replicas: int) -> int:
     """Nodes (instances, pods) that `replicas` replicas of the choice launch."""
     c = d.chosen
-    return autoscaling.instances(replicas, c.fit.replicas_per_node if c.fit else 1, c.nodes)
+    return scaling_cost.instances(replicas, c.fit.replicas_per_node if c.fit else 1, c.nodes)
 
 
 def _annotations(d: Decision) -> dict[str, str]:

@@ -1,33 +1,16 @@
-"""Dynamic allocation: the spec's `deploy.autoscaling` (docs/contract.md section 8) and its price range.
+"""The spec's `deploy.autoscaling` (docs/contract.md section 8): replica bounds, the metric, schedule windows.
 
-The engine still ranks offers per replica; autoscaling only bounds how many
-replicas run. `max_replicas` defaults to the replicas the throughput target x
-growth needs (the choice's replica count), so the bound the components
-provision, the policy pack's budget and the report's "$/month at max" all
-agree with the sizing.
-
-Pricing (:func:`price`), by the nodes each replica count launches (whole node
-groups: :func:`instances`) at the choice's $/hour per node, 730 h a month
-(gpusizer.base.cost); with one replica per node that is the choice's per-replica `hourly_usd`:
-
-- `monthly_usd_min`: `min_replicas` all month (0 when the workload scales to zero);
-- `monthly_usd_max`: `max_replicas` all month: the ceiling the budget policy uses;
-- `monthly_usd_expected`: for `schedule`, the hours of each window per week at its
-  replica count and `min_replicas` the rest of the week; for a metric, the
-  replicas the spec's target load needs (the choice's replica count, clamped to
-  [min, max]) all month: the autoscaler holds the metric at `target` and the
-  load is the throughput target x growth around the clock. The JSON states
-  which assumption applied (`expected_assumption`).
+The model only: what an autoscaled choice costs is gpusizer.decide.scaling, and how often a
+window's cron day fields recur is :func:`days_per_week` (croniter reads the fields).
 """
 
-import dataclasses
-import math
+import functools
 import re
 from typing import Annotated, Literal, Self
 
 import pydantic
 
-from gpusizer.base import cost as cost_mod, fields
+from gpusizer.base import fields
 
 # The metric names of docs/contract.md section 8 and what each scales on.
 METRICS = {
@@ -43,7 +26,6 @@ QUERY_METRICS = ("queue_depth", "requests_per_second")
 # The DCGM exporter's GPU utilization gauge, 0-100 (NVIDIA dcgm-exporter default-counters.csv,
 # "DCGM_FI_DEV_GPU_UTIL, gauge, GPU utilization (in %)", read 2026-11-23).
 DCGM_GPU_UTIL = "DCGM_FI_DEV_GPU_UTIL"
-
 
 
 def _matching(pattern: str, fix: str):
@@ -99,7 +81,7 @@ class Window(fields.Strict):
                              "To fix: repeat start's last three fields in end")
         if self.minutes <= 0:
             raise ValueError("end must be later the same day than start. To fix: split a window over midnight in two")
-        _days_per_week(self)  # the day-of-week field names days (a name it does not know raises here)
+        days_per_week(self.start)  # croniter reads the day fields (one it cannot read raises here)
         return self
 
     @property
@@ -162,107 +144,58 @@ class Autoscaling(fields.Strict):
         return self
 
 
-# Minutes in a week, and weeks in the 730-hour month of gpusizer.base.cost.
-_WEEK_MINUTES = 7 * 24 * 60
-_DAY_NAMES = {"sun": 0, "mon": 1, "tue": 2, "wed": 3, "thu": 4, "fri": 5, "sat": 6}
+# 28 years from a leap year: 10,227 days, exactly 1,461 weeks (the Julian calendar's cycle; the Gregorian
+# century rule first differs in 2100), so a day-of-week field counts whole weeks and a day of month
+# or a month averages over every weekday it falls on.
+_CYCLE_YEARS = 28
+_CYCLE_START = 2024
 
 
-def _days_per_week(window: Window) -> int:
-    """Days of the week a window's day-of-week field names (day-of-month/month taken as every day)."""
-    field = window.start.split()[4]
-    if field == "*":
-        return 7
-    days: set[int] = set()
-    for part in field.split(","):
-        step = 1
-        if "/" in part:
-            part, step_s = part.split("/")
-            step = int(step_s)
-        ends = ["0", "6"] if part == "*" else part.split("-")
-        lo, hi = _day(ends[0]), _day(ends[-1])
-        days.update(range(lo, (hi if hi >= lo else hi + 7) + 1, step))
-    return len({d % 7 for d in days})
+@functools.cache
+def _cycle() -> tuple[tuple[int, int, bool, int], ...]:
+    """(month, day, last day of its month, cron day of week 0-6 with Sunday 0) for each day of the cycle."""
+    import datetime
+
+    day, end = datetime.date(_CYCLE_START, 1, 1), datetime.date(_CYCLE_START + _CYCLE_YEARS, 1, 1)
+    one = datetime.timedelta(days=1)
+    out = []
+    while day < end:
+        nxt = day + one
+        out.append((day.month, day.day, nxt.month != day.month, day.isoweekday() % 7))
+        day = nxt
+    return tuple(out)
 
 
-def _day(name: str) -> int:
-    """A cron day of week, 0-7 or sun..sat (0 and 7 are Sunday)."""
-    if name.isdigit():
-        return int(name) % 7
-    if name.lower()[:3] in _DAY_NAMES and name.isalpha():
-        return _DAY_NAMES[name.lower()[:3]]
-    raise ValueError(f"{name!r} is not a day of the week. To fix: 0-7 or sun, mon, tue, wed, thu, fri, sat")
+def days_per_week(cron: str) -> float:
+    """How many days a week, on average, a 5-field cron's day fields (day of month, month, day of week) match.
 
+    The fields are read as cron reads them (croniter; AWS scheduled actions and KEDA's cron scaler
+    likewise): when both day of month and day of week are restricted a day matching either runs
+    (Vixie cron, crontab(5): "if both fields are restricted ... the command will be run when either
+    field matches the current time"); `L` is the month's last day. Averaged over 28 years.
 
-def instances(replicas: int, replicas_per_node: int = 1, nodes: int = 1) -> int:
-    """Nodes launched for `replicas`: whole node groups of `nodes`, each running `replicas_per_node`.
-
-    >>> instances(0), instances(4), instances(5, replicas_per_node=2), instances(3, nodes=2)
-    (0, 4, 3, 6)
+    >>> days_per_week("0 8 * * 1-5"), days_per_week("0 8 * * *"), days_per_week("0 8 * * 0,7")
+    (5.0, 7.0, 1.0)
+    >>> round(days_per_week("0 8 1,15 * *"), 3)  # 24 days a year: 24 / (365.25 / 7)
+    0.46
+    >>> round(days_per_week("0 8 1 * mon"), 3)  # the 1st or a Monday: (12 + 52.18 - 12/7) / (365.25 / 7)
+    1.197
     """
-    return math.ceil(replicas / replicas_per_node) * nodes
+    from croniter import croniter  # only specs with schedule windows need it
 
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Range:
-    """Replica bounds, the nodes (instances, pods) they launch, and their $/month (see the module docstring)."""
-
-    min_replicas: int
-    max_replicas: int
-    min_instances: int
-    max_instances: int
-    metric: str
-    target: float | None
-    monthly_usd_min: float
-    monthly_usd_max: float
-    monthly_usd_expected: float
-    expected_assumption: str
-    sized_replicas: int
-    """Replicas the throughput target x growth needs; above max_replicas, the target is not met at max."""
-
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
-
-
-def max_replicas(a: Autoscaling, sized_replicas: int) -> int:
-    """The provisioned maximum: the spec's, else the replicas the sizing needs (at least min and every window)."""
-    if a.max_replicas is not None:
-        return a.max_replicas
-    windows = [w.replicas for w in a.schedule or ()]
-    return max([sized_replicas, a.min_replicas, *windows])
-
-
-def price(a: Autoscaling, instance_hourly_usd: float, sized_replicas: int, replicas_per_node: int = 1,
-          nodes: int = 1) -> Range:
-    """The $/month range of an autoscaled choice, priced by the nodes each replica count launches.
-
-    Args:
-        a: the spec's deploy.autoscaling.
-        instance_hourly_usd: $/hour of one node (instance, pool node) of the choice.
-        sized_replicas: replicas the throughput target x growth needs (the choice's replica count).
-        replicas_per_node: replicas one node runs side by side (1 unless the fit packs them).
-        nodes: nodes one replica spans.
-    """
-    top = max_replicas(a, sized_replicas)
-
-    def units(n: int) -> int:
-        return instances(n, replicas_per_node, nodes)
-
-    if a.metric == "schedule":
-        weekly = sum(w.minutes * _days_per_week(w) * units(w.replicas) for w in a.schedule)
-        idle = _WEEK_MINUTES - sum(w.minutes * _days_per_week(w) for w in a.schedule)
-        mean = (weekly + max(idle, 0) * units(a.min_replicas)) / _WEEK_MINUTES
-        why = "each window's replicas for its hours per week, min_replicas the rest of the week"
-    else:
-        held = min(max(sized_replicas, a.min_replicas), top)
-        mean = units(held)
-        why = ("the autoscaler holds the metric at target and the load is the throughput target x growth "
-               f"all month: {held} replica(s)")
-    hourly = round(instance_hourly_usd, cost_mod.HOURLY_DECIMALS)
-    return Range(
-        a.min_replicas, top, units(a.min_replicas), units(top), a.metric, a.target,
-        cost_mod.monthly_usd(hourly, units(a.min_replicas)),
-        cost_mod.monthly_usd(hourly, units(top)),
-        round(hourly * mean * cost_mod.HOURS_PER_MONTH, cost_mod.USD_DECIMALS),
-        why,
-        sized_replicas,
-    )
+    try:
+        _, _, dom, months, dow = croniter(cron).expanded
+    except (ValueError, KeyError) as exc:  # croniter's CroniterError is a ValueError
+        raise ValueError(f"{cron!r}: {exc}. To fix: day fields as cron reads them, e.g. '0 8 * * 1-5'") from None
+    any_dom, any_dow, any_month = dom == ["*"], dow == ["*"], months == ["*"]
+    dom_set, month_set = set(dom), set(months)
+    dow_set = {x % 7 for x in dow if isinstance(x, int)}
+    either = not (any_dom or any_dow)  # both restricted: a day matching either runs
+    days = 0
+    for month, day, last, weekday in _cycle():
+        if not any_month and month not in month_set:
+            continue
+        in_dom = any_dom or day in dom_set or (last and "l" in dom_set)
+        in_dow = any_dow or weekday in dow_set
+        days += (in_dom or in_dow) if either else (in_dom and in_dow)
+    return days * 7 / len(_cycle())

@@ -40,7 +40,7 @@ def test_contract_example_parses():
     ({"metric": "schedule", "schedule": [{**WEEKDAYS, "end": "0 20 * * *"}]}, "deploy.autoscaling.schedule.0", "same day"),
     ({"metric": "schedule", "schedule": [{**WEEKDAYS, "start": "*/5 8 * * 1-5"}]}, "deploy.autoscaling.schedule.0.start", "not valid"),
     ({"metric": "schedule", "schedule": [{"start": "0 8 * * xyz", "end": "0 20 * * xyz", "replicas": 3}]},
-     "deploy.autoscaling.schedule.0", "not a day of the week"),
+     "deploy.autoscaling.schedule.0", "day fields as cron reads them"),
     ({**QUEUE, "metric": "cpu"}, "deploy.autoscaling.metric", "gpu_utilization"),
     ({**QUEUE, "max_replicas": 0}, "deploy.autoscaling.max_replicas", "greater than or equal to 1"),
     ({**QUEUE, "min_replicas": -1}, "deploy.autoscaling.min_replicas", "greater than or equal to 0"),
@@ -120,4 +120,28 @@ def test_table_and_markdown_show_min_and_max(tiny_catalog):
 ])
 def test_window_days_per_week_follow_cron_day_of_week_rules(days, per_week):
     w = autoscaling.Window(start=f"0 8 * * {days}", end=f"0 20 * * {days}", replicas=1)
-    assert autoscaling._days_per_week(w) == per_week
+    assert autoscaling.days_per_week(w.start) == per_week
+
+
+# A Gregorian year averages 365.25 days, 52.18 weeks.
+@pytest.mark.parametrize("days, per_year", [
+    ("1 * *", 12),  # the 1st of each month
+    ("1,15 * *", 24),
+    ("* 1 *", 31),  # every day of January
+    ("* 2 *", 28.25),  # February: 29 days one year in four
+    ("L * *", 12),  # each month's last day
+    ("1 * 1", 12 + 365.25 / 7 - 12 / 7),  # the 1st OR a Monday (both restricted: cron runs on either)
+    ("13 * 5", 12 + 365.25 / 7 - 12 / 7),  # the 13th or a Friday
+])
+def test_window_days_follow_day_of_month_and_month_as_cron_reads_them(days, per_year):
+    assert autoscaling.days_per_week(f"0 8 {days}") * 365.25 / 7 == pytest.approx(per_year, rel=2e-3)
+
+
+def test_a_monthly_window_costs_its_hours_not_a_daily_windows(tiny_catalog):
+    # 12 h on the 1st of each month at 2 replicas, 1 replica otherwise: 12 x 12 = 144 h a year at 2.
+    spec = _spec({"min_replicas": 1, "max_replicas": 2, "metric": "schedule",
+                  "schedule": [{"start": "0 8 1 * *", "end": "0 20 1 * *", "replicas": 2}]})
+    a = gpusizer.document(gpusizer.plan(spec, catalog=tiny_catalog))["choice"]["autoscaling"]
+    hourly = a["monthly_usd_min"] / 730  # one replica, all month
+    extra_hours_per_month = 144 / 12 * (730 / (365.25 * 24 / 12))  # the 730-hour month's share of 144 h a year
+    assert a["monthly_usd_expected"] == pytest.approx(a["monthly_usd_min"] + hourly * extra_hours_per_month, rel=1e-3)

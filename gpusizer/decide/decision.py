@@ -9,7 +9,7 @@ import functools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from gpusizer import autoscaling
+from gpusizer.decide import scaling
 from gpusizer.base import limits, providers, units
 from gpusizer.decide.candidate import Candidate
 from gpusizer.estimate.workload import Workload
@@ -184,11 +184,11 @@ class Decision:
         return out
 
     @property
-    def autoscaling(self) -> autoscaling.Range | None:
-        """The choice's replica bounds and $/month at min, max and expected (gpusizer.autoscaling), if the spec scales."""
+    def autoscaling(self) -> scaling.Range | None:
+        """The choice's replica bounds and $/month at min, max and expected (gpusizer.decide.scaling), if the spec scales."""
         a = self.workload.spec.deploy.autoscaling
         if a is None or self.chosen is None:
             return None
         c = self.chosen
         per_node = c.fit.replicas_per_node if c.fit else 1
-        return autoscaling.price(a, c.hourly_usd / c.instances, c.replicas, per_node, c.nodes)
+        return scaling.price(a, c.hourly_usd / c.instances, c.replicas, per_node, c.nodes)
