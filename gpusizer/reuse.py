@@ -3,7 +3,7 @@
 `gpusizer preview` runs the Pulumi program twice in one process (as a first
 preview, then as an update), and the policy pack re-plans every GpuWorkload's
 recorded spec to verify an exemption: three plans of each spec. Inside
-:func:`scope`, :func:`plan` returns the Decision made the first time for the
+a scope (gpusizer.base.memo.scope), :func:`plan` returns the Decision made the first time for the
 same validated spec, the same pools and the same Catalog object; outside a
 scope it plans every time. Either way the default catalog is
 gpusizer.load_catalog(), loaded once while its files are unchanged, rather
@@ -21,6 +21,7 @@ is a function of these inputs plus the files and environment it reads (a
 calibration file, GPUSIZER_* variables): a scope promises those do not
 change inside it, as they do not during one preview.
 
+>>> from gpusizer.base.memo import scope
 >>> with scope():
 ...     first = plan({"name": "chat", "model": {"name": "llama-3.1-8b"}})
 ...     first is plan({"name": "chat", "model": {"name": "llama-3.1-8b"}})
@@ -29,29 +30,10 @@ True
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TypeVar
+from collections.abc import Iterable, Iterator, Sequence
 
-T = TypeVar("T")
-
-_MEMO: dict[tuple, tuple] | None = None
-
-
-@contextlib.contextmanager
-def scope() -> Iterator[None]:
-    """Reuse decisions until the block ends (nested scopes share the outermost one's memo)."""
-    global _MEMO
-    if _MEMO is not None:
-        yield
-        return
-    _MEMO = {}
-    try:
-        yield
-    finally:
-        _MEMO = None
-
+from gpusizer.base import memo
 
 def _json(model) -> str:
     """A pydantic model's JSON with sorted keys: a pool's tolerations read back from stack config
@@ -65,34 +47,17 @@ def plan(spec, catalog=None, pools: Iterable = ()):
     Raises:
         SpecError, SizingError: as gpusizer.plan (a failure is not memoized).
     """
-    import gpusizer
+    from gpusizer import planner, spec as spec_mod
+    from gpusizer.catalog import load_catalog
 
-    catalog = catalog if catalog is not None else gpusizer.load_catalog()
+    catalog = catalog if catalog is not None else load_catalog()
     pools = tuple(pools)
-    if _MEMO is None:
-        return gpusizer.plan(spec, catalog=catalog, pools=pools)
-    if not isinstance(spec, gpusizer.WorkloadSpec):
-        spec = gpusizer.load_spec(spec)
+    if not memo.active():
+        return planner.plan(spec, catalog=catalog, pools=pools)
+    if not isinstance(spec, spec_mod.WorkloadSpec):
+        spec = planner.load_spec(spec)
     key = ("plan", _json(spec), tuple(_json(p) for p in pools), id(catalog))
-    return remembered(key, lambda: (gpusizer.plan(spec, catalog=catalog, pools=pools), catalog))[0]  # failures: not kept
-
-
-def remembered(key: tuple, compute: Callable[[], T],
-               failures: type[BaseException] | tuple[type[BaseException], ...] = ()) -> T:
-    """compute(), once per `key` inside a scope: later calls return its value, or raise again the
-    exception of a `failures` class it raised (an unreachable Hub is not asked twice); other
-    exceptions are not remembered. Outside a scope, compute() every time."""
-    if _MEMO is None:
-        return compute()
-    if key not in _MEMO:
-        try:
-            _MEMO[key] = (True, compute())
-        except failures as exc:
-            _MEMO[key] = (False, exc)
-    ok, value = _MEMO[key]
-    if ok:
-        return value
-    raise value.with_traceback(None)  # the one object raised again: its traceback starts afresh each time
+    return memo.remembered(key, lambda: (planner.plan(spec, catalog=catalog, pools=pools), catalog))[0]  # failures: not kept
 
 
 def in_order(specs: Sequence, pools: Iterable = (), catalog=None) -> Iterator[tuple]:

@@ -26,7 +26,7 @@ import sys
 import pulumi
 
 import gpusizer
-from gpusizer.base import errors, inputs, providers, redact
+from gpusizer.base import errors, inputs, memo, providers, redact
 from gpusizer.contract import OUTPUT_VERSION
 from gpusizer import reuse
 from policies import analyzer, fork, mocks, rules
@@ -121,7 +121,7 @@ def preview(stack: str, stacks_dir: pathlib.Path, program: pathlib.Path, policy_
 
     if parallel is None:
         parallel = fork.available()
-    with reuse.scope():  # both runs and the pack's re-plans share one decision per spec (per process)
+    with memo.scope():  # both runs and the pack's re-plans share one decision per spec (per process)
         _preload(config, program)
         if not parallel:
             runs = [("preview", phase("preview")[2])]

@@ -1,4 +1,5 @@
-"""Imports point one way: the project's import graph, imports inside functions included, has no cycle."""
+"""Imports point one way: the project's import graph has no cycle of any kind (imports inside functions and
+under TYPE_CHECKING included), and modules imported by name at run time are the listed plug-in points."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ def import_graph() -> dict[str, set[str]]:
     Parent packages a module is imported through are not edges (every import
     of gpusizer.x runs gpusizer/__init__ first; counting that would make any
     package with a re-exporting __init__ a cycle). Imports under
-    `if TYPE_CHECKING:` never run, so they are not edges either.
+    `if TYPE_CHECKING:` are edges too: a type a module needs is a dependency, run or not.
     """
     modules = _project_modules()
     graph: dict[str, set[str]] = {}
@@ -37,11 +38,7 @@ def import_graph() -> dict[str, set[str]]:
         is_pkg = path.name == "__init__.py"
         edges = set()
         tree = ast.parse(path.read_text(), str(path))
-        type_only = {id(n) for block in ast.walk(tree) if _is_type_checking(block) for stmt in block.body
-                     for n in ast.walk(stmt)}
         for node in ast.walk(tree):
-            if id(node) in type_only:
-                continue
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom):
@@ -99,7 +96,28 @@ def test_the_graph_sees_imports_inside_functions():
     graph = import_graph()
     assert "policies.offline" in graph["gpusizer.cli"]  # imported only inside the preview handler
     assert "gpusizer.spec" in graph["gpusizer.catalog.onprem"]
-    assert "gpusizer.decide.decision" not in graph["gpusizer.decide.misses"]  # a TYPE_CHECKING import never runs
+    assert "gpusizer.decide.judgement" in graph["gpusizer.decide.misses"]  # under TYPE_CHECKING: an edge too
+    assert "gpusizer.decide.decision" not in graph["gpusizer.decide.misses"]  # misses takes what it reads
+
+
+# Modules that import another module by a name computed at run time: each a plug-in point, not an edge.
+PLUGIN_IMPORTS = {
+    "gpusizer": "public names imported on first use (PEP 562 __getattr__ over _EXPORTS)",
+    "gpusizer.base.providers": "a provider's builder, refresher or component module, named in its registry entry",
+    "policies.mocks": "the Pulumi resource class a mocked run registers, by its Python type name",
+    "policies.offline": "a Pulumi program file run as __main__ (runpy), and the SDK modules of the chosen providers",
+}
+
+
+def _dynamic_imports(tree: ast.AST) -> bool:
+    calls = (n for n in ast.walk(tree) if isinstance(n, ast.Call))
+    return any((isinstance(f := c.func, ast.Attribute) and f.attr in ("import_module", "run_path", "run_module"))
+               or (isinstance(f, ast.Name) and f.id == "__import__") for c in calls)
+
+
+def test_modules_imported_by_name_at_run_time_are_the_listed_plug_in_points():
+    found = {name for name, path in _project_modules().items() if _dynamic_imports(ast.parse(path.read_text()))}
+    assert found == set(PLUGIN_IMPORTS)
 
 
 def test_the_project_import_graph_has_no_cycle():

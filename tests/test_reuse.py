@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 import gpusizer
-from gpusizer import reuse
+from gpusizer import planner, reuse
+from gpusizer.base import memo
 
 from tests.conftest import make_offer
 
@@ -15,20 +16,20 @@ POOLS = [{"name": "rack-a", "location": "fra-dc1", "gpu": "L40S", "gpus_per_node
 
 @pytest.fixture
 def counted(monkeypatch):
-    """Count the plans gpusizer.plan makes."""
+    """Count the plans gpusizer.planner.plan makes (what reuse.plan calls)."""
     calls = []
-    real = gpusizer.plan
+    real = planner.plan
 
     def plan(*args, **kw):
         calls.append(args)
         return real(*args, **kw)
 
-    monkeypatch.setattr(gpusizer, "plan", plan)
+    monkeypatch.setattr(planner, "plan", plan)
     return calls
 
 
 def test_a_scope_plans_an_equal_spec_once_and_returns_that_decision(counted):
-    with reuse.scope():
+    with memo.scope():
         first = reuse.plan(SPEC)
         assert reuse.plan(gpusizer.load_spec(SPEC)) is first  # a mapping and the validated spec share a key
         assert reuse.plan(dict(SPEC, name="other")) is not first
@@ -45,7 +46,7 @@ def test_outside_a_scope_every_call_plans_again_on_the_loaded_catalog(counted):
 def test_other_pools_or_another_catalog_object_are_planned_again(counted):
     tiny_pools = gpusizer.parse_pools(POOLS)
     other = gpusizer.Catalog((make_offer("g6.xlarge", "L4", 1, 22.35, 0.8),))
-    with reuse.scope():
+    with memo.scope():
         plain = reuse.plan(SPEC)
         assert reuse.plan(SPEC, pools=tiny_pools) is not plain
         assert reuse.plan(SPEC, catalog=other).chosen.offer.instance_type == "g6.xlarge"
@@ -54,9 +55,9 @@ def test_other_pools_or_another_catalog_object_are_planned_again(counted):
 
 
 def test_nested_scopes_share_the_outer_memo_which_ends_with_it(counted):
-    with reuse.scope():
+    with memo.scope():
         first = reuse.plan(SPEC)
-        with reuse.scope():
+        with memo.scope():
             assert reuse.plan(SPEC) is first
         assert reuse.plan(SPEC) is first
     assert reuse.plan(SPEC) is not first
@@ -64,7 +65,7 @@ def test_nested_scopes_share_the_outer_memo_which_ends_with_it(counted):
 
 
 def test_an_invalid_spec_raises_every_time_inside_a_scope(counted):
-    with reuse.scope():
+    with memo.scope():
         for _ in range(2):
             with pytest.raises(gpusizer.SpecError, match="name"):
                 reuse.plan({"model": {"name": "llama-3.1-8b"}})
@@ -82,7 +83,7 @@ def test_a_hub_lookup_is_made_once_per_scope_its_failure_included(monkeypatch, t
 
     monkeypatch.setattr(hub, "hf_hub_download", download)
     spec = {"name": "chat", "model": {"hf_id": "acme/unreachable"}}
-    with reuse.scope():
+    with memo.scope():
         for _ in range(3):
             with pytest.raises(gpusizer.SpecError, match="model.hf_id: config.json of acme/unreachable is unavailable"):
                 gpusizer.load_spec(spec)
@@ -99,7 +100,7 @@ def test_in_order_gives_a_pool_to_the_first_workload_and_bursts_the_next():
     spec = {"model": {"name": "llama-3.1-8b"}, "inference": {"batch_size": 4}, "deploy": {"replicas": 2},
             "placement": {"providers": ["onprem", "aws"]}}
     specs = [gpusizer.load_spec({**spec, "name": name}) for name in ("first", "second")]
-    with reuse.scope():
+    with memo.scope():
         (first, first_pools), (second, second_pools) = reuse.in_order(specs, pool)
     assert [p.free for p in first_pools] == [2] and [p.free for p in second_pools] == [0]
     assert (first.chosen.offer.provider, first.chosen.gpu_count, first.chosen.replicas) == ("onprem", 1, 2)
@@ -112,10 +113,10 @@ def test_a_remembered_failure_is_raised_again_with_a_fresh_traceback():
         raise gpusizer.SpecError("model.hf_id: unreachable", "model.hf_id")
 
     depths = []
-    with reuse.scope():
+    with memo.scope():
         for _ in range(4):
             with pytest.raises(gpusizer.SpecError) as caught:
-                reuse.remembered(("hub", "x"), fail, gpusizer.SpecError)
+                memo.remembered(("hub", "x"), fail, gpusizer.SpecError)
             depths.append(_depth(caught.value.__traceback__))
     assert len(set(depths)) == 1 and caught.value.field == "model.hf_id"
 

@@ -25,9 +25,8 @@ import dataclasses
 import os
 import pathlib
 
-from gpusizer.base import errors
+from gpusizer.base import errors, memo
 from gpusizer.facts import registry
-from gpusizer import reuse
 
 FIELD = "model.hf_id"
 _TRUE = {"1", "ON", "YES", "TRUE"}
@@ -62,7 +61,7 @@ def model_from_hub(repo_id: str, revision: str | None = None) -> registry.ModelA
         SpecError: naming model.hf_id: the extra missing, the repo unknown,
             gated or absent from the cache when offline.
     """
-    return reuse.remembered(("hub", repo_id, revision), lambda: _read(repo_id, revision), errors.SpecError)
+    return memo.remembered(("hub", repo_id, revision), lambda: _read(repo_id, revision), errors.SpecError)
 
 
 def _read(repo_id: str, revision: str | None) -> registry.ModelArch:
