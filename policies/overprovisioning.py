@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from policies import k8s, scaling, sizing, verify
+from policies import k8s, model, scaling, sizing, verify
 from policies import resources as res
 from policies import view as v
 
@@ -50,20 +50,22 @@ class _Judge:
     def resource(self, r: sizing.StackResource, scaled_max: float) -> list[str]:
         g = res.GpuResource(r.type, r.props)
         named = g.templates()  # it names a template its types (or the rest of its host) come from
-        templates = sizing.templates_of(r, self.by_urn) if named else []
         try:
             shapes = g.shapes
         except v.Unknown:
-            if not templates:
+            if not named:
                 raise  # named as unknown (advisory at preview), judged again at `up`
-            shapes = []  # a type the provider copies from its in-stack template: judged through that
+            shapes = None  # a type the provider copies from its in-stack template: judged through that
         if shapes and r.type in res.TEMPLATES:  # launches nothing itself: its consumers' count and purchase
             return self.judge(r, g, lambda: 0.0, None)
         if shapes:
             return self.judge(r, g, lambda: sizing.most_count(g, scaled_max), _bought(g))
         if not named:
             return []
+        templates = model.templates(r, self.by_urn)  # by literal value, else the dependency links
         if not templates:
+            if shapes is None:
+                g.shapes  # noqa: B018 - raises the unknown type again: judged at `up`
             return [f"{r.name or r.urn} launches from a template that is not in this stack, so the pack cannot verify "
                     "its GPUs. To fix: keep the launch or instance template in this stack, or name the instance "
                     "types on the resource"]
@@ -153,7 +155,7 @@ def _bought(*resources: res.GpuResource) -> Callable[[], str]:
     return read
 
 
-def check(stack: list[sizing.StackResource], max_ratio: float) -> list[tuple[str, str | None]]:
+def check(stack: list[sizing.StackResource], max_ratio: float, cfg=None) -> list[tuple[str, str | None]]:
     """(message, URN) pairs of gpusizer-no-overprovisioning over the stack (module docstring).
 
     Raises:
