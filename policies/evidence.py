@@ -60,6 +60,9 @@ _OWN_KEYS = frozenset(k.lower() for k in (metadata.AWS_REQUIRED, metadata.AWS_SI
                                           metadata.GCP_SIZED_BY, metadata.K8S_REQUIRED, metadata.K8S_SIZED_BY,
                                           metadata.K8S_WORKLOAD, "gpusizer:workload", "gpusizer-workload"))
 _EXCLUDING = re.compile(r"exclud|tolerat|antiaffinity|anti_affinity", re.I)
+# Metadata that records, never provisions: tags, resource labels, annotations, descriptions.
+METADATA = frozenset({"tags", "tagsall", "labels", "annotations", "resourcelabels", "description", "tagspecifications",
+                      "defaulttags", "userlabels", "effectivelabels", "terraformlabels", "pulumilabels"})
 _NOTHING = frozenset({"", "none", "false", "0", "disabled", "off", "no", "null"})
 _AWS_TYPE = re.compile(r"^(?:ml\.|db\.|cache\.|ra3\.)?([a-z][a-z0-9-]*)\.(nano|micro|small|medium|large|"
                        r"\d*xlarge|metal(?:-\d+xl)?|\d+xl)$")
@@ -206,7 +209,7 @@ class _Walk:
         for k, x in m.items():
             ks = str(k)
             here = _join(where, ks)
-            if _EXCLUDING.search(ks) or ks.strip().lower() in _OWN_KEYS:
+            if _EXCLUDING.search(ks) or ks.strip().lower() in _OWN_KEYS or ks.strip().lower() in METADATA:
                 continue
             if is_resource_name(ks):
                 if _positive(x) or isinstance(x, (Mapping, list)):

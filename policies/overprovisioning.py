@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from policies import k8s, model, scaling, sizing, verify
+from policies import k8s, model, need, scaling, sizing, verify
 from policies import resources as res
 from policies import view as v
 
@@ -41,7 +41,8 @@ class _Judge:
     """The rule's state over one stack: nodes run per GpuWorkload; each resource's messages go to a
     sizing.Findings."""
 
-    def __init__(self, stack: list[sizing.StackResource], max_ratio: float):
+    def __init__(self, stack: list[sizing.StackResource], max_ratio: float, cfg=None):
+        self.cfg = cfg
         self.by_urn = {r.urn: r for r in stack}
         self.max_ratio = max_ratio
         self.runs: dict[str, float] = {}  # GpuWorkload URN -> nodes or pods the resources under it may run
@@ -100,7 +101,7 @@ class _Judge:
         the choice). Anything else is judged on memory against the re-planned requirement.
         """
         workload = verify.ancestor(r, self.by_urn)
-        d, refused = verify.planned(workload)
+        d, refused = verify.planned(workload, self.cfg)
         need = d.required_gpu_memory_gib if d is not None and d.chosen is not None else None
         n = count() if workload is not None else None
         if n and (why_unbounded := k8s.unbounded(r.type, r.props)):
@@ -127,7 +128,7 @@ class _Judge:
     def counted(self, findings: sizing.Findings) -> None:
         """Each GpuWorkload's resources together against the most nodes its decision runs."""
         for urn, total in self.runs.items():
-            d, _ = verify.planned(self.by_urn[urn])
+            d, _ = verify.planned(self.by_urn[urn], self.cfg)
             most = None if d is None or d.chosen is None else verify.most_instances(d)
             if most is None or total <= most:
                 continue
@@ -137,6 +138,15 @@ class _Judge:
                          f"size or autoscaler maximum), its re-planned decision {most}: capacity beyond the decision "
                          "is not sized. To fix: provision through the GpuWorkload alone, or raise deploy.replicas or "
                          "deploy.autoscaling in its spec", urn)
+
+
+def _calibration(w: sizing.StackResource, cfg) -> list[str]:
+    _, why = need.calibration_problem(w, cfg)
+    if why is None:
+        return []
+    return [f"{w.name or w.urn}: {why}, so its resources are judged against the decision without it. To fix: "
+            "trust the file (gpusizer-no-overprovisioning.trustedCalibrations: [{sha256: ..., reason: ...}]) or "
+            "drop sizing.calibration"]
 
 
 def _bought(*resources: res.GpuResource) -> Callable[[], str]:
@@ -161,8 +171,11 @@ def check(stack: list[sizing.StackResource], max_ratio: float, cfg=None) -> list
     Raises:
         policies.view.Unknown: only when a field is unknown at preview and nothing else is in violation.
     """
-    judge = _Judge(stack, max_ratio)
+    judge = _Judge(stack, max_ratio, cfg)
     findings = sizing.Findings("gpusizer-no-overprovisioning")
+    for w in stack:  # the need, not the author's pins; a calibration that moves the decision must be trusted
+        if w.type == sizing.WORKLOAD:
+            findings.judge(w, lambda: need.pin_findings(w, max_ratio, cfg) + _calibration(w, cfg))
     scaled, failed = scaling.maxima(stack)
     findings.bounds(failed)  # a count that cannot be read cannot be shown to fit its GpuWorkload's decision
     for r in stack:

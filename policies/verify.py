@@ -26,7 +26,7 @@ from gpusizer.decide import optimize
 from gpusizer import reuse
 from gpusizer.catalog import Catalog
 from policies import resources as res
-from policies import sizing
+from policies import need, sizing
 from policies import view as v
 
 
@@ -37,7 +37,7 @@ def _replan(recorded: str) -> gpusizer.Decision:
     return reuse.plan(spec, pools=gpusizer.parse_pools(data.get("pools") or []))
 
 
-def decision(workload: sizing.StackResource) -> gpusizer.Decision:
+def decision(workload: sizing.StackResource, cfg=None) -> gpusizer.Decision:
     """The engine's decision for a GpuWorkload's recorded spec and pools.
 
     Raises:
@@ -45,17 +45,20 @@ def decision(workload: sizing.StackResource) -> gpusizer.Decision:
         gpusizer.SizingError: the recorded spec or pools do not validate.
     """
     recorded = {"spec": workload.props.get("spec"), "pools": workload.props.get("pools")}
+    if isinstance(recorded["spec"], dict):
+        plain, _ = need.calibration_problem(workload, cfg)  # a calibration that does not count is dropped
+        recorded["spec"] = plain or recorded["spec"]
     if recorded["spec"] is None:
         raise gpusizer.SpecError("the GpuWorkload records no spec", "spec")
     return _replan(json.dumps(recorded, sort_keys=True))
 
 
-def planned(workload: sizing.StackResource | None) -> tuple[gpusizer.Decision | None, str | None]:
+def planned(workload: sizing.StackResource | None, cfg=None) -> tuple[gpusizer.Decision | None, str | None]:
     """(the GpuWorkload's re-planned decision, None), or (None, why there is none to go by)."""
     if workload is None:
         return None, "no GpuWorkload above it records a spec"
     try:
-        return decision(workload), None
+        return decision(workload, cfg), None
     except v.Unknown:
         return None, "its GpuWorkload's recorded spec is unknown at preview"
     except gpusizer.SizingError as exc:
