@@ -112,7 +112,7 @@ class _Judge:
         found = sizing.over_memory(g, self.max_ratio, need)
         if not found:
             return []
-        why = refused or verify.mismatch(g, d, n or None, purchase)  # read only when memory would flag it
+        why = refused or verify.mismatch(g, d, n or None, purchase, self.max_ratio)  # read only when memory would flag it
         if why is None:
             return []
         tagged = g.required_gib
