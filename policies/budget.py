@@ -57,7 +57,7 @@ def stack_budget(resources: list[sizing.StackResource], max_usd: float | None) -
         except v.Unknown as exc:
             found.missing(exc)
         except Exception as exc:  # noqa: BLE001 - an unpriceable or malformed resource is a finding naming it
-            found.add(f"gpusizer-gpu-budget cannot price {r.name or r.urn}: {exc}", r.urn)
+            found.add(f"gpusizer-gpu-budget cannot price {r.name or r.urn} ({type(exc).__name__}: {exc})", r.urn)
     if total > max_usd:
         found.add(f"GPU capacity in this stack costs ${total:,.2f}/h (catalog on-demand, every group at its maximum "
                   f"size, autoscalers at max replicas) > budget ${max_usd:,.2f}/h. To fix: cheaper placements (spot, "

@@ -192,7 +192,10 @@ def model_of(r: sizing.StackResource, allow: Iterable = ()) -> Model:
 def _model_of(r: sizing.StackResource, allow: Iterable) -> Model:
     if r.type in OWN_COMPONENTS:
         return Model(r, [])  # judged through its recorded spec and its children
-    seen = evidence.extract(r.props.data)
+    data = r.props.data
+    if r.type in MANIFESTS and isinstance(data, dict):  # manifests are expanded into children: judge the rest
+        data = {k: x for k, x in data.items() if k not in MANIFESTS[r.type]}
+    seen = evidence.extract(data)
     m = Model(r, seen)
     if r.type in res.KINDS:
         try:
@@ -206,7 +209,7 @@ def _model_of(r: sizing.StackResource, allow: Iterable) -> Model:
             m.problems.append(f"{m.label} ({r.type}): GPU evidence the model of this type reads no GPU from: "
                               f"{_seen(strong)}. The cloud may provision it. {_ways(r)}")
         return m
-    if precise(r.type) or not seen or _allowed(r, allow) is not None:
+    if (precise(r.type) and r.type not in MANIFESTS) or not seen or _allowed(r, allow) is not None:
         return m
     what = "its inputs (the offline preview cannot render its children; a real preview also judges them)" \
         if r.type in RENDERED else "it"

@@ -89,6 +89,17 @@ def compare(workload: sizing.StackResource, removed) -> Pinned | None:
     return Pinned(spec.get("name") or workload.name, pins, pinned, free, a / b)
 
 
+def preplan(spec: gpusizer.WorkloadSpec, pools) -> None:
+    """Plan `spec` without its pins as the pack will (inside a gpusizer.reuse scope: once, before a fork)."""
+    data = spec.model_dump(mode="json")
+    pins = pins_of(data)
+    if pins:
+        try:
+            metric(reuse.plan(gpusizer.load_spec(_without(data, pins)), pools=pools))
+        except gpusizer.SizingError:
+            pass
+
+
 def _allowed(name: str, urn_name: str, allow_pins) -> dict[str, object]:
     out = {}
     for a in allow_pins or ():

@@ -223,7 +223,11 @@ def _asg_count(p: v.View) -> float:
     weights = [o.number("weightedCapacity") for o in p.each("mixedInstancesPolicy", "launchTemplate", "overrides")]
     least = min([w for w in weights if w is not None and w > 0] + [1.0])
     n = math.ceil(units_ / least)
-    if p.has("warmPool"):
+    try:  # an output unknown at a first preview was not given (the provider computes it): no warm pool
+        pool = p.get("warmPool")
+    except v.Unknown:
+        pool = None
+    if pool is not None:
         prepared = p.number("warmPool", "maxGroupPreparedCapacity")
         n += max(prepared if prepared is not None and prepared >= 0 else units_, 0)
     return n

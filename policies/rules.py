@@ -314,6 +314,15 @@ def check_resource(name: str, resource_type: str, props: Mapping, config: Mappin
                 "resource or the policy config"]
 
 
+def _on_component(message: str, urn: str | None) -> tuple[str, str | None]:
+    """A finding on a child expanded from a component's manifests, reported on the component the engine knows."""
+    if urn and model.EXPANDED in urn:
+        component, _, label = urn.partition(model.EXPANDED)
+        child = label.split("::", 1)[-1]
+        return (message if message.startswith(child) else f"{child}: {message}"), component
+    return message, urn
+
+
 def check_stack(name: str, stack: Iterable[sizing.StackResource], config: Mapping[str, Any] | None = None) -> list[tuple[str, str | None]]:
     """(message, urn) pairs of stack rule `name`; a malformed config is a message."""
     rule = BY_NAME[name]
@@ -323,7 +332,7 @@ def check_stack(name: str, stack: Iterable[sizing.StackResource], config: Mappin
         return [(str(exc), None)]
     stack = model.expand(list(stack), pathlib.Path.cwd())  # children of provider-side manifest components
     try:
-        return rule.check(stack, cfg)
+        return [_on_component(m, urn) for m, urn in rule.check(stack, cfg)]
     except v.Unknown:
         raise
     except Exception as exc:  # noqa: BLE001 - a finding, never a crashed analyzer (each resource: sizing.Findings)

@@ -105,7 +105,10 @@ def maxima(stack: list) -> tuple[dict[str, float], list[tuple[str, Exception]]]:
             top = read(r.props)
             targets = [d for d in r.dependencies if d in gpu]
             field = TARGET_FIELD.get(r.type)
-            ref = r.props.get(field) if field else None
+            try:
+                ref = r.props.get(field) if field else None
+            except v.Unknown:  # an output reference: the dependency links name the target
+                ref = None
             if isinstance(ref, str) and ref.strip():  # a literal name or URL: resolved by value
                 key = ref.strip().lower()
                 targets += [u for u, g in gpu.items() if key in _names(g) or key.rstrip("/").rsplit("/", 1)[-1] in _names(g)]
