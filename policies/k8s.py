@@ -17,7 +17,8 @@ from collections.abc import Callable
 
 from gpusizer.contract import audit, metadata
 from gpusizer.base import units
-from policies import shapes
+from gpusizer.facts import hardware
+from policies import evidence, shapes
 from policies import view as v
 
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -38,11 +39,12 @@ _KINDS = {
     "batch/v1:Job": _TEMPLATE,
     "batch/v1:CronJob": ("spec", "jobTemplate", "spec", "template"),
     "core/v1:Pod": (),
+    "core/v1:ReplicationController": _TEMPLATE,
 }
 POD_SPECS = {f"kubernetes:{k}{patch}": path for k, path in _KINDS.items() for patch in ("", "Patch")}
 # Pods a workload runs: replicas (Deployment, StatefulSet, ReplicaSet; Kubernetes default 1), a Job's
 # parallelism (default 1); a DaemonSet runs one per matching node, unknown here, so 1 is a lower bound.
-_COUNTS = {"Deployment": ("spec", "replicas"), "StatefulSet": ("spec", "replicas"), "ReplicaSet": ("spec", "replicas"),
+_COUNTS = {"Deployment": ("spec", "replicas"), "ReplicationController": ("spec", "replicas"), "StatefulSet": ("spec", "replicas"), "ReplicaSet": ("spec", "replicas"),
            "Job": ("spec", "parallelism"), "CronJob": ("spec", "jobTemplate", "spec", "parallelism")}
 
 
@@ -67,12 +69,15 @@ def _pod(p: v.View, path: tuple[str, ...]) -> v.View:
 
 
 def _gpus(container: v.View) -> dict[str, float]:
-    """GPU resource name -> count for one container (limits, else requests: they must be equal when both set)."""
+    """Accelerator resource name -> count for one container (limits, else requests: they must be equal when
+    both set). Every accelerator resource name counts (policies/evidence.is_resource_name): one the pack
+    cannot size (amd.com/gpu, google.com/tpu, aws.amazon.com/neuron, nvidia.com/gpu.shared) becomes an
+    unknown shape, never nothing."""
     out: dict[str, float] = {}
     for part in ("limits", "requests"):
         for name in (container.mapping("resources", part) or {}):
             key = str(name).strip().lower()
-            if key == GPU_RESOURCE or key.startswith(MIG_PREFIX):
+            if evidence.is_resource_name(key):
                 n = container.number("resources", part, name)
                 if n is None or n < 0:
                     raise ValueError(f"{container.path}.resources.{part}.{name} must be a non-negative number")
@@ -104,15 +109,63 @@ def requested(pod: v.View) -> dict[str, float]:
     return {k: n for k, n in held.items() if n > 0}
 
 
+def _model_of(key: str, value: str) -> str | None:
+    """The GPU a node label value names: a product label, or an instance type label naming a GPU type."""
+    key = key.strip().lower()
+    if key in GPU_LABELS or key.endswith(("gpu-name", "gpu.product")):
+        return value
+    if key in evidence.INSTANCE_LABELS:
+        t = evidence.normal(value)
+        for provider in ("aws", "gcp"):
+            cap = audit.capacity_of_type(provider, t)
+            if cap is not None:
+                return cap.gpu
+        return "" if evidence.accelerated_type(value, loose=True) else None
+    return None
+
+
+def _selected(pod: v.View) -> list[str] | None:
+    """GPU models a nodeSelector pins (None: it pins none).
+
+    Raises:
+        policies.view.Unknown: a GPU label's value is unknown at preview.
+    """
+    for k in pod.mapping("nodeSelector"):
+        if _model_of(str(k), "x") is None and str(k).strip().lower() not in evidence.INSTANCE_LABELS:
+            continue
+        val = pod.text("nodeSelector", k)
+        if isinstance(val, str):
+            m = _model_of(str(k), val)
+            if m is not None:
+                return [m]
+    return None
+
+
 def models(pod: v.View) -> list[str]:
-    """GPU product label values the pod's node selection requires (nodeSelector, required node affinity)."""
-    out = [pod.text("nodeSelector", k) for k in GPU_LABELS]
+    """GPU models the pod may land on, as the scheduler reads its node selection: a nodeSelector on a GPU
+    product or GPU instance type label pins one; required node-affinity terms are ORed, so every term must
+    pin a model with `In` (a term that pins none, or uses NotIn, Exists, DoesNotExist, Gt or Lt on such a
+    label, lets the pod land on any GPU: "" stands for "unknown", judged as unverifiable). Empty: no pin."""
+    pinned = _selected(pod)
+    if pinned is not None:
+        return [m for m in pinned if m] or [""]
     required = pod.at("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
-    for term in required.each("nodeSelectorTerms"):
-        for e in term.each("matchExpressions"):
-            if e.get("key") in GPU_LABELS and e.text("operator") == "in":
-                out += [x.text() for x in e.each("values")]
-    return [m for m in out if m]
+    terms = required.each("nodeSelectorTerms")
+    out: list[str] = []
+    for term in terms:
+        named: list[str] | None = None
+        for e in term.each("matchExpressions") + term.each("matchFields"):
+            key = str(e.get("key") or "")
+            op = (e.text("operator") or "").lower()
+            k = key.strip().lower()
+            if k not in GPU_LABELS and k not in evidence.INSTANCE_LABELS and not evidence.gpu_label(k):
+                continue
+            if op == "in":
+                vals = [_model_of(key, x.text() or "") for x in e.each("values")]
+                named = [m or "" for m in vals] if named is None else [m for m in named if m in vals] or [""]
+            # NotIn, Exists, DoesNotExist, Gt, Lt on a GPU label leave the model open
+        out += named if named else [""]
+    return out
 
 
 def shapes_of(pod: v.View) -> list[shapes.Shape]:
@@ -124,6 +177,9 @@ def shapes_of(pod: v.View) -> list[shapes.Shape]:
     labels = models(pod) or [""]
     for label in labels:
         gpu = audit.gpu_from_label(label) if label else None
+        if len(gpus) > 1:  # one pod's GPUs under several resource names are one shape on one node
+            out.append(_one_shape(gpus, gpu, label))
+            continue
         for key, n in gpus.items():
             if key == GPU_RESOURCE:
                 cap = audit.capacity_of_accelerator(gpu, n) if gpu else None
@@ -138,6 +194,23 @@ def shapes_of(pod: v.View) -> list[shapes.Shape]:
             name = f"{gpu or 'GPU'} MIG {key.removeprefix(MIG_PREFIX)}"
             out.append(shapes.Shape(f"{n:g} x {name}", audit.GpuCapacity(gpu or "MIG", n, gib, f"{n:g} x {name}"), None))
     return out
+
+
+def _one_shape(gpus: dict[str, float], gpu: str | None, label: str) -> shapes.Shape:
+    """A pod holding GPUs under several resource names (whole GPUs and MIG slices): one shape whose memory
+    is the sum; any name the pack cannot size makes it unknown."""
+    total, parts = 0.0, []
+    for key, n in gpus.items():
+        parts.append(f"{n:g} x {key}")
+        m = _MIG.match(key.removeprefix(MIG_PREFIX)) if key.startswith(MIG_PREFIX) else None
+        if key == GPU_RESOURCE and gpu:
+            total += n * hardware.load_gpus()[gpu].memory_gib
+        elif m is not None:
+            total += n * int(m["gb"]) * units.GB / units.GIB
+        else:
+            return shapes.Shape(" + ".join(parts) + f" ({label or 'no GPU model label'})", None, None)
+    what = " + ".join(parts) + f" of {gpu or 'GPU'}"
+    return shapes.Shape(what, audit.GpuCapacity(gpu or "GPU", 1.0, total, what), None)
 
 
 def shape_reader(path: tuple[str, ...]) -> Callable[[v.View], list[shapes.Shape]]:

@@ -100,6 +100,7 @@ class MockCloud(pulumi.runtime.Mocks):
             registered.outputs = {**unknown, **args.inputs}
             return "", dict(args.inputs)
         outputs = dict(args.inputs)
+        outputs.setdefault("id", f"{args.name}-id")  # the engine's outputs carry the id a literal reference names
         outputs.setdefault("arn", f"arn:aws:mock:::{args.name}")
         outputs.setdefault("name", args.name)
         outputs.setdefault("email", f"{args.name}@mock.iam.gserviceaccount.com")

@@ -162,11 +162,14 @@ def _preload(config: dict, program: pathlib.Path) -> None:
     try:
         where = program.resolve().parent  # as __main__.py resolves its own directory
         specs = [gpusizer.load_spec(where / item if isinstance(item, str) else item) for item in items]
-        for decision, _ in reuse.in_order(specs, gpusizer.parse_pools(config.get("gpusizer:pools") or [])):
+        from policies import need
+
+        for decision, pools in reuse.in_order(specs, gpusizer.parse_pools(config.get("gpusizer:pools") or [])):
             if decision.chosen is None:
                 break
             workload.decision_summary(decision)  # judges what the plan JSON reads (sized_by, next cheaper ...)
             used.add(decision.chosen.offer.provider)
+            need.preplan(decision.workload.spec, pools)  # the same spec without its pins, as the pack compares
     except errors.SizingError:
         pass
     for name in sorted(used):
@@ -215,9 +218,37 @@ def _decision_line(e: dict) -> str:
     return line
 
 
-def render(exports: dict, resources: list, findings: list[Finding], fmt: str) -> str:
+def notes(resources: list, policy_config: dict | None = None) -> list[str]:
+    """What the offline preview cannot see, and the exceptions the pack config allows (with their reasons)."""
+    from policies import model, need, sizing
+    from policies import view as v
+
+    out = []
+    rendered = sorted({r.typ for r in resources if r.typ in model.RENDERED})
+    if rendered:
+        out.append(f"{sum(r.typ in model.RENDERED for r in resources)} provider-side component(s) ({', '.join(rendered)}): "
+                   "the offline preview judged their inputs (manifests, values); a real `pulumi preview --policy-pack "
+                   "policies` also judges the children they render")
+    rule = rules.BY_NAME["gpusizer-no-overprovisioning"]
+    try:
+        cfg = rule.settings(rules.settings_of((policy_config or {}).get(rule.name, {})))
+    except ValueError:
+        return out
+    for r in resources:
+        if r.typ == sizing.WORKLOAD and cfg.allow_pins:
+            w = sizing.StackResource(r.typ, v.View(r.inputs), r.urn, r.name)
+            try:
+                out += [f"exception: {line}" for line in need.exceptions(w, cfg.max_ratio, cfg)]
+            except Exception:  # noqa: BLE001 - a note, never a reason to fail the preview's output
+                continue
+    return out
+
+
+def render(exports: dict, resources: list, findings: list[Finding], fmt: str, policy_config: dict | None = None) -> str:
     if fmt == "json":
-        return json.dumps(to_json(exports, resources, findings), indent=2, default=str)
+        doc = to_json(exports, resources, findings)
+        doc["policy"]["notes"] = notes(resources, policy_config)
+        return json.dumps(doc, indent=2, default=str)
     md = fmt == "markdown"
     out = ["### gpusizer preview" if md else "Decisions:"]
     for name, e in _decisions(exports).items():
@@ -235,6 +266,9 @@ def render(exports: dict, resources: list, findings: list[Finding], fmt: str) ->
             out.append(f"| {f.level}{when} | {f.policy} | `{f.resource}` | {f.message.replace('|', '/')} |")
         else:
             out.append(f"  [{f.level}]{when} {f.policy} on {f.resource}: {f.message}")
+    extra = notes(resources, policy_config)
+    if extra:
+        out += [""] + [f"- note: {n}" if md else f"  note: {n}" for n in extra]
     mandatory = sum(f.level == "mandatory" for f in findings)
     out += ["", f"{mandatory} mandatory violation(s)" + (": preview FAILED" if mandatory else ": preview passed")]
     return "\n".join(out)
@@ -297,6 +331,6 @@ def run(args) -> int:
             raise
         raise errors.SpecError(f"--program {inputs.quote(args.program)} raised {type(exc).__name__}: {exc}. "
                                "To fix: correct the program (--debug shows the traceback)", "--program") from None
-    print(redact.redact(render(exports, resources, findings, args.format)))
+    print(redact.redact(render(exports, resources, findings, args.format, policy_config)))
     sys.stdout.flush()
     return 1 if any(f.level == "mandatory" for f in findings) else 0

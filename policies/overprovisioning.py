@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from policies import k8s, scaling, sizing, verify
+from policies import k8s, model, need, scaling, sizing, verify
 from policies import resources as res
 from policies import view as v
 
@@ -41,7 +41,8 @@ class _Judge:
     """The rule's state over one stack: nodes run per GpuWorkload; each resource's messages go to a
     sizing.Findings."""
 
-    def __init__(self, stack: list[sizing.StackResource], max_ratio: float):
+    def __init__(self, stack: list[sizing.StackResource], max_ratio: float, cfg=None):
+        self.cfg = cfg
         self.by_urn = {r.urn: r for r in stack}
         self.max_ratio = max_ratio
         self.runs: dict[str, float] = {}  # GpuWorkload URN -> nodes or pods the resources under it may run
@@ -50,20 +51,22 @@ class _Judge:
     def resource(self, r: sizing.StackResource, scaled_max: float) -> list[str]:
         g = res.GpuResource(r.type, r.props)
         named = g.templates()  # it names a template its types (or the rest of its host) come from
-        templates = sizing.templates_of(r, self.by_urn) if named else []
         try:
             shapes = g.shapes
         except v.Unknown:
-            if not templates:
+            if not named:
                 raise  # named as unknown (advisory at preview), judged again at `up`
-            shapes = []  # a type the provider copies from its in-stack template: judged through that
+            shapes = None  # a type the provider copies from its in-stack template: judged through that
         if shapes and r.type in res.TEMPLATES:  # launches nothing itself: its consumers' count and purchase
             return self.judge(r, g, lambda: 0.0, None)
         if shapes:
             return self.judge(r, g, lambda: sizing.most_count(g, scaled_max), _bought(g))
         if not named:
             return []
+        templates = model.templates(r, self.by_urn)  # by literal value, else the dependency links
         if not templates:
+            if shapes is None:
+                g.shapes  # noqa: B018 - raises the unknown type again: judged at `up`
             return [f"{r.name or r.urn} launches from a template that is not in this stack, so the pack cannot verify "
                     "its GPUs. To fix: keep the launch or instance template in this stack, or name the instance "
                     "types on the resource"]
@@ -98,7 +101,7 @@ class _Judge:
         the choice). Anything else is judged on memory against the re-planned requirement.
         """
         workload = verify.ancestor(r, self.by_urn)
-        d, refused = verify.planned(workload)
+        d, refused = verify.planned(workload, self.cfg)
         need = d.required_gpu_memory_gib if d is not None and d.chosen is not None else None
         n = count() if workload is not None else None
         if n and (why_unbounded := k8s.unbounded(r.type, r.props)):
@@ -109,7 +112,7 @@ class _Judge:
         found = sizing.over_memory(g, self.max_ratio, need)
         if not found:
             return []
-        why = refused or verify.mismatch(g, d, n or None, purchase)  # read only when memory would flag it
+        why = refused or verify.mismatch(g, d, n or None, purchase, self.max_ratio)  # read only when memory would flag it
         if why is None:
             return []
         tagged = g.required_gib
@@ -125,7 +128,7 @@ class _Judge:
     def counted(self, findings: sizing.Findings) -> None:
         """Each GpuWorkload's resources together against the most nodes its decision runs."""
         for urn, total in self.runs.items():
-            d, _ = verify.planned(self.by_urn[urn])
+            d, _ = verify.planned(self.by_urn[urn], self.cfg)
             most = None if d is None or d.chosen is None else verify.most_instances(d)
             if most is None or total <= most:
                 continue
@@ -135,6 +138,15 @@ class _Judge:
                          f"size or autoscaler maximum), its re-planned decision {most}: capacity beyond the decision "
                          "is not sized. To fix: provision through the GpuWorkload alone, or raise deploy.replicas or "
                          "deploy.autoscaling in its spec", urn)
+
+
+def _calibration(w: sizing.StackResource, cfg) -> list[str]:
+    _, why = need.calibration_problem(w, cfg)
+    if why is None:
+        return []
+    return [f"{w.name or w.urn}: {why}, so its resources are judged against the decision without it. To fix: "
+            "trust the file (gpusizer-no-overprovisioning.trustedCalibrations: [{sha256: ..., reason: ...}]) or "
+            "drop sizing.calibration"]
 
 
 def _bought(*resources: res.GpuResource) -> Callable[[], str]:
@@ -153,14 +165,17 @@ def _bought(*resources: res.GpuResource) -> Callable[[], str]:
     return read
 
 
-def check(stack: list[sizing.StackResource], max_ratio: float) -> list[tuple[str, str | None]]:
+def check(stack: list[sizing.StackResource], max_ratio: float, cfg=None) -> list[tuple[str, str | None]]:
     """(message, URN) pairs of gpusizer-no-overprovisioning over the stack (module docstring).
 
     Raises:
         policies.view.Unknown: only when a field is unknown at preview and nothing else is in violation.
     """
-    judge = _Judge(stack, max_ratio)
+    judge = _Judge(stack, max_ratio, cfg)
     findings = sizing.Findings("gpusizer-no-overprovisioning")
+    for w in stack:  # the need, not the author's pins; a calibration that moves the decision must be trusted
+        if w.type == sizing.WORKLOAD:
+            findings.judge(w, lambda: need.pin_findings(w, max_ratio, cfg) + _calibration(w, cfg))
     scaled, failed = scaling.maxima(stack)
     findings.bounds(failed)  # a count that cannot be read cannot be shown to fit its GpuWorkload's decision
     for r in stack:

@@ -215,6 +215,24 @@ def _gke_zones(p: v.View) -> int:
     return 1 if location and location.count("-") == 2 else GKE_DEFAULT_ZONES  # "us-central1-a" is a zone
 
 
+def _asg_count(p: v.View) -> float:
+    """The most instances a group runs: maxSize (else desired, min) in capacity units over the smallest
+    override weight below 1 (AWS: "instance weighting", maxSize counts units), plus its warm pool
+    (maxGroupPreparedCapacity, else up to maxSize: AWS "Warm pools", default max prepared = group max)."""
+    units_ = _nodes(("maxSize",), ("desiredCapacity",), ("minSize",))(p)
+    weights = [o.number("weightedCapacity") for o in p.each("mixedInstancesPolicy", "launchTemplate", "overrides")]
+    least = min([w for w in weights if w is not None and w > 0] + [1.0])
+    n = math.ceil(units_ / least)
+    try:  # an output unknown at a first preview was not given (the provider computes it): no warm pool
+        pool = p.get("warmPool")
+    except v.Unknown:
+        pool = None
+    if pool is not None:
+        prepared = p.number("warmPool", "maxGroupPreparedCapacity")
+        n += max(prepared if prepared is not None and prepared >= 0 else units_, 0)
+    return n
+
+
 def _zero(p: v.View) -> float:
     return 0.0
 
@@ -269,7 +287,7 @@ KINDS: dict[str, Kind] = {
     AWS_LAUNCH_CONFIG: Kind("aws", _instance_like, _tags, lambda p: "spot" if p.has("spotPrice") else None, _zero,
                             host=True),
     AWS_ASG: Kind("aws", _overrides("mixedInstancesPolicy", "launchTemplate", "overrides"), _tags, _asg_purchase,
-                  _nodes(("maxSize",), ("desiredCapacity",), ("minSize",)),
+                  _asg_count,
                   (("launchTemplate",), ("mixedInstancesPolicy", "launchTemplate", "launchTemplateSpecification"),
                    ("launchConfiguration",))),
     AWS_FLEET: Kind("aws", _fleet, _tags, _fleet_purchase, _fleet_count, (("launchTemplateConfigs",),)),
@@ -292,8 +310,18 @@ KINDS: dict[str, Kind] = {
                         _gke_nodes),
     GCP_MIG: Kind("gcp", lambda p: [], _labels(), _none, _nodes(("targetSize",)), (("versions",),)),
     GCP_REGION_MIG: Kind("gcp", lambda p: [], _labels(), _none, _nodes(("targetSize",)), (("versions",),)),
+    # pulumi-eks components (their inputs; a real preview also sends the node groups they create)
+    "eks:index:ManagedNodeGroup": Kind("aws", _type_list("instanceTypes"), _tags,
+                                       lambda p: "spot" if p.text("capacityType") == "spot" else "on-demand",
+                                       _nodes(("scalingConfig", "maxSize"), ("scalingConfig", "desiredSize")), _LT_PATHS),
+    **{t: Kind("aws", lambda p: _aws_types([p, p.at("nodeGroupOptions")]),
+               _tags, lambda p: "spot" if p.has("spotPrice") else "on-demand",
+               _nodes(("maxSize",), ("nodeGroupOptions", "maxSize"), ("desiredCapacity",), default=2.0))
+       for t in ("eks:index:NodeGroup", "eks:index:NodeGroupV2", "eks:index:Cluster")},
     **{t: Kind("onprem", k8s.shape_reader(pod), k8s.annotations(pod), _none, k8s.count(t)) for t, pod in k8s.POD_SPECS.items()},
 }
+GROUPS = frozenset({AWS_ASG, AWS_FLEET, AWS_SPOT_FLEET, AWS_NODE_GROUP, AWS_LAUNCH_TEMPLATE})
+"""Types that launch a ranked list of types (a template counts: its group's overrides rank after it)."""
 TEMPLATES = frozenset({AWS_LAUNCH_TEMPLATE, AWS_LAUNCH_CONFIG, GCP_TEMPLATE, GCP_REGION_TEMPLATE})
 
 

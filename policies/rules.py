@@ -15,6 +15,7 @@ defaults (docs/pulumi-offline.md).
 
 import dataclasses
 import functools
+import pathlib
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -22,7 +23,7 @@ import pydantic
 
 from gpusizer.base import errors, providers
 from gpusizer.facts import hardware
-from policies import hosts, overprovisioning, resources, sizing, verify
+from policies import budget, gate, hosts, model, overprovisioning, resources, sizing, verify
 from policies import view as v
 
 
@@ -34,9 +35,59 @@ class NoConfig(_Config):
     """No settings."""
 
 
+class AllowType(_Config):
+    """A resource type or name the platform team allows to carry GPU evidence without a precise model."""
+
+    type: str | None = pydantic.Field(None, description="Pulumi type token, e.g. kubernetes:ray.io/v1:RayCluster.")
+    name: str | None = pydantic.Field(None, description="Resource name (or URN); none: every resource of the type.")
+    reason: str = pydantic.Field(..., min_length=1, description="Why it is allowed (shown with the exception).")
+
+    @pydantic.model_validator(mode="after")
+    def _names_something(self):
+        if self.type is None and self.name is None:
+            raise ValueError("an allow names a type, a name or both")
+        return self
+
+
+class EvidenceConfig(_Config):
+    allow: list[AllowType] = pydantic.Field([], description="Types or names allowed to carry GPU evidence unmodelled.")
+
+
+class AllowPin(_Config):
+    """A placement pin the platform team allows for one workload although it costs more than maxRatio."""
+
+    workload: str = pydantic.Field(..., min_length=1, description="The workload (spec name or GpuWorkload name).")
+    pins: list[str] = pydantic.Field(..., min_length=1, description="Pins allowed: gpus, providers, regions, purchase.")
+    reason: str = pydantic.Field(..., min_length=1, description="Why (shown with the exception).")
+
+    @pydantic.field_validator("pins")
+    @classmethod
+    def _known(cls, pins: list[str]) -> list[str]:
+        bad = [p for p in pins if p not in PINS]
+        if bad:
+            raise ValueError(f"unknown pin {bad[0]!r}; pins: {', '.join(PINS)}")
+        return pins
+
+
+class TrustedCalibration(_Config):
+    sha256: str = pydantic.Field(..., pattern=r"^[0-9a-f]{64}$", description="sha256 of the calibration file.")
+    reason: str = pydantic.Field(..., min_length=1, description="Why it is trusted.")
+
+
+PINS = ("gpus", "providers", "regions", "purchase")
+
+
 class RatioConfig(_Config):
     max_ratio: float = pydantic.Field(2.0, alias="maxRatio", ge=1,
-                                      description="Largest allowed provisioned / required GPU memory.")
+                                      description="Largest allowed provisioned / required GPU memory, and pinned / "
+                                                  "unpinned cost.")
+    allow_pins: list[AllowPin] = pydantic.Field([], alias="allowPins",
+                                                description="Pins allowed per workload although they cost more.")
+    trusted_calibrations: list[TrustedCalibration] = pydantic.Field(
+        [], alias="trustedCalibrations", description="Calibration files (by sha256) whose factors may move a decision.")
+    calibration_band: float = pydantic.Field(
+        0.5, alias="calibrationBand", gt=0, lt=1,
+        description="An untrusted calibration counts only when each factor is within this fraction of its default.")
 
 
 class CeilingConfig(_Config):
@@ -162,11 +213,15 @@ def allowed_gpus(s: Subject, cfg: AllowedConfig) -> list[str]:
 
 
 RULES: tuple[Rule, ...] = (
+    Rule("gpusizer-gpu-evidence",
+         "Every resource with GPU evidence (accelerated instance types, accelerator resource names and fields, GPU "
+         "node selection) is judged by a precise model, or allowed by the pack config.",
+         "mandatory", EvidenceConfig, lambda rs, cfg: gate.check(rs, cfg.allow), scope="stack"),
     Rule("gpusizer-no-overprovisioning",
          "GPU memory may not exceed the sizing requirement by more than maxRatio while a cheaper adequate offer "
          "exists; a size labelled as set by a target, a deadline or cost holds only when the pack re-plans the "
          "spec of the GpuWorkload above the resource and the resource matches that decision.",
-         "mandatory", RatioConfig, lambda rs, cfg: overprovisioning.check(rs, cfg.max_ratio), scope="stack"),
+         "mandatory", RatioConfig, lambda rs, cfg: overprovisioning.check(rs, cfg.max_ratio, cfg), scope="stack"),
     Rule("gpusizer-sized-gpu-capacity",
          "Every GPU resource names a GPU type the pack knows and carries the GPU memory it was sized for.",
          "mandatory", NoConfig, _gpu(sized_gpu_capacity)),
@@ -186,7 +241,7 @@ RULES: tuple[Rule, ...] = (
          "A GpuWorkload's autoscaling maximum may not exceed its pool's free GPUs or the vCPU quota the catalog knows.",
          "mandatory", NoConfig, lambda rs, cfg: verify.bounds_within_capacity(rs), scope="stack"),
     Rule("gpusizer-gpu-budget", "All GPU capacity in the stack may not cost more per hour than maxHourlyUsd.",
-         "advisory", CeilingConfig, lambda rs, cfg: sizing.stack_budget(rs, cfg.max_hourly_usd), scope="stack"),
+         "advisory", CeilingConfig, lambda rs, cfg: budget.stack_budget(rs, cfg.max_hourly_usd), scope="stack"),
 )
 BY_NAME: dict[str, Rule] = {r.name: r for r in RULES}
 
@@ -248,9 +303,24 @@ def check_resource(name: str, resource_type: str, props: Mapping, config: Mappin
     rule = BY_NAME[name]
     try:
         cfg = rule.settings(config)
+    except ValueError as exc:
+        return [str(exc)]
+    try:
         return rule.check(Subject(resource_type, v.View(v.raw(props))), cfg)
-    except (ValueError, TypeError, AttributeError, KeyError) as exc:
-        return [f"gpusizer could not judge this resource: {exc}. To fix: correct the resource or the policy config"]
+    except v.Unknown:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a crash in a rule is a finding naming the resource, never a pass
+        return [f"{name} could not judge this {resource_type} ({type(exc).__name__}: {exc}). To fix: correct the "
+                "resource or the policy config"]
+
+
+def _on_component(message: str, urn: str | None) -> tuple[str, str | None]:
+    """A finding on a child expanded from a component's manifests, reported on the component the engine knows."""
+    if urn and model.EXPANDED in urn:
+        component, _, label = urn.partition(model.EXPANDED)
+        child = label.split("::", 1)[-1]
+        return (message if message.startswith(child) else f"{child}: {message}"), component
+    return message, urn
 
 
 def check_stack(name: str, stack: Iterable[sizing.StackResource], config: Mapping[str, Any] | None = None) -> list[tuple[str, str | None]]:
@@ -260,7 +330,11 @@ def check_stack(name: str, stack: Iterable[sizing.StackResource], config: Mappin
         cfg = rule.settings(config)
     except ValueError as exc:
         return [(str(exc), None)]
+    stack = model.expand(list(stack), pathlib.Path.cwd())  # children of provider-side manifest components
     try:
-        return rule.check(list(stack), cfg)
-    except (ValueError, TypeError, AttributeError, KeyError) as exc:  # a finding, never a crashed analyzer
-        return [(f"gpusizer could not judge this stack: {exc}. To fix: correct the resources or the policy config", None)]
+        return [_on_component(m, urn) for m, urn in rule.check(stack, cfg)]
+    except v.Unknown:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a finding, never a crashed analyzer (each resource: sizing.Findings)
+        return [(f"{name} could not judge this stack ({type(exc).__name__}: {exc}). To fix: correct the resources "
+                 "or the policy config", None)]

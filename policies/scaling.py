@@ -40,7 +40,31 @@ def _required(*path: str, default: float | None = None) -> Callable[[v.View], fl
     return read
 
 
+AWS_SCHEDULE = "aws:autoscaling/schedule:Schedule"
+
+
+def _schedule(p: v.View) -> float:
+    """A scheduled action's largest size: maxSize, else desiredCapacity (either may be omitted; -1 keeps)."""
+    sizes = [n for n in (p.number("maxSize"), p.number("desiredCapacity"), p.number("minSize")) if n is not None]
+    return max(sizes, default=0.0)
+
+
+# Literal target references: autoscaler type -> the field that names its target by name or URL.
+TARGET_FIELD = {GCP_AUTOSCALER: "target", GCP_REGION_AUTOSCALER: "target", AWS_SCHEDULE: "autoscalingGroupName"}
+
+
+def _names(r) -> set[str]:
+    d = r.props.data if isinstance(r.props.data, dict) else {}
+    out = {r.name}
+    for k in ("name", "id", "selfLink", "arn"):
+        x = d.get(k)
+        if isinstance(x, str) and not v.is_unknown(x):
+            out |= {x, x.rstrip("/").rsplit("/", 1)[-1]}
+    return {x.strip().lower() for x in out if x}
+
+
 MAXIMUM: dict[str, Callable[[v.View], float]] = {
+    AWS_SCHEDULE: _schedule,
     KEDA_SCALED_OBJECT: _required("spec", "maxReplicaCount", default=KEDA_DEFAULT_MAX),
     **{hpa: _required("spec", "maxReplicas") for hpa in K8S_HPAS},
     GCP_AUTOSCALER: _required("autoscalingPolicy", "maxReplicas"),
@@ -80,6 +104,14 @@ def maxima(stack: list) -> tuple[dict[str, float], list[tuple[str, Exception]]]:
         try:
             top = read(r.props)
             targets = [d for d in r.dependencies if d in gpu]
+            field = TARGET_FIELD.get(r.type)
+            try:
+                ref = r.props.get(field) if field else None
+            except v.Unknown:  # an output reference: the dependency links name the target
+                ref = None
+            if isinstance(ref, str) and ref.strip():  # a literal name or URL: resolved by value
+                key = ref.strip().lower()
+                targets += [u for u, g in gpu.items() if key in _names(g) or key.rstrip("/").rsplit("/", 1)[-1] in _names(g)]
             if r.type.startswith("kubernetes:"):
                 ref = r.props.at("spec", "scaleTargetRef")
                 key = (_namespace(r.props), ref.text("name"), (ref.text("kind") or "deployment").lower())

@@ -10,14 +10,15 @@ Prices come from the catalog, never from the resource.
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
 import functools
 import pathlib
+import re
 
 import yaml
 
 from gpusizer.contract import audit
 from gpusizer.base import units
+from gpusizer.facts import hardware
 from policies import view as v
 
 FAMILIES_FILE = pathlib.Path(__file__).with_name("accelerator_families.yaml")
@@ -118,6 +119,29 @@ def extremes(shapes: list[Shape | None]) -> list[Shape]:
     return ([cheapest] if cheapest == largest else [cheapest, largest]) + unknown
 
 
+# EC2 lists accelerator memory as marketed (A10G 24576 MiB, H100 81920 MiB); the catalog holds what the driver
+# shows (A10G 22.05 GiB = 22579 MiB, H100 79.65 GiB). A type is admitted when the range meets any figure from
+# 0.97x to 1.10x the driver's (covers A10G's 1.088x and H100's 1.004x; EC2 DescribeInstanceTypes GpuInfo,
+# data/catalog-sources/aws-gpu-instances-us-east-1.csv). Admitting more is the safe side: the largest is judged.
+LISTED_MEMORY = (0.97, 1.10)
+_SIZES = ("large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge", "24xlarge", "32xlarge",
+          "48xlarge", "72xlarge", "metal", "36xlarge")
+
+
+def ec2_match(instance_type: str, pattern: str) -> bool:
+    """EC2's allowed/excluded instance type rule: `*` is the only wildcard, anywhere; case-blind."""
+    regex = "^" + ".*".join(re.escape(part) for part in pattern.strip().lower().split("*")) + "$"
+    return re.match(regex, instance_type.strip().lower()) is not None
+
+
+def admitted_gpus(name: str) -> set[str]:
+    """Every canonical GPU an EC2 accelerator name admits: a100 -> A100-40GB and A100-80GB."""
+    n = name.strip().lower()
+    out = {g for g in hardware.load_gpus() if g.split("-")[0].lower() == n}
+    one = audit.gpu_from_label(n)
+    return out | ({one} if one else set()) or {n}
+
+
 def _range(req: v.View, key: str) -> tuple[float, float]:
     lo = req.number(key, "min")
     hi = req.number(key, "max")
@@ -143,30 +167,37 @@ def requirements(req: v.View) -> list[Shape] | None:
     kinds = [x.text() for x in req.each("acceleratorTypes")]
     if acc[1] == 0 or (kinds and "gpu" not in kinds):
         return None
-    names = {audit.gpu_from_label(x.text() or "") or x.text() for x in req.each("acceleratorNames")}
+    names = set()
+    for x in req.each("acceleratorNames"):
+        names |= admitted_gpus(x.text() or "")
     makers = [x.text() for x in req.each("acceleratorManufacturers")]
     mem = _range(req, "acceleratorTotalMemoryMib")
     cpus = _range(req, "vcpuCount")
     ram = _range(req, "memoryMib")
-    allowed = [x.text() for x in req.each("allowedInstanceTypes")]
-    excluded = [x.text() for x in req.each("excludedInstanceTypes")]
+    allowed = [(x.text() or "").strip().lower() for x in req.each("allowedInstanceTypes")]
+    excluded = [(x.text() or "").strip().lower() for x in req.each("excludedInstanceTypes")]
     admitted = []
     catalog = audit.types_of("aws")
     for t, o in catalog.items():
         count = o.gpu_count * o.gpu_fraction
-        if not (acc[0] <= count <= acc[1] and mem[0] <= count * o.gpu_memory_gib * units.MIB_PER_GIB <= mem[1]):
+        seen = count * o.gpu_memory_gib * units.MIB_PER_GIB  # driver-visible; EC2 lists the marketed figure
+        if not (acc[0] <= count <= acc[1] and mem[0] <= seen * LISTED_MEMORY[1] and seen * LISTED_MEMORY[0] <= mem[1]):
             continue
         if (names and o.gpu not in names) or (makers and "nvidia" not in makers):
             continue
         if not (cpus[0] <= o.vcpus <= cpus[1] and ram[0] <= o.ram_gib * units.MIB_PER_GIB <= ram[1]):
             continue
-        if (allowed and not any(fnmatch.fnmatch(t, p) for p in allowed)) or any(fnmatch.fnmatch(t, p) for p in excluded):
+        if (allowed and not any(ec2_match(t, p) for p in allowed)) or any(ec2_match(t, p) for p in excluded):
             continue
         admitted.append(aws(t))
-    # An allowed type the catalog does not price, of an accelerator family, may be what EC2 launches:
-    # it cannot be verified (a pattern matches only catalog types here; a new family needs a refresh).
-    admitted += [s for t in allowed if not any(c in t for c in "*?[") and t not in catalog
-                 and not any(fnmatch.fnmatch(t, p) for p in excluded) and (s := aws(t)) is not None]
+    # An allowed type or pattern that may launch an accelerated type the catalog does not price cannot be
+    # verified (a new family needs a catalog refresh): literal types, and patterns matching such a family.
+    admitted += [s for t in allowed if "*" not in t and t not in catalog
+                 and not any(ec2_match(t, p) for p in excluded) and (s := aws(t)) is not None]
+    unpriced = sorted(families()["aws"] - {aws_family(t) for t in catalog})
+    admitted += [Shape(f"{fam}.* (allowed by {p!r}; not in the catalog)", None, None) for p in allowed if "*" in p
+                 for fam in unpriced if any(ec2_match(f"{fam}.{size}", p) for size in _SIZES)
+                 and not any(ec2_match(f"{fam}.{size}", e) for e in excluded for size in _SIZES)]
     if admitted:
         return extremes(admitted)
     if acc[0] >= 1 or "gpu" in kinds or names:

@@ -16,7 +16,6 @@ from gpusizer.contract import audit
 from gpusizer.base import limits, providers
 from gpusizer.estimate.fit import apart
 from policies import resources as res
-from policies import scaling
 from policies import view as v
 
 # What `sized-by` may name besides memory: a size memory alone cannot call excessive, if re-derived.
@@ -63,6 +62,9 @@ class Findings:
             self.missing(exc)
         except ValueError as exc:
             self.add(f"{self.rule} could not judge {r.name or r.urn}: {exc}. To fix: correct the resource", r.urn)
+        except Exception as exc:  # noqa: BLE001 - a crash names the resource; the other resources' findings stand
+            self.add(f"{self.rule} could not judge {r.name or r.urn} ({type(exc).__name__}: {exc}). To fix: correct "
+                     "the resource", r.urn)
 
     def bounds(self, failed: list[tuple[str, Exception]]) -> None:
         """The bounds scaling.maxima could not read: unknown ones remembered, malformed ones reported."""
@@ -117,11 +119,6 @@ def under_memory(r: res.GpuResource) -> list[str]:
     return out
 
 
-def templates_of(r: StackResource, by_urn: dict[str, StackResource]) -> list[StackResource]:
-    """The launch or instance templates in the stack that `r` depends on (the engine's dependency links)."""
-    return [by_urn[d] for d in r.dependencies if d in by_urn and by_urn[d].type in res.TEMPLATES]
-
-
 def most_count(g: res.GpuResource, scaled_max: float) -> float:
     """The most nodes or pods a resource runs: its own most, or its autoscalers' maximum when larger.
     An autoscaled group may leave its size to the autoscaler (GCP targetSize is then computed, unknown
@@ -133,56 +130,3 @@ def most_count(g: res.GpuResource, scaled_max: float) -> float:
             return scaled_max
         raise
     return max(own, scaled_max)
-
-
-def hourly(r: StackResource, by_urn: dict[str, StackResource], scaled_max: float = 0.0) -> float | None:
-    """$/hour of everything `r` may run: its most nodes/pods (or `scaled_max`, the most an autoscaler
-    targeting it allows, if larger) x its dearest type (a template consumer's types come from the
-    template it depends on). None when it launches no priced GPU.
-
-    Raises:
-        policies.view.Unknown: a field needed for the count or the types is unknown at preview.
-        ValueError: it launches from a template that is not in this stack (its price cannot be known).
-    """
-    if r.type in res.TEMPLATES or r.type not in res.KINDS:
-        return None  # a template launches nothing by itself; its consumers count it
-    g = res.GpuResource(r.type, r.props)
-    found = g.shapes
-    if not found and g.templates():
-        templates = templates_of(r, by_urn)
-        if not templates:
-            raise ValueError(f"{r.name or r.urn} launches from a template that is not in this stack")
-        found = [s for t in templates for s in res.GpuResource(t.type, t.props).shapes]
-    prices = [s.hourly_usd for s in found if s.hourly_usd is not None]
-    if not prices:
-        return None
-    return most_count(g, scaled_max) * max(prices)
-
-
-def stack_budget(resources: list[StackResource], max_usd: float | None) -> list[tuple[str, str | None]]:
-    """The sum over GPU resources of `hourly` against maxHourlyUsd.
-
-    A resource whose count or types are unknown at preview is left out of the
-    sum; when the rest already exceeds the budget that is reported, otherwise
-    the first unknown is raised (the budget is judged again at `up`).
-    """
-    if max_usd is None:
-        return []
-    by_urn = {r.urn: r for r in resources}
-    total = 0.0
-    found = Findings("gpusizer-gpu-budget")
-    scaled, failed = scaling.maxima(resources)
-    found.bounds(failed)  # the others' maxima still count
-    for r in resources:
-        try:
-            total += hourly(r, by_urn, scaled.get(r.urn, 0.0)) or 0.0
-        except v.Unknown as exc:
-            found.missing(exc)
-        except ValueError as exc:
-            found.add(f"gpusizer-gpu-budget cannot price {r.name or r.urn}: {exc}. To fix: keep its template in "
-                      "this stack, or name its instance types", r.urn)
-    if total > max_usd:
-        found.add(f"GPU capacity in this stack costs ${total:,.2f}/h (catalog on-demand, every group at its maximum "
-                  f"size, autoscalers at max replicas) > budget ${max_usd:,.2f}/h. To fix: cheaper placements (spot, "
-                  "on-prem pools) or raise gpusizer-gpu-budget.maxHourlyUsd", None)
-    return found.result()

@@ -26,7 +26,7 @@ from gpusizer.decide import optimize
 from gpusizer import reuse
 from gpusizer.catalog import Catalog
 from policies import resources as res
-from policies import sizing
+from policies import need, sizing
 from policies import view as v
 
 
@@ -37,7 +37,7 @@ def _replan(recorded: str) -> gpusizer.Decision:
     return reuse.plan(spec, pools=gpusizer.parse_pools(data.get("pools") or []))
 
 
-def decision(workload: sizing.StackResource) -> gpusizer.Decision:
+def decision(workload: sizing.StackResource, cfg=None) -> gpusizer.Decision:
     """The engine's decision for a GpuWorkload's recorded spec and pools.
 
     Raises:
@@ -45,17 +45,20 @@ def decision(workload: sizing.StackResource) -> gpusizer.Decision:
         gpusizer.SizingError: the recorded spec or pools do not validate.
     """
     recorded = {"spec": workload.props.get("spec"), "pools": workload.props.get("pools")}
+    if isinstance(recorded["spec"], dict):
+        plain, _ = need.calibration_problem(workload, cfg)  # a calibration that does not count is dropped
+        recorded["spec"] = plain or recorded["spec"]
     if recorded["spec"] is None:
         raise gpusizer.SpecError("the GpuWorkload records no spec", "spec")
     return _replan(json.dumps(recorded, sort_keys=True))
 
 
-def planned(workload: sizing.StackResource | None) -> tuple[gpusizer.Decision | None, str | None]:
+def planned(workload: sizing.StackResource | None, cfg=None) -> tuple[gpusizer.Decision | None, str | None]:
     """(the GpuWorkload's re-planned decision, None), or (None, why there is none to go by)."""
     if workload is None:
         return None, "no GpuWorkload above it records a spec"
     try:
-        return decision(workload), None
+        return decision(workload, cfg), None
     except v.Unknown:
         return None, "its GpuWorkload's recorded spec is unknown at preview"
     except gpusizer.SizingError as exc:
@@ -81,7 +84,7 @@ def most_instances(d: gpusizer.Decision) -> int:
 
 
 def mismatch(g: res.GpuResource, d: gpusizer.Decision, count: float | None,
-             purchase: Callable[[], str | None] | None) -> str | None:
+             purchase: Callable[[], str | None] | None, max_ratio: float = 2.0) -> str | None:
     """Why the resource does not match the decision, or None when it does. `count`: the nodes or pods it
     runs (None: its own count); `purchase`: how it buys, read only for a spot decision (None: it buys
     nothing by itself, as a template, whose consumers are compared)."""
@@ -96,11 +99,23 @@ def mismatch(g: res.GpuResource, d: gpusizer.Decision, count: float | None,
         return f"its requirement {given} GiB differs from the re-planned {need:g} GiB"
     types = {x.offer.instance_type for x in d.failover_candidates()}
     gpus = (c.offer.gpu, c.offer.gpu_count * c.offer.gpu_fraction)
+    group = g.type in res.GROUPS and len(g.shapes) > 1
+    first = g.shapes[0].label if g.shapes else None
     for s in g.shapes:
-        if g.provider == "aws":  # an AWS group may fail over to the next adequate types, other GPUs included
+        if s.capacity is not None and s.label == c.offer.instance_type:
+            continue
+        if g.provider == "aws" and group and first == c.offer.instance_type and s.label in types:
+            # A failover type: only on a group whose first choice is the decision, and within maxRatio of its price
+            limit = max_ratio * (c.offer.on_demand_usd or 0.0)
+            if s.capacity is not None and s.hourly_usd is not None and s.hourly_usd <= limit:
+                continue
+            return f"{s.label} costs more than {max_ratio:g}x the decision's {c.offer.instance_type}"
+        if g.provider == "aws":
             if s.capacity is None or s.label not in types:
                 return f"{s.label} is not among the re-planned types ({', '.join(sorted(types))})"
-        elif s.capacity is None or (s.capacity.gpu, s.capacity.count) != gpus:
+            return (f"{s.label} is a failover type, exempt only on a group whose first choice is the decision "
+                    f"({c.offer.instance_type})")
+        if s.capacity is None or (s.capacity.gpu, s.capacity.count) != gpus:
             return f"{s.label} is not the re-planned choice ({c.offer.instance_type}: {gpus[1]:g} x {gpus[0]})"
     if c.purchase == "spot" and purchase is not None and purchase() == "on-demand":
         return "it buys on-demand capacity, the decision spot"

@@ -8,7 +8,7 @@ import pytest
 
 import gpusizer
 from components import GpuWorkload
-from policies import analyzer, mocks, rules, scaling, sizing
+from policies import analyzer, budget, mocks, rules, scaling, sizing
 from policies import view as v
 
 QUERY = 'sum(vllm:num_requests_waiting{model_name="x"})'
@@ -81,8 +81,8 @@ def test_one_unreadable_autoscaler_leaves_the_others_maxima_counted():
     scaled, failed = scaling.maxima([vm, broken, good])
     assert scaled == {"urn:vm": 9}
     assert [(urn, str(exc)) for urn, exc in failed] == [("urn:as-2", "autoscalingPolicy.maxReplicas is missing")]
-    one = sizing.hourly(vm, {})
-    found = sizing.stack_budget([vm, broken, good], 8.5 * one)  # 9 VMs at most: over a budget of 8.5
+    one = budget.hourly(vm, {})
+    found = budget.stack_budget([vm, broken, good], 8.5 * one)  # 9 VMs at most: over a budget of 8.5
     assert [urn for _, urn in found] == ["urn:as-2", None] and "costs" in found[1][0]
 
 

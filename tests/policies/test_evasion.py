@@ -16,7 +16,7 @@ import pytest
 import gpusizer
 from gpusizer.contract import audit
 from components import workload
-from policies import analyzer, sizing, verify, view
+from policies import analyzer, budget, sizing, verify, view
 from tests.conftest import REPO
 from tests.policies import cases
 
@@ -171,13 +171,13 @@ def _stack(*rs):
 
 def test_budget_counts_a_launch_template_at_the_size_of_the_group_that_launches_it():
     lt_urn, asg_urn = "urn:pulumi:s::p::aws:ec2/launchTemplate:LaunchTemplate::lt", "urn:pulumi:s::p::aws:autoscaling/group:Group::asg"
-    stack = _stack(("aws:ec2/launchTemplate:LaunchTemplate", {"instanceType": "p5.48xlarge"}, lt_urn, None, ()),
+    stack = _stack(("aws:ec2/launchTemplate:LaunchTemplate", {"instanceType": "p5.48xlarge", "id": "lt-1"}, lt_urn, None, ()),
                    ("aws:autoscaling/group:Group", {"maxSize": 10, "desiredCapacity": 2, "launchTemplate": {"id": "lt-1"}},
                     asg_urn, None, (lt_urn,)))
-    p5 = sizing.hourly(stack[1], {r.urn: r for r in stack}) / 10  # one node at the catalog's on-demand price
-    assert sizing.stack_budget(stack, 9 * p5)  # 10 nodes at most: over a budget of 9
-    assert sizing.stack_budget(stack, 10 * p5) == []
-    assert sizing.hourly(stack[0], {}) is None  # the template alone launches nothing
+    p5 = budget.hourly(stack[1], {r.urn: r for r in stack}) / 10  # one node at the catalog's on-demand price
+    assert budget.stack_budget(stack, 9 * p5)  # 10 nodes at most: over a budget of 9
+    assert budget.stack_budget(stack, 10 * p5) == []
+    assert budget.hourly(stack[0], {}) is None  # the template alone launches nothing
 
 
 def _workload_stack(child_type, child_props, spec):

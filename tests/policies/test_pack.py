@@ -8,7 +8,7 @@ import pytest
 
 from gpusizer.contract import audit
 from gpusizer.base import errors
-from policies import analyzer, pack, rules, sizing, view
+from policies import analyzer, budget, pack, rules, sizing, view
 
 
 def test_every_rule_is_one_sdk_policy_with_its_schema_and_level():
@@ -56,10 +56,10 @@ def test_budget_counts_a_managed_instance_group_at_its_target_size():
                                   view.View({"targetSize": 3, "versions": [{"instanceTemplate": view.STRING}]}), mig,
                                   dependencies=(tmpl,))]
     by_urn = {r.urn: r for r in stack}
-    one = sizing.hourly(sizing.StackResource("gcp:compute/instance:Instance", view.View({"machineType": "g2-standard-4"}),
+    one = budget.hourly(sizing.StackResource("gcp:compute/instance:Instance", view.View({"machineType": "g2-standard-4"}),
                                              "urn:i"), {})
-    assert sizing.hourly(stack[1], by_urn) == pytest.approx(3 * one)
-    assert sizing.hourly(stack[0], by_urn) is None
+    assert budget.hourly(stack[1], by_urn) == pytest.approx(3 * one)
+    assert budget.hourly(stack[0], by_urn) is None
 
 
 def test_every_gpu_family_in_the_reference_data_is_an_accelerator_family():

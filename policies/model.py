@@ -1,0 +1,325 @@
+"""Step 2 of the pack's one pass: the GPU-resource model of a stack.
+
+`build(stack)` turns the resources the engine sends into what the rules judge:
+
+1. Provider-side components (Kubernetes `yaml` ConfigGroup / ConfigFile,
+   Helm, Kustomize) render their children inside the provider, so an offline
+   preview never sees them. Their manifests (inline `yaml` and `objs`, local
+   files that can be read) are expanded here into child resources of the
+   component, typed as the Kubernetes provider types them
+   (`apps/v1` Deployment -> `kubernetes:apps/v1:Deployment`), and judged like
+   any other resource. A real `pulumi preview` sends the rendered children too.
+2. Every resource's evidence (policies/evidence.py) is set against its model:
+   - a type with a precise model (policies/resources.KINDS; the autoscalers of
+     policies/scaling.py; gpusizer's own components, judged through their
+     children; Kubernetes quotas, which hold no capacity) is judged by it, and
+     strong evidence the model does not account for (a GPU resource name, an
+     accelerated type, a GPU node selection the model reads no GPU from) is a
+     finding: the model would miss what the cloud provisions;
+   - any other type with evidence is a finding, unless the pack config
+     (`gpusizer-gpu-evidence.allow`, owned by the platform team) allows that
+     type or name, with a reason.
+3. Templates a resource names by literal name, id or URL are resolved by value
+   (`templates`); one named by a value that no template in the stack has is a
+   finding, not a pass. References unknown at preview follow the engine's
+   dependency links.
+4. Prices (`price`): the catalog's on-demand $/hour, else the best evidence
+   (the catalog's spot price, a sibling type's per-GPU price times the GPUs),
+   each with where it came from; a GPU shape with none is a finding.
+
+A failure while modelling one resource (an overflow, a malformed value) is a
+finding that names the resource (`Model.problems`); the rest of the stack is
+still modelled and judged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import pathlib
+from collections.abc import Iterable
+
+from gpusizer.contract import audit
+from policies import evidence, scaling, shapes, sizing
+from policies import resources as res
+from policies import view as v
+
+# gpusizer's own components: each records what it sizes; its children are the resources judged.
+OWN_COMPONENTS = frozenset({sizing.WORKLOAD, "gpusizer:aws:GpuCapacity", "gpusizer:gcp:GpuCapacity",
+                            "gpusizer:onprem:GpuCapacity"})
+# Kubernetes objects that hold no capacity though they may name GPUs (a quota caps them, a range defaults them).
+NO_CAPACITY = frozenset({"kubernetes:core/v1:ResourceQuota", "kubernetes:core/v1:LimitRange",
+                         "kubernetes:core/v1:ResourceQuotaPatch", "kubernetes:core/v1:LimitRangePatch"})
+# Provider-side components whose children the provider renders (pulumi-kubernetes 4.x).
+MANIFESTS = {  # type -> input fields that hold manifests (strings of YAML/JSON, or objects)
+    "kubernetes:yaml:ConfigGroup": ("yaml", "objs", "files"),
+    "kubernetes:yaml/v2:ConfigGroup": ("yaml", "objs", "files"),
+    "kubernetes:yaml:ConfigFile": ("file",),
+    "kubernetes:yaml/v2:ConfigFile": ("file",),
+    "kubernetes:kustomize:Directory": ("directory",),
+    "kubernetes:kustomize/v2:Directory": ("directory",),
+}
+RENDERED = frozenset({"kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v3:Chart", "kubernetes:helm.sh/v4:Chart",
+                      *MANIFESTS})
+"""Provider-side components: the offline preview judges their inputs; a real preview also their children."""
+EXPANDED = "$manifest"  # marks a child expanded from a component's manifests (in its URN)
+_MAX_FILE = 2_000_000
+
+
+def precise(resource_type: str) -> bool:
+    """Whether the pack has a precise model for the type."""
+    return (resource_type in res.KINDS or resource_type in scaling.MAXIMUM or resource_type in OWN_COMPONENTS
+            or resource_type in NO_CAPACITY or resource_type in MANIFESTS)
+
+
+def kubernetes_type(doc: dict) -> str | None:
+    """The Pulumi type token of a Kubernetes manifest: apps/v1 Deployment -> kubernetes:apps/v1:Deployment."""
+    api, kind = doc.get("apiVersion"), doc.get("kind")
+    if not isinstance(api, str) or not isinstance(kind, str) or not api or not kind:
+        return None
+    return f"kubernetes:{api if '/' in api else 'core/' + api}:{kind}"
+
+
+def _manifests(value, base: pathlib.Path | None) -> list[dict]:
+    """Manifest documents in a component input: objects, YAML/JSON strings, or readable local files."""
+    out: list[dict] = []
+    items = value if isinstance(value, list) else [value]
+    for item in items:
+        if isinstance(item, dict):
+            out += _flatten(item)
+        elif isinstance(item, str) and not v.is_unknown(item):
+            docs = evidence.documents(item)
+            if not docs and "\n" not in item:
+                docs = _read(item, base)
+            for d in docs:
+                out += _flatten(d) if isinstance(d, dict) else [x for e in d if isinstance(e, dict) for x in _flatten(e)]
+    return out
+
+
+def _flatten(doc: dict) -> list[dict]:
+    """A List kind (`kind: List`, `items:`) as its items; anything else as itself."""
+    if isinstance(doc.get("items"), list) and str(doc.get("kind", "")).endswith("List"):
+        return [x for i in doc["items"] if isinstance(i, dict) for x in _flatten(i)]
+    return [doc]
+
+
+def _read(name: str, base: pathlib.Path | None) -> list:
+    """Documents of a local file or of each YAML file in a local directory (kustomize: its resources)."""
+    try:
+        p = pathlib.Path(name)
+        p = p if p.is_absolute() or base is None else base / p
+        files = sorted(p.glob("*.y*ml"))[:200] if p.is_dir() else [p] if p.is_file() else []
+        out = []
+        for f in files:
+            if f.stat().st_size <= _MAX_FILE:
+                out += evidence.documents(f.read_text(errors="replace"))
+        return out
+    except (OSError, ValueError):
+        return []
+
+
+def expand(stack: list[sizing.StackResource], base: pathlib.Path | None = None) -> list[sizing.StackResource]:
+    """The stack plus the children of its provider-side manifest components, typed as the provider types them."""
+    out = list(stack)
+    for r in stack:
+        fields = MANIFESTS.get(r.type)
+        if not fields:
+            continue
+        docs = [d for f in fields for d in _manifests(r.props.data.get(f) if isinstance(r.props.data, dict) else None,
+                                                     base)]
+        for i, doc in enumerate(docs):
+            typ = kubernetes_type(doc) or "kubernetes:unknown:Manifest"
+            name = (doc.get("metadata") or {}).get("name") if isinstance(doc.get("metadata"), dict) else None
+            label = f"{r.name or r.urn}/{doc.get('kind', 'manifest')}/{name or i}"
+            out.append(sizing.StackResource(typ, v.View(doc), f"{r.urn}{EXPANDED}[{i}]::{label}", label, r.urn))
+    return out
+
+
+@dataclasses.dataclass
+class Model:
+    """One resource as the rules judge it.
+
+    Attributes:
+        resource: the resource (type, props, URN, links).
+        evidence: what in it can put an accelerator under it.
+        gpu: its GPU facts (policies/resources.GpuResource) when its type has a precise GPU model and it
+            launches a GPU shape, else None.
+        problems: findings from modelling it (no precise model for its evidence, evidence its model does
+            not account for, a template that cannot be resolved, a crash), each naming what was seen.
+    """
+
+    resource: sizing.StackResource
+    evidence: list[evidence.Evidence]
+    gpu: res.GpuResource | None = None
+    problems: list[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return self.resource.name or self.resource.urn
+
+
+def _allowed(r: sizing.StackResource, allow: Iterable) -> object | None:
+    for a in allow:
+        if (a.type is None or a.type == r.type) and (a.name is None or a.name in (r.name, r.urn)):
+            return a
+    return None
+
+
+def _seen(ev: list[evidence.Evidence], n: int = 3) -> str:
+    shown = "; ".join(str(e) for e in ev[:n])
+    return shown + (f" (and {len(ev) - n} more)" if len(ev) > n else "")
+
+
+def _ways(r: sizing.StackResource) -> str:
+    return (f"To fix: model it (a precise model of {r.type} in policies/resources.py), or have the platform team "
+            f"allow it in the pack config: gpusizer-gpu-evidence.allow: [{{type: {r.type!r}, name: {r.name!r}, "
+            "reason: ...}]")
+
+
+def model_of(r: sizing.StackResource, allow: Iterable = ()) -> Model:
+    """The model of one resource (never raises: a crash is a problem naming the resource)."""
+    try:
+        return _model_of(r, allow)
+    except v.Unknown:
+        return Model(r, [])
+    except Exception as exc:  # noqa: BLE001 - a crash while modelling is a finding, never a dropped one
+        return Model(r, [], problems=[f"{r.name or r.urn} ({r.type}): gpusizer could not model it "
+                                      f"({type(exc).__name__}: {exc}), so it cannot be shown to hold no unsized GPU. "
+                                      "To fix: correct the resource"])
+
+
+def _model_of(r: sizing.StackResource, allow: Iterable) -> Model:
+    if r.type in OWN_COMPONENTS:
+        return Model(r, [])  # judged through its recorded spec and its children
+    data = r.props.data
+    if r.type in MANIFESTS and isinstance(data, dict):  # manifests are expanded into children: judge the rest
+        data = {k: x for k, x in data.items() if k not in MANIFESTS[r.type]}
+    seen = evidence.extract(data)
+    m = Model(r, seen)
+    if r.type in res.KINDS:
+        try:
+            m.gpu = res.gpu_resource(r.type, r.props)
+        except v.Unknown:
+            m.gpu = None
+            return m  # judged again at `up`
+        strong = [e for e in seen if e.kind in ("type", "resource", "selector")
+                  or (e.kind == "accelerator" and evidence.normal(e.what).startswith(("nvidia-", "amd-", "tpu")))]
+        if m.gpu is None and strong and not _through_template(r) and _allowed(r, allow) is None:
+            m.problems.append(f"{m.label} ({r.type}): GPU evidence the model of this type reads no GPU from: "
+                              f"{_seen(strong)}. The cloud may provision it. {_ways(r)}")
+        return m
+    if (precise(r.type) and r.type not in MANIFESTS) or not seen or _allowed(r, allow) is not None:
+        return m
+    what = "its inputs (the offline preview cannot render its children; a real preview also judges them)" \
+        if r.type in RENDERED else "it"
+    m.problems.append(f"{m.label} ({r.type}): GPU evidence in {what}: {_seen(seen)}. gpusizer has no precise model "
+                      f"of this type, so it cannot verify the GPUs' size, count or price. {_ways(r)}")
+    return m
+
+
+def _through_template(r: sizing.StackResource) -> bool:
+    """A resource whose types come from a template (its evidence is the template's, judged there)."""
+    try:
+        return res.GpuResource(r.type, r.props).templates()
+    except (v.Unknown, KeyError):
+        return True
+
+
+def build(stack: list[sizing.StackResource], allow: Iterable = ()) -> list[Model]:
+    """The model of every resource of the stack (expanded with its components' manifests)."""
+    return [model_of(r, allow) for r in stack]
+
+
+# --- templates by value -------------------------------------------------------------------------------------
+
+_REF_KEYS = ("id", "launchTemplateId", "name", "launchTemplateName")
+
+
+def _literal_refs(r: sizing.StackResource) -> list[str]:
+    """Template references written as literal values (unknown ones are left to the dependency links)."""
+    p = r.props
+    refs: list = []
+    specs = [p.data.get("launchTemplate") if isinstance(p.data, dict) else None]
+    d = p.data if isinstance(p.data, dict) else {}
+    mip = ((d.get("mixedInstancesPolicy") or {}).get("launchTemplate") or {}) if isinstance(d.get("mixedInstancesPolicy"), dict) else {}
+    if isinstance(mip, dict):
+        specs.append(mip.get("launchTemplateSpecification"))
+        specs += [o.get("launchTemplateSpecification") for o in mip.get("overrides") or [] if isinstance(o, dict)]
+    specs += [c.get("launchTemplateSpecification") for c in d.get("launchTemplateConfigs") or [] if isinstance(c, dict)]
+    cr = d.get("computeResources")
+    if isinstance(cr, dict):
+        specs.append(cr.get("launchTemplate"))
+    for s in specs:
+        if isinstance(s, dict):
+            refs += [s.get(k) for k in _REF_KEYS if k in s]
+        elif isinstance(s, str):
+            refs.append(s)
+    refs.append(d.get("launchConfiguration"))
+    refs.append(d.get("sourceInstanceTemplate"))
+    refs.append(d.get("instanceTemplate"))
+    refs += [x.get("instanceTemplate") for x in d.get("versions") or [] if isinstance(x, dict)]
+    return [x for x in refs if isinstance(x, str) and x.strip() and not v.is_unknown(x)]
+
+
+def _names(t: sizing.StackResource) -> set[str]:
+    d = t.props.data if isinstance(t.props.data, dict) else {}
+    out = {t.name}
+    for k in ("id", "name", "selfLink", "selfLinkUnique", "arn"):
+        x = d.get(k)
+        if isinstance(x, str) and not v.is_unknown(x):
+            out |= {x, evidence.normal(x.split("?")[0])}
+    return {x.strip().lower() for x in out if x}
+
+
+def templates(r: sizing.StackResource, by_urn: dict[str, sizing.StackResource]) -> list[sizing.StackResource]:
+    """The launch or instance templates in the stack that `r` launches: those its literal references name
+    (by name, id or URL), else those it depends on (a reference unknown at preview).
+
+    Raises:
+        ValueError: a literal reference that no template in the stack has (its GPUs cannot be known).
+    """
+    refs = _literal_refs(r)
+    if not refs:
+        return [by_urn[d] for d in r.dependencies if d in by_urn and by_urn[d].type in res.TEMPLATES]
+    pool = [t for t in by_urn.values() if t.type in res.TEMPLATES]
+    out = []
+    for ref in refs:
+        key = ref.strip().lower()
+        found = [t for t in pool if key in _names(t) or evidence.normal(key.split("?")[0]) in _names(t)]
+        if not found:
+            raise ValueError(f"it launches from a template that is not in this stack ({ref!r}), so the pack cannot "
+                             "verify its GPUs. To fix: keep the launch or instance template in this stack (referenced "
+                             "by its output), or name the instance types on the resource")
+        out += [t for t in found if t not in out]
+    return out
+
+
+# --- prices ---------------------------------------------------------------------------------------------------
+
+@functools.cache
+def _per_gpu(gpu: str) -> float | None:
+    """The lowest on-demand $/hour per GPU of any catalog offer of `gpu` (a sibling's price)."""
+    prices = [o.on_demand_usd / (o.gpu_count * o.gpu_fraction) for o in audit._offers()
+              if o.gpu == gpu and o.on_demand_usd is not None and o.gpu_count * o.gpu_fraction > 0
+              and not o.instance_type.startswith("onprem")]
+    return min(prices, default=None)
+
+
+def price(shape: shapes.Shape, provider: str) -> tuple[float | None, str]:
+    """(an on-demand $/hour of one node, where it came from): the catalog's on-demand price; else its spot
+    price (a lower bound); else a sibling's per-GPU on-demand price x its GPUs; else (None, why)."""
+    if shape.hourly_usd is not None:
+        return shape.hourly_usd, "catalog on-demand"
+    o = audit.types_of(provider).get(shape.label) if provider in ("aws", "gcp") else None
+    if o is not None:
+        spots = [x.spot_usd for x in audit._offers() if x.provider == provider and x.instance_type == shape.label
+                 and x.spot_usd is not None]
+        if spots:
+            return min(spots), "catalog spot (no on-demand price: a lower bound)"
+    cap = shape.capacity
+    if cap is not None:
+        each = _per_gpu(cap.gpu)
+        if each is not None and math.isfinite(cap.count):
+            return each * cap.count, f"{cap.count:g} x the cheapest on-demand {cap.gpu} per GPU in the catalog"
+    return None, f"{shape.label} has no price in the catalog"

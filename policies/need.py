@@ -1,0 +1,192 @@
+"""The need, not the author's pins: a GpuWorkload's recorded spec judged against the unconstrained catalog.
+
+In a recorded spec, `placement.gpus`, `providers`, `regions` and `purchase`
+are the workload author's own words. Re-planning the spec as written finds its
+pinned choice "correct" by construction, so the pack re-plans it twice: as
+written, and with those pins removed (purchase back to the default,
+on-demand). When the pinned choice costs more than maxRatio x the cheapest
+adequate offer without the pins (by the decision's own objective: $/hour, or
+$ per million tokens), that is a mandatory finding naming the pin and the
+cheaper offer, unless the pack config (`allowPins`, owned by the platform
+team) allows that pin for that workload; an allowed pin is kept in the
+comparison and shown with its reason (`exceptions`).
+
+A `sizing.calibration` file the spec names moves a decision only when the
+pack config trusts its sha256 (`trustedCalibrations`) or every factor in it
+lies within `calibrationBand` of the default; otherwise the decision without
+it is the one the workload's resources are judged against.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import pathlib
+
+import gpusizer
+from gpusizer import reuse
+from gpusizer.estimate import calibration
+from policies import sizing
+
+PIN_FIELDS = {"gpus": None, "providers": None, "regions": None, "purchase": "on-demand"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Pinned:
+    """A workload's pinned choice against the choice without (some of) its pins."""
+
+    name: str
+    pins: dict[str, object]  # pin -> the value the spec gives it
+    pinned: gpusizer.Decision
+    free: gpusizer.Decision
+    ratio: float
+
+
+def _spec(workload: sizing.StackResource) -> dict | None:
+    spec = workload.props.get("spec")
+    return spec if isinstance(spec, dict) else None
+
+
+def pins_of(spec: dict) -> dict[str, object]:
+    placement = spec.get("placement") or {}
+    return {k: placement[k] for k, default in PIN_FIELDS.items()
+            if placement.get(k) is not None and placement.get(k) != default}
+
+
+def _plan(spec: dict, pools) -> gpusizer.Decision:
+    return reuse.plan(gpusizer.load_spec(spec), pools=gpusizer.parse_pools(pools or []))
+
+
+def metric(d: gpusizer.Decision) -> float | None:
+    c = d.chosen
+    if c is None:
+        return None
+    return c.usd_per_mtok if d.objective == "per-token" and c.usd_per_mtok is not None else c.hourly_usd
+
+
+def _without(spec: dict, pins) -> dict:
+    placement = dict(spec.get("placement") or {})
+    for k in pins:
+        placement[k] = PIN_FIELDS[k]
+    return {**spec, "placement": placement}
+
+
+def compare(workload: sizing.StackResource, removed) -> Pinned | None:
+    """The pinned decision against the one with `removed` pins dropped, or None (no such pins, no choice)."""
+    spec = _spec(workload)
+    if spec is None:
+        return None
+    pins = {k: val for k, val in pins_of(spec).items() if k in removed}
+    if not pins:
+        return None
+    pools = workload.props.get("pools")
+    pinned = _plan(spec, pools)
+    free = _plan(_without(spec, pins), pools)
+    a, b = metric(pinned), metric(free)
+    if a is None or b is None or b <= 0:
+        return None
+    return Pinned(spec.get("name") or workload.name, pins, pinned, free, a / b)
+
+
+def preplan(spec: gpusizer.WorkloadSpec, pools) -> None:
+    """Plan `spec` without its pins as the pack will (inside a gpusizer.reuse scope: once, before a fork)."""
+    data = spec.model_dump(mode="json")
+    pins = pins_of(data)
+    if pins:
+        try:
+            metric(reuse.plan(gpusizer.load_spec(_without(data, pins)), pools=pools))
+        except gpusizer.SizingError:
+            pass
+
+
+def _allowed(name: str, urn_name: str, allow_pins) -> dict[str, object]:
+    out = {}
+    for a in allow_pins or ():
+        if a.workload in (name, urn_name):
+            out.update({p: a for p in a.pins})
+    return out
+
+
+def _choice(d: gpusizer.Decision) -> str:
+    c = d.chosen
+    return (f"{c.offer.instance_type} ({c.offer.gpu_count:g} x {c.offer.gpu}, {c.offer.provider} {c.offer.region}, "
+            f"{c.purchase})")
+
+
+def _cost(d: gpusizer.Decision) -> str:
+    m = metric(d)
+    return f"${m:,.2f}/Mtok" if d.objective == "per-token" and d.chosen.usd_per_mtok is not None else f"${m:,.2f}/h"
+
+
+def pin_findings(workload: sizing.StackResource, max_ratio: float, cfg) -> list[str]:
+    """The mandatory finding for pins that cost more than max_ratio (module docstring), or none."""
+    spec = _spec(workload)
+    if spec is None:
+        return []
+    allowed = _allowed(spec.get("name", ""), workload.name, getattr(cfg, "allow_pins", ()))
+    unallowed = [p for p in pins_of(spec) if p not in allowed]
+    try:
+        p = compare(workload, unallowed)
+    except gpusizer.SizingError:
+        return []  # the spec that does not re-plan exempts nothing (judged on memory, policies/verify.py)
+    if p is None or p.ratio <= max_ratio:
+        return []
+    pins = ", ".join(f"placement.{k}: {json.dumps(val)}" for k, val in p.pins.items())
+    return [f"{p.name}: its pins ({pins}) choose {_choice(p.pinned)} at {_cost(p.pinned)}, {p.ratio:.1f}x the cheapest "
+            f"adequate offer without them, {_choice(p.free)} at {_cost(p.free)} (limit {max_ratio:g}x). The pack judges "
+            "the need, not the author's pins. To fix: remove the pin, or have the platform team allow it: "
+            f"gpusizer-no-overprovisioning.allowPins: [{{workload: {p.name!r}, pins: [{', '.join(p.pins)}], "
+            "reason: ...}]"]
+
+
+def exceptions(workload: sizing.StackResource, max_ratio: float, cfg) -> list[str]:
+    """Allowed pins that cost more than max_ratio, each with its reason (what the preview shows)."""
+    spec = _spec(workload)
+    if spec is None:
+        return []
+    allowed = _allowed(spec.get("name", ""), workload.name, getattr(cfg, "allow_pins", ()))
+    out = []
+    for pin, a in allowed.items():
+        try:
+            p = compare(workload, [pin])
+        except gpusizer.SizingError:
+            continue
+        if p is not None and p.ratio > max_ratio:
+            out.append(f"{p.name}: placement.{pin} allowed by the pack config ({a.reason}): {_choice(p.pinned)} at "
+                       f"{p.ratio:.1f}x {_choice(p.free)}")
+    return out
+
+
+# --- calibration ----------------------------------------------------------------------------------------------
+
+def calibration_problem(workload: sizing.StackResource, cfg) -> tuple[dict | None, str | None]:
+    """(the spec to judge by, why its calibration does not count) for a spec naming a calibration file:
+    (None, None) when it names none or the calibration counts."""
+    spec = _spec(workload)
+    path = ((spec or {}).get("sizing") or {}).get("calibration")
+    if not path:
+        return None, None
+    plain = {**spec, "sizing": {**(spec.get("sizing") or {}), "calibration": None}}
+    try:
+        raw = pathlib.Path(path).read_bytes()
+        digest = hashlib.sha256(raw).hexdigest()
+        cal = calibration.load(path)
+    except (OSError, gpusizer.SizingError):
+        return plain, f"its calibration file {path!r} cannot be read by the pack"
+    if any(t.sha256 == digest for t in getattr(cfg, "trusted_calibrations", ())):
+        return None, None
+    band = getattr(cfg, "calibration_band", 0.5)
+    off = [f"{gpu} {k} {val:g} (default {calibration.DEFAULTS[k]:g})" for gpu, factors in cal.gpus.items()
+           for k, val in factors.items() if abs(val / calibration.DEFAULTS[k] - 1) > band]
+    if not off:
+        return None, None
+    try:
+        moved = metric(_plan(spec, workload.props.get("pools"))) != metric(_plan(plain, workload.props.get("pools")))
+    except gpusizer.SizingError:
+        moved = True
+    if not moved:
+        return None, None
+    return plain, (f"its calibration {path!r} (sha256 {digest}) moves the decision with factors outside "
+                   f"{band:g} of the defaults ({'; '.join(off[:3])}) and the pack config does not trust it "
+                   "(gpusizer-no-overprovisioning.trustedCalibrations)")
