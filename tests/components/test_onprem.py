@@ -10,7 +10,7 @@ from components import GpuWorkload, GpuWorkloadArgs, tags
 from tests.components.conftest import parent_type, run_program, secret_value
 
 SPEC = {"name": "chat", "model": {"name": "llama-3.1-8b"}, "inference": {"batch_size": 4},
-        "placement": {"providers": ["onprem"]}, "deploy": {"image": "vllm/vllm-openai:v0.6.3", "replicas": 2}}
+        "placement": {"providers": ["onprem"]}, "deploy": {"image": "vllm/vllm-openai:v0.11.0", "replicas": 2}}
 NS = "kubernetes:core/v1:Namespace"
 QUOTA = "kubernetes:core/v1:ResourceQuota"
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
@@ -43,7 +43,7 @@ def test_pool_choice_gets_quota_and_deployment(tiny_pools):
     assert pod["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-L40S"}
     assert pod["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
     (container,) = pod["containers"]
-    assert container["image"] == "vllm/vllm-openai:v0.6.3"
+    assert container["image"] == "vllm/vllm-openai:v0.11.0"
     assert container["resources"] == {"requests": {"nvidia.com/gpu": str(c.offer.gpu_count)},
                                       "limits": {"nvidia.com/gpu": str(c.offer.gpu_count)}}
     assert container["securityContext"]["allowPrivilegeEscalation"] is False
@@ -104,7 +104,7 @@ SERVICE = "kubernetes:core/v1:Service"
 SECRET = "kubernetes:core/v1:Secret"
 SERVE_70B = {**SPEC, "name": "big", "model": {"name": "llama-3.1-70b"},
              "inference": {"batch_size": 4, "context_length": 6144}, "sizing": {"memory_headroom": 0.88},
-             "deploy": {"image": "vllm/vllm-openai:v0.6.3"}}
+             "deploy": {"image": "vllm/vllm-openai:v0.11.0"}}
 
 
 def _flag(args, flag):
