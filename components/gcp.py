@@ -11,6 +11,7 @@ import pulumi_gcp as gcp
 from components import boot, gcp_network, names, scaling, serving
 from components import tags as tagging
 from gpusizer.base import errors
+from gpusizer.catalog import consumption
 from gpusizer.decide.decision import Decision
 
 # Deep Learning VM image family with the NVIDIA driver installed (project
@@ -31,17 +32,13 @@ _N1 = re.compile(r"^(?P<host>n1-[a-z0-9-]+)\+(?P<accel>nvidia-[a-z0-9-]+)x(?P<co
 # "Hyperdisk"): A3 and A4 take Hyperdisk only (A3 High also PD, but Hyperdisk is its default);
 # N1, A2 and G2 take Persistent Disk. First matching prefix wins.
 _BOOT_DISK_TYPES = (("a4-", "hyperdisk-balanced"), ("a3-", "hyperdisk-balanced"), ("", "pd-balanced"))
-# Machine types Compute Engine does not sell as plain on-demand VMs: an "on-demand" choice is then
-# provisioned from a named reservation (RESERVATION_BOUND) or, without one, as flex-start. A4 and
-# A3 Ultra: reservations, flex-start or spot (GCP docs, "Accelerator-optimized machine family",
-# consumption options table, 2025; dstack issue #3162). a3-highgpu-1g/2g/4g: spot or flex-start
-# only (same table; recalled, unverified).
-NOT_ON_DEMAND = ("a4-highgpu-", "a3-ultragpu-", "a3-highgpu-1g", "a3-highgpu-2g", "a3-highgpu-4g")
+# Machine types Compute Engine does not sell as plain on-demand VMs, and those a reservation can
+# bind (RESERVATION_BOUND): one registry, gpusizer/catalog/consumption.py. An on-demand choice of one
+# is provisioned from a named reservation or, without one, as flex-start (jobs only: check()).
+NOT_ON_DEMAND = consumption.GCP_NOT_ON_DEMAND
 # Flex-start VMs run at most 7 days (GCP docs, "About flex-start VMs", 2025).
 FLEX_START_MAX_SECONDS = 7 * 24 * 3600
-# Types that take RESERVATION_BOUND (VMs bound to a reservation's lifetime; GCP docs, "Consume
-# reservations" for A4 / A3 Ultra, 2025): A4 and A3 Ultra only.
-RESERVATION_BOUND_TYPES = ("a4-highgpu-", "a3-ultragpu-")
+RESERVATION_BOUND_TYPES = consumption.GCP_RESERVATION_BOUND
 # Google's health-check probers (GCP docs, "Health checks overview", "Probe IP ranges and firewall
 # rules": 35.191.0.0/16 and 130.211.0.0/22 for internal passthrough Network Load Balancers).
 HEALTH_CHECK_RANGES = ["35.191.0.0/16", "130.211.0.0/22"]
