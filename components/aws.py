@@ -475,6 +475,7 @@ def check(plan: Decision, args) -> None:
     """
     check_settings(args.aws_egress, args.aws_private_cidr, args.aws_region)
     check_capacity(plan)
+    scaling.check_signal(plan)
     if plan.workload.spec.task == "inference":
         serving.vllm_args(plan)  # a model without weights, or an image without the flags, fails here
 

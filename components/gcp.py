@@ -399,6 +399,7 @@ def check(plan: Decision, args) -> None:
     c = plan.chosen
     reservation = spec.deploy.capacity_reservation or args.gcp_reservations.get(c.offer.zone or "")
     model = provisioning_model(c.offer.instance_type, c.purchase, reservation)
+    scaling.check_signal(plan)
     if spec.task == "inference":
         serving.vllm_args(plan)
         if model == "FLEX_START":

@@ -8,7 +8,7 @@ import gpusizer
 from components import GpuWorkload, GpuWorkloadArgs, scaling, tags
 from tests.components.conftest import run_program
 
-QUERY = 'sum(vllm:num_requests_waiting{model_name="x"})'
+QUERY = 'sum(rate(nginx_ingress_controller_requests{service="chat"}[2m]))'
 QUEUE = {"min_replicas": 0, "max_replicas": 4, "metric": "queue_depth", "query": QUERY, "target": 10,
          "scale_to_zero_after": "15m"}
 BASE = {"name": "chat", "model": {"name": "llama-3.1-8b"}, "inference": {"batch_size": 4}}
