@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import ipaddress
 import json
@@ -11,8 +12,9 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_aws as aws
 
-from components import aws_network, scaling
+from components import aws_network, boot, scaling, serving
 from components import tags as tagging
+from gpusizer.base import errors
 from gpusizer.facts import images
 from gpusizer.decide.decision import Decision
 
@@ -26,13 +28,28 @@ SSM_POLICY = "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"
 # SDKs inside Docker cannot fetch the instance role's credentials (AWS docs, "Configure the
 # instance metadata options"). Session tokens still cannot leave the host.
 IMDS_HOP_LIMIT = 2
-# How long `pulumi up` waits for an Auto Scaling group to reach its size. "0" = do not wait: scarce
-# GPU capacity can take hours, and a timed-out wait leaves a half-created update; the group keeps
-# launching (and failing over) by itself, its activity history says why it waits (pulumi-aws
-# Group.waitForCapacityTimeout; the provider default is "10m").
-WAIT_FOR_CAPACITY = "0"
+# How long `pulumi up` waits for an Auto Scaling group to have its minimum (or desired) instances in
+# service (pulumi-aws Group.waitForCapacityTimeout; the provider default is "10m"). Never "0": a
+# group that gets no capacity must fail `up` with the provider's "waiting for capacity" error (its
+# activity history says why), not report success at 0 instances. 30 minutes leaves capacity
+# failover time to walk the override list.
+WAIT_FOR_CAPACITY = "30m"
+# Capacity reservations a launch template can target (EC2 API CapacityReservationTarget): an
+# On-Demand Capacity Reservation or Capacity Block id, or a capacity reservation group's ARN.
+RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{8}([0-9a-f]{9})?$")
+RESERVATION_GROUP = re.compile(r"^arn:aws[a-z-]*:resource-groups:[a-z0-9-]+:\d{12}:group/[A-Za-z0-9_.-]+$")
+# CloudWatch agent: the only namespace the instance role may publish to (IAM condition key
+# cloudwatch:namespace, CloudWatch "Using condition keys to limit access to CloudWatch namespaces"),
+# and ec2:DescribeTags, which the agent calls to resolve ${aws:AutoScalingGroupName}.
+CW_AGENT_NAMESPACE = "CWAgent"
+# Traffic: an internal Network Load Balancer on the server's port, its target group checking
+# GET /health (vLLM answers 200 once the engine is up; Elastic Load Balancing "Health checks for
+# Network Load Balancer target groups": HTTP checks, path, 2-10 thresholds, 5-300 s interval).
+HEALTH_INTERVAL = 30
+HEALTH_THRESHOLD = 3
 # The SDK subpackages provision() uses (gpusizer.base.providers.Provider.component says why).
-SDK_MODULES = ("pulumi_aws.ec2", "pulumi_aws.autoscaling", "pulumi_aws.iam")
+SDK_MODULES = ("pulumi_aws.ec2", "pulumi_aws.autoscaling", "pulumi_aws.iam", "pulumi_aws.lb",
+               "pulumi_aws.secretsmanager")
 # AWS Region codes, one pattern per partition (aws, aws-cn, aws-us-gov, the ISO partitions, aws-eusc):
 # each partition's regionRegex in botocore's endpoints model (botocore/data/endpoints.json, read
 # 2026-11-25); tests/components/test_aws.py compares them with the installed botocore's.
@@ -65,6 +82,9 @@ class AwsGpuCapacityArgs:
     endpoints, no internet) or "none" (launch in the default subnet; SSM unreachable)."""
     private_cidr: str = aws_network.PRIVATE_CIDR
     """CIDR of that private subnet inside the default VPC."""
+    hf_token: pulumi.Input[str] | None = None
+    """Hugging Face token (a Pulumi secret) for a serving instance: stored in Secrets Manager, read
+    at boot with the instance role, never in user data."""
 
     def __post_init__(self):
         # Here, not in AwsGpuCapacity: its constructor registers resources (a regional provider first).
@@ -87,6 +107,8 @@ class AwsGpuCapacity(pulumi.ComponentResource):
 
     instance_id: pulumi.Output[str] | None
     asg_name: pulumi.Output[str] | None
+    endpoint: pulumi.Output[str] | None
+    """http://<internal load balancer DNS name>:8000 for serving (deploy.expose internal), else None."""
     launch_template_id: pulumi.Output[str]
     security_group_id: pulumi.Output[str]
     region: str
@@ -121,6 +143,20 @@ class AwsGpuCapacity(pulumi.ComponentResource):
             opts=child,
         )
         aws.iam.RolePolicyAttachment(f"{name}-ssm", role=role.name, policy_arn=SSM_POLICY, opts=child)
+        serve = spec.task == "inference"
+        gpu_metric = d.autoscaling is not None and spec.deploy.autoscaling.metric == "gpu_utilization"
+        secret = None
+        if serve and args.hf_token is not None:
+            secret = aws.secretsmanager.Secret(
+                f"{name}-hf-token", description=f"gpusizer {spec.name}: Hugging Face token, read at boot",
+                recovery_window_in_days=0, tags=tags, opts=child)
+            aws.secretsmanager.SecretVersion(f"{name}-hf-token-value", secret_id=secret.id,
+                                             secret_string=pulumi.Output.secret(args.hf_token), opts=child)
+        statements = instance_statements(secret.arn if secret else None, gpu_metric)
+        if statements:
+            aws.iam.RolePolicy(f"{name}-serve", role=role.name, opts=child, policy=pulumi.Output.all(*[
+                pulumi.Output.from_input(st) for st in statements]).apply(
+                    lambda sts: json.dumps({"Version": "2012-10-17", "Statement": sts})))
         profile = aws.iam.InstanceProfile(f"{name}-profile", role=role.name, tags=tags, opts=child)
 
         # Zones come from EC2: the chosen type's offered zones (the priced zone when the row has one).
@@ -141,13 +177,32 @@ class AwsGpuCapacity(pulumi.ComponentResource):
                 name, vpc_id=vpc_id, zone_id=zone_id, public_subnet=subnets[0], egress=args.egress,
                 cidr=args.private_cidr, region=c.offer.region, tags=tags, opts=child,
             ).apply(lambda sid: [sid])
+        exposed = serve and spec.deploy.expose == "internal"
+        lb_sg = None
+        ingress = []
+        if efa:  # EFA needs all traffic between the group's own members (AWS EC2 User Guide, "Prepare an EFA-enabled security group")
+            ingress.append(aws.ec2.SecurityGroupIngressArgs(protocol="-1", from_port=0, to_port=0, self=True))
+        if exposed:
+            vpc_cidr = aws.ec2.get_vpc_output(id=vpc_id, opts=invoke).cidr_block
+            # The load balancer's own group: the server port from inside the VPC only.
+            lb_sg = aws.ec2.SecurityGroup(
+                f"{name}-lb-sg", description=f"gpusizer {spec.name}: the server port from inside the VPC",
+                vpc_id=vpc_id, tags=tags, opts=child,
+                ingress=[aws.ec2.SecurityGroupIngressArgs(protocol="tcp", from_port=serving.PORT, to_port=serving.PORT,
+                                                          cidr_blocks=[vpc_cidr])],
+                egress=[aws.ec2.SecurityGroupEgressArgs(protocol="tcp", from_port=serving.PORT, to_port=serving.PORT,
+                                                        cidr_blocks=[vpc_cidr])])
+            ingress.append(aws.ec2.SecurityGroupIngressArgs(protocol="tcp", from_port=serving.PORT, to_port=serving.PORT,
+                                                            security_groups=[lb_sg.id]))
+        egress = [aws.ec2.SecurityGroupEgressArgs(protocol="-1", from_port=0, to_port=0, cidr_blocks=["0.0.0.0/0"])]
+        if efa:  # and all traffic out to them: NCCL over EFA fails without the self egress rule (same guide)
+            egress.append(aws.ec2.SecurityGroupEgressArgs(protocol="-1", from_port=0, to_port=0, self=True))
         sg = aws.ec2.SecurityGroup(
             f"{name}-sg",
             description=f"gpusizer {spec.name}: no inbound from outside; use SSM Session Manager",
             vpc_id=vpc_id,
-            # EFA needs all traffic between the group's own members; nothing else comes in.
-            ingress=[aws.ec2.SecurityGroupIngressArgs(protocol="-1", from_port=0, to_port=0, self=True)] if efa else None,
-            egress=[aws.ec2.SecurityGroupEgressArgs(protocol="-1", from_port=0, to_port=0, cidr_blocks=["0.0.0.0/0"])],
+            ingress=ingress or None,
+            egress=egress,
             tags=tags,
             opts=child,
         )
@@ -162,6 +217,26 @@ class AwsGpuCapacity(pulumi.ComponentResource):
         # every instance): the first lookup sticks until the user sets deploy.machine_image or
         # replaces the template.
         pinned = [] if spec.deploy.machine_image else ["imageId"]
+        user_data = None
+        if serve:
+            b = dict(cloud="aws", workload=spec.name, image=serving.server_image(d), args=tuple(serving.vllm_args(d)),
+                     weights_bytes=int(d.workload.breakdown.weights), region=c.offer.region, gpu_metric=gpu_metric)
+            user_data = (secret.arn if secret else pulumi.Output.from_input(None)).apply(
+                lambda arn: base64.b64encode(boot.cloud_config(boot.Boot(**b, token_secret=arn)).encode()).decode())
+        reservation = spec.deploy.capacity_reservation
+        capacity = None
+        if reservation:
+            target = (dict(capacity_reservation_id=reservation) if reservation.startswith("cr-")
+                      else dict(capacity_reservation_resource_group_arn=reservation))
+            capacity = aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
+                capacity_reservation_target=aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
+                    **target))
+        market = None
+        if spec.deploy.capacity_block:  # EC2 Capacity Blocks for ML: market type capacity-block plus the block's id
+            market = aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(market_type="capacity-block")
+        elif spot and not grouped:
+            market = aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(
+                market_type="spot", spot_options=aws.ec2.LaunchTemplateInstanceMarketOptionsSpotOptionsArgs(**spot_options))
         lt = aws.ec2.LaunchTemplate(
             f"{name}-lt",
             image_id=image_id,
@@ -179,9 +254,9 @@ class AwsGpuCapacity(pulumi.ComponentResource):
                 ),
             )],
             # A mixed-instances group buys spot through its distribution, and rejects templates that ask.
-            instance_market_options=aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(
-                market_type="spot", spot_options=aws.ec2.LaunchTemplateInstanceMarketOptionsSpotOptionsArgs(**spot_options),
-            ) if spot and not grouped else None,
+            instance_market_options=market,
+            capacity_reservation_specification=capacity,
+            user_data=user_data,
             tag_specifications=[aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=tags)
                                 for kind in ("instance", "volume", "network-interface")],
             tags=tags,
@@ -191,10 +266,27 @@ class AwsGpuCapacity(pulumi.ComponentResource):
         self.security_group_id = sg.id
         self.instance_id = None
         self.asg_name = None
+        self.endpoint = None
+        target_group = None
+        if exposed:
+            target_group = aws.lb.TargetGroup(
+                f"{name}-tg", port=serving.PORT, protocol="TCP", target_type="instance", vpc_id=vpc_id,
+                health_check=aws.lb.TargetGroupHealthCheckArgs(
+                    enabled=True, protocol="HTTP", path=serving.HEALTH_PATH, port="traffic-port", matcher="200",
+                    interval=HEALTH_INTERVAL, healthy_threshold=HEALTH_THRESHOLD, unhealthy_threshold=HEALTH_THRESHOLD),
+                tags=tags, opts=child)
+            balancer = aws.lb.LoadBalancer(
+                f"{name}-nlb", load_balancer_type="network", internal=True, subnets=subnets,
+                security_groups=[lb_sg.id], tags=tags, opts=child)
+            aws.lb.Listener(
+                f"{name}-listener", load_balancer_arn=balancer.arn, port=serving.PORT, protocol="TCP",
+                default_actions=[aws.lb.ListenerDefaultActionArgs(type="forward", target_group_arn=target_group.arn)],
+                tags=tags, opts=child)
+            self.endpoint = balancer.dns_name.apply(lambda dns: f"http://{dns}:{serving.PORT}")
         if grouped:
             types = pulumi.Output.all(offered, group_zones).apply(
                 lambda a: overrides(d, candidates, a[0], a[1]))
-            self.asg_name = self._group(name, d, lt, subnets, types, child).name
+            self.asg_name = self._group(name, d, lt, subnets, types, child, target_group).name
         else:
             # Type, IMDS, disk and market are set on the instance too, so an Instance policy sees
             # them (an instance that only names a launch template hides them: pulumi-offline.md).
@@ -210,21 +302,26 @@ class AwsGpuCapacity(pulumi.ComponentResource):
                 ),
                 instance_market_options=aws.ec2.InstanceInstanceMarketOptionsArgs(
                     market_type="spot", spot_options=aws.ec2.InstanceInstanceMarketOptionsSpotOptionsArgs(**spot_options),
-                ) if spot else None,
+                ) if spot and not spec.deploy.capacity_block else None,
                 tags=tags,
                 opts=child,
             )
             self.instance_id = instance.id
+            if target_group is not None:
+                aws.lb.TargetGroupAttachment(f"{name}-target", target_group_arn=target_group.arn,
+                                             target_id=instance.id, port=serving.PORT, opts=child)
         self.register_outputs({
             "region": self.region,
             "instance_id": self.instance_id,
             "asg_name": self.asg_name,
             "launch_template_id": self.launch_template_id,
             "security_group_id": self.security_group_id,
+            "endpoint": self.endpoint,
         })
 
     def _group(self, name: str, d: Decision, lt: aws.ec2.LaunchTemplate, subnets: pulumi.Output[list[str]],
-               types: pulumi.Output[list[str]], child: pulumi.ResourceOptions) -> aws.autoscaling.Group:
+               types: pulumi.Output[list[str]], child: pulumi.ResourceOptions,
+               target_group: aws.lb.TargetGroup | None = None) -> aws.autoscaling.Group:
         """The Auto Scaling group: every node of every replica (Candidate.instances) over the ranked adequate types."""
         c = d.chosen
         size = low = high = c.instances
@@ -237,6 +334,24 @@ class AwsGpuCapacity(pulumi.ComponentResource):
         placement = None
         if c.nodes > 1:  # multi-node training: one cluster placement group, so the nodes sit close (EFA)
             placement = aws.ec2.PlacementGroup(f"{name}-pg", strategy="cluster", tags=group_tags, opts=child).name
+        reserved = d.workload.spec.deploy.capacity_reservation is not None
+        mixed = aws.autoscaling.GroupMixedInstancesPolicyArgs(
+            launch_template=aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateArgs(
+                launch_template_specification=aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateLaunchTemplateSpecificationArgs(
+                    launch_template_id=lt.id, version="$Latest"
+                ),
+                overrides=types.apply(lambda ts: [
+                    aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateOverrideArgs(instance_type=t) for t in ts]),
+            ),
+            instances_distribution=aws.autoscaling.GroupMixedInstancesPolicyInstancesDistributionArgs(
+                # "prioritized" launches on-demand capacity in override order, i.e. the engine's
+                # ranking; spot goes where the price and the spare capacity are best.
+                on_demand_allocation_strategy="prioritized",
+                on_demand_base_capacity=0 if spot else high,
+                on_demand_percentage_above_base_capacity=0 if spot else 100,
+                spot_allocation_strategy="price-capacity-optimized",
+            ),
+        )
         group = aws.autoscaling.Group(
             f"{name}-asg",
             min_size=low,
@@ -248,25 +363,15 @@ class AwsGpuCapacity(pulumi.ComponentResource):
             vpc_zone_identifiers=subnets,
             placement_group=placement,
             capacity_rebalance=spot,  # replace a spot node on a rebalance signal, before it is reclaimed
-            health_check_type="EC2",
+            # Serving behind the load balancer: an instance failing GET /health is replaced, after the
+            # grace the model load may take (serving.load_seconds).
+            health_check_type="ELB" if target_group is not None else "EC2",
+            health_check_grace_period=serving.load_seconds(d) if target_group is not None else None,
+            target_group_arns=[target_group.arn] if target_group is not None else None,
             wait_for_capacity_timeout=WAIT_FOR_CAPACITY,
-            mixed_instances_policy=aws.autoscaling.GroupMixedInstancesPolicyArgs(
-                launch_template=aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateArgs(
-                    launch_template_specification=aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateLaunchTemplateSpecificationArgs(
-                        launch_template_id=lt.id, version="$Latest"
-                    ),
-                    overrides=types.apply(lambda ts: [
-                        aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateOverrideArgs(instance_type=t) for t in ts]),
-                ),
-                instances_distribution=aws.autoscaling.GroupMixedInstancesPolicyInstancesDistributionArgs(
-                    # "prioritized" launches on-demand capacity in override order, i.e. the engine's
-                    # ranking; spot goes where the price and the spare capacity are best.
-                    on_demand_allocation_strategy="prioritized",
-                    on_demand_base_capacity=0 if spot else high,
-                    on_demand_percentage_above_base_capacity=0 if spot else 100,
-                    spot_allocation_strategy="price-capacity-optimized",
-                ),
-            ),
+            # A reservation (ODCR, Capacity Block) is for one type: the template alone, no failover list.
+            launch_template=aws.autoscaling.GroupLaunchTemplateArgs(id=lt.id, version="$Latest") if reserved else None,
+            mixed_instances_policy=None if reserved else mixed,
             # Instances and volumes get per-node tags from the launch template; these stay on the group.
             tags=[aws.autoscaling.GroupTagArgs(key=k, value=v, propagate_at_launch=False) for k, v in group_tags.items()],
             opts=child,
@@ -274,6 +379,20 @@ class AwsGpuCapacity(pulumi.ComponentResource):
         if scaled:
             scaling.aws_scaling(name, d, group, child)
         return group
+
+
+def instance_statements(secret_arn: pulumi.Input[str] | None, gpu_metric: bool) -> list:
+    """The instance role's own permissions beyond SSM: read the one token secret; publish the GPU
+    metric to the CloudWatch agent's namespace only (and DescribeTags, for its group dimension)."""
+    out: list = []
+    if secret_arn is not None:
+        out.append(pulumi.Output.from_input(secret_arn).apply(lambda arn: {
+            "Effect": "Allow", "Action": "secretsmanager:GetSecretValue", "Resource": arn}))
+    if gpu_metric:
+        out.append({"Effect": "Allow", "Action": "cloudwatch:PutMetricData", "Resource": "*",
+                    "Condition": {"StringEquals": {"cloudwatch:namespace": CW_AGENT_NAMESPACE}}})
+        out.append({"Effect": "Allow", "Action": "ec2:DescribeTags", "Resource": "*"})
+    return out
 
 
 def uses_group(d: Decision) -> bool:
@@ -355,6 +474,34 @@ def check(plan: Decision, args) -> None:
             config key (gpusizer:awsEgress, gpusizer:awsPrivateCidr) and the values allowed.
     """
     check_settings(args.aws_egress, args.aws_private_cidr, args.aws_region)
+    check_capacity(plan)
+    scaling.check_signal(plan)
+    if plan.workload.spec.task == "inference":
+        serving.vllm_args(plan)  # a model without weights, or an image without the flags, fails here
+
+
+def check_capacity(plan: Decision) -> None:
+    """deploy.capacity_reservation names an EC2 reservation (cr-... or a group ARN); a Capacity Block
+    is a cr- id, for an on-demand choice (Capacity Blocks are not spot).
+
+    Raises:
+        errors.SpecError: naming the field and the fix.
+    """
+    deploy = plan.workload.spec.deploy
+    r = deploy.capacity_reservation
+    if r is None:
+        return
+    if not (RESERVATION_ID.match(r) or RESERVATION_GROUP.match(r)):
+        raise errors.SpecError(
+            f"deploy.capacity_reservation {r!r} is no EC2 capacity reservation. To fix: an On-Demand Capacity "
+            "Reservation or Capacity Block id (cr-0123456789abcdef0) or a capacity reservation group ARN "
+            "(arn:aws:resource-groups:<region>:<account>:group/<name>)", field="deploy.capacity_reservation")
+    if deploy.capacity_block and not r.startswith("cr-"):
+        raise errors.SpecError("deploy.capacity_block: a Capacity Block is targeted by its reservation id (cr-...). "
+                               "To fix: set capacity_reservation to the block's id", field="deploy.capacity_reservation")
+    if plan.chosen.purchase == "spot":
+        raise errors.SpecError("deploy.capacity_reservation: a reservation is on-demand capacity, the choice is spot. "
+                               "To fix: set placement.purchase: on-demand", field="deploy.capacity_reservation")
 
 
 def check_settings(egress: str, private_cidr: str, region: str | None = None) -> None:
@@ -398,6 +545,7 @@ def provision(name: str, plan: Decision, args, opts: pulumi.ResourceOptions) -> 
     """
     cap = AwsGpuCapacity(name, AwsGpuCapacityArgs(
         plan, args.aws_networks.get(plan.chosen.offer.region), args.aws_region, egress=args.aws_egress,
-        private_cidr=args.aws_private_cidr), opts)
+        private_cidr=args.aws_private_cidr, hf_token=args.hf_token), opts)
     return {"instance_id": cap.instance_id, "asg_name": cap.asg_name,
-            "launch_template_id": cap.launch_template_id, "security_group_id": cap.security_group_id}
+            "launch_template_id": cap.launch_template_id, "security_group_id": cap.security_group_id,
+            "endpoint": cap.endpoint}

@@ -8,8 +8,10 @@ import re
 import pulumi
 import pulumi_gcp as gcp
 
-from components import gcp_network, names, scaling
+from components import boot, gcp_network, names, scaling, serving
 from components import tags as tagging
+from gpusizer.base import errors
+from gpusizer.catalog import consumption
 from gpusizer.decide.decision import Decision
 
 # Deep Learning VM image family with the NVIDIA driver installed (project
@@ -30,16 +32,27 @@ _N1 = re.compile(r"^(?P<host>n1-[a-z0-9-]+)\+(?P<accel>nvidia-[a-z0-9-]+)x(?P<co
 # "Hyperdisk"): A3 and A4 take Hyperdisk only (A3 High also PD, but Hyperdisk is its default);
 # N1, A2 and G2 take Persistent Disk. First matching prefix wins.
 _BOOT_DISK_TYPES = (("a4-", "hyperdisk-balanced"), ("a3-", "hyperdisk-balanced"), ("", "pd-balanced"))
-# Machine types Compute Engine does not sell as plain on-demand VMs: an "on-demand" choice is then
-# provisioned from a named reservation (RESERVATION_BOUND) or, without one, as flex-start. A4 and
-# A3 Ultra: reservations, flex-start or spot (GCP docs, "Accelerator-optimized machine family",
-# consumption options table, 2025; dstack issue #3162). a3-highgpu-1g/2g/4g: spot or flex-start
-# only (same table; recalled, unverified).
-NOT_ON_DEMAND = ("a4-highgpu-", "a3-ultragpu-", "a3-highgpu-1g", "a3-highgpu-2g", "a3-highgpu-4g")
+# Machine types Compute Engine does not sell as plain on-demand VMs, and those a reservation can
+# bind (RESERVATION_BOUND): one registry, gpusizer/catalog/consumption.py. An on-demand choice of one
+# is provisioned from a named reservation or, without one, as flex-start (jobs only: check()).
+NOT_ON_DEMAND = consumption.GCP_NOT_ON_DEMAND
 # Flex-start VMs run at most 7 days (GCP docs, "About flex-start VMs", 2025).
 FLEX_START_MAX_SECONDS = 7 * 24 * 3600
+RESERVATION_BOUND_TYPES = consumption.GCP_RESERVATION_BOUND
+# Google's health-check probers (GCP docs, "Health checks overview", "Probe IP ranges and firewall
+# rules": 35.191.0.0/16 and 130.211.0.0/22 for internal passthrough Network Load Balancers).
+HEALTH_CHECK_RANGES = ["35.191.0.0/16", "130.211.0.0/22"]
+# Clients of the internal load balancer: private addresses only (RFC 1918), so nothing from the
+# internet reaches the server port (the VMs have no external IP either).
+INTERNAL_RANGES = ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"]
+# Autohealing waits at most 3600 s after a VM starts (Compute API, InstanceGroupManagerAutoHealingPolicy.initialDelaySec).
+MAX_HEALING_DELAY = 3600
+# Reading a Secret Manager secret needs the cloud-platform scope on the VM (GCP docs, "Secret
+# Manager access control": access scopes); IAM then limits the account to that one secret.
+CLOUD_PLATFORM = "https://www.googleapis.com/auth/cloud-platform"
 # The SDK subpackages provision() uses (gpusizer.base.providers.Provider.component says why).
-SDK_MODULES = ("pulumi_gcp.compute", "pulumi_gcp.serviceaccount")
+SDK_MODULES = ("pulumi_gcp.compute", "pulumi_gcp.serviceaccount", "pulumi_gcp.secretmanager", "pulumi_gcp.projects",
+               "pulumi_gcp.organizations")
 
 
 @dataclasses.dataclass
@@ -61,6 +74,9 @@ class GcpGpuCapacityArgs:
     RESERVATION_BOUND instead of flex-start."""
     stack: str | None = None
     """Stack name put into names Pulumi does not autoname; default: the running stack."""
+    hf_token: pulumi.Input[str] | None = None
+    """Hugging Face token (a Pulumi secret) for a serving VM: a Secret Manager secret that only the
+    VM's service account may read, fetched at boot (never in metadata)."""
 
 
 def machine_and_accelerators(instance_type: str) -> tuple[str, list[dict]]:
@@ -103,6 +119,8 @@ class GcpGpuCapacity(pulumi.ComponentResource):
     instance_self_link: pulumi.Output[str] | None
     group_self_link: pulumi.Output[str] | None
     service_account_email: pulumi.Output[str]
+    endpoint: pulumi.Output[str] | None
+    """http://<internal forwarding rule address>:8000 for serving (deploy.expose internal), else None."""
 
     def __init__(self, name: str, args: GcpGpuCapacityArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gpusizer:gcp:GpuCapacity", name, {}, opts)
@@ -124,12 +142,18 @@ class GcpGpuCapacity(pulumi.ComponentResource):
             display_name=f"gpusizer {spec.name} GPU host ({stack})",
             opts=child,
         )
-        model = provisioning_model(c.offer.instance_type, c.purchase, args.reservation)
+        reservation = spec.deploy.capacity_reservation or args.reservation
+        model = provisioning_model(c.offer.instance_type, c.purchase, reservation)
+        serve = spec.task == "inference"
+        exposed = serve and spec.deploy.expose == "internal"
+        flex_group = model == "FLEX_START" and grouped
         scheduling = scheduling_args(model, grouped)
+        if flex_group:  # a flex-start MIG's run time is the resize request's (GCP docs, "Create a MIG with flex-start VMs")
+            scheduling.pop("max_run_duration")
         affinity = None
-        if args.reservation:
+        if reservation:
             affinity = dict(type="SPECIFIC_RESERVATION", specific_reservation=dict(
-                key="compute.googleapis.com/reservation-name", values=[args.reservation]))
+                key="compute.googleapis.com/reservation-name", values=[reservation]))
         elif model == "FLEX_START":
             affinity = dict(type="NO_RESERVATION")
         if args.cloud_nat:
@@ -158,7 +182,40 @@ class GcpGpuCapacity(pulumi.ComponentResource):
             "enable-oslogin": "TRUE",  # IAM-controlled SSH, no project-wide keys
             "block-project-ssh-keys": "TRUE",
         }
-        sa = dict(email=account.email, scopes=SCOPES)
+        gpu_metric = scaled and spec.deploy.autoscaling.metric == "gpu_utilization"
+        secret = None
+        if serve:
+            if args.hf_token is not None:
+                secret = gcp.secretmanager.Secret(
+                    f"{name}-hf-token", secret_id=names.per_stack(f"{spec.name}-hf-token", stack),
+                    replication=gcp.secretmanager.SecretReplicationArgs(auto=gcp.secretmanager.SecretReplicationAutoArgs()),
+                    labels=labels, opts=child)
+                gcp.secretmanager.SecretVersion(f"{name}-hf-token-value", secret=secret.id,
+                                                secret_data=pulumi.Output.secret(args.hf_token), opts=child)
+                gcp.secretmanager.SecretIamMember(
+                    f"{name}-hf-token-reader", secret_id=secret.id, role="roles/secretmanager.secretAccessor",
+                    member=account.email.apply(lambda e: f"serviceAccount:{e}"), opts=child)
+            if gpu_metric:  # the Ops Agent writes agent.googleapis.com/gpu/* as this account
+                project = gcp.organizations.get_client_config_output(opts=pulumi.InvokeOptions(parent=self)).project
+                gcp.projects.IAMMember(f"{name}-metric-writer", project=project, role="roles/monitoring.metricWriter",
+                                       member=account.email.apply(lambda e: f"serviceAccount:{e}"), opts=child)
+            b = dict(cloud="gcp", workload=spec.name, image=serving.server_image(d), args=tuple(serving.vllm_args(d)),
+                     weights_bytes=int(d.workload.breakdown.weights), region=region, gpu_metric=gpu_metric)
+            metadata["user-data"] = (secret.name if secret else pulumi.Output.from_input(None)).apply(
+                lambda ref: boot.cloud_config(boot.Boot(**b, token_secret=ref)))
+        sa = dict(email=account.email, scopes=SCOPES + [CLOUD_PLATFORM] if secret else SCOPES)
+        network_tags = [serve_tag(spec.name)] if exposed else None
+        health = None
+        if exposed:
+            health = gcp.compute.RegionHealthCheck(
+                f"{name}-health", name=names.per_stack(f"{spec.name}-health", stack), region=region,
+                check_interval_sec=30, timeout_sec=10, healthy_threshold=2, unhealthy_threshold=3,
+                http_health_check=gcp.compute.RegionHealthCheckHttpHealthCheckArgs(
+                    port=serving.PORT, request_path=serving.HEALTH_PATH), opts=child)
+            gcp.compute.Firewall(
+                f"{name}-serve-fw", name=names.per_stack(f"{spec.name}-serve", stack), network=args.network,
+                direction="INGRESS", source_ranges=HEALTH_CHECK_RANGES + INTERNAL_RANGES, target_tags=network_tags,
+                allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(serving.PORT)])], opts=child)
         self.instance_self_link = None
         self.group_self_link = None
         if grouped:
@@ -179,6 +236,7 @@ class GcpGpuCapacity(pulumi.ComponentResource):
                 reservation_affinity=_affinity("InstanceTemplate", affinity),
                 service_account=gcp.compute.InstanceTemplateServiceAccountArgs(**sa),
                 metadata=metadata,
+                tags=network_tags,
                 labels=labels,
                 opts=child,
             )
@@ -188,13 +246,30 @@ class GcpGpuCapacity(pulumi.ComponentResource):
                 zone=c.offer.zone,
                 base_instance_name=names.rfc1035(spec.name, 58),
                 versions=[gcp.compute.InstanceGroupManagerVersionArgs(instance_template=template.self_link_unique)],
-                # An autoscaled group's size is the autoscaler's to set (pulumi-gcp InstanceGroupManager.targetSize).
-                target_size=None if scaled else c.instances,
+                # An autoscaled group's size is the autoscaler's to set (pulumi-gcp InstanceGroupManager.targetSize);
+                # a flex-start group starts empty and grows by its resize request.
+                target_size=0 if flex_group else None if scaled else c.instances,
+                # Serving: a VM failing GET /health is recreated, after the time the model load may take.
+                auto_healing_policies=gcp.compute.InstanceGroupManagerAutoHealingPoliciesArgs(
+                    health_check=health.id, initial_delay_sec=min(MAX_HEALING_DELAY, serving.load_seconds(d)),
+                ) if health is not None else None,
+                # Flex-start MIGs: no repair of a failed VM, which would request capacity again (GCP docs,
+                # "Create a MIG with flex-start VMs": --default-action-on-vm-failure=do-nothing).
+                instance_lifecycle_policy=gcp.compute.InstanceGroupManagerInstanceLifecyclePolicyArgs(
+                    default_action_on_failure="DO_NOTHING") if flex_group else None,
                 opts=child,
             )
+            if flex_group:
+                gcp.compute.ResizeRequest(
+                    f"{name}-resize", name=names.per_stack(spec.name, stack), zone=c.offer.zone,
+                    instance_group_manager=group.name, resize_by=c.instances,
+                    requested_run_duration=gcp.compute.ResizeRequestRequestedRunDurationArgs(
+                        seconds=str(FLEX_START_MAX_SECONDS)),
+                    description=f"gpusizer {spec.name}: {c.instances} flex-start VMs, at most 7 days", opts=child)
             if scaled:
                 scaling.gcp_autoscaler(name, d, group, c.offer.zone, child)
             self.group_self_link = group.self_link
+            backend_group = group.instance_group
         else:
             instance = gcp.compute.Instance(
                 f"{name}-vm",
@@ -217,17 +292,41 @@ class GcpGpuCapacity(pulumi.ComponentResource):
                 reservation_affinity=_affinity("Instance", affinity),
                 service_account=gcp.compute.InstanceServiceAccountArgs(**sa),
                 metadata=metadata,
+                tags=network_tags,
                 labels=labels,
                 # The name is fixed per stack: a replacement must delete the old VM first.
                 opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(delete_before_replace=True)),
             )
             self.instance_self_link = instance.self_link
+            backend_group = None
+            if exposed:  # a lone VM joins the load balancer through an unmanaged instance group
+                backend_group = gcp.compute.InstanceGroup(
+                    f"{name}-ig", name=names.per_stack(spec.name, stack), zone=c.offer.zone,
+                    instances=[instance.self_link], opts=child).self_link
+        self.endpoint = None
+        if exposed:
+            backend = gcp.compute.RegionBackendService(
+                f"{name}-backend", name=names.per_stack(spec.name, stack), region=region,
+                load_balancing_scheme="INTERNAL", protocol="TCP", health_checks=health.id,
+                backends=[gcp.compute.RegionBackendServiceBackendArgs(group=backend_group, balancing_mode="CONNECTION")],
+                opts=child)
+            rule = gcp.compute.ForwardingRule(
+                f"{name}-rule", name=names.per_stack(spec.name, stack), region=region,
+                load_balancing_scheme="INTERNAL", backend_service=backend.id, ip_protocol="TCP",
+                ports=[str(serving.PORT)], network=args.network, subnetwork=args.subnetwork, opts=child)
+            self.endpoint = rule.ip_address.apply(lambda ip: f"http://{ip}:{serving.PORT}")
         self.service_account_email = account.email
         self.register_outputs({
             "instance_self_link": self.instance_self_link,
             "group_self_link": self.group_self_link,
             "service_account_email": self.service_account_email,
+            "endpoint": self.endpoint,
         })
+
+
+def serve_tag(workload: str) -> str:
+    """The network tag the serving firewall rule targets."""
+    return names.rfc1035(f"gpusizer-{workload}-serve")
 
 
 def account_id(workload: str, stack: str) -> str:
@@ -251,7 +350,7 @@ def provisioning_model(instance_type: str, purchase: str, reservation: str | Non
     if purchase == "spot":
         return "SPOT"
     if instance_type.startswith(NOT_ON_DEMAND):
-        return "RESERVATION_BOUND" if reservation else "FLEX_START"
+        return "RESERVATION_BOUND" if reservation and instance_type.startswith(RESERVATION_BOUND_TYPES) else "FLEX_START"
     return "STANDARD"
 
 
@@ -266,6 +365,8 @@ def scheduling_args(model: str, grouped: bool) -> dict:
         out["instance_termination_action"] = "DELETE" if grouped else "STOP"
     if flex:
         out.update(instance_termination_action="DELETE", max_run_duration=dict(seconds=FLEX_START_MAX_SECONDS))
+    if model == "RESERVATION_BOUND":  # the VM ends with the reservation; the API requires the action
+        out.update(instance_termination_action="DELETE", automatic_restart=False)
     return out
 
 
@@ -287,7 +388,35 @@ def _affinity(kind: str, affinity: dict | None):
 
 
 def check(plan: Decision, args) -> None:
-    """Nothing GCP-specific to validate before registering (gpusizer.base.providers component hook)."""
+    """Validate before registering (gpusizer.base.providers component hook): the server's flags, and
+    a consumption model the VM can be given.
+
+    Raises:
+        errors.SpecError: serving on flex-start capacity (deleted after at most 7 days), a reservation on
+            a type that cannot be bound to one, or a spot choice with a reservation; naming the field.
+    """
+    spec = plan.workload.spec
+    c = plan.chosen
+    reservation = spec.deploy.capacity_reservation or args.gcp_reservations.get(c.offer.zone or "")
+    model = provisioning_model(c.offer.instance_type, c.purchase, reservation)
+    scaling.check_signal(plan)
+    if spec.task == "inference":
+        serving.vllm_args(plan)
+        if model == "FLEX_START":
+            raise errors.SpecError(
+                f"placement: {c.offer.instance_type} is not sold on demand; without a reservation it would run as "
+                "flex-start, which Compute Engine deletes after at most 7 days, and a server runs until stopped. "
+                "To fix: set deploy.capacity_reservation (or gpusizer:gcpReservations) to a reservation in "
+                f"{c.offer.zone}, use placement.purchase: spot, or exclude the type (placement.gpus)",
+                field="placement.purchase")
+    if spec.deploy.capacity_reservation and c.offer.instance_type.startswith(NOT_ON_DEMAND) and model != "RESERVATION_BOUND":
+        raise errors.SpecError(
+            f"deploy.capacity_reservation: {c.offer.instance_type} cannot be bound to a reservation (only "
+            f"{', '.join(t.rstrip('-') for t in RESERVATION_BOUND_TYPES)} can). To fix: drop it",
+            field="deploy.capacity_reservation")
+    if spec.deploy.capacity_reservation and c.purchase == "spot":
+        raise errors.SpecError("deploy.capacity_reservation: a reservation is not spot capacity. To fix: set "
+                               "placement.purchase: on-demand", field="deploy.capacity_reservation")
 
 
 def provision(name: str, plan: Decision, args, opts: pulumi.ResourceOptions) -> dict[str, object]:
@@ -303,6 +432,6 @@ def provision(name: str, plan: Decision, args, opts: pulumi.ResourceOptions) -> 
     o = plan.chosen.offer
     cap = GcpGpuCapacity(name, GcpGpuCapacityArgs(
         plan, args.gcp_network, args.gcp_secure_boot, subnetwork=args.gcp_subnetworks.get(o.region),
-        cloud_nat=args.gcp_cloud_nat, reservation=args.gcp_reservations.get(o.zone or "")), opts)
+        cloud_nat=args.gcp_cloud_nat, reservation=args.gcp_reservations.get(o.zone or ""), hf_token=args.hf_token), opts)
     return {"instance_self_link": cap.instance_self_link, "group_self_link": cap.group_self_link,
-            "service_account_email": cap.service_account_email}
+            "service_account_email": cap.service_account_email, "endpoint": cap.endpoint}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,6 +19,19 @@ from gpusizer.catalog.onprem import Pool
 from gpusizer.decide.decision import Decision
 
 GPU_RESOURCE = "nvidia.com/gpu"  # the NVIDIA device plugin's extended resource
+# Serving pods' requests beyond the GPUs (so the pod is not BestEffort and the node keeps room for
+# the load): the engine's host minimums (Workload.min_vcpus, min_ram_gib: each worker's shard of the
+# weights resident while it is copied to the GPU) plus SERVER_RAM_GIB for the server process, and
+# /dev/shm; ephemeral storage for the logs and, with an emptyDir cache, the weights.
+SERVER_RAM_GIB = 4
+# /dev/shm for tensor-parallel workers: a memory-backed emptyDir with a size limit (vLLM docs, "Using
+# Kubernetes": `medium: Memory`, `sizeLimit: 2Gi`); it counts against the pod's memory, so it is requested.
+SHM_GIB = 2
+LOG_GIB = 2
+# Cache room over the weights' size: tokenizer, config and the download's partial files.
+CACHE_MARGIN = 1.1
+CACHE_PATH = "/root/.cache/huggingface"  # Hugging Face's cache inside vLLM's image
+PROBE_PERIOD = 10
 # The SDK subpackages provision() uses (gpusizer.base.providers.Provider.component says why).
 SDK_MODULES = ("pulumi_kubernetes.core.v1", "pulumi_kubernetes.apps.v1", "pulumi_kubernetes.meta.v1",
                "pulumi_kubernetes.autoscaling.v2", "pulumi_kubernetes.apiextensions")
@@ -120,16 +134,29 @@ def _workload(name: str, d: Decision, args: OnPremGpuCapacityArgs, namespace: pu
     meta = dict(namespace=namespace, annotations=annotations, labels=labels)
     env, volumes, mounts, ports, probe = None, None, None, None, None
     gpus_per_pod, container_args = c.offer.gpu_count, None
+    requests = {GPU_RESOURCE: str(gpus_per_pod)}
+    limits = {GPU_RESOURCE: str(gpus_per_pod)}
+    startup = liveness = None
     if serve:
         container_args = serving.vllm_args(d)
         ports = [k8s.core.v1.ContainerPortArgs(name="http", container_port=serving.PORT, protocol="TCP")]
-        # Ready once the engine is up and the weights are loaded (vLLM /health); loading takes minutes.
-        probe = k8s.core.v1.ProbeArgs(
-            http_get=k8s.core.v1.HTTPGetActionArgs(path=serving.HEALTH_PATH, port="http"),
-            initial_delay_seconds=30, period_seconds=10, failure_threshold=3)
-        if gpus_per_pod > 1:  # tensor-parallel workers share tensors through /dev/shm (vLLM docs, Kubernetes)
-            volumes = [k8s.core.v1.VolumeArgs(name="shm", empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs(medium="Memory"))]
-            mounts = [k8s.core.v1.VolumeMountArgs(name="shm", mount_path="/dev/shm")]
+        health = k8s.core.v1.HTTPGetActionArgs(path=serving.HEALTH_PATH, port="http")
+        # Startup: the weights download and load (serving.load_seconds); then readiness and liveness.
+        startup = k8s.core.v1.ProbeArgs(http_get=health, period_seconds=PROBE_PERIOD,
+                                        failure_threshold=math.ceil(serving.load_seconds(d) / PROBE_PERIOD))
+        probe = k8s.core.v1.ProbeArgs(http_get=health, period_seconds=PROBE_PERIOD, failure_threshold=3)
+        liveness = k8s.core.v1.ProbeArgs(http_get=health, period_seconds=PROBE_PERIOD, failure_threshold=6)
+        volumes, mounts, cache_on_node = _cache_volume(d, args.pool)
+        shm = SHM_GIB if gpus_per_pod > 1 else 0
+        if shm:  # tensor-parallel workers share tensors through /dev/shm (vLLM docs, Kubernetes)
+            volumes.append(k8s.core.v1.VolumeArgs(name="shm", empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs(
+                medium="Memory", size_limit=f"{shm}Gi")))
+            mounts.append(k8s.core.v1.VolumeMountArgs(name="shm", mount_path="/dev/shm"))
+        memory = math.ceil(d.workload.min_ram_gib(gpus_per_pod) * gpus_per_pod + SERVER_RAM_GIB + shm)
+        disk = LOG_GIB + (cache_gib(d) if cache_on_node else 0)
+        requests.update({"cpu": str(d.workload.min_vcpus(gpus_per_pod)), "memory": f"{memory}Gi",
+                         "ephemeral-storage": f"{disk}Gi"})
+        limits["memory"] = f"{memory}Gi"
         if args.hf_token is not None:
             secret = k8s.core.v1.Secret(
                 f"{name}-hf-token",
@@ -155,7 +182,7 @@ def _workload(name: str, d: Decision, args: OnPremGpuCapacityArgs, namespace: pu
                     node_selector=dict(args.pool.node_selector) or None,
                     tolerations=tolerations or None,
                     automount_service_account_token=False,
-                    volumes=volumes,
+                    volumes=volumes or None,
                     containers=[k8s.core.v1.ContainerArgs(
                         name="workload",
                         image=spec.deploy.image,
@@ -163,11 +190,10 @@ def _workload(name: str, d: Decision, args: OnPremGpuCapacityArgs, namespace: pu
                         env=env,
                         ports=ports,
                         readiness_probe=probe,
-                        volume_mounts=mounts,
-                        resources=k8s.core.v1.ResourceRequirementsArgs(
-                            requests={GPU_RESOURCE: str(gpus_per_pod)},
-                            limits={GPU_RESOURCE: str(gpus_per_pod)},
-                        ),
+                        startup_probe=startup,
+                        liveness_probe=liveness,
+                        volume_mounts=mounts or None,
+                        resources=k8s.core.v1.ResourceRequirementsArgs(requests=requests, limits=limits),
                         security_context=k8s.core.v1.SecurityContextArgs(
                             allow_privilege_escalation=False,
                             capabilities=k8s.core.v1.CapabilitiesArgs(drop=["ALL"]),
@@ -192,6 +218,28 @@ def _workload(name: str, d: Decision, args: OnPremGpuCapacityArgs, namespace: pu
         opts=child,
     )
     return deployment.metadata.name, service.metadata.name
+
+
+def cache_gib(d: Decision) -> int:
+    """GiB of the model cache: the weights' size plus CACHE_MARGIN."""
+    return math.ceil(d.workload.weights_gib * CACHE_MARGIN)
+
+
+def _cache_volume(d: Decision, pool: Pool) -> tuple[list, list, bool]:
+    """The model cache at Hugging Face's cache path: a generic ephemeral volume of the pool's
+    cache_storage_class (a PVC per pod, Kubernetes docs "Ephemeral Volumes"), else an emptyDir on
+    the node's disk with a size limit. Returns (volumes, mounts, whether it uses the node's disk)."""
+    size = f"{cache_gib(d)}Gi"
+    if pool.cache_storage_class:
+        source = dict(ephemeral=k8s.core.v1.EphemeralVolumeSourceArgs(
+            volume_claim_template=k8s.core.v1.PersistentVolumeClaimTemplateArgs(
+                spec=k8s.core.v1.PersistentVolumeClaimSpecArgs(
+                    access_modes=["ReadWriteOnce"], storage_class_name=pool.cache_storage_class,
+                    resources=k8s.core.v1.VolumeResourceRequirementsArgs(requests={"storage": size})))))
+    else:
+        source = dict(empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs(size_limit=size))
+    return ([k8s.core.v1.VolumeArgs(name="model-cache", **source)],
+            [k8s.core.v1.VolumeMountArgs(name="model-cache", mount_path=CACHE_PATH)], not pool.cache_storage_class)
 
 
 def pod_toleration(t: Mapping[str, Any], pool: str) -> k8s.core.v1.TolerationArgs:
@@ -232,7 +280,8 @@ def check(plan: Decision, args) -> None:
                 "component does not create. To fix: use a pool with enough GPUs per node, or drop deploy.image",
                 field="deploy.image",
             )
-        serving.model_id(plan)  # a model without weights to load fails here
+        serving.vllm_args(plan)  # a model without weights to load, or an image without the flags, fails here
+    scaling.check_signal(plan)
 
 
 def provision(name: str, plan: Decision, args, opts: pulumi.ResourceOptions) -> dict[str, object]:

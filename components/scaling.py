@@ -27,6 +27,7 @@ import pulumi_kubernetes as k8s
 
 from components import tags as tagging
 from gpusizer import autoscaling
+from gpusizer.base import errors
 from gpusizer.decide import scaling as scaling_cost
 from gpusizer.decide.decision import Decision
 
@@ -51,6 +52,31 @@ GCP_CUSTOM_PREFIX = "custom.googleapis.com/gpusizer"
 # Default Prometheus address for KEDA: kube-prometheus-stack's operated service (unverified for any
 # given cluster): GpuWorkloadArgs.prometheus_url overrides it.
 DEFAULT_PROMETHEUS = "http://prometheus-operated.monitoring.svc:9090"
+
+
+# Series only the scaled pods emit: at zero pods they are absent, so a trigger on them never scales
+# 0 -> 1 (vLLM's /metrics: vllm:num_requests_waiting, ...; dcgm-exporter's DCGM_FI_* per GPU in use).
+POD_SERIES = ("vllm:", "DCGM_FI_")
+
+
+def check_signal(d: Decision) -> None:
+    """min_replicas 0 needs a signal that exists while nothing runs: on Kubernetes (KEDA's trigger) and on
+    AWS/GCP (the job that pushes the query's value) alike.
+
+    Raises:
+        errors.SpecError: a query metric on series the pods themselves emit, with min_replicas 0.
+    """
+    a = d.workload.spec.deploy.autoscaling
+    if a is None or a.metric == "schedule" or d.autoscaling.min_instances > 0:
+        return
+    if a.metric == "gpu_utilization" or any(s in (a.query or "") for s in POD_SERIES):
+        what = "GPU utilization" if a.metric == "gpu_utilization" else f"the query {a.query!r}"
+        raise errors.SpecError(
+            f"deploy.autoscaling.min_replicas: 0, but {what} reads series that only the running replicas "
+            "emit; at zero replicas there is no series and nothing scales 0 -> 1. To fix: set "
+            "min_replicas to 1, or query a signal that exists without pods (a gateway or ingress request "
+            "metric, e.g. the ingress controller's request count for this service, or the KEDA HTTP add-on's "
+            "interceptor queue)", field="deploy.autoscaling.min_replicas")
 
 
 def bounds(d: Decision) -> tuple[int, int]:

@@ -18,8 +18,11 @@ from a Secret; shared memory for tensor parallelism).
 
 from __future__ import annotations
 
+import math
+import re
+
+from gpusizer.base import errors, units
 from gpusizer.decide import decision as decision_mod
-from gpusizer.base import errors
 
 PORT = 8000  # vLLM's OpenAI-compatible server default port
 HEALTH_PATH = "/health"
@@ -27,15 +30,41 @@ HF_TOKEN_ENV = "HF_TOKEN"  # read by huggingface_hub inside vLLM to download gat
 # --dtype per spec precision (vLLM engine arguments: auto, half, float16, bfloat16, float, float32).
 # 8/4-bit weights come from a quantized checkpoint: vLLM reads the method from its config.
 DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
+# The server image: vLLM's OpenAI-compatible server, pinned to a release (Docker Hub vllm/vllm-openai,
+# tag v0.11.0: vLLM release v0.11.0, 2025-10-02). deploy.image may name another pinned tag of it.
+VLLM_REPOSITORY = "vllm/vllm-openai"
+VLLM_VERSION = (0, 11, 0)
+VLLM_IMAGE = f"{VLLM_REPOSITORY}:v{'.'.join(map(str, VLLM_VERSION))}"
+# The first vLLM release each generated flag is known in; a flag not listed is in every release this
+# project accepts (MIN_VERSION on). --data-parallel-size: absent from v0.6.x (vLLM issue #9206,
+# 2024-10-09, proposes it), present in v0.8.3 (vLLM issue #18702 and trl PR #3310, v0.8.3 logs with
+# data_parallel_size); earlier 0.7/0.8 releases are not claimed.
+FLAG_SINCE = {"--data-parallel-size": (0, 8, 3)}
+# The oldest release whose flags above (--pipeline-parallel-size for the OpenAI server, --kv-cache-dtype
+# fp8, --quantization fp8) this project generates for: vLLM v0.5.1 (pipeline parallelism in the
+# OpenAI server, release notes of v0.5.1).
+MIN_VERSION = (0, 5, 1)
+_TAG = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)(?:[-+.].*)?$")
+# Budget for the server to become healthy (a budget, not a prediction): download the weights at
+# LOAD_GBPS GB/s (an assumed sustained Hugging Face Hub rate; unverified, generous) and read them, plus
+# START_SECONDS for the engine (CUDA graph capture, KV cache profiling; minutes on large models).
+LOAD_GBPS = 0.1
+START_SECONDS = 600
 
 
 def model_id(d: decision_mod.Decision) -> str:
-    """The Hugging Face id the server loads: the registry entry's, or the spec's model.hf_id.
+    """The Hugging Face id the server loads: the one the spec names (model.hf_id, or a model.name
+    spelt as a Hugging Face id, "meta-llama/Llama-3.1-8B-Instruct"), else the registry entry's.
+
+    The registry sizes an Instruct model by its base model's architecture (the same shapes), but the
+    server loads the weights the spec named: an Instruct id stays Instruct.
 
     Raises:
         errors.SpecError: the model names no weights (an explicit architecture or an hf_config).
     """
-    found = d.workload.model.hf_id or d.workload.spec.model.hf_id
+    ref = d.workload.spec.model
+    named = ref.hf_id or (ref.name if ref.name and "/" in ref.name else None)
+    found = named or d.workload.model.hf_id
     if not found:
         raise errors.SpecError(
             "model: names no weights for the serving engine to load (deploy.image runs vLLM). "
@@ -45,12 +74,56 @@ def model_id(d: decision_mod.Decision) -> str:
     return found
 
 
-def vllm_args(d: decision_mod.Decision) -> list[str]:
-    """vLLM server arguments for the decision's model and layout (task inference).
+def image_version(image: str) -> tuple[int, int, int]:
+    """The vLLM release a vllm/vllm-openai image is pinned to.
+
+    >>> image_version("vllm/vllm-openai:v0.11.0"), image_version("docker.io/vllm/vllm-openai:v0.8.5@sha256:ab")
+    ((0, 11, 0), (0, 8, 5))
 
     Raises:
-        errors.SpecError: the model names no weights to load (field model).
+        errors.SpecError: not vLLM's OpenAI server image, or its tag names no release (latest, none).
     """
+    ref = image.split("@", 1)[0]
+    repo, _, tag = ref.rpartition(":") if ":" in ref.rsplit("/", 1)[-1] else (ref, "", "")
+    if repo.removeprefix("docker.io/") != VLLM_REPOSITORY:
+        raise errors.SpecError(
+            f"deploy.image {image!r}: serving runs vLLM's OpenAI server, whose flags are generated per "
+            f"release. To fix: use {VLLM_IMAGE} (or another pinned vllm/vllm-openai:vX.Y.Z)", field="deploy.image")
+    m = _TAG.match(tag)
+    if not m:
+        raise errors.SpecError(
+            f"deploy.image {image!r}: the tag {tag or '(none)'!r} pins no vLLM release, so the flags it takes are "
+            f"unknown. To fix: pin a release tag, e.g. {VLLM_IMAGE}", field="deploy.image")
+    version = tuple(int(x) for x in m.groups())
+    if version < MIN_VERSION:
+        raise errors.SpecError(
+            f"deploy.image {image!r}: vLLM before v{'.'.join(map(str, MIN_VERSION))} is not supported. "
+            f"To fix: use {VLLM_IMAGE}", field="deploy.image")
+    return version  # type: ignore[return-value]
+
+
+def server_image(d: decision_mod.Decision) -> str:
+    """deploy.image, else the pinned VLLM_IMAGE."""
+    return d.workload.spec.deploy.image or VLLM_IMAGE
+
+
+def load_seconds(d: decision_mod.Decision) -> int:
+    """Seconds the server may take to become healthy: download and load the weights at LOAD_GBPS, then
+    start the engine (START_SECONDS). An 8B model in bf16 (16.06 GB): 161 + 600 = 761 s."""
+    gb = d.workload.breakdown.weights / units.GB
+    return START_SECONDS + math.ceil(gb / LOAD_GBPS)
+
+
+def vllm_args(d: decision_mod.Decision, image: str | None = None) -> list[str]:
+    """vLLM server arguments for the decision's model and layout (task inference), only flags that
+    the image's release has (FLAG_SINCE).
+
+    Raises:
+        errors.SpecError: the model names no weights to load (field model); the image is not a pinned
+            vLLM release, or lacks a flag the layout needs (field deploy.image).
+    """
+    image = image or server_image(d)
+    version = image_version(image)
     spec = d.workload.spec
     f = d.chosen.fit
     args = [
@@ -72,4 +145,12 @@ def vllm_args(d: decision_mod.Decision) -> list[str]:
         args += ["--quantization", "fp8"]  # vLLM quantizes 16-bit weights to FP8 on load
     if d.workload.kv_precision == "fp8":
         args += ["--kv-cache-dtype", "fp8"]
+    for flag in args:
+        since = FLAG_SINCE.get(flag)
+        if since and version < since:
+            have, need = ".".join(map(str, version)), ".".join(map(str, since))
+            raise errors.SpecError(
+                f"deploy.image {image!r}: the decision needs {flag} ({d.chosen.fit.replicas_per_node} replicas on "
+                f"one node), which vLLM v{have} does not have (since v{need}). To fix: use {VLLM_IMAGE}",
+                field="deploy.image")
     return args

@@ -158,6 +158,14 @@ class Deploy(fields.Strict):
     autoscaling: autoscaling_mod.Autoscaling | None = pydantic.Field(
         None, description="Replicas between min and max on a metric (docs/contract.md section 8); default: fixed replicas."
     )
+    expose: Literal["internal", "none"] = pydantic.Field(
+        "internal", description="Serving on AWS/GCP VMs: an internal load balancer with a /health check in front "
+        "(internal), or the instances only (none).")
+    capacity_reservation: fields.Label | None = pydantic.Field(
+        None, description="AWS: an On-Demand Capacity Reservation id (cr-...) or a capacity reservation group ARN; "
+        "GCP: a reservation name in the chosen zone. The instances launch into it.")
+    capacity_block: fields.StrictBool = pydantic.Field(
+        False, description="AWS: capacity_reservation is an EC2 Capacity Block for ML (market type capacity-block).")
 
     @pydantic.model_validator(mode="after")
     def _bounds_cover_replicas(self) -> Self:
@@ -165,6 +173,9 @@ class Deploy(fields.Strict):
         if a is not None and a.max_replicas is not None and a.max_replicas < self.replicas:
             raise ValueError(f"autoscaling.max_replicas ({a.max_replicas}) is below replicas ({self.replicas}). "
                              "To fix: raise max_replicas or lower replicas")
+        if self.capacity_block and not self.capacity_reservation:
+            raise ValueError("deploy.capacity_block needs deploy.capacity_reservation: the Capacity Block's "
+                             "reservation id (cr-...). To fix: set it, or drop capacity_block")
         return self
 
 

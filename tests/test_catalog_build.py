@@ -238,8 +238,30 @@ def test_gcp_price_is_host_plus_gpus_in_the_same_zone(by_key):
 
 
 def test_gcp_host_priced_zero_is_inside_the_gpu_row(by_key):
-    a4 = by_key[("gcp", "a4-highgpu-8g", "us-central1-b")]  # host row 0.0, B200 x8 row 90.216
-    assert (a4.gpu, a4.gpu_count, a4.on_demand_usd, a4.fabric) == ("B200", 8, 90.216, "rdma")
+    # Host row 0.0 / 0.0, B200 x8 row 90.216 on-demand / 34.2368 spot: the GPU row is the whole price.
+    a4 = by_key[("gcp", "a4-highgpu-8g", "us-central1-b")]
+    assert (a4.gpu, a4.gpu_count, a4.spot_usd, a4.fabric) == ("B200", 8, 34.2368, "rdma")
+
+
+@pytest.mark.parametrize("itype, zone, listed", [
+    ("a4-highgpu-8g", "us-central1-b", 90.216),  # the B200 x8 row's on-demand column
+    ("a3-highgpu-1g", "asia-east1-c", 12.71266),  # host + H100 x1 rows
+])
+def test_gcp_types_not_sold_on_demand_get_no_on_demand_price(by_key, itype, zone, listed):
+    # GCP sells A4, A3 Ultra and a3-highgpu-1g/2g/4g through reservations, flex-start and spot only:
+    # the snapshot's on-demand column (`listed`) is no price any VM is billed at.
+    o = by_key[("gcp", itype, zone)]
+    assert o.on_demand_usd is None and o.spot_usd is not None
+    assert "not sold on demand" in o.source
+    assert listed  # the figure the snapshot carried and the builder dropped
+
+
+def test_no_packaged_gcp_offer_not_sold_on_demand_has_an_on_demand_price(by_key):
+    from gpusizer.catalog import consumption
+
+    wrong = [k for k, o in by_key.items() if o.on_demand_usd is not None
+             and not consumption.sold_on_demand(o.provider, o.instance_type)]
+    assert not wrong
 
 
 @pytest.mark.parametrize("itype, zone, gpu, count, nvlink, fabric", [

@@ -48,6 +48,9 @@ class Pool(pydantic.BaseModel):
     fabric: fields.Label | None = None
     node_selector: dict[str, str] = pydantic.Field(default_factory=dict)
     tolerations: list[dict[str, Any]] = pydantic.Field(default_factory=list)
+    cache_storage_class: fields.Label | None = pydantic.Field(
+        None, description="StorageClass of each serving pod's model cache (a generic ephemeral volume sized for "
+        "the weights); default: an emptyDir on the node's disk with that size limit.")
     as_of: datetime.date = pydantic.Field(default_factory=datetime.date.today)
 
     @pydantic.field_validator("gpu")

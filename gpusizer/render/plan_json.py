@@ -12,6 +12,7 @@ from __future__ import annotations
 import typing
 
 from gpusizer.base import units
+from gpusizer.catalog import consumption
 from gpusizer.contract import OUTPUT_VERSION
 from gpusizer.decide import misses
 from gpusizer.decide.candidate import Candidate
@@ -80,7 +81,16 @@ def choice(d: Decision) -> dict | None:
     chosen["calibration"] = cal.describe(d.chosen.offer.gpu) if cal else None
     scaled = d.autoscaling
     chosen["autoscaling"] = scaled.to_dict() if scaled else None
+    chosen["consumption"] = consumption_model(d)
     return chosen
+
+
+def consumption_model(d: Decision) -> str:
+    """What the choice is bought as (gpusizer.catalog.consumption): on-demand, spot, flex-start, or the
+    reservation / Capacity Block deploy.capacity_reservation names."""
+    c, deploy = d.chosen, d.workload.spec.deploy
+    return consumption.model(c.offer.provider, c.offer.instance_type, c.purchase,
+                             reservation=deploy.capacity_reservation is not None, capacity_block=deploy.capacity_block)
 
 
 def estimate(e: Estimate) -> dict:

@@ -62,9 +62,17 @@ class Mocks(pulumi.runtime.Mocks):
             outputs.setdefault("name", f"{args.name}-1234567")
         if args.typ == "gcp:serviceaccount/account:Account":
             outputs["email"] = f"{args.inputs['accountId']}@my-project.iam.gserviceaccount.com"
+        if args.typ == "aws:lb/loadBalancer:LoadBalancer":
+            outputs["dnsName"] = f"{args.name}-0123456789.elb.us-east-1.amazonaws.com"
         if args.typ.startswith("gcp:compute/"):
             outputs["selfLink"] = f"https://www.googleapis.com/compute/v1/projects/my-project/{args.name}"
             outputs["selfLinkUnique"] = outputs["selfLink"] + "?uniqueId=1"
+        if args.typ == "gcp:compute/instanceGroupManager:InstanceGroupManager":
+            outputs["instanceGroup"] = f"https://www.googleapis.com/compute/v1/projects/my-project/zones/{args.inputs.get('zone')}/instanceGroups/{args.inputs.get('name')}"
+        if args.typ == "gcp:compute/forwardingRule:ForwardingRule":
+            outputs["ipAddress"] = "10.128.0.42"
+        if args.typ == "gcp:secretmanager/secret:Secret":
+            outputs["name"] = f"projects/my-project/secrets/{args.inputs['secretId']}"
         if args.typ.startswith("kubernetes:") and "metadata" in args.inputs:
             meta = dict(args.inputs["metadata"])
             meta.setdefault("name", f"{args.name}-abc123")
@@ -78,7 +86,10 @@ class Mocks(pulumi.runtime.Mocks):
                     "name": "Deep Learning OSS Nvidia Driver AMI GPU PyTorch 2.9 (Ubuntu 24.04) 20260317",
                     "blockDeviceMappings": [{"deviceName": "/dev/sda1", "ebs": {"volume_size": str(AMI_SNAPSHOT_GIB)}}]}
         if args.token == "aws:ec2/getVpc:getVpc":
-            return {"id": "vpc-0default", "default": True}
+            return {"id": args.args.get("id") or "vpc-0default", "default": "id" not in args.args,
+                    "cidrBlock": "172.31.0.0/16"}
+        if args.token == "gcp:organizations/getClientConfig:getClientConfig":
+            return {"id": "client", "project": "my-project", "region": "us-central1", "zone": ""}
         if args.token == "aws:ec2/getSubnets:getSubnets":
             filters = {f["name"]: f["values"] for f in args.args.get("filters", [])}
             wanted = filters.get("availability-zone-id")

@@ -8,12 +8,12 @@ import gpusizer
 from components import GpuWorkload, GpuWorkloadArgs, scaling, tags
 from tests.components.conftest import run_program
 
-QUERY = 'sum(vllm:num_requests_waiting{model_name="x"})'
+QUERY = 'sum(rate(nginx_ingress_controller_requests{service="chat"}[2m]))'
 QUEUE = {"min_replicas": 0, "max_replicas": 4, "metric": "queue_depth", "query": QUERY, "target": 10,
          "scale_to_zero_after": "15m"}
 BASE = {"name": "chat", "model": {"name": "llama-3.1-8b"}, "inference": {"batch_size": 4}}
 ONPREM = {**BASE, "placement": {"providers": ["onprem"]},
-          "deploy": {"image": "vllm/vllm-openai:v0.6.3", "autoscaling": QUEUE}}
+          "deploy": {"image": "vllm/vllm-openai:v0.11.0", "autoscaling": QUEUE}}
 AWS = {**BASE, "placement": {"providers": ["aws"], "regions": ["us-east-1"]}, "deploy": {"autoscaling": QUEUE}}
 GCP = {**BASE, "placement": {"providers": ["gcp"], "regions": ["us-central1"]}, "deploy": {"autoscaling": QUEUE}}
 SCALED_OBJECT = "kubernetes:keda.sh/v1alpha1:ScaledObject"

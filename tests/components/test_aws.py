@@ -45,9 +45,11 @@ def test_single_instance_is_right_sized_and_secure():
     assert (root["volumeSize"], root["volumeType"], root["encrypted"]) == (plan.workload.disk_gib, "gp3", True)
     assert not inst.get("instanceMarketOptions") and not lt.get("instanceMarketOptions")
     assert inst["subnetId"] == "subnet-a"  # the default VPC's subnets, in a stable (sorted) order
-    # No inbound rule at all; egress open; SSM is the only way in.
-    sg = mocks.one("aws:ec2/securityGroup:SecurityGroup")
-    assert not sg.get("ingress")
+    # Inbound: only the server port, only from the load balancer's group; egress open; SSM for shells.
+    (sg,) = [r.inputs for r in mocks.of_type("aws:ec2/securityGroup:SecurityGroup") if r.name == "chat-aws-sg"]
+    (lb_sg,) = [r for r in mocks.of_type("aws:ec2/securityGroup:SecurityGroup") if r.name == "chat-aws-lb-sg"]
+    assert sg["ingress"] == [{"protocol": "tcp", "fromPort": 8000, "toPort": 8000, "securityGroups": ["chat-aws-lb-sg-id"]}]
+    assert lb_sg.inputs["ingress"] == [{"protocol": "tcp", "fromPort": 8000, "toPort": 8000, "cidrBlocks": ["172.31.0.0/16"]}]
     assert sg["egress"] == [{"protocol": "-1", "fromPort": 0, "toPort": 0, "cidrBlocks": ["0.0.0.0/0"]}]
     assert sg["vpcId"] == "vpc-0default"
     role = mocks.one("aws:iam/role:Role")
@@ -64,7 +66,8 @@ def test_single_instance_is_right_sized_and_secure():
     assert {t["resourceType"] for t in lt["tagSpecifications"]} == {"instance", "volume", "network-interface"}
     assert not mocks.of_type("pulumi:providers:aws")  # the choice is in the default provider's region
     assert seen["chat"] == {"instance_type": c.offer.instance_type, "hourly_usd": round(c.hourly_usd, 4),
-                            "instance_id": "chat-aws-instance-id", "asg_name": None, "decision": seen["chat"]["decision"]}
+                            "instance_id": "chat-aws-instance-id", "asg_name": None, "decision": seen["chat"]["decision"],
+                            "endpoint": "http://chat-aws-nlb-0123456789.elb.us-east-1.amazonaws.com:8000"}
     assert seen["chat"]["decision"]["choice"]["instance_type"] == c.offer.instance_type
 
 
@@ -162,9 +165,10 @@ def test_configured_network_replaces_the_default_vpc():
     net = AwsNetwork(vpc_id="vpc-0abc", subnet_ids=["subnet-1", "subnet-2"])
     args = GpuWorkloadArgs(aws_region="us-east-1", aws_networks={"us-east-1": net})
     mocks, _, _ = run_program(lambda: GpuWorkload("chat", spec, args=args))
-    assert mocks.one("aws:ec2/securityGroup:SecurityGroup")["vpcId"] == "vpc-0abc"
+    assert {r.inputs["vpcId"] for r in mocks.of_type("aws:ec2/securityGroup:SecurityGroup")} == {"vpc-0abc"}
     assert mocks.one(ASG)["vpcZoneIdentifiers"] == ["subnet-1", "subnet-2"]
-    assert not mocks.invoked("aws:ec2/getVpc:getVpc")
+    # The VPC is read only by its id (its CIDR, for the load balancer's rule), never as the default VPC.
+    assert [c.args for c in mocks.invoked("aws:ec2/getVpc:getVpc")] == [{"id": "vpc-0abc"}]
     (call,) = mocks.invoked("aws:ec2/getSubnets:getSubnets")  # only to keep the zones that offer the type
     assert {"name": "subnet-id", "values": ["subnet-1", "subnet-2"]} in call.args["filters"]
 
@@ -240,7 +244,7 @@ def test_failover_overrides_keep_to_types_offered_in_every_zone_of_the_group():
     assert [o["instanceType"] for o in asg["mixedInstancesPolicy"]["launchTemplate"]["overrides"]] == [
         ranked[0], ranked[2]]
     assert asg["vpcZoneIdentifiers"] == ["subnet-a", "subnet-b"]  # no subnet in a zone without the type
-    assert asg["waitForCapacityTimeout"] == "0"  # scarce GPUs: the group keeps trying, up does not time out
+    assert asg["waitForCapacityTimeout"] == "30m"  # no capacity fails `up` instead of reporting 0 instances
 
 
 def test_multi_node_p5_48xlarge_gets_one_efa_interface_per_network_card():
@@ -349,7 +353,7 @@ def _export(w: GpuWorkload) -> None:
     import pulumi
 
     pulumi.export(w._name, {"instance_type": w.instance_type, "hourly_usd": w.hourly_usd, "decision": w.decision,
-                            **{k: w.ids[k] for k in ("instance_id", "asg_name") if k in w.ids}})
+                            **{k: w.ids[k] for k in ("instance_id", "asg_name", "endpoint") if k in w.ids}})
 
 
 @pytest.mark.parametrize("setting, value, key", [

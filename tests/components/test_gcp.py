@@ -13,6 +13,9 @@ from tests.conftest import make_offer
 
 QWEN = {"name": "qwen", "model": {"name": "qwen2.5-7b"}, "inference": {"batch_size": 2},
         "placement": {"providers": ["gcp"], "regions": ["us-central1"]}}
+# A short fine-tune: a job that ends, so flex-start capacity fits it.
+TUNE = {"name": "qwen", "model": {"name": "llama-3.1-8b"}, "task": "finetune", "training": {"sequence_length": 2048},
+        "placement": {"providers": ["gcp"], "regions": ["us-central1"]}}
 VM = "gcp:compute/instance:Instance"
 TEMPLATE = "gcp:compute/instanceTemplate:InstanceTemplate"
 MIG = "gcp:compute/instanceGroupManager:InstanceGroupManager"
@@ -105,7 +108,7 @@ def test_replicas_use_a_template_and_managed_group():
 def test_a3_boots_from_hyperdisk():
     catalog = Catalog((make_offer("a3-highgpu-1g", "H100", 1, 79.65, 11.0, provider="gcp", region="us-central1",
                                   zone="us-central1-a"),))
-    spec = _with(QWEN, model={"name": "llama-3.1-8b"})
+    spec = TUNE  # a3-highgpu-1g is not sold on demand: flex-start, which serving refuses
     mocks, _, _ = run_program(lambda: GpuWorkload("qwen", spec, args=GpuWorkloadArgs(catalog=catalog)))
     vm = mocks.one(VM)
     assert vm["machineType"] == "a3-highgpu-1g" and not vm.get("guestAccelerators")
@@ -171,7 +174,7 @@ def test_consumption_option_follows_the_family(itype, purchase, reservation, mod
     price = dict(on_demand_usd=None, spot_usd=30.0) if purchase == "spot" else {}
     catalog = Catalog((make_offer(itype, "H200", 8, 140.0, 80.0, provider="gcp", region="us-central1",
                                   zone="us-central1-b", **price),))
-    spec = _with(QWEN, model={"name": "llama-3.1-8b"}, placement={"purchase": purchase})
+    spec = _with(TUNE, placement={"purchase": purchase})
     args = GpuWorkloadArgs(catalog=catalog, gcp_reservations={"us-central1-b": reservation} if reservation else {})
     mocks, _, _ = run_program(lambda: GpuWorkload("qwen", spec, args=args))
     vm = mocks.one(VM)
@@ -179,6 +182,9 @@ def test_consumption_option_follows_the_family(itype, purchase, reservation, mod
     if model == "FLEX_START":
         assert vm["scheduling"]["maxRunDuration"] == {"seconds": 7 * 24 * 3600}
         assert vm["scheduling"]["instanceTerminationAction"] == "DELETE"
+    if model == "RESERVATION_BOUND":  # the API requires a termination action for reservation-bound VMs
+        assert vm["scheduling"]["instanceTerminationAction"] == "DELETE"
+        assert vm["scheduling"]["automaticRestart"] is False
     if reservation:
         assert vm["reservationAffinity"] == {"type": "SPECIFIC_RESERVATION", "specificReservation": {
             "key": "compute.googleapis.com/reservation-name", "values": [reservation]}}

@@ -10,7 +10,7 @@ from components import GpuWorkload, GpuWorkloadArgs, tags
 from tests.components.conftest import parent_type, run_program, secret_value
 
 SPEC = {"name": "chat", "model": {"name": "llama-3.1-8b"}, "inference": {"batch_size": 4},
-        "placement": {"providers": ["onprem"]}, "deploy": {"image": "vllm/vllm-openai:v0.6.3", "replicas": 2}}
+        "placement": {"providers": ["onprem"]}, "deploy": {"image": "vllm/vllm-openai:v0.11.0", "replicas": 2}}
 NS = "kubernetes:core/v1:Namespace"
 QUOTA = "kubernetes:core/v1:ResourceQuota"
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
@@ -43,9 +43,20 @@ def test_pool_choice_gets_quota_and_deployment(tiny_pools):
     assert pod["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-L40S"}
     assert pod["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
     (container,) = pod["containers"]
-    assert container["image"] == "vllm/vllm-openai:v0.6.3"
-    assert container["resources"] == {"requests": {"nvidia.com/gpu": str(c.offer.gpu_count)},
-                                      "limits": {"nvidia.com/gpu": str(c.offer.gpu_count)}}
+    assert container["image"] == "vllm/vllm-openai:v0.11.0"
+    # Llama 3.1 8B in bf16: 8.03e9 x 2 B = 16.06 GB = 14.96 GiB of weights, one GPU per pod.
+    # cpu: the engine's 2-vCPU floor; memory: the shard held while loading (14.96 GiB) + 4 GiB for the
+    # server = 18.96 -> 19 GiB; ephemeral storage: 2 GiB of logs + the emptyDir cache, 14.96 x 1.1 -> 17 GiB.
+    assert c.offer.gpu_count == 1
+    assert container["resources"] == {
+        "requests": {"nvidia.com/gpu": "1", "cpu": "2", "memory": "19Gi", "ephemeral-storage": "19Gi"},
+        "limits": {"nvidia.com/gpu": "1", "memory": "19Gi"}}
+    assert pod["volumes"] == [{"name": "model-cache", "emptyDir": {"sizeLimit": "17Gi"}}]
+    assert container["volumeMounts"] == [{"name": "model-cache", "mountPath": "/root/.cache/huggingface"}]
+    # Startup: 16.06 GB at 0.1 GB/s = 161 s + 600 s of engine start = 761 s, probed every 10 s -> 77 tries.
+    assert container["startupProbe"] == {"httpGet": {"path": "/health", "port": "http"}, "periodSeconds": 10,
+                                         "failureThreshold": 77}
+    assert container["livenessProbe"]["httpGet"]["path"] == "/health"
     assert container["securityContext"]["allowPrivilegeEscalation"] is False
     for meta in (dep["metadata"], dep["spec"]["template"]["metadata"]):
         assert float(meta["annotations"][tags.K8S_REQUIRED]) == plan.required_gpu_memory_gib
@@ -104,7 +115,7 @@ SERVICE = "kubernetes:core/v1:Service"
 SECRET = "kubernetes:core/v1:Secret"
 SERVE_70B = {**SPEC, "name": "big", "model": {"name": "llama-3.1-70b"},
              "inference": {"batch_size": 4, "context_length": 6144}, "sizing": {"memory_headroom": 0.88},
-             "deploy": {"image": "vllm/vllm-openai:v0.6.3"}}
+             "deploy": {"image": "vllm/vllm-openai:v0.11.0"}}
 
 
 def _flag(args, flag):
@@ -142,7 +153,41 @@ def test_seventy_b_spans_four_gpus_and_gets_shared_memory(tiny_pools):
     mocks, _, _ = run_program(lambda: GpuWorkload("big", SERVE_70B, args=GpuWorkloadArgs(pools=tiny_pools)))
     pod = mocks.one(DEPLOYMENT)["spec"]["template"]["spec"]
     assert _flag(pod["containers"][0]["args"], "--tensor-parallel-size") == "4"
-    assert pod["volumes"] == [{"name": "shm", "emptyDir": {"medium": "Memory"}}]
+    # 70.55e9 params x 2 B = 141.1 GB = 131.4 GiB of weights; the cache holds them x 1.1 -> 145 GiB.
+    assert pod["volumes"] == [{"name": "model-cache", "emptyDir": {"sizeLimit": "145Gi"}},
+                              {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "2Gi"}}]
+    requests = pod["containers"][0]["resources"]["requests"]
+    # Memory: four workers each hold a quarter of the weights (32.85 GiB) = 131.4 + 4 server + 2 shm -> 138 GiB.
+    assert requests["memory"] == "138Gi"
+
+
+def test_pool_storage_class_gives_each_pod_a_sized_cache_volume(tiny_pools):
+    pools = [p.model_copy(update={"cache_storage_class": "fast-nvme"}) for p in tiny_pools]
+    mocks, _, _ = run_program(lambda: GpuWorkload("big", SERVE_70B, args=GpuWorkloadArgs(pools=pools)))
+    pod = mocks.one(DEPLOYMENT)["spec"]["template"]["spec"]
+    (cache,) = [v for v in pod["volumes"] if v["name"] == "model-cache"]
+    claim = cache["ephemeral"]["volumeClaimTemplate"]["spec"]
+    assert claim == {"accessModes": ["ReadWriteOnce"], "storageClassName": "fast-nvme",
+                     "resources": {"requests": {"storage": "145Gi"}}}
+    # The weights are on the volume, not the node's disk: ephemeral storage is the logs only.
+    assert pod["containers"][0]["resources"]["requests"]["ephemeral-storage"] == "2Gi"
+
+
+def test_min_zero_on_a_signal_only_pods_emit_is_refused(tiny_pools):
+    scaling = {"min_replicas": 0, "max_replicas": 2, "metric": "queue_depth", "target": 5,
+               "query": 'sum(vllm:num_requests_waiting{model_name="x"})'}
+    spec = {**SPEC, "deploy": {**SPEC["deploy"], "replicas": 1, "autoscaling": scaling}}
+    errors = []
+
+    def prog():
+        try:
+            GpuWorkload("chat", spec, args=GpuWorkloadArgs(pools=tiny_pools))
+        except gpusizer.SpecError as e:
+            errors.append(e)
+
+    mocks, _, _ = run_program(prog)
+    assert errors and errors[0].field == "deploy.autoscaling.min_replicas" and "0 -> 1" in str(errors[0])
+    assert mocks.resources == []
 
 
 def test_hf_token_lives_only_in_a_secret(tiny_pools):

@@ -60,11 +60,19 @@ def test_kubeconfig_from_stack_config_reaches_the_pool_as_a_secret():
     assert secret_value(provider["kubeconfig"]) == "apiVersion: v1\nkind: Config\n"
 
 
-def test_hf_token_from_stack_config_reaches_only_a_kubernetes_secret():
+# Where the token may be: a Kubernetes Secret for pods, a Secrets Manager / Secret Manager secret for VMs.
+SECRET_STORES = {"kubernetes:core/v1:Secret", "aws:secretsmanager/secretVersion:SecretVersion",
+                 "gcp:secretmanager/secretVersion:SecretVersion"}
+
+
+def test_hf_token_from_stack_config_reaches_only_secret_stores():
     mocks, exports, _ = run_stack(HYBRID, {"gpusizer:hfToken": "hf_t0ken"}, secret_keys=["gpusizer:hfToken"])
     assert secret_value(mocks.one("kubernetes:core/v1:Secret")["stringData"]) == {"token": "hf_t0ken"}
+    for r in mocks.resources:  # a VM's copy is a Pulumi secret too
+        if r.typ == "aws:secretsmanager/secretVersion:SecretVersion":
+            assert secret_value(r.inputs["secretString"]) == "hf_t0ken"
     assert "hf_t0ken" not in repr(exports)
-    assert "hf_t0ken" not in repr([r.inputs for r in mocks.resources if r.typ != "kubernetes:core/v1:Secret"])
+    assert "hf_t0ken" not in repr([r.inputs for r in mocks.resources if r.typ not in SECRET_STORES])
 
 
 def test_one_shared_kubeconfig_serves_every_pool():

@@ -11,7 +11,7 @@ from components import GpuWorkload
 from policies import analyzer, budget, mocks, rules, scaling, sizing
 from policies import view as v
 
-QUERY = 'sum(vllm:num_requests_waiting{model_name="x"})'
+QUERY = 'sum(rate(nginx_ingress_controller_requests{service="chat"}[2m]))'
 GCP = {"name": "chat", "model": {"name": "llama-3.1-8b"}, "inference": {"batch_size": 4},
        "placement": {"providers": ["gcp"], "regions": ["us-central1"]},
        "deploy": {"autoscaling": {"min_replicas": 0, "max_replicas": 4, "metric": "queue_depth", "query": QUERY,

@@ -22,7 +22,7 @@ from tests.conftest import REPO
 pytestmark = pytest.mark.slow
 
 QUEUE = {"min_replicas": 0, "max_replicas": 4, "metric": "queue_depth",
-         "query": 'sum(vllm:num_requests_waiting{model_name="x"})', "target": 10}
+         "query": 'sum(rate(nginx_ingress_controller_requests{service="chat"}[2m]))', "target": 10}
 CHAT = {"model": {"name": "llama-3.1-8b"}, "inference": {"batch_size": 4}}
 POOL = {"name": "rack-a", "location": "fra-dc1", "gpu": "L40S", "gpus_per_node": 8, "usd_per_gpu_hour": 0.4}
 WORKLOADS = [

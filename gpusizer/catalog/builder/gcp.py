@@ -15,6 +15,7 @@ import re
 
 from gpusizer.facts import hardware
 from gpusizer.base import units
+from gpusizer.catalog import consumption
 from gpusizer.catalog.builder import Built, read_csv, spot_offer
 from gpusizer.catalog.offer import Offer
 
@@ -42,6 +43,9 @@ RULES = [
     f"Discounted tier: per GPU model (H100 and H100-MEGA pooled: same GPU), if sorted per-GPU on-demand prices "
     f"jump by x{TIER_GAP} or more, the prices below the jump are not list prices; those machines get no "
     "on-demand price (spot only where spot is usable).",
+    "Not sold on demand (gpusizer/catalog/consumption.py: a4-highgpu, a3-ultragpu, a3-highgpu-1g/2g/4g; GCP "
+    "consumption options table): no on-demand price, whatever the snapshot lists; spot where usable. Their "
+    "flex-start (Dynamic Workload Scheduler) and reservation rates are not in the snapshot, so neither is offered.",
     "Spot: only when host and GPU spot both exist, neither is at or above its own on-demand row, and the sum "
     "is below the machine's on-demand price (or below the raw row sum where on-demand was not trusted).",
     "Network: GCP per-machine-type egress bandwidth (docs, recalled; medium confidence); N1 2 Gbps per vCPU, "
@@ -162,6 +166,9 @@ def _offer(itype, host, zone, row_name, gpu, count, fabric, row: _Row, tiers, ta
     raw_od = host_od + gpu_od if host_od is not None and gpu_od is not None else None
     discounted = gpu_od is not None and gpu in tiers and round(gpu_od / count, 4) < tiers[gpu][1]
     od = None if discounted else raw_od
+    listed_only = not consumption.sold_on_demand("gcp", itype)
+    if listed_only:
+        od = None
     spot = host_spot + gpu_spot if host_spot is not None and gpu_spot is not None else None
     spot = spot_offer(od if od is not None else raw_od, spot)
     if od is not None and od <= 0:
@@ -172,9 +179,13 @@ def _offer(itype, host, zone, row_name, gpu, count, fabric, row: _Row, tiers, ta
         return None
     if discounted:
         tally["spot only: on-demand GPU row is in the discounted tier"] += 1
+    elif listed_only:
+        tally["spot only: not sold on demand"] += 1
     src = f"{SOURCE} (SkyPilot v8 layout via anycloud-sh/catalog): host + {count} x {row_name} rows in zone"
     if discounted:
         src += "; GPU on-demand row in discounted tier: spot only"
+    elif listed_only:
+        src += "; not sold on demand: spot only"
     spec = hardware.load_gpus()[gpu]
     memory = min(spec.memory_gib, row.mib / units.MIB_PER_GIB) if row.mib else spec.memory_gib
     vcpus = int(float(host["vCPUs"]))

@@ -20,7 +20,7 @@ import re
 
 from gpusizer.facts import hardware
 from gpusizer.base import units
-from gpusizer.catalog import builder
+from gpusizer.catalog import builder, consumption
 from gpusizer.catalog.builder import gcp as build_gcp
 from gpusizer.catalog.offer import Offer
 
@@ -88,6 +88,8 @@ def _machine_offers(zone: str, region: str, mt, rates, as_of: str) -> list[Offer
             if all(p is not None for p in parts):
                 prices[purchase] = round(mt.guest_cpus * parts[0] + ram_gib * parts[1] + count * parts[2], 5)
         od, spot = prices.get("on-demand"), builder.spot_offer(prices.get("on-demand"), prices.get("spot"))
+        if not consumption.sold_on_demand("gcp", itype):  # the billing catalog's rate is no VM's price
+            od = None
         if od is None and spot is None:
             continue
         out.append(Offer(

@@ -35,7 +35,11 @@ TERRAFORM_ONLY = {"updateDefaultVersion", "waitForCapacityTimeout", "forceDelete
 # Pulumi camelCase keys whose EC2 member is not the key with its first letter upper-cased.
 RENAMES = {"vpcSecurityGroupIds": "SecurityGroupIds", "securityGroups": "Groups",
            # aws.autoscaling.Policy / Schedule (pulumi-aws) -> PutScalingPolicy / PutScheduledUpdateGroupAction
-           "autoscalingGroupName": "AutoScalingGroupName", "metricDimensions": "Dimensions"}
+           "autoscalingGroupName": "AutoScalingGroupName", "metricDimensions": "Dimensions",
+           # aws.autoscaling.Group -> CreateAutoScalingGroup
+           "targetGroupArns": "TargetGroupARNs",
+           # aws.lb.* (pulumi-aws) -> Elastic Load Balancing v2
+           "loadBalancerArn": "LoadBalancerArn", "targetGroupArn": "TargetGroupArn"}
 # InterfaceType has no enum in the botocore model; EC2 API reference,
 # LaunchTemplateInstanceNetworkInterfaceSpecificationRequest.InterfaceType (2025): "interface | efa | efa-only".
 INTERFACE_TYPES = {"interface", "efa", "efa-only"}
@@ -189,6 +193,8 @@ def security_group(name: str, inputs: Mapping) -> list[Request]:
             cidrs = rule.pop("cidrBlocks", None)
             if cidrs:
                 perm["IpRanges"] = [{"CidrIp": c} for c in cidrs]
+            for group in rule.pop("securityGroups", None) or []:
+                perm.setdefault("UserIdGroupPairs", []).append({"GroupId": group})
             if rule:
                 raise ApiModelError(f"{name}.{direction}[{i}]: rule fields {sorted(rule)} are not mapped")
             out.append(Request("ec2", op, {"GroupId": f"{name}-id", "IpPermissions": [
@@ -241,6 +247,92 @@ def scaling_policy(name: str, inputs: Mapping) -> Request:
     return Request("autoscaling", "PutScalingPolicy", params)
 
 
+def _elb_tags(inputs: Mapping) -> list[dict]:
+    return [{"Key": k, "Value": v} for k, v in (inputs.get("tags") or {}).items()]
+
+
+def target_group(name: str, inputs: Mapping) -> list[Request]:
+    """CreateTargetGroup; the health check's fields are the request's HealthCheck* members."""
+    given = {k: v for k, v in inputs.items() if k not in ("tags", "healthCheck", "name")}
+    params = _top(given, _shape("elbv2", "CreateTargetGroup"), name, set())
+    check = dict(inputs.get("healthCheck") or {})
+    names = {"enabled": "HealthCheckEnabled", "protocol": "HealthCheckProtocol", "path": "HealthCheckPath",
+             "port": "HealthCheckPort", "interval": "HealthCheckIntervalSeconds", "timeout": "HealthCheckTimeoutSeconds",
+             "healthyThreshold": "HealthyThresholdCount", "unhealthyThreshold": "UnhealthyThresholdCount"}
+    matcher = check.pop("matcher", None)
+    unknown = set(check) - set(names)
+    if unknown:
+        raise ApiModelError(f"{name}.healthCheck: {sorted(unknown)} are not mapped")
+    shape = _shape("elbv2", "CreateTargetGroup")
+    for k, v in check.items():
+        params[names[k]] = shaped(int(v) if isinstance(v, float) else v, shape.members[names[k]], f"{name}.healthCheck.{k}")
+    if matcher:
+        params["Matcher"] = {"HttpCode": matcher}
+    params.update(Name=inputs.get("name") or f"{name}-1234567"[:32], Tags=_elb_tags(inputs))
+    return [Request("elbv2", "CreateTargetGroup", params)]
+
+
+def load_balancer(name: str, inputs: Mapping) -> list[Request]:
+    given = dict(inputs)
+    internal = given.pop("internal", None)
+    kind = given.pop("loadBalancerType", None)
+    given.pop("tags", None)
+    groups = given.pop("securityGroups", None)
+    params = _top({k: v for k, v in given.items() if k != "name"}, _shape("elbv2", "CreateLoadBalancer"), name, set())
+    if groups:
+        params["SecurityGroups"] = groups
+    params.update(Name=inputs.get("name") or f"{name}-1234567"[:32], Tags=_elb_tags(inputs),
+                  Scheme="internal" if internal else "internet-facing")
+    if kind:
+        params["Type"] = shaped(kind, _shape("elbv2", "CreateLoadBalancer").members["Type"], f"{name}.loadBalancerType")
+    return [Request("elbv2", "CreateLoadBalancer", params)]
+
+
+def listener(name: str, inputs: Mapping) -> list[Request]:
+    given = {k: v for k, v in inputs.items() if k != "tags"}
+    params = _top(given, _shape("elbv2", "CreateListener"), name, set())
+    params["Tags"] = _elb_tags(inputs)
+    return [Request("elbv2", "CreateListener", params)]
+
+
+def target_attachment(name: str, inputs: Mapping) -> list[Request]:
+    unknown = set(inputs) - {"targetGroupArn", "targetId", "port"}
+    if unknown:
+        raise ApiModelError(f"{name}: target attachment inputs {sorted(unknown)} are not mapped")
+    return [Request("elbv2", "RegisterTargets", {"TargetGroupArn": inputs["targetGroupArn"], "Targets": [
+        {"Id": inputs["targetId"], **({"Port": int(inputs["port"])} if inputs.get("port") else {})}]})]
+
+
+def secret(name: str, inputs: Mapping) -> list[Request]:
+    given = dict(inputs)
+    window = given.pop("recoveryWindowInDays", None)  # a DeleteSecret parameter, used at destroy
+    if window is not None and not (window == 0 or 7 <= window <= 30):
+        raise ApiModelError(f"{name}.recoveryWindowInDays: {window} is not 0 or 7-30 (DeleteSecret)")
+    given.pop("tags", None)
+    params = _top({k: v for k, v in given.items() if k != "name"}, _shape("secretsmanager", "CreateSecret"), name, set())
+    params.update(Name=inputs.get("name") or f"{name}-1234567", Tags=_elb_tags(inputs))
+    return [Request("secretsmanager", "CreateSecret", params)]
+
+
+def secret_version(name: str, inputs: Mapping) -> list[Request]:
+    from tests.components.apimodel.k8s_api import _ints  # the wire form's secret wrapper -> the plain value
+
+    return [Request("secretsmanager", "PutSecretValue", _top(_ints(dict(inputs)),
+                                                               _shape("secretsmanager", "PutSecretValue"), name, set()))]
+
+
+def role_policy(name: str, inputs: Mapping) -> list[Request]:
+    unknown = set(inputs) - {"role", "policy", "name"}
+    if unknown:
+        raise ApiModelError(f"{name}: role policy inputs {sorted(unknown)} are not mapped")
+    doc = json.loads(inputs["policy"])
+    for i, st in enumerate(doc["Statement"]):
+        if st.get("Effect") not in ("Allow", "Deny") or not st.get("Action") or not st.get("Resource"):
+            raise ApiModelError(f"{name}.policy.Statement[{i}]: needs Effect Allow|Deny, Action and Resource")
+    return [Request("iam", "PutRolePolicy", {"RoleName": inputs["role"], "PolicyName": inputs.get("name") or f"{name}-1234567",
+                                              "PolicyDocument": inputs["policy"]})]
+
+
 # Pulumi type -> translation to API requests. A registered aws: type missing here fails `requests`.
 TRANSLATORS: dict[str, Callable[[str, Mapping], list[Request]]] = {
     "aws:ec2/launchTemplate:LaunchTemplate": lambda n, i: [launch_template(n, i)],
@@ -262,6 +354,13 @@ TRANSLATORS: dict[str, Callable[[str, Mapping], list[Request]]] = {
     "aws:ec2/route:Route": _simple("ec2", "CreateRoute"),
     "aws:ec2/routeTableAssociation:RouteTableAssociation": _simple("ec2", "AssociateRouteTable"),
     "aws:ec2/vpcEndpoint:VpcEndpoint": _simple("ec2", "CreateVpcEndpoint", tags="vpc-endpoint"),
+    "aws:lb/targetGroup:TargetGroup": target_group,
+    "aws:lb/loadBalancer:LoadBalancer": load_balancer,
+    "aws:lb/listener:Listener": listener,
+    "aws:lb/targetGroupAttachment:TargetGroupAttachment": target_attachment,
+    "aws:secretsmanager/secret:Secret": secret,
+    "aws:secretsmanager/secretVersion:SecretVersion": secret_version,
+    "aws:iam/rolePolicy:RolePolicy": role_policy,
 }
 
 

@@ -185,8 +185,10 @@ def instance_template(name: str, inputs: Mapping):
 def instance_group_manager(name: str, inputs: Mapping):
     c = _compute()
     given = _take(inputs, name, {"name", "zone", "baseInstanceName", "versions", "targetSize", "description",
-                                 "updatePolicy", "instanceLifecyclePolicy", "resourcePolicies"})
+                                 "updatePolicy", "instanceLifecyclePolicy", "resourcePolicies", "autoHealingPolicies"})
     body = snake(given)
+    if isinstance(body.get("auto_healing_policies"), Mapping):  # one block in pulumi-gcp, a list in the API
+        body["auto_healing_policies"] = [body["auto_healing_policies"]]
     body["name"] = _name(name, given.get("name") or _autoname(name, inputs))
     _name(f"{name}.baseInstanceName", given["baseInstanceName"], BASE_INSTANCE_NAME)
     return message(c.InstanceGroupManager, body, name)
@@ -278,6 +280,81 @@ def firewall(name: str, inputs: Mapping):
     return message(c.Firewall, body, name)
 
 
+def health_check(name: str, inputs: Mapping):
+    """A regional health check as compute_v1.HealthCheck (type HTTP and its http_health_check)."""
+    c = _compute()
+    given = _take(inputs, name, {"name", "region", "description", "checkIntervalSec", "timeoutSec", "healthyThreshold",
+                                 "unhealthyThreshold", "httpHealthCheck", "tcpHealthCheck"})
+    body = snake(given)
+    body["type_"] = "HTTP" if "httpHealthCheck" in given else "TCP"
+    body["name"] = _name(name, given.get("name") or _autoname(name, inputs))
+    return message(c.HealthCheck, body, name)
+
+
+def backend_service(name: str, inputs: Mapping):
+    c = _compute()
+    given = _take(inputs, name, {"name", "region", "description", "loadBalancingScheme", "protocol", "healthChecks",
+                                 "backends", "sessionAffinity", "connectionDrainingTimeoutSec"})
+    body = snake({k: v for k, v in given.items() if k != "healthChecks"})
+    checks = given.get("healthChecks")
+    body["health_checks"] = [checks] if isinstance(checks, str) else list(checks or [])
+    body["name"] = _name(name, given.get("name") or _autoname(name, inputs))
+    return message(c.BackendService, body, name)
+
+
+def forwarding_rule(name: str, inputs: Mapping):
+    c = _compute()
+    given = _take(inputs, name, {"name", "region", "description", "loadBalancingScheme", "backendService", "ipProtocol",
+                                 "ports", "network", "subnetwork", "allPorts", "ipAddress"})
+    body = snake({k: v for k, v in given.items() if k not in ("ipProtocol", "ipAddress")})
+    if "ipProtocol" in given:
+        body["I_p_protocol"] = given["ipProtocol"]
+    if "ipAddress" in given:
+        body["I_p_address"] = given["ipAddress"]
+    body["name"] = _name(name, given.get("name") or _autoname(name, inputs))
+    return message(c.ForwardingRule, body, name)
+
+
+def instance_group(name: str, inputs: Mapping):
+    c = _compute()
+    given = _take(inputs, name, {"name", "zone", "description", "instances", "namedPorts", "network"})
+    body = snake({k: v for k, v in given.items() if k != "instances"})
+    body["name"] = _name(name, given.get("name") or _autoname(name, inputs))
+    return message(c.InstanceGroup, body, name)
+
+
+def resize_request(name: str, inputs: Mapping):
+    c = _compute()
+    given = _take(inputs, name, {"name", "zone", "description", "instanceGroupManager", "resizeBy",
+                                 "requestedRunDuration"})
+    body = snake({k: v for k, v in given.items() if k not in ("instanceGroupManager", "zone")})
+    body["name"] = _name(name, given.get("name") or _autoname(name, inputs))
+    return message(c.InstanceGroupManagerResizeRequest, body, name)
+
+
+# IAM role names (IAM docs, "Roles": predefined roles are roles/<service>.<role>) and members.
+ROLE = re.compile(r"^roles/[a-zA-Z0-9_.]+$")
+MEMBER = re.compile(r"^(user|serviceAccount|group|domain):.+$")
+
+
+def iam_member(name: str, inputs: Mapping) -> dict:
+    given = _take(inputs, name, {"project", "secretId", "role", "member"})
+    if not ROLE.match(given["role"]) or not MEMBER.match(given["member"]):
+        raise ApiModelError(f"{name}: role {given['role']!r} / member {given['member']!r} malformed")
+    return given
+
+
+def secret(name: str, inputs: Mapping) -> dict:
+    given = _take(inputs, name, {"secretId", "replication", "labels"})
+    # Secret Manager secret ids: letters, digits, '-' and '_', at most 255 (API reference, Secret).
+    if not re.match(r"^[A-Za-z0-9_-]{1,255}$", given["secretId"]):
+        raise ApiModelError(f"{name}.secretId: {given['secretId']!r} breaks the secret id rules")
+    _labels(name, given.get("labels"))
+    if not given.get("replication"):
+        raise ApiModelError(f"{name}: a secret needs a replication policy")
+    return given
+
+
 # Pulumi type -> its API message. A registered gcp: type missing here fails `messages`.
 TRANSLATORS: dict[str, Callable[[str, Mapping], Any]] = {
     "gcp:compute/instance:Instance": instance,
@@ -289,6 +366,15 @@ TRANSLATORS: dict[str, Callable[[str, Mapping], Any]] = {
     "gcp:compute/subnetwork:Subnetwork": subnetwork,
     "gcp:compute/firewall:Firewall": firewall,
     "gcp:serviceaccount/account:Account": service_account,
+    "gcp:compute/regionHealthCheck:RegionHealthCheck": health_check,
+    "gcp:compute/regionBackendService:RegionBackendService": backend_service,
+    "gcp:compute/forwardingRule:ForwardingRule": forwarding_rule,
+    "gcp:compute/instanceGroup:InstanceGroup": instance_group,
+    "gcp:compute/resizeRequest:ResizeRequest": resize_request,
+    "gcp:projects/iAMMember:IAMMember": iam_member,
+    "gcp:secretmanager/secretIamMember:SecretIamMember": iam_member,
+    "gcp:secretmanager/secret:Secret": secret,
+    "gcp:secretmanager/secretVersion:SecretVersion": lambda n, i: _take(i, n, {"secret", "secretData"}),
 }
 ROUTER, NAT = "gcp:compute/router:Router", "gcp:compute/routerNat:RouterNat"
 

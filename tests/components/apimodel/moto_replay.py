@@ -32,7 +32,7 @@ NOT_IN_MOTO = {"CreatePlacementGroup"}
 
 def clients(endpoint: str) -> dict[str, Any]:
     session = boto3.session.Session(aws_access_key_id="testing", aws_secret_access_key="testing", region_name=REGION)
-    return {svc: session.client(svc, endpoint_url=endpoint) for svc in ("ec2", "autoscaling", "iam")}
+    return {svc: session.client(svc, endpoint_url=endpoint) for svc in ("ec2", "autoscaling", "iam", "elbv2", "secretsmanager")}
 
 
 def reset(endpoint: str) -> None:
@@ -172,6 +172,12 @@ def _record(r, req, out: dict, ids: dict[str, str]) -> None:
         ids[mock_id] = found()
     if req.operation == "CreateInstanceProfile":
         ids[mock_arn] = out["InstanceProfile"]["Arn"]
+    if req.operation == "CreateTargetGroup":
+        ids[mock_arn] = ids[mock_id] = out["TargetGroups"][0]["TargetGroupArn"]
+    if req.operation == "CreateLoadBalancer":
+        ids[mock_arn] = ids[mock_id] = out["LoadBalancers"][0]["LoadBalancerArn"]
+    if req.operation == "CreateSecret":
+        ids[mock_arn] = ids[mock_id] = out["ARN"]
     if req.operation == "CreateRole":
         ids[mock_arn] = out["Role"]["Arn"]
     if req.operation == "AllocateAddress":

@@ -20,17 +20,28 @@ QWEN = {"name": "qwen", "model": {"name": "qwen2.5-7b"}, "inference": {"batch_si
         "placement": {"providers": ["gcp"], "regions": ["us-central1"]}}
 A3 = Catalog((make_offer("a3-highgpu-1g", "H100", 1, 79.65, 11.0, provider="gcp", region="us-central1",
                          zone="us-central1-a"),))
+# Jobs that end: flex-start (at most 7 days) fits them, serving is refused there.
+TUNE = {"name": "tune", "model": {"name": "llama-3.1-8b"}, "task": "finetune", "training": {"sequence_length": 2048},
+        "placement": {"providers": ["gcp"], "regions": ["us-central1"]}}
+PRETRAIN = {"name": "pretrain", "model": {"name": "llama-3.1-70b"}, "task": "training",
+            "training": {"sequence_length": 4096}, "placement": {"providers": ["gcp"]}}
+ULTRA = Catalog((make_offer("a3-ultragpu-8g", "H200", 8, 140.0, 80.0, provider="gcp", region="us-central1",
+                            zone="us-central1-b", fabric="rdma", network_gbps=3600, nvlink=True),))
 SCENARIOS = {
     "g2-vm": (QWEN, None),
     "n1-attached-t4": ({**QWEN, "model": {"name": "qwen2.5-1.5b"}, "precision": "fp16",  # T4: no bf16
                         "placement": {**QWEN["placement"], "gpus": ["T4"]}},
                        None),
     "spot-group": ({**QWEN, "placement": {**QWEN["placement"], "purchase": "spot"}, "deploy": {"replicas": 3}}, None),
-    "a3-hyperdisk": ({**QWEN, "model": {"name": "llama-3.1-8b"}}, GpuWorkloadArgs(catalog=A3)),
+    "a3-hyperdisk": (TUNE, GpuWorkloadArgs(catalog=A3)),
     "digit-first-name": ({**QWEN, "name": "70b-chat"}, None),
     "digit-first-group": ({**QWEN, "name": "70b-chat", "deploy": {"replicas": 2}}, None),
-    "flex-start-a3-ultra": ({**QWEN, "model": {"name": "llama-3.1-8b"}}, GpuWorkloadArgs(catalog=Catalog((make_offer(
-        "a3-ultragpu-8g", "H200", 8, 140.0, 80.0, provider="gcp", region="us-central1", zone="us-central1-b"),)))),
+    "flex-start-a3-ultra": (TUNE, GpuWorkloadArgs(catalog=ULTRA)),
+    "flex-start-roce-group": (PRETRAIN, GpuWorkloadArgs(catalog=ULTRA)),
+    "reservation-bound-roce-group": (PRETRAIN, GpuWorkloadArgs(catalog=ULTRA, gcp_reservations={"us-central1-b": "ultra-res"})),
+    "serving-with-token-and-gpu-scaling": ({**QWEN, "deploy": {"autoscaling": {
+        "min_replicas": 1, "max_replicas": 3, "metric": "gpu_utilization", "target": 70}}},
+        GpuWorkloadArgs(hf_token="hf_x")),
     "multi-node-a3-gpudirect": ({"name": "pretrain", "model": {"name": "llama-3.1-70b"}, "task": "training",
                                  "training": {"sequence_length": 4096}, "placement": {"providers": ["gcp"]}},
                                 GpuWorkloadArgs(catalog=Catalog((make_offer(

@@ -13,7 +13,7 @@ from tests.components.apimodel.aws_api import ApiModelError
 from tests.components.conftest import Registered, run_program
 
 SPEC = {"name": "chat", "model": {"name": "llama-3.1-8b"}, "inference": {"batch_size": 4},
-        "placement": {"providers": ["onprem"]}, "deploy": {"image": "vllm/vllm-openai:v0.6.3", "replicas": 2}}
+        "placement": {"providers": ["onprem"]}, "deploy": {"image": "vllm/vllm-openai:v0.11.0", "replicas": 2}}
 
 
 def _registered(tiny_pools, spec=SPEC):

@@ -11,7 +11,7 @@ from components import GpuWorkload, GpuWorkloadArgs
 from tests.components.apimodel import aws_api, gcp_api, k8s_api, keda_api
 from tests.components.conftest import run_program
 
-QUERY = 'sum(vllm:num_requests_waiting{model_name="x"})'
+QUERY = 'sum(rate(nginx_ingress_controller_requests{service="chat"}[2m]))'
 QUEUE = {"min_replicas": 0, "max_replicas": 4, "metric": "queue_depth", "query": QUERY, "target": 10,
          "scale_to_zero_after": "15m"}
 GPU = {"min_replicas": 1, "max_replicas": 3, "metric": "gpu_utilization", "target": 70}
