@@ -19,7 +19,6 @@ from typing import Any
 import pulumi
 from pulumi.errors import InputPropertyError
 from pulumi.provider import provider as pulumi_provider
-from pulumi.provider.experimental.util import camel_case
 from pulumi.runtime import rpc
 
 import gpusizer
@@ -27,6 +26,7 @@ import gpusizer.reuse
 from components import aws, workload
 from gpusizer.render import plan_json
 from provider import outputs, schema
+from provider.names import camel_case
 
 
 def version() -> str:

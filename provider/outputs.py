@@ -13,9 +13,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import pulumi
-from pulumi.provider.experimental.util import camel_case
-
 from components import serving
+from provider.names import camel_case
 
 
 @dataclasses.dataclass(frozen=True)

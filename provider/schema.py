@@ -25,9 +25,11 @@ program runs (literals or config), never another resource's output.
 from __future__ import annotations
 
 import ast
+import collections.abc
 import dataclasses
 import inspect
 import textwrap
+import types
 import typing
 from collections.abc import Mapping
 from typing import Any
@@ -36,13 +38,12 @@ import sys
 
 import pulumi
 import pydantic
-from pulumi.provider.experimental import analyzer
-from pulumi.provider.experimental.util import camel_case
 
 import gpusizer
 from components import workload
 from gpusizer import spec as spec_mod
 from provider import outputs
+from provider.names import camel_case
 
 PACKAGE = "gpusizer"
 COMPONENT = "GpuWorkload"
@@ -62,6 +63,20 @@ def ref(name: str) -> str:
 
 def type_name(ref_: str) -> str:
     return ref_.rsplit(":", 1)[-1]
+
+
+_PRIMITIVES = {str: "string", int: "integer", float: "number", bool: "boolean"}
+
+
+def _plain_type(hint: Any, where: str) -> Any:
+    """T of `T | None` and of `pulumi.Input[T]` (T | Awaitable[T] | Output[T]); a real union is untyped."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        kinds = [a for a in typing.get_args(hint) if a is not type(None)
+                 and typing.get_origin(a) not in (collections.abc.Awaitable, pulumi.Output)]
+        if len(kinds) != 1:
+            raise UntypedField(f"{where}: a union of {kinds}")
+        return _plain_type(kinds[0], where)
+    return hint
 
 
 def _pascal(name: str) -> str:
@@ -87,11 +102,19 @@ class Types:
 
     # ---- pydantic models, through their JSON Schema ----
 
-    def model(self, model: type[pydantic.BaseModel], overrides: Mapping[tuple[str, str], dict] = {}) -> str:
-        """Define `model` and every model it holds; return the reference to `model`'s type."""
+    def model(self, model: type[pydantic.BaseModel], overrides: Mapping[tuple[str, str], dict] = {},
+              undocumented: str = "") -> str:
+        """Define `model` and every model it holds; return the reference to `model`'s type.
+
+        Args:
+            overrides: (model, field) -> the property to use instead of the one derived.
+            undocumented: the description of a model without a docstring ("{name}" is its name).
+        """
         js = model.model_json_schema(ref_template="#/$defs/{model}")
         defs = js.pop("$defs", {})
         for name, definition in {**defs, js["title"]: js}.items():
+            if undocumented and not definition.get("description"):
+                definition = {**definition, "description": undocumented.format(name=name)}
             self._json_object(name, definition, overrides)
         return ref(js["title"])
 
@@ -165,19 +188,16 @@ class Types:
         return {**prop, "description": doc} if doc else prop
 
     def _python_property(self, owner: str, field: str, hint: Any) -> dict:
-        if analyzer.is_optional(hint):
-            return self._python_property(owner, field, analyzer.unwrap_optional(hint))
-        if analyzer.is_input(hint):
-            return self._python_property(owner, field, analyzer.unwrap_input(hint))
-        if hint in (str, int, float, bool):
-            return {"type": analyzer.py_type_to_property_type(hint).value}
-        if analyzer.is_list(hint):
-            return {"type": "array", "items": self._python_property(owner, field, typing.get_args(hint)[0])}
-        if analyzer.is_dict(hint):
-            key, value = typing.get_args(hint)
-            if key is not str:
+        hint = _plain_type(hint, f"{owner}.{field}")
+        if hint in _PRIMITIVES:
+            return {"type": _PRIMITIVES[hint]}
+        origin, args = typing.get_origin(hint), typing.get_args(hint)
+        if origin in (list, tuple, collections.abc.Sequence) and len(args) == 1:
+            return {"type": "array", "items": self._python_property(owner, field, args[0])}
+        if origin in (dict, collections.abc.Mapping) and len(args) == 2:
+            if args[0] is not str:
                 raise UntypedField(f"{owner}.{field}: map keys must be text")
-            return {"type": "object", "additionalProperties": self._python_property(owner, field, value)}
+            return {"type": "object", "additionalProperties": self._python_property(owner, field, args[1])}
         if dataclasses.is_dataclass(hint):
             return {"$ref": self.dataclass(hint)}
         raise UntypedField(f"{owner}.{field}: {hint!r}")
@@ -262,7 +282,8 @@ def build(version: str) -> tuple[dict, Types]:
     types = Types()
     types.types["Toleration"] = TOLERATION
     types.fields["Toleration"] = {k: k for k in TOLERATION["properties"]}  # pools take Kubernetes' own names
-    spec_ref = types.model(spec_mod.WorkloadSpec)
+    spec_ref = types.model(spec_mod.WorkloadSpec, undocumented="{name}: a section of the workload spec "
+                                                               "(docs/contract.md section 1).")
     pool_ref = types.model(gpusizer.Pool, {("Pool", "tolerations"): {"type": "array", "items": {"$ref": ref("Toleration")}}})
     stack_ref = types.dataclass(workload.GpuWorkloadArgs, exclude=NOT_SETTINGS, name="StackSettings",
                                 description="Stack-level settings of components.GpuWorkloadArgs: networks, egress, "

@@ -35,8 +35,11 @@ from tests.components.conftest import Mocks
 from tests.conftest import REPO
 
 PROVIDER_DIR = REPO / "provider"
-PROJECT, STACK = "gpusizer", "dev"
-STACK_URN = f"urn:pulumi:{STACK}::{PROJECT}::pulumi:pulumi:Stack::{PROJECT}-{STACK}"
+PROJECT = "gpusizer"
+
+
+def stack_urn(stack: str) -> str:
+    return f"urn:pulumi:{stack}::{PROJECT}::pulumi:pulumi:Stack::{PROJECT}-{stack}"
 
 
 def interpreter() -> pathlib.Path:
@@ -63,8 +66,8 @@ class Registered:
 class Monitor(resource_pb2_grpc.ResourceMonitorServicer):
     """A resource monitor answering as pulumi.runtime.mocks.MockMonitor does, recording every call."""
 
-    def __init__(self, mocks: Mocks):
-        self.mocks = mocks
+    def __init__(self, mocks: Mocks, stack: str):
+        self.mocks, self.stack = mocks, stack
         self.registered: list[Registered] = []
         self.outputs: dict[str, dict] = {}
         self.lock = threading.Lock()
@@ -78,11 +81,10 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer):
     def SupportsFeature(self, request, context):
         return resource_pb2.SupportsFeatureResponse(hasSupport=request.id != "outputValues")
 
-    @staticmethod
-    def urn(parent: str, typ: str, name: str) -> str:
+    def urn(self, parent: str, typ: str, name: str) -> str:
         if parent:
             typ = parent.split("::")[2].split("$")[-1] + "$" + typ
-        return f"urn:pulumi:{STACK}::{PROJECT}::{typ}::{name}"
+        return f"urn:pulumi:{self.stack}::{PROJECT}::{typ}::{name}"
 
     def RegisterResource(self, request, context):
         urn = self.urn(request.parent, request.type, request.name)
@@ -131,7 +133,7 @@ class Engine(engine_pb2_grpc.EngineServicer):
     def GetRootResource(self, request, context):
         from pulumi.runtime.proto import engine_pb2
 
-        return engine_pb2.GetRootResourceResponse(urn=STACK_URN)
+        return engine_pb2.GetRootResourceResponse(urn="")
 
     def SetRootResource(self, request, context):
         from pulumi.runtime.proto import engine_pb2
@@ -154,14 +156,16 @@ class Plugin:
     port: str
 
     def construct(self, name: str, inputs: dict, config: dict | None = None, mocks: Mocks | None = None,
-                  secret_inputs: tuple[str, ...] = ()) -> tuple[Monitor, Any]:
-        """Construct a GpuWorkload as the engine would for a program's declaration; (monitor, response or error)."""
-        monitor = Monitor(mocks or Mocks())
+                  secret_inputs: tuple[str, ...] = (), stack: str = "dev") -> tuple[Monitor, Any]:
+        """Construct a GpuWorkload as the engine would for a program's declaration; (monitor, response or error).
+
+        `config` is the stack's config (as the engine passes it); `secret_inputs` are sent as secrets."""
+        monitor = Monitor(mocks or Mocks(), stack)
         server, address = _serve(resource_pb2_grpc.add_ResourceMonitorServicer_to_server, monitor)
         try:
             request = provider_pb2.ConstructRequest(
-                project=PROJECT, stack=STACK, organization="organization", dryRun=False, parallel=4,
-                monitorEndpoint=address, type="gpusizer:index:GpuWorkload", name=name, parent=STACK_URN,
+                project=PROJECT, stack=stack, organization="organization", dryRun=False, parallel=4,
+                monitorEndpoint=address, type="gpusizer:index:GpuWorkload", name=name, parent=stack_urn(stack),
                 inputs=struct(inputs, secret_inputs), config={k: v if isinstance(v, str) else json.dumps(v)
                                                               for k, v in (config or {}).items()})
             try:
