@@ -8,9 +8,6 @@ clashes with googleapis' own in a process that also uses Google's clients.
 
 
 def camel_case(name: str) -> str:
-    """
-    >>> camel_case("context_length"), camel_case("hf_id"), camel_case("gpus")
-    ('contextLength', 'hfId', 'gpus')
-    """
+    """`context_length` -> `contextLength` (tests/provider/test_schema.py checks it against the SDK's)."""
     first, *rest = name.split("_")
     return first + "".join(w[:1].upper() + w[1:] for w in rest)

@@ -187,3 +187,16 @@ def test_the_plan_function(package_schema):
 def test_the_schema_served_is_the_one_built_here(package_schema):
     built, _ = schema.build(gpusizer_version())
     assert package_schema == json.loads(json.dumps(built))
+
+
+def test_camel_case_is_the_sdk_rule_in_a_fresh_process():
+    # pulumi.provider is not imported in the test process (its google.rpc.Status clashes with googleapis').
+    import subprocess
+    import sys
+
+    names = ["context_length", "hf_id", "gpus", "aws_private_cidr", "toleration_seconds", "max_hourly_usd"]
+    sdk = subprocess.run([sys.executable, "-c", "import sys; from pulumi.provider.experimental.util import camel_case;"
+                          " print(' '.join(camel_case(n) for n in sys.argv[1:]))", *names],
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert [camel_case(n) for n in names] == sdk == ["contextLength", "hfId", "gpus", "awsPrivateCidr",
+                                                      "tolerationSeconds", "maxHourlyUsd"]
