@@ -156,15 +156,16 @@ class Plugin:
     port: str
 
     def construct(self, name: str, inputs: dict, config: dict | None = None, mocks: Mocks | None = None,
-                  secret_inputs: tuple[str, ...] = (), stack: str = "dev") -> tuple[Monitor, Any]:
+                  secret_inputs: tuple[str, ...] = (), stack: str = "dev", preview: bool = False) -> tuple[Monitor, Any]:
         """Construct a GpuWorkload as the engine would for a program's declaration; (monitor, response or error).
 
-        `config` is the stack's config (as the engine passes it); `secret_inputs` are sent as secrets."""
+        `config` is the stack's config (as the engine passes it); `secret_inputs` are sent as secrets;
+        `preview`: as at `pulumi preview` (dryRun)."""
         monitor = Monitor(mocks or Mocks(), stack)
         server, address = _serve(resource_pb2_grpc.add_ResourceMonitorServicer_to_server, monitor)
         try:
             request = provider_pb2.ConstructRequest(
-                project=PROJECT, stack=stack, organization="organization", dryRun=False, parallel=4,
+                project=PROJECT, stack=stack, organization="organization", dryRun=preview, parallel=4,
                 monitorEndpoint=address, type="gpusizer:index:GpuWorkload", name=name, parent=stack_urn(stack),
                 inputs=struct(inputs, secret_inputs), config={k: v if isinstance(v, str) else json.dumps(v)
                                                               for k, v in (config or {}).items()})

@@ -200,3 +200,14 @@ def test_plan_of_an_invalid_spec_fails_naming_the_property(plugin):
     response = plugin.invoke({"spec": {**SPEC, "inference": {"contextLength": 0}}})
     assert [f.property for f in response.failures] == ["spec.inference.contextLength"]
     assert "To fix" in response.failures[0].reason
+
+
+def test_at_preview_the_choice_is_known(plugin):
+    # The sizing runs on plain values at construction, so a first `pulumi preview` already shows the choice.
+    _, response = construct(plugin, DEV, "dev-chat")
+    known = plain(response.state)
+    _, preview = plugin.construct("dev-chat", {"spec": camel(stack_case(DEV, "dev-chat")[1])},
+                                  config={"aws:region": "us-east-1"}, preview=True)
+    state = plain(preview.state)
+    for key in ("provider", "instanceType", "gpuCount", "hourlyUsd", "monthlyUsd", "decisionJson"):
+        assert state[key] == known[key], key
