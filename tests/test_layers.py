@@ -8,7 +8,7 @@ import pathlib
 
 from tests.conftest import REPO
 
-PACKAGES = ("gpusizer", "components", "policies")
+PACKAGES = ("gpusizer", "components", "policies", "provider")
 
 
 def _module_name(path: pathlib.Path) -> str:
