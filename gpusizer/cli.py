@@ -174,6 +174,7 @@ def _cmd_plan(args) -> int:
 
     pools = gpusizer.load_pools(args.pools) if args.pools else ()
     decision = gpusizer.plan(args.spec, catalog=_catalog(args.catalog), pools=pools)
+    _model_note(decision.workload)
     print(redact.redact(report.render(decision, args.format, top=None if args.all else args.top, quiet_age=args.quiet_age)))
     from gpusizer.base import providers
 
@@ -189,8 +190,16 @@ def _cmd_estimate(args) -> int:
     import gpusizer
     from gpusizer.render import report
 
-    print(redact.redact(report.render(gpusizer.estimate(args.spec, catalog=_catalog(args.catalog)), args.format)))
+    est = gpusizer.estimate(args.spec, catalog=_catalog(args.catalog))
+    _model_note(est.workload)
+    print(redact.redact(report.render(est, args.format)))
     return EXIT_OK
+
+
+def _model_note(w) -> None:
+    """A model name that matched a loose alias (a version or variant the spec did not name): one line on stderr."""
+    if w.resolution is not None and w.resolution.loose:
+        print(f"gpusizer: note: {w.resolution.note(w.model)}", file=sys.stderr)
 
 
 def _cmd_diff(args) -> int:
@@ -347,20 +356,27 @@ def _cmd_catalog_refresh(args) -> int:
 
 def _cmd_models(args) -> int:
     from gpusizer.facts import registry
+    from gpusizer.render import table
 
     rows = [
         {"name": m.key, "display_name": m.display_name, "kind": m.kind, "params_b": round(m.params / 1e9, 2),
-         "active_params_b": round(m.active_params / 1e9, 2), "max_context": m.max_context, "hf_id": m.hf_id}
+         "active_params_b": round(m.active_params / 1e9, 2), "max_context": m.max_context, "hf_id": m.hf_id,
+         "aliases": list(m.aliases), "loose_aliases": list(m.loose_aliases)}
         for m in registry.load_models().values()
     ]
     if args.format == "json":
         print(json.dumps(rows, indent=2))
         return EXIT_OK
-    print(f"{'name':<28} {'kind':<10} {'params (B)':>10} {'context':>8}  Hugging Face id")
+    head = ("name", "kind", "params (B)", "context", "Hugging Face id", "also accepted (* loose: reported when used)")
+    lines = []
     for r in rows:
         params = f"{r['params_b']:g}" + (f"/{r['active_params_b']:g}" if r["active_params_b"] != r["params_b"] else "")
-        print(f"{r['name']:<28} {r['kind']:<10} {params:>10} {r['max_context'] or '-':>8}  {r['hf_id'] or '-'}")
-    print(f"{len(rows)} models; any other Hugging Face id works as model.hf_id (needs the [hf] extra)")
+        also = ", ".join(r["aliases"] + [f"{a}*" for a in r["loose_aliases"]]) or "-"
+        lines.append((r["name"], r["kind"], params, str(r["max_context"] or "-"), r["hf_id"] or "-", also))
+    print("\n".join(table.text(head, lines)))
+    print(f"{len(rows)} models; names match case- and separator-insensitively, with or without an org/ prefix and "
+          "-Instruct/-it/-chat/-hf/-base. A loose name (*) leaves out a version or variant: the plan says which "
+          "entry it chose. Any other Hugging Face id works as model.hf_id (needs the [hf] extra)")
     return EXIT_OK
 
 

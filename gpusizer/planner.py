@@ -39,24 +39,29 @@ def _load(source) -> workload_mod.Workload:
 
 def model_of(ref: spec_mod.ModelRef) -> registry.ModelArch:
     """The architecture a spec's `model` names."""
+    return _resolved_model(ref)[0]
+
+
+def _resolved_model(ref: spec_mod.ModelRef) -> tuple[registry.ModelArch, registry.Resolution | None]:
+    """The architecture a spec's `model` names, and for a registry name how it matched (else None)."""
     if ref.hf_id is not None:
         from gpusizer.facts import hub  # huggingface_hub is an optional extra
 
-        return hub.model_from_hub(ref.hf_id)
+        return hub.model_from_hub(ref.hf_id), None
     if ref.name is not None:
         try:
-            return registry.lookup(ref.name)
+            return registry.resolve(ref.name)
         except errors.UnknownModelError as unknown:
             if "/" not in ref.name:
                 raise
             from gpusizer.facts import hub
 
             try:
-                return hub.model_from_hub(ref.name)  # an HF id no registry entry matches
+                return hub.model_from_hub(ref.name), None  # an HF id no registry entry matches
             except errors.SpecError as exc:
                 raise errors.UnknownModelError(f"{unknown} (As a Hugging Face id: {exc})", "model.name") from None
     if ref.hf_config is not None:
-        return registry.from_hf_config(ref.hf_config)
+        return registry.from_hf_config(ref.hf_config), None
     return registry.from_architecture(
         params_b=ref.params_b,
         active_params_b=ref.active_params_b,
@@ -65,22 +70,32 @@ def model_of(ref: spec_mod.ModelRef) -> registry.ModelArch:
         attention_heads=ref.attention_heads,
         kv_heads=ref.kv_heads,
         head_dim=ref.head_dim,
-    )
+    ), None
 
 
 def workload(spec: spec_mod.WorkloadSpec) -> workload_mod.Workload:
     """Resolve the model and compute the GPU-independent requirements."""
-    model = model_of(spec.model)
+    model, resolution = _resolved_model(spec.model)
     spec = _default_lengths(spec, model)
     length, field = (
         (spec.serving.context_length, "inference.context_length")
         if spec.task == "inference"
         else (spec.train.sequence_length, "training.sequence_length")
     )
-    if model.kind == "llm" and model.max_context and length > model.max_context:
+    limit = registry.context_limit(model, spec.model.rope_scaling and spec.model.rope_scaling.factor)
+    if model.kind == "llm" and limit and length > limit:
+        named = f"{model.display_name} ({model.hf_id})" if model.hf_id else model.display_name
+        if spec.model.rope_scaling:
+            raise errors.SpecError(
+                f"{field}: {length} tokens exceeds {named}'s trained context of {model.max_context} x "
+                f"model.rope_scaling.factor {spec.model.rope_scaling.factor:g} = {limit}. "
+                f"To fix: use at most {limit}, or raise model.rope_scaling.factor",
+                field,
+            )
         raise errors.SpecError(
-            f"{field}: {length} tokens exceeds {model.display_name}'s trained context of {model.max_context}. "
-            f"To fix: use at most {model.max_context}",
+            f"{field}: {length} tokens exceeds {named}'s trained context of {model.max_context}. "
+            f"To fix: use at most {model.max_context}, name a model trained for longer contexts, or opt into "
+            f"RoPE scaling with model.rope_scaling: {{type: yarn, factor: {math.ceil(length / model.max_context)}}}",
             field,
         )
     t = spec.serving.targets
@@ -93,7 +108,7 @@ def workload(spec: spec_mod.WorkloadSpec) -> workload_mod.Workload:
     if spec.placement.gpus:
         gpus = [_known_name("placement.gpus", g, hardware.load_gpus(), hardware.canonical_gpu) for g in spec.placement.gpus]
         spec = spec.model_copy(update={"placement": spec.placement.model_copy(update={"gpus": gpus})})
-    w = workload_mod.resolve(spec, model)
+    w = dataclasses.replace(workload_mod.resolve(spec, model), resolution=resolution)
     cal = calibration_mod.for_spec(spec.sizing.calibration)
     return dataclasses.replace(w, calibration=cal) if cal else w
 

@@ -21,6 +21,20 @@ KvPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8"]
 Provider = Literal[providers.NAMES]  # the one registry (gpusizer.base.providers)
 
 
+class RopeScaling(fields.Strict):
+    """An explicit opt-in to serve or train past the model's trained context with RoPE scaling."""
+
+    type: Literal["yarn", "linear", "dynamic"] = pydantic.Field(
+        "yarn", description="RoPE scaling method the serving engine applies (YaRN, linear position interpolation, dynamic NTK)."
+    )
+    # 32: the largest factor published for a RoPE-scaled checkpoint we know of (NousResearch/Yarn-Llama-2-13b-128k,
+    # factor 32 over 4096 in its config.json, 2023); beyond it nothing supports the quality.
+    factor: fields.positive_float(32.0, lower=1.0) = pydantic.Field(
+        description="Multiplies the trained context (Qwen2.5 documents yarn x4 over 32,768 tokens); "
+        "the context limit becomes trained context x factor."
+    )
+
+
 class ModelRef(fields.Strict):
     """The model: a registry name, a Hugging Face config.json, or an explicit architecture."""
 
@@ -41,6 +55,10 @@ class ModelRef(fields.Strict):
     attention_heads: fields.Heads | None = None
     kv_heads: fields.Heads | None = pydantic.Field(None, description="GQA/MQA; defaults to attention_heads.")
     head_dim: fields.HeadDim | None = pydantic.Field(None, description="Defaults to hidden_size / attention_heads.")
+    rope_scaling: RopeScaling | None = pydantic.Field(
+        None, description="Opt in to a context beyond the model's trained maximum with RoPE scaling "
+        "({type: yarn, factor: 4}); default: none, and a longer context is refused."
+    )
 
     @pydantic.model_validator(mode="after")
     def _one_way(self) -> Self:

@@ -1,0 +1,110 @@
+"""A newcomer's first hour (issue 26): nothing silently renamed, every mismatch explained, hints true for the
+workload, and the paths the docs promise runnable."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from gpusizer.facts import registry
+from tests.conftest import REPO
+from tests.test_cli import run
+
+
+def _spec(tmp_path, **fields):
+    doc = {"name": "trial", "model": {"name": "llama-3.1-8b"}, **fields}
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+# --- model resolution -------------------------------------------------------------------------------------------
+
+def test_python_dash_m_gpusizer_runs_the_cli():
+    r = subprocess.run([sys.executable, "-m", "gpusizer", "models", "--format", "json"], capture_output=True,
+                       text=True, cwd=REPO)
+    assert r.returncode == 0, r.stderr
+    assert any(m["name"] == "llama-3.1-8b" for m in json.loads(r.stdout))
+
+
+def test_llama_3_8b_is_its_own_model_with_its_8k_context():
+    # Meta-Llama-3-8B config.json: max_position_embeddings 8192 (Llama 3.1 extended it to 131072).
+    m = registry.lookup("llama-3-8b")
+    assert (m.key, m.max_context, m.hf_id) == ("llama-3-8b", 8192, "meta-llama/Meta-Llama-3-8B")
+    assert registry.lookup("meta-llama/Meta-Llama-3-8B-Instruct").key == "llama-3-8b"
+    assert registry.lookup("llama-3-70b").max_context == 8192
+    assert registry.lookup("llama-3.1-8b").max_context == 131072
+
+
+def test_a_context_beyond_the_trained_one_is_refused_with_the_limit(tmp_path):
+    r = run("plan", _spec(tmp_path, model={"name": "llama-3-8b"}, inference={"context_length": 32768}))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "inference.context_length" in r.stderr and "8192" in r.stderr and "rope_scaling" in r.stderr
+
+
+def test_rope_scaling_opts_into_a_longer_context_and_the_plan_says_so(tmp_path):
+    spec = _spec(tmp_path, model={"name": "llama-3-8b", "rope_scaling": {"type": "yarn", "factor": 4}},
+                 inference={"context_length": 32768})
+    r = run("plan", spec, "--format", "json")
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)["resolved_model"]
+    assert got["max_context"] == 8192 and got["context_limit"] == 32768
+    assert got["rope_scaling"] == {"type": "yarn", "factor": 4.0}
+    too_long = _spec(tmp_path, model={"name": "llama-3-8b", "rope_scaling": {"factor": 2}},
+                     inference={"context_length": 32768})
+    r = run("plan", too_long)
+    assert r.returncode == 2 and "16384" in r.stderr and "rope_scaling.factor" in r.stderr
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "json"])
+def test_every_plan_names_the_model_it_resolved_to(fmt):
+    r = run("plan", REPO / "stacks/examples/chat-8b.yaml", "--format", fmt)
+    assert r.returncode == 0, r.stderr
+    for fact in ("llama-3.1-8b", "meta-llama/Llama-3.1-8B", "131"):
+        assert fact in r.stdout
+    if fmt == "json":
+        got = json.loads(r.stdout)["resolved_model"]
+        assert got["name"] == "llama-3.1-8b" and got["hf_id"] == "meta-llama/Llama-3.1-8B"
+        assert got["max_context"] == 131072 and got["requested"] == "meta-llama/Llama-3.1-8B-Instruct"
+
+
+def test_a_loose_alias_is_reported_on_stderr_and_in_the_json(tmp_path):
+    r = run("plan", _spec(tmp_path, model={"name": "mistral-7b"}), "--format", "json")
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)["resolved_model"]
+    assert got["matched_by"] == "loose-alias" and got["name"] == "mistral-7b-v0.3" and got["note"]
+    assert "mistral-7b-v0.3" in r.stderr and "mistral-7b" in r.stderr
+    exact = run("plan", _spec(tmp_path, model={"name": "mistral-7b-v0.3"}), "--format", "json")
+    assert exact.stderr == "" and json.loads(exact.stdout)["resolved_model"]["note"] is None
+
+
+def _numbers(name: str) -> set[str]:
+    return set(re.findall(r"\d+(?:\.\d+)*", name.split("/")[-1].lower()))
+
+
+def test_no_alias_names_another_version():
+    """Audit of data/models.yaml: a number an alias gives (a version, a size, a context variant) is one its
+    entry's key or Hugging Face id gives; names that leave one out that matters are loose_aliases."""
+    entries = yaml.safe_load((REPO / "gpusizer/data/models.yaml").read_text())["models"]
+    wrong = []
+    for key, e in entries.items():
+        own = _numbers(key) | _numbers(e.get("hf_id") or "")
+        for alias in e.get("aliases") or ():
+            if not _numbers(alias) <= own:
+                wrong.append(f"{key} <- {alias}")
+    assert wrong == []
+
+
+def test_models_lists_aliases():
+    r = run("models")
+    assert r.returncode == 0
+    line = next(x for x in r.stdout.splitlines() if x.startswith("mistral-7b-v0.3 "))
+    assert "mistral-7b*" in line and "mistralai/Mistral-7B-Instruct-v0.3" in line
+    rows = json.loads(run("models", "--format", "json").stdout)
+    by = {m["name"]: m for m in rows}
+    assert "llama3.1-8b" in by["llama-3.1-8b"]["aliases"] and by["mistral-7b-v0.3"]["loose_aliases"] == ["mistral-7b"]
