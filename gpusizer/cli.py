@@ -311,21 +311,24 @@ def _cmd_preview(args) -> int:
 def _cmd_catalog_list(args) -> int:
     from gpusizer.facts import hardware
 
-    gpu = None
-    if args.gpu:
-        gpu = hardware.canonical_gpu(args.gpu)
-        if gpu is None:
-            from gpusizer.base.errors import SpecError
-
-            raise SpecError(f"--gpu: unknown GPU {args.gpu!r}. To fix: use one of {', '.join(hardware.load_gpus())}", "--gpu")
     import gpusizer
+    from gpusizer import planner
+
+    gpu = planner.known_name("--gpu", args.gpu, hardware.load_gpus(), hardware.canonical_gpu) if args.gpu else None
     from gpusizer.catalog import listing
     from gpusizer.render import listing as listing_view
     from gpusizer.base import providers
 
-    offers = _catalog(args.catalog).with_pools(gpusizer.load_pools(args.pools) if args.pools else ()).offers
-    listed = listing.rows(offers, args.provider, args.region, gpu, args.min_gpu_memory_gib, args.purchase)
+    catalog = _catalog(args.catalog).with_pools(gpusizer.load_pools(args.pools) if args.pools else ())
+    region = None
+    if args.region:
+        owned = ". On-prem pool locations are listed with --pools FILE" if not args.pools else ""
+        region = planner.known_name("--region", args.region, catalog.places, also=owned)
+    listed = listing.rows(catalog.offers, args.provider, region, gpu, args.min_gpu_memory_gib, args.purchase)
     print(listing_view.render(listed, args.format))
+    if not listed:
+        print(f"gpusizer: hint: {listing.why_empty(catalog.offers, args.provider, region, gpu, args.purchase)}",
+              file=sys.stderr)
     if args.provider in providers.OWNED and not args.pools:
         print("gpusizer: hint: on-prem pools are not in the catalog; list them with --pools FILE", file=sys.stderr)
     return EXIT_OK

@@ -108,3 +108,51 @@ def test_models_lists_aliases():
     rows = json.loads(run("models", "--format", "json").stdout)
     by = {m["name"]: m for m in rows}
     assert "llama3.1-8b" in by["llama-3.1-8b"]["aliases"] and by["mistral-7b-v0.3"]["loose_aliases"] == ["mistral-7b"]
+
+
+# --- mismatches between the spec and the catalog ----------------------------------------------------------------
+
+def test_a_region_of_another_provider_is_named(tmp_path):
+    r = run("plan", _spec(tmp_path, placement={"providers": ["aws"], "regions": ["us-central1"]}))
+    assert r.returncode == 2, r.stdout
+    assert "us-central1 is a GCP region" in r.stderr and "placement.providers" in r.stderr
+
+
+def test_an_aws_zone_name_points_to_the_region_and_its_zone_ids(tmp_path):
+    r = run("plan", _spec(tmp_path, placement={"providers": ["aws"], "regions": ["us-east-1a"]}))
+    assert r.returncode == 2
+    assert "unknown region or zone 'us-east-1a'" in r.stderr and "zone of us-east-1" in r.stderr
+
+
+def test_gpus_not_sold_in_the_allowed_regions_are_named(tmp_path):
+    none_sold = _spec(tmp_path, placement={"providers": ["aws"], "regions": ["eu-west-3"], "gpus": ["H200"]})
+    r = run("plan", none_sold)
+    assert r.returncode == 2
+    assert "H200 is not sold in placement.regions [eu-west-3]" in r.stderr and "us-east-1" in r.stderr
+    some_sold = _spec(tmp_path, placement={"providers": ["aws"], "regions": ["eu-west-3"], "gpus": ["H200", "L4"]})
+    r = run("plan", some_sold, "--format", "json")
+    assert r.returncode == 0, r.stderr
+    assert any("H200 is not sold" in n for n in json.loads(r.stdout)["notes"])
+
+
+def test_catalog_list_refuses_an_unknown_region_with_the_nearest_names():
+    r = run("catalog", "list", "--region", "us-east-9")
+    assert r.returncode == 2 and "us-east-9" in r.stderr and "us-east-1" in r.stderr and r.stdout == ""
+    r = run("catalog", "list", "--gpu", "H10")
+    assert r.returncode == 2 and "H100" in r.stderr
+
+
+def test_catalog_list_says_why_known_filters_list_nothing():
+    r = run("catalog", "list", "--region", "us-central1", "--provider", "aws")
+    assert r.returncode == 0 and "0 offers" in r.stdout and "GCP location" in r.stderr
+    r = run("catalog", "list", "--region", "eu-west-3", "--gpu", "H200")
+    assert "H200 is not sold in eu-west-3" in r.stderr
+
+
+def test_next_cheaper_is_inside_the_specs_placement(tmp_path):
+    spec = _spec(tmp_path, inference={"context_length": 8192, "batch_size": 8},
+                 placement={"providers": ["aws"], "regions": ["us-east-1"], "purchase": "on-demand"})
+    d = json.loads(run("plan", spec, "--format", "json").stdout)
+    nxt = d["next_cheaper"]
+    assert nxt is not None and nxt["hourly_usd"] < d["choice"]["hourly_usd"]
+    assert (nxt["provider"], nxt["region"], nxt["purchase"]) == ("aws", "us-east-1", "on-demand")
