@@ -44,7 +44,8 @@ def _add_tco(tco: argparse.ArgumentParser) -> None:
     tco.add_argument("--months", type=_whole("--months"), default=36, help="at most the longest lifetime a pool may declare, in months")
     tco.add_argument("--utilization", type=float, help="share of hours the workload runs (default: the pool's utilization)")
     tco.add_argument("--format", choices=("table", "markdown", "json", "png"), default="table")
-    tco.add_argument("--out", metavar="FILE.png", help="where --format png writes (default: tco-<workload>.png)")
+    tco.add_argument("--out", metavar="FILE", help="write the output here and print its path (--format png: default "
+                     "tco-<workload>.png in the current directory; other formats: default stdout)")
     tco.add_argument("--catalog")
 
 
@@ -245,10 +246,22 @@ def _cmd_tco(args) -> int:
         print(f"gpusizer: {exc}", file=sys.stderr)
         return EXIT_INFEASIBLE
     if args.format == "png":
-        path = args.out or "tco-%s.png" % doc["workload"]
-        print(f"wrote {tco_view.chart(doc, path)}")
+        import pathlib
+
+        path = pathlib.Path(args.out or f"tco-{doc['workload']}.png").resolve()
+        tco_view.chart(doc, str(path))
+        default = "" if args.out else " (the default: tco-<workload>.png in the current directory; --out FILE.png to choose)"
+        print(f"wrote {path}{default}")
+        return EXIT_OK
+    text = redact.redact(tco_view.render(doc, args.format))
+    if args.out:
+        import pathlib
+
+        path = pathlib.Path(args.out).resolve()
+        path.write_text(text + "\n")
+        print(f"wrote {path}")
     else:
-        print(redact.redact(tco_view.render(doc, args.format)))
+        print(text)
     return EXIT_OK
 
 
@@ -279,10 +292,15 @@ def _add_schema(sch: argparse.ArgumentParser) -> None:
 
     sch.add_argument("--output", choices=tuple(output.DOCUMENTS), metavar="|".join(output.DOCUMENTS),
                      help="print the JSON Schema of a command's JSON output instead of the spec's")
+    sch.add_argument("--pools", action="store_true", help="print the JSON Schema of a pools file (--pools) instead")
 
 
 def _cmd_schema(args) -> int:
-    if args.output:
+    if args.pools:
+        from gpusizer.catalog import onprem
+
+        schema = onprem.json_schema()
+    elif args.output:
         from gpusizer.contract import output
 
         schema = output.json_schema(args.output)

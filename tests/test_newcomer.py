@@ -156,3 +156,77 @@ def test_next_cheaper_is_inside_the_specs_placement(tmp_path):
     nxt = d["next_cheaper"]
     assert nxt is not None and nxt["hourly_usd"] < d["choice"]["hourly_usd"]
     assert (nxt["provider"], nxt["region"], nxt["purchase"]) == ("aws", "us-east-1", "on-demand")
+
+
+# --- pools -------------------------------------------------------------------------------------------------------
+
+def _pool(**fields):
+    import gpusizer
+
+    base = {"name": "box", "location": "home", "gpu": "A100-80GB", "gpus_per_node": 4, "usd_per_gpu_hour": 1.0}
+    return gpusizer.parse_pools([{**base, **fields}])[0]
+
+
+def test_nvlink_and_fabric_default_from_the_gpu_model():
+    # gpus.yaml: A100-80GB (SXM4) nvlink_gbs 600; L40S is a PCIe card, nvlink_gbs 0.
+    sxm, pcie = _pool(), _pool(gpu="L40S")
+    assert sxm.to_offers()[-1].nvlink and not pcie.to_offers()[-1].nvlink
+    assert not sxm.to_offers()[0].nvlink  # one GPU has nothing to link to
+    assert _pool(nvlink=False).to_offers()[-1].nvlink is False  # PCIe A100 cards: said explicitly
+    assert sxm.fabric_name is None  # one node: no fabric
+    two = _pool(nodes=2)
+    assert (two.fabric_name, two.to_offers()[-1].network_gbps) == ("rdma", 400.0)
+    assert _pool(nodes=2, fabric=None).fabric_name is None and _pool(gpu="L40S", nodes=2).fabric_name is None
+
+
+def test_a_sxm_pool_is_sized_with_nvlink(tmp_path):
+    """The issue's 4 x A100-80GB SXM box: NVLink, not PCIe, carries the tensor-parallel all-reduce."""
+    import gpusizer
+
+    spec = {"name": "s70", "model": {"name": "llama-3.1-70b"}, "inference": {"context_length": 8192, "batch_size": 4},
+            "placement": {"providers": ["onprem"]}}
+    d = gpusizer.document(gpusizer.plan(spec, pools=[_pool()]), top=1)
+    assert d["choice"]["performance"]["link"].startswith("NVLink")
+
+
+def test_every_pool_field_is_documented_with_its_default():
+    from gpusizer.catalog import onprem
+
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index("## On-prem pools"):readme.index("## Provisioning with Pulumi")]
+    documented = set(re.findall(r"^\| `([a-z_]+)` \|", section, flags=re.M))
+    assert documented == set(onprem.Pool.model_fields)
+    schema = json.loads(run("schema", "--pools").stdout)
+    assert set(schema["$defs"]["Pool"]["properties"]) == set(onprem.Pool.model_fields)
+    assert all(p.get("description") for p in schema["$defs"]["Pool"]["properties"].values())
+
+
+def test_the_example_pools_file_loads_and_competes():
+    import gpusizer
+
+    pools = gpusizer.load_pools(REPO / "stacks/examples/pools.yaml")
+    assert {p.name for p in pools} == {"rack-a", "hgx-a100"}
+    r = run("plan", REPO / "stacks/examples/hybrid-70b.yaml", "--pools", REPO / "stacks/examples/pools.yaml",
+            "--format", "json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["choice"]["provider"] == "onprem"
+
+
+def test_a_pool_without_a_gpu_node_selector_is_refused_naming_it_when_pods_run():
+    import types
+
+    import gpusizer
+    from gpusizer.base.errors import SpecError
+
+    from components import onprem
+    spec = {"name": "chat", "model": {"name": "llama-3.1-8b"}, "placement": {"providers": ["onprem"]},
+            "deploy": {"image": "vllm/vllm-openai:v0.6.3"}}
+    pool = _pool(gpu="L40S", gpus_per_node=8)
+    with pytest.raises(SpecError, match=r"pools\.box\.node_selector") as e:
+        onprem.check(gpusizer.plan(spec, pools=[pool]), types.SimpleNamespace(pools=[pool]))
+    assert "nvidia.com/gpu.product" in str(e.value) and "catalog refresh" not in str(e.value)
+    labelled = _pool(gpu="L40S", gpus_per_node=8, node_selector={"nvidia.com/gpu.product": "NVIDIA-L40S"})
+    onprem.check(gpusizer.plan(spec, pools=[labelled]), types.SimpleNamespace(pools=[labelled]))
+    from policies import k8s
+
+    assert set(onprem.GPU_MODEL_LABELS) == set(k8s.GPU_LABELS)

@@ -14,8 +14,8 @@ _SHOWN = 6  # places listed per hint
 
 
 def check(placement, offers) -> tuple[str, ...]:
-    """Raise SpecError for a region that only disallowed providers sell in, or for placement.gpus of which
-    none is sold where the spec allows; return notes for listed GPUs some of which are not sold there.
+    """Raise SpecError when every region named is sold in only by disallowed providers, or when none of
+    placement.gpus is sold where the spec allows; return a note for each such region or GPU when others run.
 
     Args:
         placement: the spec's validated Placement (regions already in the catalog's spelling).
@@ -42,26 +42,31 @@ def check(placement, offers) -> tuple[str, ...]:
                 f"{region} is {what}, but placement.providers is [{', '.join(sorted(allowed))}]. "
                 f"To fix: add {' or '.join(sorted(by))} to placement.providers, or name a region of "
                 f"{', '.join(sorted(allowed))} ({_places(offers, allowed, None)})")
+    notes: tuple[str, ...] = ()
+    pools = any(providers.get(o.provider).owned and o.provider in allowed for o in offers)
     if problems:
-        raise errors.SpecError("placement.regions: " + "\n  ".join(problems), "placement.regions")
+        usable = [r for r in placement.regions if sellers.get(r.lower(), allowed) & allowed]
+        if not usable and not pools:  # nothing could run (pools run wherever regions say): a contradiction
+            raise errors.SpecError("placement.regions: " + "\n  ".join(problems), "placement.regions")
+        notes = tuple(f"placement.regions: {p}" for p in problems)  # the other regions still run
     if not placement.gpus:
-        return ()
+        return notes
     wanted = {r.lower() for r in placement.regions or ()}
-    inside = [o for o in offers if o.provider in allowed
-              and (not wanted or o.region.lower() in wanted or (o.zone or "").lower() in wanted)]
+    inside = [o for o in offers if o.provider in allowed and (not wanted or providers.get(o.provider).owned
+                                                              or o.region.lower() in wanted or (o.zone or "").lower() in wanted)]
     sold = {o.gpu for o in inside}
     missing = [g for g in placement.gpus if g not in sold]
     if not missing:
-        return ()
+        return notes
     where = "placement.regions" if placement.regions else "placement.providers"
     lines = [f"{g} is not sold in {where} [{', '.join(placement.regions or sorted(allowed))}]; it is sold in "
              f"{_places(offers, allowed, g) or 'no region of ' + ', '.join(sorted(allowed))}" for g in missing]
-    if len(missing) == len(placement.gpus):
+    if len(missing) == len(placement.gpus) and not pools:  # with pools, their rejections say why (reason gpu)
         others = ", ".join(sorted(sold)[:12]) or "none"
         raise errors.SpecError(
             "placement.gpus: " + "\n  ".join(lines) + f"\n  GPUs sold there: {others}. To fix: add a region where one "
             "of placement.gpus is sold, or list a GPU sold there", "placement.gpus")
-    return tuple(f"placement.gpus: {line}" for line in lines)
+    return notes + tuple(f"placement.gpus: {line}" for line in lines)
 
 
 def _places(offers, allowed: set[str], gpu: str | None) -> str:
