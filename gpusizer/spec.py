@@ -261,13 +261,22 @@ _FIXES = {
     "greater_than_equal": "use a larger value",
     "greater_than": "use a larger value",
     "less_than_equal": "use a smaller value",
-    "list_type": "give a list, e.g. [aws, gcp]",
     "model_type": "give a mapping of fields",
     "finite_number": "give a finite number",
     "string_too_long": "shorten it",
     "string_too_short": "give a value",
     "int_from_float": "give a whole number",
     "bool_type": "give true or false (unquoted)",
+}
+
+
+# An example per list field, for "give a list" (list_type): the example matches the field.
+_LIST_EXAMPLES = {
+    "providers": "[aws, gcp]",
+    "regions": "[us-east-1, us-central1]",
+    "gpus": "[L4, L40S]",
+    "tolerations": "[{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]",
+    "schedule": "[{start: '0 8 * * 1-5', end: '0 20 * * 1-5', replicas: 3}]",
 }
 
 
@@ -307,6 +316,10 @@ def errors_for(
         fix = _FIXES.get(err["type"])
         if err["type"] == "string_pattern_mismatch" and field.endswith("hf_id"):
             fix = "give a Hugging Face repo id, organisation/name (e.g. meta-llama/Llama-3.1-8B-Instruct)"
+        if err["type"] == "list_type":
+            fix = f"give a list, e.g. {_LIST_EXAMPLES.get(str(err['loc'][-1]), '[first, second]')}"
+            if isinstance(err["input"], str):
+                fix += f" (one item is written [{err['input'][:40]}])"
         if err["type"] == "literal_error":
             fix = "use " + err["ctx"]["expected"]
         if err["type"] == "extra_forbidden":

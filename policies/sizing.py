@@ -159,6 +159,17 @@ def hourly(r: StackResource, by_urn: dict[str, StackResource], scaled_max: float
     return most_count(g, scaled_max) * max(prices)
 
 
+def _purchase(r: StackResource, by_urn: dict[str, StackResource]) -> str | None:
+    """How `r` buys ("spot", "on-demand"), through the template it launches when it does not say; None: unknown."""
+    try:
+        found = res.GpuResource(r.type, r.props).purchase
+        if found is None:
+            found = next((res.GpuResource(t.type, t.props).purchase for t in templates_of(r, by_urn)), None)
+        return found
+    except (v.Unknown, ValueError):
+        return None
+
+
 def stack_budget(resources: list[StackResource], max_usd: float | None) -> list[tuple[str, str | None]]:
     """The sum over GPU resources of `hourly` against maxHourlyUsd.
 
@@ -173,16 +184,23 @@ def stack_budget(resources: list[StackResource], max_usd: float | None) -> list[
     found = Findings("gpusizer-gpu-budget")
     scaled, failed = scaling.maxima(resources)
     found.bounds(failed)  # the others' maxima still count
+    purchases = set()  # how the priced resources buy: the hint suggests spot only where some buy on-demand
     for r in resources:
         try:
-            total += hourly(r, by_urn, scaled.get(r.urn, 0.0)) or 0.0
+            cost = hourly(r, by_urn, scaled.get(r.urn, 0.0)) or 0.0
+            total += cost
+            if cost:
+                purchases.add(_purchase(r, by_urn))
         except v.Unknown as exc:
             found.missing(exc)
         except ValueError as exc:
             found.add(f"gpusizer-gpu-budget cannot price {r.name or r.urn}: {exc}. To fix: keep its template in "
                       "this stack, or name its instance types", r.urn)
     if total > max_usd:
+        cheaper = ("cheaper placements (spot, on-prem pools)" if "on-demand" in purchases or None in purchases else
+                   "smaller or fewer GPU resources, or on-prem pools (these already buy spot; the budget counts "
+                   "on-demand prices, which a spot price may reach)")
         found.add(f"GPU capacity in this stack costs ${total:,.2f}/h (catalog on-demand, every group at its maximum "
-                  f"size, autoscalers at max replicas) > budget ${max_usd:,.2f}/h. To fix: cheaper placements (spot, "
-                  "on-prem pools) or raise gpusizer-gpu-budget.maxHourlyUsd", None)
+                  f"size, autoscalers at max replicas) > budget ${max_usd:,.2f}/h. To fix: {cheaper} or raise "
+                  "gpusizer-gpu-budget.maxHourlyUsd", None)
     return found.result()

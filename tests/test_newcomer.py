@@ -230,3 +230,34 @@ def test_a_pool_without_a_gpu_node_selector_is_refused_naming_it_when_pods_run()
     from policies import k8s
 
     assert set(onprem.GPU_MODEL_LABELS) == set(k8s.GPU_LABELS)
+
+
+# --- hints true for the workload -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("field, value, example", [("regions", "us-east-1", "[us-east-1, us-central1]"),
+                                                   ("providers", "aws", "[aws, gcp]"),
+                                                   ("gpus", "L4", "[L4, L40S]")])
+def test_a_string_where_a_list_belongs_gets_an_example_of_that_field(tmp_path, field, value, example):
+    r = run("plan", _spec(tmp_path, placement={field: value}))
+    assert r.returncode == 2 and f"placement.{field}" in r.stderr
+    assert f"e.g. {example}" in r.stderr and f"[{value}]" in r.stderr
+
+
+@pytest.mark.parametrize("env", [{"HF_HUB_OFFLINE": "1"}, {"HF_ENDPOINT": "http://127.0.0.1:9"}],
+                         ids=["HF_HUB_OFFLINE", "unreachable-hub"])
+def test_an_unavailable_hf_id_fails_fast_in_one_line_naming_the_hf_cli(tmp_path, env):
+    """Port 9 (discard) on localhost is closed here: the Hub is unreachable without any network wait."""
+    import os
+
+    spec = tmp_path / "hf.yaml"
+    spec.write_text("name: x\nmodel: {hf_id: acme/not-cached}\n")
+    full_env = {**os.environ, "HF_HUB_CACHE": str(tmp_path / "empty-cache"), **env}
+    full_env.pop("HF_HUB_OFFLINE", None) if "HF_ENDPOINT" in env else None
+    r = subprocess.run([sys.executable, "-m", "gpusizer", "plan", spec], capture_output=True, text=True,
+                       env=full_env, cwd=tmp_path)
+    assert r.returncode == 2, r.stderr
+    # One line, no huggingface_hub retries ("Retrying in 8s [Retry 4/5]": ~24 s): the probe or the offline flag
+    # kept it to the cache (its time: benchmarks/offline_hf.py).
+    assert r.stderr.count("\n") == 1 and "Retry" not in r.stderr
+    assert ("unreachable" if "HF_ENDPOINT" in env else "HF_HUB_OFFLINE is set") in r.stderr
+    assert "`hf download acme/not-cached config.json`" in r.stderr and "huggingface-cli" not in r.stderr
