@@ -217,7 +217,8 @@ def _cmd_diff(args) -> int:
 
 
 def _cmd_observe(args) -> int:
-    """Exit 0 when every workload had data for the whole window, 3 when some had none or part (one line each)."""
+    """Exit 0 when every workload had data for the whole window, 3 when some had none or part. Each reason is
+    printed once: in the table or markdown (stdout), or, with --format json, one line each on stderr."""
     import gpusizer
     from gpusizer.measure import observe, prometheus
     from gpusizer.render import observe as observe_view
@@ -229,8 +230,9 @@ def _cmd_observe(args) -> int:
     doc = observe.run(args.specs, client, window_s, end, _catalog(args.catalog).with_pools(pools))
     print(redact.redact(observe_view.render(doc, args.format)))
     missing = observe.complete(doc)
-    for line in missing:
-        print(f"gpusizer: {line}", file=sys.stderr)
+    if args.format == "json":  # table and markdown already print each reason once, on stdout
+        for line in missing:
+            print(f"gpusizer: {line}", file=sys.stderr)
     return EXIT_INFEASIBLE if missing else EXIT_OK
 
 

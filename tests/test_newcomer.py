@@ -261,3 +261,79 @@ def test_an_unavailable_hf_id_fails_fast_in_one_line_naming_the_hf_cli(tmp_path,
     assert r.stderr.count("\n") == 1 and "Retry" not in r.stderr
     assert ("unreachable" if "HF_ENDPOINT" in env else "HF_HUB_OFFLINE is set") in r.stderr
     assert "`hf download acme/not-cached config.json`" in r.stderr and "huggingface-cli" not in r.stderr
+
+
+def _preview_stack(tmp_path, purchase: str, budget: float = 0.1):
+    (tmp_path / "Pulumi.trial.yaml").write_text(yaml.safe_dump({"config": {
+        "aws:region": "us-east-1",
+        "gpusizer:workloads": [{"name": "chat", "model": {"name": "llama-3.1-8b"},
+                                "placement": {"providers": ["aws"], "regions": ["us-east-1"], "purchase": purchase}}]}}))
+    cfg = tmp_path / "cfg.json"
+    cfg.write_text(json.dumps({"gpusizer-gpu-budget": {"enforcementLevel": "advisory", "maxHourlyUsd": budget}}))
+    return run("preview", "--stack", "trial", "--stacks-dir", tmp_path, "--policy-config", cfg, "--serial")
+
+
+@pytest.mark.parametrize("purchase", ["spot", "on-demand"])
+def test_the_budget_hint_suggests_spot_only_to_on_demand_capacity(tmp_path, purchase):
+    r = _preview_stack(tmp_path, purchase)
+    assert r.returncode == 0, r.stderr
+    line = next(x for x in r.stdout.splitlines() if "gpusizer-gpu-budget" in x)
+    assert ("(spot," in line) == (purchase == "on-demand")
+    if purchase == "spot":
+        assert "already buy spot" in line
+
+
+# --- output ------------------------------------------------------------------------------------------------------
+
+@pytest.fixture
+def empty_prometheus():
+    """A Prometheus HTTP API that holds no series: every query answers an empty vector."""
+    import http.server
+    import threading
+
+    class Empty(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - http.server's name
+            body = json.dumps({"status": "success", "data": {"resultType": "vector", "result": []}}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Empty)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_observe_prints_each_reason_once(tmp_path, empty_prometheus):
+    """A workload with no data: its reason in the table (stdout) only; with --format json, on stderr only."""
+    spec = _spec(tmp_path, placement={"providers": ["aws"], "regions": ["us-east-1"]})
+    table = run("observe", "--prometheus", empty_prometheus, "--end", "2026-11-20T00:00:00Z", spec)
+    assert table.returncode == 3
+    reason = next(x for x in table.stdout.splitlines() if x.startswith("trial: "))
+    assert reason.removeprefix("trial: ") not in table.stderr
+    as_json = run("observe", "--prometheus", empty_prometheus, "--end", "2026-11-20T00:00:00Z",
+                  "--format", "json", spec)
+    assert as_json.returncode == 3 and reason.removeprefix("trial: ") in as_json.stderr
+    assert json.loads(as_json.stdout)["workloads"][0]["recommendation"]["reason"] == reason.removeprefix("trial: ")
+
+
+def test_tco_png_without_out_writes_a_named_default_path_and_prints_it(tmp_path):
+    r = run("tco", REPO / "stacks/examples/chat-8b.yaml", "--pools", REPO / "stacks/examples/pools.yaml",
+            "--format", "png", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    path = tmp_path / "tco-support-chat.png"
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and str(path) in r.stdout
+
+
+def test_tco_out_writes_any_format_and_prints_the_path(tmp_path):
+    out = tmp_path / "tco.md"
+    r = run("tco", REPO / "stacks/examples/chat-8b.yaml", "--pools", REPO / "stacks/examples/pools.yaml",
+            "--format", "markdown", "--out", out)
+    assert r.returncode == 0 and r.stdout.strip() == f"wrote {out}"
+    assert out.read_text().startswith("### TCO of support-chat")
