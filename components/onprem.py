@@ -258,6 +258,11 @@ def pod_toleration(t: Mapping[str, Any], pool: str) -> k8s.core.v1.TolerationArg
     return k8s.core.v1.TolerationArgs(**{_TOLERATION_FIELDS[k]: v for k, v in t.items()})
 
 
+# Node labels that name a node's GPU model (NVIDIA GPU Feature Discovery; GKE), as the policy pack reads them
+# (policies/k8s.py GPU_LABELS, which tests/components/test_onprem.py holds equal to these).
+GPU_MODEL_LABELS = ("nvidia.com/gpu.product", "cloud.google.com/gke-accelerator")
+
+
 def _pool(plan: Decision, args) -> Pool:
     return next(p for p in args.pools if p.name == plan.chosen.offer.instance_type)
 
@@ -281,6 +286,16 @@ def check(plan: Decision, args) -> None:
                 field="deploy.image",
             )
         serving.vllm_args(plan)  # a model without weights to load, or an image without the flags, fails here
+    if spec.deploy.image and not set(pool.node_selector) & set(GPU_MODEL_LABELS):
+        raise errors.SpecError(
+            f"pools.{pool.name}.node_selector: deploy.image runs pods that request nvidia.com/gpu on pool "
+            f"{pool.name}, which has no node_selector naming its GPU model ({' or '.join(GPU_MODEL_LABELS)}): the "
+            f"pods could land on any GPU node, and the policy gate (gpusizer-sized-gpu-capacity) refuses GPU pods "
+            f"whose model it cannot verify. To fix: give pool {pool.name} node_selector: "
+            f"{{nvidia.com/gpu.product: <its nodes' label>}} (`kubectl get nodes -L nvidia.com/gpu.product` shows "
+            f"it, e.g. NVIDIA-L40S), or drop deploy.image to reserve the GPUs only",
+            field=f"pools.{pool.name}.node_selector",
+        )
     scaling.check_signal(plan)
 
 

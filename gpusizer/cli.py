@@ -44,7 +44,8 @@ def _add_tco(tco: argparse.ArgumentParser) -> None:
     tco.add_argument("--months", type=_whole("--months"), default=36, help="at most the longest lifetime a pool may declare, in months")
     tco.add_argument("--utilization", type=float, help="share of hours the workload runs (default: the pool's utilization)")
     tco.add_argument("--format", choices=("table", "markdown", "json", "png"), default="table")
-    tco.add_argument("--out", metavar="FILE.png", help="where --format png writes (default: tco-<workload>.png)")
+    tco.add_argument("--out", metavar="FILE", help="write the output here and print its path (--format png: default "
+                     "tco-<workload>.png in the current directory; other formats: default stdout)")
     tco.add_argument("--catalog")
 
 
@@ -174,6 +175,7 @@ def _cmd_plan(args) -> int:
 
     pools = gpusizer.load_pools(args.pools) if args.pools else ()
     decision = gpusizer.plan(args.spec, catalog=_catalog(args.catalog), pools=pools)
+    _model_note(decision.workload)
     print(redact.redact(report.render(decision, args.format, top=None if args.all else args.top, quiet_age=args.quiet_age)))
     from gpusizer.base import providers
 
@@ -189,8 +191,16 @@ def _cmd_estimate(args) -> int:
     import gpusizer
     from gpusizer.render import report
 
-    print(redact.redact(report.render(gpusizer.estimate(args.spec, catalog=_catalog(args.catalog)), args.format)))
+    est = gpusizer.estimate(args.spec, catalog=_catalog(args.catalog))
+    _model_note(est.workload)
+    print(redact.redact(report.render(est, args.format)))
     return EXIT_OK
+
+
+def _model_note(w) -> None:
+    """A model name that matched a loose alias (a version or variant the spec did not name): one line on stderr."""
+    if w.resolution is not None and w.resolution.loose:
+        print(f"gpusizer: note: {w.resolution.note(w.model)}", file=sys.stderr)
 
 
 def _cmd_diff(args) -> int:
@@ -207,7 +217,8 @@ def _cmd_diff(args) -> int:
 
 
 def _cmd_observe(args) -> int:
-    """Exit 0 when every workload had data for the whole window, 3 when some had none or part (one line each)."""
+    """Exit 0 when every workload had data for the whole window, 3 when some had none or part. Each reason is
+    printed once: in the table or markdown (stdout), or, with --format json, one line each on stderr."""
     import gpusizer
     from gpusizer.measure import observe, prometheus
     from gpusizer.render import observe as observe_view
@@ -219,8 +230,9 @@ def _cmd_observe(args) -> int:
     doc = observe.run(args.specs, client, window_s, end, _catalog(args.catalog).with_pools(pools))
     print(redact.redact(observe_view.render(doc, args.format)))
     missing = observe.complete(doc)
-    for line in missing:
-        print(f"gpusizer: {line}", file=sys.stderr)
+    if args.format == "json":  # table and markdown already print each reason once, on stdout
+        for line in missing:
+            print(f"gpusizer: {line}", file=sys.stderr)
     return EXIT_INFEASIBLE if missing else EXIT_OK
 
 
@@ -236,10 +248,22 @@ def _cmd_tco(args) -> int:
         print(f"gpusizer: {exc}", file=sys.stderr)
         return EXIT_INFEASIBLE
     if args.format == "png":
-        path = args.out or "tco-%s.png" % doc["workload"]
-        print(f"wrote {tco_view.chart(doc, path)}")
+        import pathlib
+
+        path = pathlib.Path(args.out or f"tco-{doc['workload']}.png").resolve()
+        tco_view.chart(doc, str(path))
+        default = "" if args.out else " (the default: tco-<workload>.png in the current directory; --out FILE.png to choose)"
+        print(f"wrote {path}{default}")
+        return EXIT_OK
+    text = redact.redact(tco_view.render(doc, args.format))
+    if args.out:
+        import pathlib
+
+        path = pathlib.Path(args.out).resolve()
+        path.write_text(text + "\n")
+        print(f"wrote {path}")
     else:
-        print(redact.redact(tco_view.render(doc, args.format)))
+        print(text)
     return EXIT_OK
 
 
@@ -270,10 +294,15 @@ def _add_schema(sch: argparse.ArgumentParser) -> None:
 
     sch.add_argument("--output", choices=tuple(output.DOCUMENTS), metavar="|".join(output.DOCUMENTS),
                      help="print the JSON Schema of a command's JSON output instead of the spec's")
+    sch.add_argument("--pools", action="store_true", help="print the JSON Schema of a pools file (--pools) instead")
 
 
 def _cmd_schema(args) -> int:
-    if args.output:
+    if args.pools:
+        from gpusizer.catalog import onprem
+
+        schema = onprem.json_schema()
+    elif args.output:
         from gpusizer.contract import output
 
         schema = output.json_schema(args.output)
@@ -302,21 +331,24 @@ def _cmd_preview(args) -> int:
 def _cmd_catalog_list(args) -> int:
     from gpusizer.facts import hardware
 
-    gpu = None
-    if args.gpu:
-        gpu = hardware.canonical_gpu(args.gpu)
-        if gpu is None:
-            from gpusizer.base.errors import SpecError
-
-            raise SpecError(f"--gpu: unknown GPU {args.gpu!r}. To fix: use one of {', '.join(hardware.load_gpus())}", "--gpu")
     import gpusizer
+    from gpusizer import planner
+
+    gpu = planner.known_name("--gpu", args.gpu, hardware.load_gpus(), hardware.canonical_gpu) if args.gpu else None
     from gpusizer.catalog import listing
     from gpusizer.render import listing as listing_view
     from gpusizer.base import providers
 
-    offers = _catalog(args.catalog).with_pools(gpusizer.load_pools(args.pools) if args.pools else ()).offers
-    listed = listing.rows(offers, args.provider, args.region, gpu, args.min_gpu_memory_gib, args.purchase)
+    catalog = _catalog(args.catalog).with_pools(gpusizer.load_pools(args.pools) if args.pools else ())
+    region = None
+    if args.region:
+        owned = ". On-prem pool locations are listed with --pools FILE" if not args.pools else ""
+        region = planner.known_name("--region", args.region, catalog.places, also=owned)
+    listed = listing.rows(catalog.offers, args.provider, region, gpu, args.min_gpu_memory_gib, args.purchase)
     print(listing_view.render(listed, args.format))
+    if not listed:
+        print(f"gpusizer: hint: {listing.why_empty(catalog.offers, args.provider, region, gpu, args.purchase)}",
+              file=sys.stderr)
     if args.provider in providers.OWNED and not args.pools:
         print("gpusizer: hint: on-prem pools are not in the catalog; list them with --pools FILE", file=sys.stderr)
     return EXIT_OK
@@ -347,20 +379,27 @@ def _cmd_catalog_refresh(args) -> int:
 
 def _cmd_models(args) -> int:
     from gpusizer.facts import registry
+    from gpusizer.render import table
 
     rows = [
         {"name": m.key, "display_name": m.display_name, "kind": m.kind, "params_b": round(m.params / 1e9, 2),
-         "active_params_b": round(m.active_params / 1e9, 2), "max_context": m.max_context, "hf_id": m.hf_id}
+         "active_params_b": round(m.active_params / 1e9, 2), "max_context": m.max_context, "hf_id": m.hf_id,
+         "aliases": list(m.aliases), "loose_aliases": list(m.loose_aliases)}
         for m in registry.load_models().values()
     ]
     if args.format == "json":
         print(json.dumps(rows, indent=2))
         return EXIT_OK
-    print(f"{'name':<28} {'kind':<10} {'params (B)':>10} {'context':>8}  Hugging Face id")
+    head = ("name", "kind", "params (B)", "context", "Hugging Face id", "also accepted (* loose: reported when used)")
+    lines = []
     for r in rows:
         params = f"{r['params_b']:g}" + (f"/{r['active_params_b']:g}" if r["active_params_b"] != r["params_b"] else "")
-        print(f"{r['name']:<28} {r['kind']:<10} {params:>10} {r['max_context'] or '-':>8}  {r['hf_id'] or '-'}")
-    print(f"{len(rows)} models; any other Hugging Face id works as model.hf_id (needs the [hf] extra)")
+        also = ", ".join(r["aliases"] + [f"{a}*" for a in r["loose_aliases"]]) or "-"
+        lines.append((r["name"], r["kind"], params, str(r["max_context"] or "-"), r["hf_id"] or "-", also))
+    print("\n".join(table.text(head, lines)))
+    print(f"{len(rows)} models; names match case- and separator-insensitively, with or without an org/ prefix and "
+          "-Instruct/-it/-chat/-hf/-base. A loose name (*) leaves out a version or variant: the plan says which "
+          "entry it chose. Any other Hugging Face id works as model.hf_id (needs the [hf] extra)")
     return EXIT_OK
 
 

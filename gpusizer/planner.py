@@ -11,7 +11,7 @@ from typing import Any
 
 from gpusizer.base import errors, inputs, providers
 from gpusizer.facts import hardware, registry
-from gpusizer.decide import optimize
+from gpusizer.decide import mismatch, optimize
 from gpusizer import spec as spec_mod
 from gpusizer.catalog import Catalog
 from gpusizer.decide.decision import Decision
@@ -39,24 +39,29 @@ def _load(source) -> workload_mod.Workload:
 
 def model_of(ref: spec_mod.ModelRef) -> registry.ModelArch:
     """The architecture a spec's `model` names."""
+    return _resolved_model(ref)[0]
+
+
+def _resolved_model(ref: spec_mod.ModelRef) -> tuple[registry.ModelArch, registry.Resolution | None]:
+    """The architecture a spec's `model` names, and for a registry name how it matched (else None)."""
     if ref.hf_id is not None:
         from gpusizer.facts import hub  # huggingface_hub is an optional extra
 
-        return hub.model_from_hub(ref.hf_id)
+        return hub.model_from_hub(ref.hf_id), None
     if ref.name is not None:
         try:
-            return registry.lookup(ref.name)
+            return registry.resolve(ref.name)
         except errors.UnknownModelError as unknown:
             if "/" not in ref.name:
                 raise
             from gpusizer.facts import hub
 
             try:
-                return hub.model_from_hub(ref.name)  # an HF id no registry entry matches
+                return hub.model_from_hub(ref.name), None  # an HF id no registry entry matches
             except errors.SpecError as exc:
                 raise errors.UnknownModelError(f"{unknown} (As a Hugging Face id: {exc})", "model.name") from None
     if ref.hf_config is not None:
-        return registry.from_hf_config(ref.hf_config)
+        return registry.from_hf_config(ref.hf_config), None
     return registry.from_architecture(
         params_b=ref.params_b,
         active_params_b=ref.active_params_b,
@@ -65,22 +70,32 @@ def model_of(ref: spec_mod.ModelRef) -> registry.ModelArch:
         attention_heads=ref.attention_heads,
         kv_heads=ref.kv_heads,
         head_dim=ref.head_dim,
-    )
+    ), None
 
 
 def workload(spec: spec_mod.WorkloadSpec) -> workload_mod.Workload:
     """Resolve the model and compute the GPU-independent requirements."""
-    model = model_of(spec.model)
+    model, resolution = _resolved_model(spec.model)
     spec = _default_lengths(spec, model)
     length, field = (
         (spec.serving.context_length, "inference.context_length")
         if spec.task == "inference"
         else (spec.train.sequence_length, "training.sequence_length")
     )
-    if model.kind == "llm" and model.max_context and length > model.max_context:
+    limit = registry.context_limit(model, spec.model.rope_scaling and spec.model.rope_scaling.factor)
+    if model.kind == "llm" and limit and length > limit:
+        named = f"{model.display_name} ({model.hf_id})" if model.hf_id else model.display_name
+        if spec.model.rope_scaling:
+            raise errors.SpecError(
+                f"{field}: {length} tokens exceeds {named}'s trained context of {model.max_context} x "
+                f"model.rope_scaling.factor {spec.model.rope_scaling.factor:g} = {limit}. "
+                f"To fix: use at most {limit}, or raise model.rope_scaling.factor",
+                field,
+            )
         raise errors.SpecError(
-            f"{field}: {length} tokens exceeds {model.display_name}'s trained context of {model.max_context}. "
-            f"To fix: use at most {model.max_context}",
+            f"{field}: {length} tokens exceeds {named}'s trained context of {model.max_context}. "
+            f"To fix: use at most {model.max_context}, name a model trained for longer contexts, or opt into "
+            f"RoPE scaling with model.rope_scaling: {{type: yarn, factor: {math.ceil(length / model.max_context)}}}",
             field,
         )
     t = spec.serving.targets
@@ -91,14 +106,14 @@ def workload(spec: spec_mod.WorkloadSpec) -> workload_mod.Workload:
             "inference.targets",
         )
     if spec.placement.gpus:
-        gpus = [_known_name("placement.gpus", g, hardware.load_gpus(), hardware.canonical_gpu) for g in spec.placement.gpus]
+        gpus = [known_name("placement.gpus", g, hardware.load_gpus(), hardware.canonical_gpu) for g in spec.placement.gpus]
         spec = spec.model_copy(update={"placement": spec.placement.model_copy(update={"gpus": gpus})})
-    w = workload_mod.resolve(spec, model)
+    w = dataclasses.replace(workload_mod.resolve(spec, model), resolution=resolution)
     cal = calibration_mod.for_spec(spec.sizing.calibration)
     return dataclasses.replace(w, calibration=cal) if cal else w
 
 
-def _known_name(field: str, given: str, known, canonical=None, also: str = "") -> str:
+def known_name(field: str, given: str, known, canonical=None, also: str = "") -> str:
     """The known spelling of `given` (case-insensitive; `canonical` may map aliases), else a SpecError
     naming `field`, the nearest known names and `also` (another fix)."""
     found = canonical(given) if canonical else None
@@ -111,7 +126,7 @@ def _known_name(field: str, given: str, known, canonical=None, also: str = "") -
     near = difflib.get_close_matches(given.lower(), list(by_lower), n=5, cutoff=0.5)
     hint = ", ".join(by_lower[n] for n in near) if near else ", ".join(sorted(known)[:12])
     raise errors.SpecError(
-        f"{field}: unknown {'GPU' if field.endswith('gpus') else 'region or zone'} {given!r}. "
+        f"{field}: unknown {'GPU' if field.rstrip('s').endswith('gpu') else 'region or zone'} {given!r}. "
         f"To fix: use one of the known names{' nearest' if near else ''}: {hint}{also}",
         field,
     )
@@ -133,16 +148,30 @@ def _with_known_regions(w: workload_mod.Workload, catalog: Catalog) -> workload_
     pools_pending = bool(owned & set(p.providers or providers.NAMES)) and not owned & set(catalog.provider_names)
     lowered = {k.lower() for k in known}
     if pools_pending and not any(r.lower() in lowered for r in p.regions):  # nothing could run: raises
-        _known_name("placement.regions", p.regions[0], known, also="; or, for an on-prem location, give the pools "
+        known_name("placement.regions", p.regions[0], known, also="; or, for an on-prem location, give the pools "
                     "(--pools FILE)")
     regions = []
     for r in p.regions:
         if pools_pending and r.lower() not in lowered:
             regions.append(r)
             continue
-        regions.append(_known_name("placement.regions", r, known))
+        regions.append(known_name("placement.regions", r, known, also=_zone_hint(r, catalog)))
     spec = w.spec.model_copy(update={"placement": p.model_copy(update={"regions": regions})})
     return dataclasses.replace(w, spec=spec)
+
+
+def _zone_hint(given: str, catalog: Catalog) -> str:
+    """For a zone name the catalog does not use ("us-east-1a": AWS account-specific zone names), the zones it
+    knows in that region: AWS offers are per zone ID (use1-az1), the same in every account."""
+    region = given.rstrip("abcdefghijklmnopqrstuvwxyz").rstrip("-")
+    zones = sorted({o.zone for o in catalog.offers if o.zone and o.region.lower() == region.lower()})
+    if region.lower() == given.lower() or not any(o.region.lower() == region.lower() for o in catalog.offers):
+        return ""
+    listed = f"its zones in the catalog: {', '.join(zones[:8])}" if zones else "the catalog prices it per region"
+    aws = any(o.provider == "aws" and o.region.lower() == region.lower() for o in catalog.offers)
+    ids = f" (AWS zone IDs, the same in every account, unlike zone names such as {given})" if aws and zones else ""
+    return f". {given!r} looks like a zone of {region}; {listed}{ids}. To fix: name the region {region}" + (
+        " or one of those zones" if zones else "")
 
 
 def _default_lengths(spec: spec_mod.WorkloadSpec, model: registry.ModelArch) -> spec_mod.WorkloadSpec:
@@ -173,7 +202,8 @@ def plan(
     """
     catalog = (catalog or Catalog.load()).with_pools(pools)
     w = _with_known_regions(_load(spec), catalog)
-    return optimize.choose(w, catalog)
+    notes = mismatch.check(w.spec.placement, catalog.offers)
+    return optimize.choose(w, catalog, notes=tuple(catalog.notes) + notes if notes else None)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -201,6 +231,7 @@ def estimate(spec, catalog: Catalog | None = None) -> Estimate:
     """
     cat = catalog or Catalog.load()
     w = _with_known_regions(_load(spec), cat)
+    mismatch.check(w.spec.placement, cat.offers)
     cheapest = optimize.choose(w, cat, notes=()).judged.cheapest_per_gpu()
     network = {}
     for o in cat.offers:

@@ -21,6 +21,20 @@ KvPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8"]
 Provider = Literal[providers.NAMES]  # the one registry (gpusizer.base.providers)
 
 
+class RopeScaling(fields.Strict):
+    """An explicit opt-in to serve or train past the model's trained context with RoPE scaling."""
+
+    type: Literal["yarn", "linear", "dynamic"] = pydantic.Field(
+        "yarn", description="RoPE scaling method the serving engine applies (YaRN, linear position interpolation, dynamic NTK)."
+    )
+    # 32: the largest factor published for a RoPE-scaled checkpoint we know of (NousResearch/Yarn-Llama-2-13b-128k,
+    # factor 32 over 4096 in its config.json, 2023); beyond it nothing supports the quality.
+    factor: fields.positive_float(32.0, lower=1.0) = pydantic.Field(
+        description="Multiplies the trained context (Qwen2.5 documents yarn x4 over 32,768 tokens); "
+        "the context limit becomes trained context x factor."
+    )
+
+
 class ModelRef(fields.Strict):
     """The model: a registry name, a Hugging Face config.json, or an explicit architecture."""
 
@@ -41,6 +55,10 @@ class ModelRef(fields.Strict):
     attention_heads: fields.Heads | None = None
     kv_heads: fields.Heads | None = pydantic.Field(None, description="GQA/MQA; defaults to attention_heads.")
     head_dim: fields.HeadDim | None = pydantic.Field(None, description="Defaults to hidden_size / attention_heads.")
+    rope_scaling: RopeScaling | None = pydantic.Field(
+        None, description="Opt in to a context beyond the model's trained maximum with RoPE scaling "
+        "({type: yarn, factor: 4}); default: none, and a longer context is refused."
+    )
 
     @pydantic.model_validator(mode="after")
     def _one_way(self) -> Self:
@@ -254,13 +272,22 @@ _FIXES = {
     "greater_than_equal": "use a larger value",
     "greater_than": "use a larger value",
     "less_than_equal": "use a smaller value",
-    "list_type": "give a list, e.g. [aws, gcp]",
     "model_type": "give a mapping of fields",
     "finite_number": "give a finite number",
     "string_too_long": "shorten it",
     "string_too_short": "give a value",
     "int_from_float": "give a whole number",
     "bool_type": "give true or false (unquoted)",
+}
+
+
+# An example per list field, for "give a list" (list_type): the example matches the field.
+_LIST_EXAMPLES = {
+    "providers": "[aws, gcp]",
+    "regions": "[us-east-1, us-central1]",
+    "gpus": "[L4, L40S]",
+    "tolerations": "[{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]",
+    "schedule": "[{start: '0 8 * * 1-5', end: '0 20 * * 1-5', replicas: 3}]",
 }
 
 
@@ -300,6 +327,10 @@ def errors_for(
         fix = _FIXES.get(err["type"])
         if err["type"] == "string_pattern_mismatch" and field.endswith("hf_id"):
             fix = "give a Hugging Face repo id, organisation/name (e.g. meta-llama/Llama-3.1-8B-Instruct)"
+        if err["type"] == "list_type":
+            fix = f"give a list, e.g. {_LIST_EXAMPLES.get(str(err['loc'][-1]), '[first, second]')}"
+            if isinstance(err["input"], str):
+                fix += f" (one item is written [{err['input'][:40]}])"
         if err["type"] == "literal_error":
             fix = "use " + err["ctx"]["expected"]
         if err["type"] == "extra_forbidden":

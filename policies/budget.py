@@ -51,15 +51,33 @@ def stack_budget(resources: list[sizing.StackResource], max_usd: float | None) -
     found = sizing.Findings("gpusizer-gpu-budget")
     scaled, failed = scaling.maxima(resources)
     found.bounds(failed)
+    purchases = set()  # how the priced resources buy: the hint suggests spot only where some buy on-demand
     for r in resources:
         try:
-            total += hourly(r, by_urn, scaled.get(r.urn, 0.0)) or 0.0
+            cost = hourly(r, by_urn, scaled.get(r.urn, 0.0)) or 0.0
+            total += cost
+            if cost:
+                purchases.add(_purchase(r, by_urn))
         except v.Unknown as exc:
             found.missing(exc)
         except Exception as exc:  # noqa: BLE001 - an unpriceable or malformed resource is a finding naming it
             found.add(f"gpusizer-gpu-budget cannot price {r.name or r.urn} ({type(exc).__name__}: {exc})", r.urn)
     if total > max_usd:
+        cheaper = ("cheaper placements (spot, on-prem pools)" if "on-demand" in purchases or None in purchases else
+                   "smaller or fewer GPU resources, or on-prem pools (these already buy spot; the budget counts "
+                   "on-demand prices, which a spot price may reach)")
         found.add(f"GPU capacity in this stack costs ${total:,.2f}/h (catalog on-demand, every group at its maximum "
-                  f"size, autoscalers at max replicas) > budget ${max_usd:,.2f}/h. To fix: cheaper placements (spot, "
-                  "on-prem pools) or raise gpusizer-gpu-budget.maxHourlyUsd", None)
+                  f"size, autoscalers at max replicas) > budget ${max_usd:,.2f}/h. To fix: {cheaper} or raise "
+                  "gpusizer-gpu-budget.maxHourlyUsd", None)
     return found.result()
+
+
+def _purchase(r: sizing.StackResource, by_urn: dict[str, sizing.StackResource]) -> str | None:
+    """How `r` buys ("spot", "on-demand"), through the template it launches when it does not say; None: unknown."""
+    try:
+        found = res.GpuResource(r.type, r.props).purchase
+        if found is None:
+            found = next((res.GpuResource(t.type, t.props).purchase for t in model.templates(r, by_urn)), None)
+        return found
+    except (v.Unknown, ValueError):
+        return None

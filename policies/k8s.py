@@ -183,7 +183,7 @@ def shapes_of(pod: v.View) -> list[shapes.Shape]:
         for key, n in gpus.items():
             if key == GPU_RESOURCE:
                 cap = audit.capacity_of_accelerator(gpu, n) if gpu else None
-                what = f"{n:g} x {gpu or label or 'GPU (no GPU model label)'}"
+                what = f"{n:g} x {gpu or label or 'GPU of no named model (no nvidia.com/gpu.product node selector)'}"
                 out.append(shapes.Shape(what, cap, None))
                 continue
             m = _MIG.match(key.removeprefix(MIG_PREFIX))

@@ -169,8 +169,11 @@ def _gpu(check: Callable[[resources.GpuResource, Any], list[str]]) -> Callable[[
 
 def sized_gpu_capacity(r: resources.GpuResource, cfg) -> list[str]:
     """Every GPU type is one the pack can verify, and the resource carries a valid sizing requirement."""
-    out = [f"{s.label}: unknown GPU type, cannot verify its GPU memory or price. To fix: a GPU type in "
-           "`gpusizer catalog list`, or refresh the catalog (`gpusizer catalog refresh`)" for s in r.unknown]
+    out = [f"{s.label}: unknown GPU type, cannot verify its GPU memory or price. To fix: "
+           + ("select the GPU model with a node selector (nvidia.com/gpu.product; for a gpusizer pool, the pool's "
+              "node_selector)" if "node selector" in s.label else
+              "a GPU type in `gpusizer catalog list`, or refresh the catalog (`gpusizer catalog refresh`)")
+           for s in r.unknown]
     if r.required_gib is None:
         given = r.raw_requirement
         why = (f"its requirement {given!r} is not a positive finite number of GiB" if given not in (None, "")

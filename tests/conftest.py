@@ -13,6 +13,9 @@ from gpusizer.catalog.offer import Offer
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 DATA = REPO / "data"
+# The example workload specs: every YAML in stacks/examples/ but the example pools file (a pools list, not a spec).
+EXAMPLE_POOLS = REPO / "stacks/examples/pools.yaml"
+EXAMPLE_SPECS = sorted(p for p in (REPO / "stacks/examples").glob("*.yaml") if p != EXAMPLE_POOLS)
 """Reference facts and the dated catalog sources, with their provenance (data/README.md)."""
 
 

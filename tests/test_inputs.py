@@ -11,7 +11,7 @@ import gpusizer
 from gpusizer import cli
 from gpusizer.base import fields, inputs, redact
 from gpusizer.facts import registry
-from tests.conftest import REPO
+from tests.conftest import EXAMPLE_SPECS, REPO
 
 HF = REPO / "tests/data"
 SPEC = "name: chat\nmodel: {name: llama-3.1-8b}\n"
@@ -248,7 +248,7 @@ def test_spec_errors_never_echo_credentials(capsys, tmp_path):
     assert "s3cr3t" not in err and "growth" in err
 
 
-@pytest.mark.parametrize("example", sorted(p.name for p in (REPO / "stacks/examples").glob("*.yaml")))
+@pytest.mark.parametrize("example", [p.name for p in EXAMPLE_SPECS])
 def test_redaction_leaves_ordinary_reports_unchanged(example, tiny_catalog):
     """Measurements under secret-sounding JSON keys ("pipeline_ms_per_token": 0.5) stay, and the JSON stays valid."""
     from gpusizer.render import report

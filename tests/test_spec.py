@@ -8,7 +8,7 @@ import yaml
 
 import gpusizer
 from gpusizer import spec as spec_mod
-from tests.conftest import REPO
+from tests.conftest import EXAMPLE_SPECS, REPO
 
 BASE = {"name": "chat", "model": {"name": "llama-3.1-8b"}}
 
@@ -111,7 +111,7 @@ def test_bad_input_can_be_caught_as_a_value_error():
     assert isinstance(e.value, gpusizer.SizingError)
 
 
-EXAMPLES = sorted((REPO / "stacks" / "examples").glob("*.yaml"))
+EXAMPLES = EXAMPLE_SPECS
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)

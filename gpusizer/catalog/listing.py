@@ -19,7 +19,7 @@ def rows(offers: Iterable[Offer], provider: str | None = None, region: str | Non
     """One row per offer and purchase option it is sold at, filtered, cheapest first."""
     out = []
     for o in offers:
-        if (provider and o.provider != provider) or (region and o.region != region):
+        if (provider and o.provider != provider) or (region and region not in (o.region, o.zone)):
             continue
         if (gpu and o.gpu != gpu) or (min_gpu_memory_gib and o.gpu_memory_gib < min_gpu_memory_gib):
             continue
@@ -40,3 +40,22 @@ def rows(offers: Iterable[Offer], provider: str | None = None, region: str | Non
     out.sort(key=lambda r: (r["hourly_usd"], r["provider"], r["region"], r["zone"] or "", r["instance_type"],
                             r["gpu_count"], r["purchase"]))
     return out
+
+
+def why_empty(offers: Iterable[Offer], provider: str | None, region: str | None, gpu: str | None,
+              purchase: str | None) -> str:
+    """Why known filter values list no offer: the filter that empties the list, and where else to look."""
+    offers = list(offers)
+    if region:
+        sellers = sorted({o.provider for o in offers if region in (o.region, o.zone)})
+        if provider and provider not in sellers:
+            return f"{region} is a {'/'.join(s.upper() for s in sellers)} location, not {provider}'s. To fix: drop --provider or use --provider {sellers[0]}"
+        if gpu:
+            there = sorted({o.gpu for o in offers if region in (o.region, o.zone)})
+            where = sorted({o.region for o in offers if o.gpu == gpu and (not provider or o.provider == provider)})
+            if gpu not in there:
+                return (f"{gpu} is not sold in {region} (GPUs there: {', '.join(there)}); it is sold in "
+                        f"{', '.join(where[:8]) or 'no region'}{' ...' if len(where) > 8 else ''}")
+    if purchase:
+        return f"no offer matches these filters at {purchase} prices. To fix: drop --purchase or --min-gpu-memory-gib"
+    return "no offer matches these filters together. To fix: drop one of them"

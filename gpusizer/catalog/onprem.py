@@ -17,6 +17,9 @@ from gpusizer import spec
 from gpusizer.catalog.offer import Offer
 
 _NODE_COUNTS = (1, 2, 4, 8, 16)
+# A pool's node network with a fabric and no network_gbps: one 400 Gbit/s NIC per node (InfiniBand NDR and
+# ConnectX-7's port rate, NVIDIA ConnectX-7 product brief); the planner's estimate assumes the same.
+DEFAULT_FABRIC_GBPS = 400.0
 
 
 class Pool(pydantic.BaseModel):
@@ -28,30 +31,47 @@ class Pool(pydantic.BaseModel):
 
     model_config = pydantic.ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
-    name: str = pydantic.Field(pattern=r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$", max_length=63)
-    location: fields.Label
-    gpu: fields.Label
-    gpus_per_node: fields.count(16)  # DGX-2 / HGX-2 hold 16 GPUs, the most in one node (NVIDIA DGX-2 datasheet, 2018)
-    nodes: fields.PoolNodes = 1
+    name: str = pydantic.Field(pattern=r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$", max_length=63,
+                               description="Pool name ([a-z0-9-]): the offer's instance type in reports.")
+    location: fields.Label = pydantic.Field(description="Site name; placement.regions may name it.")
+    gpu: fields.Label = pydantic.Field(description="GPU model (a name or alias `gpusizer catalog list --gpu` accepts).")
+    # DGX-2 / HGX-2 hold 16 GPUs, the most in one node (NVIDIA DGX-2 datasheet, 2018)
+    gpus_per_node: fields.count(16) = pydantic.Field(description="GPUs in one node (1-16).")
+    nodes: fields.PoolNodes = pydantic.Field(1, description="Nodes in the pool.")
     gpus_free: fields.count(fields.MAX_NODES * 16, lower=0) | None = pydantic.Field(None, description="Default: every GPU of every node.")
-    usd_per_gpu_hour: fields.UsdPerGpuHour | None = None
-    capex_usd_per_node: fields.CapexUsd | None = None
-    lifetime_years: fields.LifetimeYears = 4.0
-    power_kw_per_node: fields.PowerKw | None = None
-    usd_per_kwh: fields.UsdPerKwh = 0.12
+    usd_per_gpu_hour: fields.UsdPerGpuHour | None = pydantic.Field(
+        None, description="A rate finance gives, $/GPU-hour; else give capex_usd_per_node and power_kw_per_node.")
+    capex_usd_per_node: fields.CapexUsd | None = pydantic.Field(
+        None, description="Purchase price of one node, USD (with power_kw_per_node), amortized over lifetime_years.")
+    lifetime_years: fields.LifetimeYears = pydantic.Field(4.0, description="Years the capex is spread over.")
+    power_kw_per_node: fields.PowerKw | None = pydantic.Field(None, description="Power draw of one node at load, kW.")
+    usd_per_kwh: fields.UsdPerKwh = pydantic.Field(0.12, description="Electricity price, USD per kWh.")
     pue: fields.Pue = pydantic.Field(1.4, description="Data-centre power usage effectiveness.")
     utilization: fields.Utilization = pydantic.Field(0.7, description="Share of hours the GPUs do paid work.")
-    opex_usd_per_node_year: fields.OpexUsd = 0.0
-    vcpus_per_node: fields.Vcpus = 64
-    ram_gib_per_node: fields.RamGib = 512
-    nvlink: fields.StrictBool = False
-    fabric: fields.Label | None = None
-    node_selector: dict[str, str] = pydantic.Field(default_factory=dict)
-    tolerations: list[dict[str, Any]] = pydantic.Field(default_factory=list)
+    opex_usd_per_node_year: fields.OpexUsd = pydantic.Field(
+        0.0, description="Yearly running cost of one node besides power (support, space, staff), USD.")
+    vcpus_per_node: fields.Vcpus = pydantic.Field(64, description="Host vCPUs per node (a share goes with each GPU).")
+    ram_gib_per_node: fields.RamGib = pydantic.Field(512, description="Host RAM per node, GiB.")
+    nvlink: fields.StrictBool | None = pydantic.Field(
+        None, description="GPUs in a node talk over NVLink/NVSwitch. Default: from the GPU model (gpus.yaml "
+        "nvlink_gbs): true for SXM/HGX boards (V100, A100, H100, H200, B200) with 2+ GPUs per node, false for "
+        "PCIe cards (T4, L4, A10G, L40S ...). Set false for PCIe H100/A100 cards.")
+    fabric: fields.Label | None = pydantic.Field(
+        None, description="Multi-node GPU fabric (rdma, efa ...); null: none. Default: rdma for a pool of 2+ "
+        "nodes of SXM/HGX boards (DGX/HGX systems ship one InfiniBand/RoCE NIC per GPU), else none.")
+    network_gbps: fields.positive_float(fields.MAX_NETWORK_GBPS) | None = pydantic.Field(
+        None, description="Node network bandwidth between nodes, Gbit/s. Default: 400 with a fabric (one 400G "
+        "NIC, the common InfiniBand NDR port rate), else 0.")
+    node_selector: dict[str, str] = pydantic.Field(
+        default_factory=dict, description="Kubernetes node labels the pods need; with deploy.image it must name "
+        "the GPU model (nvidia.com/gpu.product), or the policy gate cannot verify the pods.")
+    tolerations: list[dict[str, Any]] = pydantic.Field(
+        default_factory=list, description="Kubernetes tolerations the pods get (key, operator, value, effect, tolerationSeconds).")
     cache_storage_class: fields.Label | None = pydantic.Field(
         None, description="StorageClass of each serving pod's model cache (a generic ephemeral volume sized for "
         "the weights); default: an emptyDir on the node's disk with that size limit.")
-    as_of: datetime.date = pydantic.Field(default_factory=datetime.date.today)
+    as_of: datetime.date = pydantic.Field(default_factory=datetime.date.today,
+                                          description="Date of the prices (default: today).")
 
     @pydantic.field_validator("gpu")
     @classmethod
@@ -70,6 +90,30 @@ class Pool(pydantic.BaseModel):
         if self.gpus_free is not None and self.gpus_free > self.total_gpus:
             raise ValueError(f"gpus_free {self.gpus_free} exceeds the pool's {self.total_gpus} GPUs")
         return self
+
+    @property
+    def has_nvlink(self) -> bool:
+        """`nvlink` as given, else from the GPU model: an NVLink (SXM/HGX) part with 2+ GPUs per node."""
+        if self.nvlink is not None:
+            return self.nvlink
+        return hardware.load_gpus()[self.gpu].nvlink_gbs > 0 and self.gpus_per_node > 1
+
+    @property
+    def fabric_name(self) -> str | None:
+        """`fabric` as given (null: none), else rdma for 2+ nodes of NVLink (HGX/DGX) boards, else None.
+
+        NVIDIA's DGX A100/H100 reference systems carry one ConnectX InfiniBand/RoCE NIC per GPU (DGX H100
+        datasheet: 8 x ConnectX-7 400 Gb/s), as HGX servers built to that design do."""
+        if "fabric" in self.model_fields_set:
+            return self.fabric
+        return "rdma" if self.nodes > 1 and hardware.load_gpus()[self.gpu].nvlink_gbs > 0 else None
+
+    @property
+    def network(self) -> float:
+        """`network_gbps` as given, else DEFAULT_FABRIC_GBPS with a fabric, else 0."""
+        if self.network_gbps is not None:
+            return self.network_gbps
+        return DEFAULT_FABRIC_GBPS if self.fabric_name else 0.0
 
     @property
     def total_gpus(self) -> int:
@@ -124,8 +168,9 @@ class Pool(pydantic.BaseModel):
                 spot_usd=None,
                 source=f"on-prem pool {self.name} ({how})",
                 as_of=self.as_of.isoformat(),
-                nvlink=self.nvlink,
-                fabric=self.fabric,
+                nvlink=self.has_nvlink and count > 1,
+                fabric=self.fabric_name,
+                network_gbps=self.network,
                 max_nodes=self.nodes if count == self.gpus_per_node else 1,
                 gpus_free=self.free,
                 note=how,
@@ -162,3 +207,12 @@ def load_pools(path: str | pathlib.Path) -> list[Pool]:
         return parse_pools(data)
     except errors.SpecError as exc:
         raise errors.SpecError(f"pools file {inputs.quote(str(path))}: {exc}", exc.field) from None
+
+
+def json_schema() -> dict:
+    """JSON Schema of a pools file (`gpusizer schema --pools`): a mapping with a `pools:` list of Pool, every
+    field with its default and description."""
+    pool = Pool.model_json_schema()
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "gpusizer pools file",
+            "type": "object", "properties": {"pools": {"type": "array", "items": {"$ref": "#/$defs/Pool"}}},
+            "required": ["pools"], "$defs": {**pool.pop("$defs", {}), "Pool": pool}}

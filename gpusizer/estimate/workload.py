@@ -41,6 +41,7 @@ class Workload:
     kv_precision: str | None
     training_flops: float | None
     calibration: calibration_mod.Calibration | None = None
+    resolution: registry.Resolution | None = None  # how a registry name matched (None: hf_id, hf_config, explicit)
     # Per-layout speeds and per-GPU verdicts (memo()); a replace() that changes what they read passes _memo={}.
     _memo: dict = dataclasses.field(default_factory=dict, repr=False)
 

@@ -14,6 +14,9 @@ Algorithm:
    the Hub by range requests (`huggingface_hub.get_safetensors_metadata`,
    headers only, no weights downloaded). When neither is possible the count
    derived from config.json stands and the model's `source` says so.
+   Before going online, a 2-second probe (`reachable`) checks that the Hub
+   answers at all; when it does not, only the cache is read, so an offline
+   machine gets one line in seconds instead of huggingface_hub's retries.
 3. The model keeps its Hugging Face id as its name.
 
 huggingface_hub is imported lazily: nothing else in the engine needs it.
@@ -50,6 +53,36 @@ def _hub():
     return huggingface_hub
 
 
+# How long the reachability probe waits for the Hub's name and a TCP connection: huggingface_hub itself retries
+# an unreachable Hub for about 24 s (five backoffs, measured here 2026-11-26), printing each retry.
+PROBE_SECONDS = 2.0
+
+
+def reachable(timeout: float = PROBE_SECONDS) -> bool:
+    """Whether the Hub (HF_ENDPOINT, default https://huggingface.co) accepts a TCP connection within `timeout`
+    seconds, name lookup included (run in a daemon thread: getaddrinfo has no timeout of its own)."""
+    import socket
+    import threading
+    import urllib.parse
+
+    url = urllib.parse.urlsplit(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+    host, port = url.hostname or "huggingface.co", url.port or (80 if url.scheme == "http" else 443)
+    done, ok = threading.Event(), []
+
+    def probe() -> None:
+        try:
+            socket.create_connection((host, port), timeout=timeout).close()
+            ok.append(True)
+        except OSError:
+            pass
+        finally:
+            done.set()
+
+    threading.Thread(target=probe, daemon=True).start()
+    done.wait(timeout)
+    return bool(ok)
+
+
 def _cache_dir() -> str | None:
     return os.environ.get("HF_HUB_CACHE") or None
 
@@ -66,9 +99,10 @@ def model_from_hub(repo_id: str, revision: str | None = None) -> registry.ModelA
 
 def _read(repo_id: str, revision: str | None) -> registry.ModelArch:
     hub = _hub()
+    local = offline() or not reachable()  # unreachable: the cache or one line, not half a minute of retries
     try:
         config = hub.hf_hub_download(
-            repo_id, "config.json", revision=revision, cache_dir=_cache_dir(), local_files_only=offline()
+            repo_id, "config.json", revision=revision, cache_dir=_cache_dir(), local_files_only=local
         )
     except hub.errors.GatedRepoError:
         raise errors.SpecError(
@@ -79,25 +113,29 @@ def _read(repo_id: str, revision: str | None) -> registry.ModelArch:
             f"{FIELD}: no Hugging Face repo {repo_id!r} (or it is private). To fix: check the id "
             "(organisation/name) or set HF_TOKEN", FIELD) from None
     except (hub.errors.LocalEntryNotFoundError, hub.errors.EntryNotFoundError, OSError) as exc:
-        why = "HF_HUB_OFFLINE is set and it is not in the local cache" if offline() else f"it could not be fetched ({type(exc).__name__})"
+        why = ("HF_HUB_OFFLINE is set and it is not in the local cache" if offline() else
+               f"the Hub ({os.environ.get('HF_ENDPOINT') or 'https://huggingface.co'}) is unreachable and it is not "
+               "in the local cache" if local else f"it could not be fetched ({type(exc).__name__})")
         raise errors.SpecError(
             f"{FIELD}: config.json of {repo_id} is unavailable: {why}. To fix: run "
-            f"`huggingface-cli download {repo_id} config.json` where the Hub is reachable, or give model.hf_config",
+            f"`hf download {repo_id} config.json` (huggingface_hub's CLI) where the Hub is reachable, or give model.hf_config",
             FIELD) from None
     model = registry.from_hf_config(config)
-    counts, where = _parameter_counts(hub, repo_id, pathlib.Path(config).parent, revision)
+    counts, where = _parameter_counts(hub, repo_id, pathlib.Path(config).parent, revision, local)
     return _named(model, repo_id, counts, where)
 
 
-def _parameter_counts(hub, repo_id: str, snapshot: pathlib.Path, revision: str | None) -> tuple[dict[str, int], str]:
+def _parameter_counts(hub, repo_id: str, snapshot: pathlib.Path, revision: str | None,
+                      local: bool = False) -> tuple[dict[str, int], str]:
     """Parameters per safetensors dtype, from the cached snapshot or the Hub's headers; ({}, why) if neither."""
     try:
         meta = hub.get_local_safetensors_metadata(snapshot)
         return dict(meta.parameter_count), "safetensors headers in the local cache"
     except (hub.errors.NotASafetensorsRepoError, hub.errors.SafetensorsParsingError, OSError, ValueError):
         pass
-    if offline():
-        return {}, "config.json only (safetensors not cached; HF_HUB_OFFLINE set)"
+    if offline() or local:
+        why = "HF_HUB_OFFLINE set" if offline() else "the Hub unreachable"
+        return {}, f"config.json only (safetensors not cached; {why})"
     try:
         meta = hub.get_safetensors_metadata(repo_id, revision=revision)
         return dict(meta.parameter_count), "safetensors headers on the Hugging Face Hub"

@@ -41,7 +41,9 @@ class ModelArch:
         activation_gib_per_item: non-LLMs: peak inference activation memory per
             batch item (one image at the model's default resolution), GiB.
         tied_embeddings: the LM head shares the input embedding matrix.
-        hf_id: Hugging Face repo id; aliases: other spellings accepted.
+        hf_id: Hugging Face repo id; aliases: other spellings of exactly this model (accepted silently).
+        loose_aliases: names that leave out a version or variant ("mistral-7b"), resolved to this
+            entry as the default; a plan reports such a resolution (Resolution.loose).
         source: where the figures come from.
     """
 
@@ -69,6 +71,7 @@ class ModelArch:
     tied_embeddings: bool = False
     hf_id: str | None = None
     aliases: tuple[str, ...] = ()
+    loose_aliases: tuple[str, ...] = ()
 
     def __post_init__(self):
         if not 0 < self.active_params <= self.params:
@@ -157,6 +160,7 @@ def _from_entry(key: str, e: dict) -> ModelArch:
     for k in ("gated", "moe_intermediate_size", "shared_experts", "dense_layers"):
         e.pop(k, None)
     e["aliases"] = tuple(e.get("aliases", ()))
+    e["loose_aliases"] = tuple(e.get("loose_aliases", ()))
     return ModelArch(key=key, **e)
 
 
@@ -168,24 +172,71 @@ _SUFFIXES = ("-instruct", "-it", "-chat", "-hf", "-base")
 
 
 @functools.cache
-def _index() -> dict[str, str]:
-    """Every spelling of every model (normalized) -> its key: read from the entries, so a lookup
-    builds only the model it returns."""
-    index = {}
-    for key, e in _entries().items():
-        for name in (key, e["display_name"], e.get("hf_id") or "", *e.get("aliases", ())):
-            if name:
-                index.setdefault(_norm(name), key)
-                index.setdefault(_norm(name.split("/")[-1]), key)
+def _index() -> dict[str, tuple[str, bool]]:
+    """Every spelling of every model (normalized) -> (its key, whether the spelling is a loose alias):
+    read from the entries, so a lookup builds only the model it returns. Exact spellings win over
+    loose ones."""
+    index: dict[str, tuple[str, bool]] = {}
+    for loose in (False, True):
+        for key, e in _entries().items():
+            names = e.get("loose_aliases", ()) if loose else (key, e["display_name"], e.get("hf_id") or "",
+                                                             *e.get("aliases", ()))
+            for name in names:
+                if name:
+                    index.setdefault(_norm(name), (key, loose))
+                    index.setdefault(_norm(name.split("/")[-1]), (key, loose))
     return index
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Resolution:
+    """How a spec's model name became a registry entry (the plan reports it).
+
+    Attributes:
+        requested: the name as the spec gave it.
+        key: the registry entry it resolved to.
+        loose: it matched a loose alias (a name that leaves out a version or variant): the
+            entry is a default the user did not name, so the plan says so on stderr and in its JSON.
+    """
+
+    requested: str
+    key: str
+    loose: bool = False
+
+    def note(self, model: ModelArch) -> str:
+        """The one line a loose resolution prints (empty for an exact one)."""
+        if not self.loose:
+            return ""
+        return (f"model.name {self.requested!r} leaves out a version or variant; sized as {model.key} "
+                f"({model.display_name}, {model.hf_id}, context {model.max_context or '-'}). "
+                f"To choose another, name it exactly (`gpusizer models` lists them); to keep this one, "
+                f"write model.name: {model.key}")
+
+
+def context_limit(model: ModelArch, rope_factor: float | None = None) -> int | None:
+    """The longest context a spec may ask of `model`: its trained context, times the RoPE scaling factor the
+    spec opts into (model.rope_scaling.factor); None when the model publishes no trained context."""
+    if not model.max_context:
+        return None
+    return int(model.max_context * rope_factor) if rope_factor else model.max_context
+
+
 def lookup(name: str) -> ModelArch:
-    """The registry entry for `name`, however it is spelled.
+    """The registry entry for `name`, however it is spelled (`resolve` also says how it matched).
+
+    Raises:
+        UnknownModelError: naming `model.name` with the nearest known keys.
+    """
+    return resolve(name)[0]
+
+
+def resolve(name: str) -> tuple[ModelArch, Resolution]:
+    """The registry entry for `name`, and how it matched.
 
     Matches case- and separator-insensitively against keys, display names,
     Hugging Face ids and aliases; then retries without an "org/" prefix and
-    without -Instruct/-it/-chat/-hf/-base suffixes.
+    without -Instruct/-it/-chat/-hf/-base suffixes; loose aliases (a name
+    without its version, "mistral-7b") match last and are marked loose.
 
     Raises:
         UnknownModelError: naming `model.name` with the nearest known keys.
@@ -196,14 +247,14 @@ def lookup(name: str) -> ModelArch:
     for suffix in _SUFFIXES:
         if bare.endswith(suffix):
             candidates.append(bare.removesuffix(suffix))
-    for c in candidates:
-        key = index.get(_norm(c))
-        if key:
-            return _model(key)
+    found = [index[_norm(c)] for c in candidates if _norm(c) in index]
+    if found:
+        key, loose = min(found, key=lambda kl: kl[1])  # an exact spelling before a loose one
+        return _model(key), Resolution(name, key, loose)
     import difflib  # only for the error message
 
     near = difflib.get_close_matches(_norm(name), list(index), n=12, cutoff=0.6)
-    keys = list(dict.fromkeys(index[n] for n in near))[:5]
+    keys = list(dict.fromkeys(index[n][0] for n in near))[:5]
     hint = f" Nearest: {', '.join(keys)}." if keys else f" Known: {', '.join(_entries())} (`gpusizer models`)."
     raise errors.UnknownModelError(
         f"model.name: unknown model {name!r}.{hint} To fix: use one of these, a Hugging Face id as model.hf_id, "

@@ -19,6 +19,7 @@ from gpusizer.decide.candidate import Candidate
 from gpusizer.decide.decision import Decision
 from gpusizer.estimate.fit import Fit
 from gpusizer.estimate.workload import Workload
+from gpusizer.facts import registry
 
 if typing.TYPE_CHECKING:  # planner builds estimates; the type only
     from gpusizer.planner import Estimate
@@ -48,6 +49,7 @@ def plan(d: Decision, top: int | None = None) -> dict:
         "version": OUTPUT_VERSION,
         "workload": d.workload.spec.name,
         "model": d.workload.model.key,
+        "resolved_model": resolved_model(d.workload),
         "task": d.workload.spec.task,
         "objective": d.objective,
         "spec": d.workload.spec.model_dump(mode="json", exclude_none=True),
@@ -100,10 +102,37 @@ def estimate(e: Estimate) -> dict:
         "version": OUTPUT_VERSION,
         "workload": w.spec.name,
         "model": w.model.key,
+        "resolved_model": resolved_model(w),
         "task": w.spec.task,
         "requirements": requirements(w),
         "calibration": w.calibration.to_dict() | {"file": w.calibration.path} if w.calibration else None,
         "per_gpu": list(e.per_gpu),
+    }
+
+
+def resolved_model(w: Workload) -> dict:
+    """What the spec's `model` resolved to: the registry name (or the config's), display name, Hugging Face id,
+    trained context and the context limit the spec may use (x model.rope_scaling.factor), how it was named,
+    and a note when a loose alias chose a version or variant the spec did not name."""
+    m, ref, r = w.model, w.spec.model, w.resolution
+    if ref.hf_id or (ref.name and r is None):
+        requested, how = ref.hf_id or ref.name, "hf_id"
+    elif r is not None:
+        requested, how = r.requested, "loose-alias" if r.loose else "name"
+    elif ref.hf_config:
+        requested, how = ref.hf_config, "hf_config"
+    else:
+        requested, how = None, "architecture"
+    return {
+        "name": m.key,
+        "display_name": m.display_name,
+        "hf_id": m.hf_id or ref.hf_id or (ref.name if how == "hf_id" else None),
+        "max_context": m.max_context,
+        "context_limit": registry.context_limit(m, ref.rope_scaling and ref.rope_scaling.factor),
+        "rope_scaling": ref.rope_scaling.model_dump() if ref.rope_scaling else None,
+        "requested": requested,
+        "matched_by": how,
+        "note": r.note(m) if r is not None and r.loose else None,
     }
 
 

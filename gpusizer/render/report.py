@@ -68,6 +68,22 @@ def _targets_line(d: Decision | Estimate) -> str | None:
     return ", ".join(parts) or None
 
 
+def model_line(w) -> str:
+    """What the spec's model resolved to, in one line: "llama-3.1-8b (Llama-3.1-8B, meta-llama/Llama-3.1-8B),
+    context limit 131,072 tokens; model.name 'x' ..." (plan_json.resolved_model in words)."""
+    r = plan_json.resolved_model(w)
+    ids = ", ".join(x for x in (r["display_name"], r["hf_id"]) if x)
+    line = f"{r['name']} ({ids})"
+    if r["context_limit"]:
+        line += f", context limit {r['context_limit']:,} tokens"
+        if r["rope_scaling"]:
+            line += f" (trained {r['max_context']:,} x RoPE {r['rope_scaling']['type']} {r['rope_scaling']['factor']:g})"
+    if r["matched_by"] in ("name", "loose-alias") and r["requested"] != r["name"]:
+        line += f"; from model.name {r['requested']!r}"
+        line += ", a loose alias: name a version to choose another" if r["matched_by"] == "loose-alias" else ""
+    return line
+
+
 def _header(d: Decision | Estimate) -> list[tuple[str, str]]:
     w = d.workload
     s = w.spec
@@ -80,7 +96,7 @@ def _header(d: Decision | Estimate) -> list[tuple[str, str]]:
         what += f", context {s.serving.context_length} x batch {s.serving.batch_size}"
     else:
         what += f", sequence {s.train.sequence_length} x micro-batch {s.train.micro_batch_size}"
-    rows = [("workload", f"{s.name}: {what}"), ("GPU memory", _memory_line(d))]
+    rows = [("workload", f"{s.name}: {what}"), ("model", model_line(w)), ("GPU memory", _memory_line(d))]
     targets = _targets_line(d)
     if targets:
         rows.append(("targets", targets))

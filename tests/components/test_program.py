@@ -8,9 +8,10 @@ import yaml
 
 import gpusizer
 from tests.components.conftest import REPO, run_stack, secret_value
+from tests.conftest import EXAMPLE_SPECS
 
 STACKS = sorted((REPO / "stacks").glob("Pulumi.*.yaml"))
-EXAMPLES = sorted((REPO / "stacks/examples").glob("*.yaml"))
+EXAMPLES = EXAMPLE_SPECS
 HYBRID = REPO / "stacks/Pulumi.hybrid.yaml"
 
 

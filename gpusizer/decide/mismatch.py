@@ -1,0 +1,76 @@
+"""Contradictions between a spec's placement and the catalog, named before anything is judged.
+
+A region no allowed provider sells in (`providers: [aws]` with `regions: [us-central1]`), or GPU models
+not sold where the spec allows, would otherwise leave every offer rejected "by placement" with nothing
+a person can act on. `check` names each one: an error (exit 2) when it leaves nothing to judge or a
+name can never match, a note when other parts of the placement still run.
+"""
+
+from __future__ import annotations
+
+from gpusizer.base import errors, providers
+
+_SHOWN = 6  # places listed per hint
+
+
+def check(placement, offers) -> tuple[str, ...]:
+    """Raise SpecError when every region named is sold in only by disallowed providers, or when none of
+    placement.gpus is sold where the spec allows; return a note for each such region or GPU when others run.
+
+    Args:
+        placement: the spec's validated Placement (regions already in the catalog's spelling).
+        offers: the catalog's offers (pools included).
+    """
+    if not placement.regions and not placement.gpus:
+        return ()
+    allowed = set(placement.providers or providers.NAMES)
+    sellers: dict[str, set[str]] = {}
+    zones = set()
+    for o in offers:
+        sellers.setdefault(o.region.lower(), set()).add(o.provider)
+        if o.zone:
+            sellers.setdefault(o.zone.lower(), set()).add(o.provider)
+            zones.add(o.zone.lower())
+    problems = []
+    for region in placement.regions or ():
+        by = sellers.get(region.lower())
+        if by and not by & allowed:
+            clouds = " and ".join(sorted(p.upper() for p in by if not providers.get(p).owned))
+            what = (f"{'an' if clouds[0] in 'AEIOU' else 'a'} {clouds} {'zone' if region.lower() in zones else 'region'}"
+                    if clouds else "an on-prem pool location")
+            problems.append(
+                f"{region} is {what}, but placement.providers is [{', '.join(sorted(allowed))}]. "
+                f"To fix: add {' or '.join(sorted(by))} to placement.providers, or name a region of "
+                f"{', '.join(sorted(allowed))} ({_places(offers, allowed, None)})")
+    notes: tuple[str, ...] = ()
+    pools = any(providers.get(o.provider).owned and o.provider in allowed for o in offers)
+    if problems:
+        usable = [r for r in placement.regions if sellers.get(r.lower(), allowed) & allowed]
+        if not usable and not pools:  # nothing could run (pools run wherever regions say): a contradiction
+            raise errors.SpecError("placement.regions: " + "\n  ".join(problems), "placement.regions")
+        notes = tuple(f"placement.regions: {p}" for p in problems)  # the other regions still run
+    if not placement.gpus:
+        return notes
+    wanted = {r.lower() for r in placement.regions or ()}
+    inside = [o for o in offers if o.provider in allowed and (not wanted or providers.get(o.provider).owned
+                                                              or o.region.lower() in wanted or (o.zone or "").lower() in wanted)]
+    sold = {o.gpu for o in inside}
+    missing = [g for g in placement.gpus if g not in sold]
+    if not missing:
+        return notes
+    where = "placement.regions" if placement.regions else "placement.providers"
+    lines = [f"{g} is not sold in {where} [{', '.join(placement.regions or sorted(allowed))}]; it is sold in "
+             f"{_places(offers, allowed, g) or 'no region of ' + ', '.join(sorted(allowed))}" for g in missing]
+    if len(missing) == len(placement.gpus) and not pools:  # with pools, their rejections say why (reason gpu)
+        others = ", ".join(sorted(sold)[:12]) or "none"
+        raise errors.SpecError(
+            "placement.gpus: " + "\n  ".join(lines) + f"\n  GPUs sold there: {others}. To fix: add a region where one "
+            "of placement.gpus is sold, or list a GPU sold there", "placement.gpus")
+    return notes + tuple(f"placement.gpus: {line}" for line in lines)
+
+
+def _places(offers, allowed: set[str], gpu: str | None) -> str:
+    """Up to _SHOWN regions of the allowed providers (selling `gpu`, when given), with a count of the rest."""
+    regions = sorted({o.region for o in offers if o.provider in allowed and (gpu is None or o.gpu == gpu)})
+    more = f", +{len(regions) - _SHOWN} more" if len(regions) > _SHOWN else ""
+    return ", ".join(regions[:_SHOWN]) + more
