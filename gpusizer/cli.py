@@ -270,7 +270,7 @@ def _cmd_tco(args) -> int:
 def _cmd_calibrate(args) -> int:
     import yaml
 
-    from gpusizer.estimate import calibration
+    from gpusizer.estimate import efficiency
     from gpusizer.measure import calibrate
 
     cal = calibrate.fit(args.results, args.gpu, args.gpu_count, out=args.out or "-")
@@ -280,7 +280,7 @@ def _cmd_calibrate(args) -> int:
             f.write(text)
         for gpu, factors in sorted(cal.gpus.items()):
             for k, v in factors.items():
-                print(f"{gpu:<10} {k:<14} {v:.3f}  (default {calibration.DEFAULTS[k]})")
+                print(f"{gpu:<10} {k:<14} {v:.3f}  (default {efficiency.value(gpu, k)})")
             for line in cal.sources[gpu]:
                 print(f"  from {line}")
         print(f"wrote {args.out}; use it with sizing.calibration: {args.out} or GPUSIZER_CALIBRATION={args.out}")

@@ -16,7 +16,12 @@ import pydantic
 from gpusizer import autoscaling as autoscaling_mod
 from gpusizer.base import errors, fields, inputs, providers
 
-Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
+Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4", "fp4"]
+QuantScheme = Literal["awq", "gptq", "gptq-exllama", "w8a8-int8", "fp8", "fp8-block", "nvfp4", "mxfp4"]
+
+# The weight precision each quantization scheme stores (model.quantization.scheme -> precision).
+SCHEME_PRECISION = {"awq": "int4", "gptq": "int4", "gptq-exllama": "int4", "w8a8-int8": "int8", "fp8": "fp8",
+                    "fp8-block": "fp8", "nvfp4": "fp4", "mxfp4": "fp4"}
 KvPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8"]
 Provider = Literal[providers.NAMES]  # the one registry (gpusizer.base.providers)
 
@@ -33,6 +38,31 @@ class RopeScaling(fields.Strict):
         description="Multiplies the trained context (Qwen2.5 documents yarn x4 over 32,768 tokens); "
         "the context limit becomes trained context x factor."
     )
+
+
+class Quantization(fields.Strict):
+    """How the checkpoint's weights are quantized: the scheme sets the weight bytes, the kernels' speed and the GPUs it runs on."""
+
+    scheme: QuantScheme = pydantic.Field(
+        description="awq, gptq (4-bit, Marlin kernels in vLLM), gptq-exllama (TGI's kernels), w8a8-int8 (SmoothQuant), "
+        "fp8 (per-tensor/channel), fp8-block (128x128 blocks, DeepSeek-style), nvfp4 / mxfp4 (Blackwell)."
+    )
+    group_size: fields.count(4096) | None = pydantic.Field(
+        None, description="Weights per scale: default 128 for awq/gptq, 16 for nvfp4, 32 for mxfp4."
+    )
+    bits: Literal[4, 8] | None = pydantic.Field(None, description="gptq only: 4 (default) or 8.")
+
+    @pydantic.model_validator(mode="after")
+    def _bits_for_gptq(self) -> Self:
+        if self.bits is not None and not self.scheme.startswith("gptq"):
+            raise ValueError("bits applies to gptq only. To fix: remove bits, the scheme fixes the width")
+        return self
+
+    @property
+    def precision(self) -> str:
+        if self.scheme.startswith("gptq") and self.bits == 8:
+            return "int8"
+        return SCHEME_PRECISION[self.scheme]
 
 
 class ModelRef(fields.Strict):
@@ -59,6 +89,9 @@ class ModelRef(fields.Strict):
         None, description="Opt in to a context beyond the model's trained maximum with RoPE scaling "
         "({type: yarn, factor: 4}); default: none, and a longer context is refused."
     )
+    quantization: Quantization | None = pydantic.Field(
+        None, description="Quantization scheme of the weights; sets precision when precision is not given."
+    )
 
     @pydantic.model_validator(mode="after")
     def _one_way(self) -> Self:
@@ -81,12 +114,58 @@ class ModelRef(fields.Strict):
         return self
 
 
-class Targets(fields.Strict):
-    """Serving targets; all optional. Multiplied by `growth` before sizing."""
+class PercentileTargets(fields.Strict):
+    """Latency targets at one percentile of requests, queueing at requests_per_second included."""
 
-    tokens_per_second: fields.TokensPerSecond | None = pydantic.Field(None, description="Aggregate output tokens/s.")
     ttft_ms: fields.LatencyMs | None = pydantic.Field(None, description="Time to first token, ms.")
     tpot_ms: fields.LatencyMs | None = pydantic.Field(None, description="Time per output token, ms.")
+    e2e_ms: fields.LatencyMs | None = pydantic.Field(None, description="End-to-end request latency, ms.")
+
+
+class Targets(fields.Strict):
+    """Serving targets; all optional. Throughput targets are multiplied by `growth` before sizing."""
+
+    tokens_per_second: fields.TokensPerSecond | None = pydantic.Field(None, description="Aggregate output tokens/s.")
+    ttft_ms: fields.LatencyMs | None = pydantic.Field(None, description="Time to first token at batch_size concurrent requests, ms.")
+    tpot_ms: fields.LatencyMs | None = pydantic.Field(None, description="Time per output token, ms.")
+    requests_per_second: fields.positive_float(1e6) | None = pydantic.Field(
+        None, description="Poisson request rate to serve (all replicas); percentile targets include the queueing at it."
+    )
+    p50: PercentileTargets | None = None
+    p95: PercentileTargets | None = None
+    p99: PercentileTargets | None = None
+
+    @pydantic.model_validator(mode="after")
+    def _percentiles_need_rate(self) -> Self:
+        if (self.p50 or self.p95 or self.p99) and self.requests_per_second is None:
+            raise ValueError("percentile targets (p50/p95/p99) need requests_per_second, the load they hold at. "
+                             "To fix: add inference.targets.requests_per_second")
+        return self
+
+    def percentiles(self) -> list[tuple[float, PercentileTargets]]:
+        """(fraction, targets) for each percentile given."""
+        return [(q, t) for q, t in ((0.5, self.p50), (0.95, self.p95), (0.99, self.p99)) if t is not None]
+
+
+class OutputTokens(fields.Strict):
+    """Output tokens per request: the mean sets speed, the max the KV cache each sequence may reach."""
+
+    mean: fields.Context = pydantic.Field(description="Mean output tokens per request.")
+    max: fields.Context | None = pydantic.Field(None, description="Longest output (memory); default the mean.")
+
+    @pydantic.model_validator(mode="after")
+    def _max_covers_mean(self) -> Self:
+        if self.max is not None and self.max < self.mean:
+            raise ValueError("output_tokens.max is below its mean. To fix: raise max or lower mean")
+        return self
+
+
+class ServingLayout(fields.Strict):
+    """A pinned serving layout: only shapes that run it are considered."""
+
+    tensor_parallel: Literal[1, 2, 4, 8] | None = pydantic.Field(None, description="GPUs per tensor-parallel group.")
+    pipeline_stages: fields.count(64) | None = pydantic.Field(None, description="Pipeline stages, one per node.")
+    data_parallel: fields.Replicas | None = pydantic.Field(None, description="Replicas at least (as deploy.replicas).")
 
 
 class InferenceSpec(fields.Strict):
@@ -98,13 +177,42 @@ class InferenceSpec(fields.Strict):
     prompt_tokens: fields.Context | None = pydantic.Field(
         None, description="Prompt length for time to first token; defaults to context_length (worst case)."
     )
+    output_tokens: fields.Context | OutputTokens | None = pydantic.Field(
+        None, description="Output tokens per request (a number, or mean and max); default context_length - "
+        "prompt_tokens. With prompt_tokens and no context_length, context_length = prompt + max output."
+    )
     targets: Targets = Targets()
+    layout: ServingLayout | None = pydantic.Field(None, description="Pin the serving layout (TP, PP, DP).")
+
+    @pydantic.model_validator(mode="before")
+    @classmethod
+    def _context_from_lengths(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "context_length" not in data and data.get("prompt_tokens") is not None:
+            out = data.get("output_tokens")
+            peak = out.get("max") or out.get("mean") if isinstance(out, dict) else out
+            if isinstance(peak, int) and not isinstance(peak, bool) and isinstance(data["prompt_tokens"], int):
+                data = {**data, "context_length": data["prompt_tokens"] + peak}
+        return data
 
     @pydantic.model_validator(mode="after")
     def _prompt_fits(self) -> Self:
         if self.prompt_tokens is not None and self.prompt_tokens > self.context_length:
             raise ValueError("prompt_tokens cannot exceed context_length. To fix: lower prompt_tokens or raise context_length")
+        if self.output_tokens is not None and (self.prompt_tokens or 0) + self.output_max > self.context_length:
+            raise ValueError("prompt_tokens + output_tokens exceed context_length. To fix: raise context_length or lower them")
         return self
+
+    @property
+    def output_mean(self) -> int | None:
+        o = self.output_tokens
+        return o if isinstance(o, int) or o is None else o.mean
+
+    @property
+    def output_max(self) -> int:
+        o = self.output_tokens
+        if o is None:
+            return 0
+        return o if isinstance(o, int) else (o.max or o.mean)
 
 
 class TrainingSpec(fields.Strict):
@@ -206,6 +314,18 @@ def _default(section: type[fields.Strict]) -> fields.Strict:
 class WorkloadSpec(fields.Strict):
     """A workload to size. See docs/contract.md section 1."""
 
+    @pydantic.model_validator(mode="before")
+    @classmethod
+    def _precision_from_scheme(cls, data: Any) -> Any:
+        """model.quantization.scheme sets precision when precision is not given."""
+        if isinstance(data, dict) and "precision" not in data and isinstance(data.get("model"), dict):
+            q = data["model"].get("quantization")
+            scheme = q.get("scheme") if isinstance(q, dict) else None
+            if isinstance(scheme, str) and scheme in SCHEME_PRECISION:
+                bits = q.get("bits")
+                data = {**data, "precision": "int8" if scheme.startswith("gptq") and bits == 8 else SCHEME_PRECISION[scheme]}
+        return data
+
     name: str = pydantic.Field(pattern=r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$", description="[a-z0-9-]")
     model: ModelRef
     task: Literal["inference", "training", "finetune"] = "inference"
@@ -237,8 +357,18 @@ class WorkloadSpec(fields.Strict):
                 raise ValueError(
                     f"precision: {self.precision} weights cannot be trained. To fix: use bf16, or finetune_method: qlora"
                 )
+            if self.model.quantization is not None and self.finetune_method != "qlora":
+                raise ValueError("model.quantization applies to serving (and qlora's base). To fix: remove it for training")
             if self.task == "training" and self.finetune_method is not None:
                 raise ValueError("finetune_method: applies only to task: finetune. To fix: remove it or set task: finetune")
+        return self
+
+    @pydantic.model_validator(mode="after")
+    def _scheme_matches_precision(self) -> Self:
+        q = self.model.quantization
+        if q is not None and self.task == "inference" and q.precision != self.precision:
+            raise ValueError(f"model.quantization.scheme {q.scheme} stores {q.precision} weights, not precision {self.precision}. "
+                             f"To fix: set precision: {q.precision} or remove precision")
         return self
 
     @property

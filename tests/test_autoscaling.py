@@ -83,10 +83,10 @@ def test_plan_prices_min_and_max_per_replica(tiny_catalog):
 
 def test_max_defaults_to_replicas_the_throughput_target_needs(tiny_catalog):
     spec = _spec({"min_replicas": 1, "metric": "gpu_utilization", "target": 70},
-                 inference={"targets": {"tokens_per_second": 300}}, growth=2.0)
+                 inference={"targets": {"tokens_per_second": 5000}}, growth=2.0)
     plan = gpusizer.plan(spec, catalog=tiny_catalog)
     a = gpusizer.document(plan)["choice"]["autoscaling"]
-    assert plan.chosen.replicas > 1  # 600 tokens/s takes several replicas of one GPU
+    assert plan.chosen.replicas > 1  # 10,000 tokens/s takes several replicas of one GPU
     assert a["max_replicas"] == plan.chosen.replicas
     assert a["monthly_usd_expected"] == a["monthly_usd_max"]  # the target load runs all month
 

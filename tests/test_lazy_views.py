@@ -53,7 +53,7 @@ def _reference_by_reason(d) -> dict[str, list]:
 
 
 def _decisions():
-    for seed in range(0, 120, 3):
+    for seed in [*range(0, 120, 3), 116]:  # 116: a fine-tune bursting from full pools to the cloud
         spec, offers, pools, quotas = oracle._case(seed)
         yield gpusizer.plan(spec, catalog=Catalog(tuple(offers), quotas=quotas), pools=pools)
     catalog = gpusizer.load_catalog()

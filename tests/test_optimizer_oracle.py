@@ -94,7 +94,7 @@ def _spec(rng: random.Random) -> dict:
     if task == "inference":
         targets = {}
         if rng.random() < 0.4:
-            targets["tokens_per_second"] = rng.choice([50, 400, 3000])
+            targets["tokens_per_second"] = rng.choice([50, 400, 300000])
         if rng.random() < 0.2:
             targets["tpot_ms"] = rng.choice([15, 60])
         if rng.random() < 0.15:

@@ -82,15 +82,16 @@ def test_tight_tpot_target_rejects_pcie_shapes_on_speed_with_numbers():
 
 
 def test_throughput_target_runs_several_replicas_on_one_node():
-    # 8B bf16 fits one L4; a rate that needs several L4 replicas runs them side by side on one 8 x L4 node.
+    # 8B bf16 fits one L4 (with little room for KV) or two; a rate that needs several replicas runs them side by
+    # side on one 8 x L4 node, at the degree that serves the most tokens/s per node (TP2 holds far more sequences).
     offers = (make_offer("g6.48xlarge", "L4", 8, 22.35, 13.35, nvlink=False, vcpus=192, ram_gib=768.0),)
     spec = {"name": "chat", "model": {"name": "llama-3.1-8b"},
             "inference": {"context_length": 4096, "batch_size": 4, "targets": {"tokens_per_second": 250}}}
     d = gpusizer.plan(spec, catalog=Catalog(offers))
     c = d.chosen
     assert c is not None
-    assert c.fit.tensor_parallel == 1 and c.fit.replicas_per_node == 8
-    assert c.replicas > 1 and c.instances == 1 and c.hourly_usd == pytest.approx(13.35)
+    assert c.fit.replicas_per_node == 8 // c.fit.tensor_parallel > 1
+    assert c.instances == 1 and c.hourly_usd == pytest.approx(13.35)
     assert c.fit.speed.tokens_per_second * c.replicas >= 250
 
 

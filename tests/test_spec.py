@@ -33,7 +33,7 @@ def test_defaults_are_documented_values():
         # impossible value
         ({"inference": {"batch_size": 0}}, "inference.batch_size", "larger value"),
         # enum
-        ({"precision": "fp4"}, "precision", "'int4'"),
+        ({"precision": "fp6"}, "precision", "'int4'"),
         # resource-name rules
         ({"name": "Chat_Bot"}, "name", "lower-case"),
         # sections must match the task
@@ -107,7 +107,7 @@ def test_spec_must_be_a_mapping(tmp_path):
 def test_bad_input_can_be_caught_as_a_value_error():
     # docs/contract.md section 5: every error raised on purpose is a ValueError.
     with pytest.raises(ValueError) as e:
-        gpusizer.load_spec({**BASE, "precision": "fp4"})
+        gpusizer.load_spec({**BASE, "precision": "fp6"})
     assert isinstance(e.value, gpusizer.SizingError)
 
 
@@ -123,7 +123,7 @@ def test_the_schema_editors_use_accepts_every_example_spec(path):
     {"colour": "red"},                                  # unknown top-level field
     {"inference": {"batchsize": 4}},                    # misspelled nested field
     {"placement": {"providers": ["azure"]}},            # unregistered provider
-    {"precision": "fp4"},                               # not a precision
+    {"precision": "fp6"},                               # not a precision
     {"inference": {"batch_size": -4}},                  # below a bound (minimum, not an unknown "ge" key)
     {"growth": 5000},                                   # above a bound (fields.MAX_GROWTH)
     {"inference": {"targets": {"ttft_ms": 0}}},         # an exclusive lower bound

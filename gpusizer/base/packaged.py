@@ -24,7 +24,7 @@ import json
 import sys
 from typing import Any
 
-FILES = ("data/gpus.yaml", "data/images.yaml", "data/models.yaml")
+FILES = ("data/efficiency.yaml", "data/gpus.yaml", "data/images.yaml", "data/models.yaml")
 """Every packaged YAML file (paths under gpusizer/); tests check the list against data/."""
 
 

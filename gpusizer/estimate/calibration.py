@@ -6,12 +6,12 @@ names to the achieved fractions of peak the speed model uses
 ``inference_mfu`` (tensor FLOPS in prefill) and ``training_mfu``, each with the
 runs it was fitted from. A spec picks one with ``sizing.calibration: FILE``
 (relative to the spec file), else the ``GPUSIZER_CALIBRATION`` environment
-variable; GPUs or factors the file lacks keep the defaults. Plans name the
+variable; GPUs or factors the file lacks keep the GPU's row of data/efficiency.yaml. Plans name the
 file and the calibrated figures.
 
 >>> cal = parse({"gpus": {"L40S": {"decode_mbu": 0.7, "sources": ["run.json"]}}}, "cal.yaml")
 >>> cal.efficiency("L40S"), cal.efficiency("H100")
-((0.7, 0.5, 0.4), (0.6, 0.5, 0.4))
+((0.7, 0.5, 0.4), (0.75, 0.5, 0.42))
 """
 
 from __future__ import annotations
@@ -22,11 +22,10 @@ import pathlib
 
 from gpusizer.base import errors, inputs
 from gpusizer.facts import hardware
-from gpusizer.estimate import speed
+from gpusizer.estimate import efficiency
 
 ENV = "GPUSIZER_CALIBRATION"
-FACTORS = ("decode_mbu", "inference_mfu", "training_mfu")
-DEFAULTS = {"decode_mbu": speed.DECODE_MBU, "inference_mfu": speed.INFERENCE_MFU, "training_mfu": speed.TRAINING_MFU}
+FACTORS = efficiency.FACTORS
 VERSION = 1
 
 
@@ -47,20 +46,20 @@ class Calibration:
     def efficiency(self, gpu: str) -> tuple[float, float, float]:
         """(decode MBU, inference MFU, training MFU) for `gpu`: calibrated where fitted, else the defaults."""
         got = self.gpus.get(gpu, {})
-        return tuple(got.get(k, DEFAULTS[k]) for k in FACTORS)
+        return tuple(got.get(k, efficiency.value(gpu, k)) for k in FACTORS)
 
     def describe(self, gpu: str) -> dict | None:
         """What a plan says about `gpu`'s speed figures, or None when it is not calibrated."""
         if gpu not in self.gpus:
             return None
         return {"file": self.path, "gpu": gpu, "factors": dict(self.gpus[gpu]),
-                "defaults": {k: DEFAULTS[k] for k in self.gpus[gpu]}, "from": list(self.sources.get(gpu, ()))}
+                "defaults": {k: efficiency.value(gpu, k) for k in self.gpus[gpu]}, "from": list(self.sources.get(gpu, ()))}
 
     def notes(self) -> tuple[str, ...]:
         """One line per calibrated GPU, for a plan's notes."""
         out = []
         for gpu, factors in sorted(self.gpus.items()):
-            figures = ", ".join(f"{k} {v:.3f} (default {DEFAULTS[k]})" for k, v in factors.items())
+            figures = ", ".join(f"{k} {v:.3f} (default {efficiency.value(gpu, k)})" for k, v in factors.items())
             out.append(f"calibrated from {self.path}: {gpu} {figures}; fitted on {len(self.sources.get(gpu, ()))} run(s)")
         return tuple(out)
 

@@ -201,6 +201,14 @@ def _fit_inference(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: flo
     degrees = [t for t in TP_DEGREES if t <= n and n % t == 0] if packs else [n]
     if w.model.kind != "llm":
         degrees = [1]  # encoders, ViTs and diffusion pipelines run one copy per GPU (data parallel)
+    pin = _pinned(w)
+    if pin.pipeline_stages and shape.nodes != pin.pipeline_stages:
+        return Fit("interconnect", f"{shape.label}: inference.layout pins {pin.pipeline_stages} pipeline stage(s) (nodes)", 0.0, usable)
+    if pin.tensor_parallel:
+        if shape.gpu_count % pin.tensor_parallel or (shape.nodes > 1 and shape.gpu_count != pin.tensor_parallel):
+            return Fit("interconnect", f"{shape.label}: inference.layout pins tensor parallel {pin.tensor_parallel}, "
+                       "which this shape cannot run", 0.0, usable)
+        degrees = [pin.tensor_parallel]
     best: Fit | None = None
     widest: Fit | None = None
     for t in degrees:
@@ -234,31 +242,109 @@ def _layout(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: float, tp:
     problem = tensor_parallel_problem(w, tp, stages)
     if problem:
         return Fit("interconnect", f"{_label(shape, per_node, tp)}: {problem}", need, usable, **layout)
-    base = w.spec.deploy.replicas
+    base = max(w.spec.deploy.replicas, _pinned(w).data_parallel or 1)
     if m.kind != "llm":
         return Fit("", "", need, usable, replicas=base, **layout)  # images, not tokens: sized by memory at the batch
-    s = w.serving_speed(gpu, tp * shape.gpu_fraction, shape.nvlink, stages, shape.network_gbps)
+    max_c = _max_concurrency(w, tp, stages, usable - need)
+    speed_at = lambda c: w.serving_speed(gpu, tp * shape.gpu_fraction, shape.nvlink, stages, shape.network_gbps, c)  # noqa: E731
+    batch = w.spec.serving.batch_size
+    s = speed_at(batch)._replace(max_concurrency=max_c)
     targets = w.targets
-    if targets.ttft_ms and s.ttft_ms > targets.ttft_ms:
-        return Fit("ttft", f"{_label(shape, per_node, tp)}: TTFT {s.ttft_ms:.0f} ms > {targets.ttft_ms:.0f} ms "
-                   f"target{_comm_note(s)}", need, usable, speed=s, **layout)
-    if targets.tpot_ms and s.tpot_ms > targets.tpot_ms:
-        return Fit("tpot", f"{_label(shape, per_node, tp)}: TPOT {s.tpot_ms:.1f} ms > {targets.tpot_ms:.1f} ms "
-                   f"target{_comm_note(s)}", need, usable, speed=s, **layout)
-    tps = w.targets.tokens_per_second
-    replicas = max(base, math.ceil(tps / s.tokens_per_second)) if tps else base
+    label = _label(shape, per_node, tp)
+    tps = targets.tokens_per_second
+    if not tps:
+        problem = _latency_problem(w, s, base)
+        if problem:
+            code, text = problem
+            return Fit(code, f"{label}: {text}{_comm_note(s)}", need, usable, speed=s, **layout)
+        return Fit("", "", need, usable, speed=s, replicas=base, **layout)
+    # A throughput target: the concurrency (batch_size up to what memory holds) that needs the fewest
+    # replicas while every latency target holds at it.
+    best, first_problem = None, None
+    for c in _concurrencies(batch, max_c):
+        sc = speed_at(c)._replace(max_concurrency=max_c)
+        replicas = max(base, math.ceil(tps / sc.tokens_per_second))
+        problem = _latency_problem(w, sc, replicas)
+        while problem and problem[0] == "queue" and replicas < MAX_REPLICAS * per_node:
+            replicas += max(1, replicas // 8)
+            problem = _latency_problem(w, sc, replicas)
+        if problem:
+            first_problem = first_problem or (sc, problem)
+            continue
+        if best is None or replicas < best[1]:
+            best = (sc, replicas)
+    if best is None:
+        sc, (code, text) = first_problem
+        code = "ttft" if code == "queue" else code
+        return Fit(code, f"{label}: {text}{_comm_note(sc)}", need, usable, speed=sc, **layout)
+    s, replicas = best
     groups = math.ceil(replicas / per_node)
     if groups > MAX_REPLICAS:
         return Fit(
             "throughput",
-            f"{_label(shape, per_node, tp)}: {s.tokens_per_second:,.0f} tokens/s per replica; {tps:,.0f} tokens/s would take "
-            f"{replicas} replicas on {groups} x {shape.label} (more than {MAX_REPLICAS})",
+            f"{label}: {s.tokens_per_second:,.0f} tokens/s per replica at {s.concurrency} concurrent requests; "
+            f"{tps:,.0f} tokens/s would take {replicas} replicas on {groups} x {shape.label} (more than {MAX_REPLICAS})",
             need,
             usable,
             speed=s,
             **layout,
         )
     return Fit("", "", need, usable, speed=s, replicas=replicas, **layout)
+
+
+def _pinned(w: Workload):
+    from gpusizer import spec as spec_mod
+
+    return w.spec.serving.layout or spec_mod.ServingLayout()
+
+
+def _concurrencies(batch: int, max_c: int) -> list[int]:
+    """batch_size, then powers of two up to the most sequences memory holds (capped at speed.MAX_NUM_SEQS)."""
+    top = max(batch, min(max_c, speed.MAX_NUM_SEQS))
+    out = [batch]
+    c = 1
+    while c < top:
+        c *= 2
+        if batch < c < top:
+            out.append(c)
+    if top > batch:
+        out.append(top)
+    return out
+
+
+def _max_concurrency(w: Workload, tp: int, stages: int, free_gib: float) -> int:
+    """Sequences one replica holds: batch_size plus what the free memory per GPU takes at peak context."""
+    m, b = w.model, w.breakdown
+    batch = w.spec.serving.batch_size
+    per_seq = b.kv_cache / batch / stages
+    if not m.is_mla:
+        per_seq /= min(tp, m.kv_heads)
+    if per_seq <= 0:
+        return batch
+    return batch + max(0, int(free_gib * units.GIB / per_seq))
+
+
+def _latency_problem(w: Workload, s: speed.InferenceSpeed, replicas: int) -> tuple[str, str] | None:
+    """The first latency target `s` misses with `replicas` replicas sharing the request rate, or None.
+
+    Codes: ttft / tpot (the mean targets at this concurrency), queue (a percentile target: more
+    replicas may meet it)."""
+    t = w.targets
+    if t.ttft_ms and s.ttft_ms > t.ttft_ms:
+        return "ttft", f"TTFT {s.ttft_ms:.0f} ms > {t.ttft_ms:.0f} ms target at {s.concurrency} concurrent requests"
+    if t.tpot_ms and s.tpot_ms > t.tpot_ms:
+        return "tpot", f"TPOT {s.tpot_ms:.1f} ms > {t.tpot_ms:.1f} ms target at {s.concurrency} concurrent requests"
+    rps = t.requests_per_second
+    for q, pt in w.spec.serving.targets.percentiles():
+        if pt.tpot_ms and s.tpot_ms > pt.tpot_ms:
+            return "tpot", f"p{q * 100:g} TPOT {s.tpot_ms:.1f} ms > {pt.tpot_ms:.1f} ms target"
+        wait = speed.queue_wait_seconds(s, rps / replicas, q) * 1e3
+        for name, value, target in (("TTFT", s.ttft_ms + wait, pt.ttft_ms), ("end-to-end", s.e2e_ms + wait, pt.e2e_ms)):
+            if target and value > target:
+                shown = "unbounded (the rate exceeds capacity)" if wait == float("inf") else f"{value:,.0f} ms"
+                return "queue", (f"p{q * 100:g} {name} {shown} > {target:,.0f} ms target at {rps / replicas:.2f} "
+                                 f"requests/s per replica, {s.concurrency} concurrent")
+    return None
 
 
 def _label(shape: Shape, per_node: int, tp: int) -> str:
@@ -298,23 +384,53 @@ def tensor_parallel_problem(w: Workload, tp: int, stages: int = 1) -> str:
     return ""
 
 
+def _training_layouts(w: Workload, shape: Shape) -> list[tuple[int, int]]:
+    """(tensor parallel, pipeline stages) to try, least model parallelism first: data parallel alone,
+    then tensor parallel inside a node (degrees dividing the attention heads), then one pipeline stage per node."""
+    m = w.model
+    out = [(1, 1)]
+    if m.kind != "llm" or shape.gpu_fraction < 1:
+        return out
+    tps = [t for t in TP_DEGREES[1:] if t <= shape.gpu_count and shape.gpu_count % t == 0 and not m.attention_heads % t]
+    out += [(t, 1) for t in tps]
+    if shape.nodes > 1 and shape.nodes <= m.layers:
+        out += [(t, shape.nodes) for t in [1, *tps]]
+    return out
+
+
 def _fit_training(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: float) -> Fit:
     n = shape.total_gpus
     levels = memory.SHARDING_LEVELS if w.spec.train.sharding == "auto" else (w.spec.train.sharding,)
     if n == 1:
         levels = ("none",)
-    needs = w.memo(("training-gib", n), lambda: [
-        (level, units.gib(memory.per_gpu_training_bytes(w.breakdown, n, level) + memory.overhead_bytes(w.spec.task, n)))
-        for level in levels])
-    chosen, need = next(((level, need) for level, need in needs if need <= usable), (None, needs[-1][1]))
+    chosen = need = None
+    tp = pp = 1
+    last_need = 0.0
+    for tp_, pp_ in _training_layouts(w, shape):
+        needs = w.memo(("training-gib", n, tp_, pp_), lambda: [
+            (level, units.gib(memory.per_gpu_training_bytes(w.breakdown, n, level, tp_, pp_) + memory.overhead_bytes(w.spec.task, n)))
+            for level in levels])
+        found = next(((level, nd) for level, nd in needs if nd <= usable), None)
+        last_need = needs[-1][1] if tp_ == pp_ == 1 else min(last_need, needs[-1][1])
+        if found:
+            (chosen, need), tp, pp = found, tp_, pp_
+            break
     if chosen is None:
-        extra = f" even with {levels[-1]}" if n > 1 else ""
-        return _memory_fail(shape, usable, need, extra)
+        extra = f" even with {levels[-1]}" + (" and tensor/pipeline parallelism" if len(_training_layouts(w, shape)) > 1 else "") if n > 1 else ""
+        return _memory_fail(shape, usable, last_need, extra)
     if shape.nodes > 1 and not shape.fabric:
         return Fit("interconnect", f"{shape.label}: multi-node training needs EFA/GPUDirect; none here", need, usable, chosen)
     hours = None
     if w.training_flops:
-        hours = speed.training_hours(w.training_flops, gpu, n * shape.gpu_fraction, w.spec.precision, mfu=w.efficiency(gpu.name)[2])
+        t = w.spec.train
+        trainable = memory.lora_params(w.model, t.lora_rank) if w.spec.method in ("lora", "qlora") else w.model.params
+        ckpt_bytes = w.breakdown.weights + (w.breakdown.optimizer_states if w.spec.method == "full" else 0.0)
+        hours = speed.training_time(
+            w.training_flops, gpu, n * shape.gpu_fraction, w.spec.precision, mfu=w.efficiency(gpu.name)[2],
+            model=w.model, checkpointing=t.activation_checkpointing, tp=tp, pp=pp, nvlink=shape.nvlink,
+            nodes=shape.nodes, network_gbps=shape.network_gbps, tokens=t.tokens, seq=t.sequence_length,
+            micro_batch=t.micro_batch_size, trainable_params=trainable, checkpoint_bytes=ckpt_bytes,
+        ).hours
         deadline = w.spec.train.deadline_hours
         if deadline and hours > deadline:
             shown_hours, shown_deadline = apart(hours, deadline)
@@ -325,5 +441,7 @@ def _fit_training(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: floa
                 usable,
                 chosen,
                 train_hours=hours,
+                tensor_parallel=tp,
+                pipeline_stages=pp,
             )
-    return Fit("", "", need, usable, chosen, train_hours=hours)
+    return Fit("", "", need, usable, chosen, train_hours=hours, tensor_parallel=tp, pipeline_stages=pp)

@@ -13,7 +13,7 @@ import math
 from gpusizer.facts import registry
 from gpusizer.base import units
 
-BYTES_PER_PARAM = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
+BYTES_PER_PARAM = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5, "fp4": 0.5}
 
 # Quantization metadata per quantized weight, bytes/param.
 # int4: AWQ/GPTQ with group_size 128 store an fp16 scale (2 B) and a packed 4-bit
@@ -23,7 +23,24 @@ BYTES_PER_PARAM = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.
 #   < 0.05% of the weights for hidden sizes >= 2048; taken as 0.
 # nf4 (QLoRA): 4-bit NormalFloat, blocks of 64 with double-quantized scales:
 #   0.127 bits/param of constants (Dettmers et al. 2023, QLoRA, section 3).
-QUANT_SCALE_BYTES = {"int4": 2.5 / 128, "int8": 0.0, "fp8": 0.0, "nf4": 0.127 / 8}
+# fp4: NVFP4 stores one FP8 (E4M3) scale per 16 weights (1/16 B); MXFP4 one E8M0 scale per 32
+#   (OCP Microscaling Formats (MX) v1.0 specification, 2023; NVIDIA "Introducing NVFP4", 2025-06).
+QUANT_SCALE_BYTES = {"int4": 2.5 / 128, "int8": 0.0, "fp8": 0.0, "nf4": 0.127 / 8, "fp4": 1 / 16}
+
+
+def scale_bytes(precision: str, scheme: str | None = None, group: int | None = None) -> float:
+    """Bytes of quantization constants per quantized weight for a scheme and group size.
+
+    >>> scale_bytes("int4", "awq", 64), scale_bytes("fp4", "mxfp4")
+    (0.0390625, 0.03125)
+    """
+    if scheme in ("awq", "gptq", "gptq-exllama") and precision == "int4":
+        return 2.5 / (group or 128)
+    if scheme == "nvfp4":
+        return 1 / (group or 16)
+    if scheme == "mxfp4":
+        return 1 / (group or 32)
+    return QUANT_SCALE_BYTES[precision]
 
 # Per-GPU fixed costs, GiB.
 # CUDA context + cuBLAS/cuDNN workspaces: 0.5-1.0 GiB on Ampere/Hopper with
@@ -73,7 +90,7 @@ def embedding_params(model: registry.ModelArch) -> int:
     return min(model.params, copies * model.vocab_size * model.hidden_size)
 
 
-def weight_bytes(model: registry.ModelArch, precision: str) -> float:
+def weight_bytes(model: registry.ModelArch, precision: str, scheme: str | None = None, group: int | None = None) -> float:
     """Bytes of the weights at `precision`.
 
     fp32/bf16/fp16: params x bytes. Quantized formats (fp8, int8, int4, and
@@ -91,7 +108,7 @@ def weight_bytes(model: registry.ModelArch, precision: str) -> float:
     bits = 0.5 if precision == "nf4" else BYTES_PER_PARAM[precision]
     emb = embedding_params(model)
     body = model.params - emb
-    return body * (bits + QUANT_SCALE_BYTES[precision]) + emb * 2.0
+    return body * (bits + scale_bytes(precision, scheme, group)) + emb * 2.0
 
 
 def kv_bytes_per_sequence(model: registry.ModelArch, context: int, kv_precision: str) -> float:
@@ -230,19 +247,26 @@ def overhead_bytes(task: str, gpus: int) -> float:
 SHARDING_LEVELS = ("none", "zero1", "zero2", "zero3")
 
 
-def per_gpu_training_bytes(b: MemoryBreakdown, gpus: int, sharding: str) -> float:
-    """Bytes on each of `gpus` data-parallel GPUs under a ZeRO stage.
+def per_gpu_training_bytes(b: MemoryBreakdown, gpus: int, sharding: str, tp: int = 1, pp: int = 1) -> float:
+    """Bytes on each of `gpus` GPUs: tensor parallel `tp` x pipeline stages `pp` x data parallel the rest, under a ZeRO stage.
 
-    ZeRO-1 partitions optimizer states, ZeRO-2 also gradients, ZeRO-3 (FSDP
-    full shard) also the weights, each divided by the data-parallel degree
-    (Rajbhandari et al. 2020, Figure 1). Activations are per micro-batch and
-    are not partitioned. Excludes the per-GPU overhead (overhead_bytes).
+    Tensor and pipeline parallelism split weights, gradients and optimizer
+    states by tp x pp (Megatron-LM: Narayanan et al. 2021, arXiv:2104.04473);
+    ZeRO-1 then partitions optimizer states, ZeRO-2 also gradients, ZeRO-3
+    (FSDP full shard) also the weights over the data-parallel degree
+    (Rajbhandari et al. 2020, Figure 1). Activations: tensor parallelism with
+    sequence parallelism divides them by tp (Korthikanti et al. 2022, section
+    4.2.2); a 1F1B pipeline stage holds its L/pp layers for pp micro-batches in
+    flight, the same total. Excludes the per-GPU overhead (overhead_bytes).
     """
     level = SHARDING_LEVELS.index(sharding)
-    opt = b.optimizer_states / gpus if level >= 1 else b.optimizer_states
-    grads = b.gradients / gpus if level >= 2 else b.gradients
-    weights = b.weights / gpus if level >= 3 else b.weights
-    return weights + grads + opt + b.activations
+    mp = tp * pp
+    dp = max(1, gpus // mp)
+    opt, grads, weights = b.optimizer_states / mp, b.gradients / mp, b.weights / mp
+    opt = opt / dp if level >= 1 else opt
+    grads = grads / dp if level >= 2 else grads
+    weights = weights / dp if level >= 3 else weights
+    return weights + grads + opt + b.activations / tp
 
 
 def per_gpu_inference_bytes(model: registry.ModelArch, b: MemoryBreakdown, gpus: int, stages: int = 1) -> float:

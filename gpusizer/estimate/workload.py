@@ -9,7 +9,7 @@ import math
 from gpusizer.facts import hardware, registry
 from gpusizer import spec as spec_mod
 from gpusizer.base import units
-from gpusizer.estimate import calibration as calibration_mod, memory, speed
+from gpusizer.estimate import calibration as calibration_mod, efficiency, memory, speed
 
 # Host balance (gpusizer defaults, 2026-11; the right-sizing method's "coupled
 # limits"). Serving: 2 vCPUs per GPU for the API server, tokenizer and
@@ -29,6 +29,7 @@ class EffectiveTargets:
     tokens_per_second: float | None
     ttft_ms: float | None
     tpot_ms: float | None
+    requests_per_second: float | None = None
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -50,7 +51,11 @@ class Workload:
         """Serving targets with growth applied (latency targets are not scaled); computed once."""
         t = self.spec.serving.targets
         tps = t.tokens_per_second * self.spec.growth if t.tokens_per_second else None
-        return EffectiveTargets(tps, t.ttft_ms, t.tpot_ms)
+        rps = t.requests_per_second * self.spec.growth if t.requests_per_second else None
+        if rps and self.spec.task == "inference":
+            by_rate = rps * self.lengths[1]
+            tps = max(tps or 0.0, by_rate)
+        return EffectiveTargets(tps, t.ttft_ms, t.tpot_ms, rps)
 
 
     def memo(self, key: tuple, compute):
@@ -61,23 +66,58 @@ class Workload:
         return found
 
     @property
+    def weight_format(self) -> str:
+        """The efficiency table's weight-format key: the quantization scheme's kernels, else the precision's."""
+        q = self.spec.model.quantization
+        if q is not None:
+            return {"w8a8-int8": "int8", "fp8-block": "fp8"}.get(q.scheme, q.scheme)
+        if self.spec.method == "qlora":
+            return "nf4"
+        return speed._format_of(self.spec.precision)
+
+    @functools.cached_property
+    def lengths(self) -> tuple[int, float, int]:
+        """(mean prompt, mean output, prompt for time to first token) of a request.
+
+        prompt_tokens given: that prompt, output_tokens' mean or the rest of context_length.
+        Not given: TTFT on context_length tokens (the worst case, as before output_tokens
+        existed); speed with output_tokens' mean and the rest as prompt, else half and half.
+        """
+        inf = self.spec.serving
+        ctx = inf.context_length
+        if inf.prompt_tokens:
+            out = inf.output_mean or max(1, ctx - inf.prompt_tokens)
+            return inf.prompt_tokens, float(out), inf.prompt_tokens
+        if inf.output_mean:
+            return max(1, ctx - inf.output_max), float(inf.output_mean), ctx
+        return max(1, ctx // 2), float(max(1, ctx - ctx // 2)), ctx
+
+    @property
     def weights_gib(self) -> float:
         return units.gib(self.breakdown.weights)
 
     def efficiency(self, gpu: str) -> tuple[float, float, float]:
         """(decode MBU, inference MFU, training MFU) on `gpu`: the calibration's where it has them, else the defaults."""
-        if self.calibration is None:
-            return speed.DECODE_MBU, speed.INFERENCE_MFU, speed.TRAINING_MFU
-        return self.calibration.efficiency(gpu)
+        fmt = self.weight_format
+        if self.calibration is None or gpu not in self.calibration.gpus:
+            return efficiency.decode_mbu(gpu, fmt), efficiency.inference_mfu(gpu), efficiency.training_mfu(gpu)
+        mbu, mfu, train = self.calibration.efficiency(gpu)
+        if "decode_mbu" not in self.calibration.gpus[gpu]:
+            mbu *= efficiency.format_factor(fmt)
+        return mbu, mfu, train
 
     def serving_speed(
-        self, gpu: hardware.GpuSpec, gpus: float, nvlink: bool, stages: int = 1, network_gbps: float = 0.0
+        self, gpu: hardware.GpuSpec, gpus: float, nvlink: bool, stages: int = 1, network_gbps: float = 0.0,
+        concurrency: int | None = None,
     ) -> speed.InferenceSpeed:
-        """Serving speed of one replica on `gpus` tensor-parallel GPUs x `stages` nodes (memoised per layout)."""
-        key = (gpu.name, gpus, nvlink, stages, network_gbps if stages > 1 else 0.0)
+        """Serving speed of one replica on `gpus` tensor-parallel GPUs x `stages` nodes at `concurrency`
+        requests (default batch_size), memoised per layout."""
+        inf = self.spec.serving
+        c = concurrency or inf.batch_size
+        key = (gpu.name, gpus, nvlink, stages, network_gbps if stages > 1 else 0.0, c)
         if key not in self._memo:
-            inf = self.spec.serving
             mbu, mfu, _ = self.efficiency(gpu.name)
+            prompt, out, first = self.lengths
             self._memo[key] = speed.inference_speed(
                 self.model,
                 gpu,
@@ -86,12 +126,16 @@ class Workload:
                 self.spec.precision,
                 self.kv_precision,
                 inf.context_length,
-                inf.prompt_tokens or inf.context_length,
-                inf.batch_size,
+                prompt,
+                c,
                 stages=stages,
                 fabric_gbps=network_gbps,
                 mbu=mbu,
                 mfu=mfu,
+                output=out,
+                weight_format=self.weight_format,
+                ttft_prompt=first,
+                weights=self.breakdown.weights,
             )
         return self._memo[key]
 
@@ -135,8 +179,9 @@ def resolve(spec: spec_mod.WorkloadSpec, model: registry.ModelArch) -> Workload:
     if spec.task == "inference":
         inf = spec.serving
         kv_p = inf.kv_cache_precision or default_kv_precision(spec.precision)
+        q = spec.model.quantization
         b = memory.MemoryBreakdown(
-            weights=memory.weight_bytes(model, spec.precision),
+            weights=memory.weight_bytes(model, spec.precision, q.scheme if q else None, q.group_size if q else None),
             kv_cache=memory.kv_bytes_per_sequence(model, inf.context_length, kv_p) * inf.batch_size,
             activations=memory.inference_activation_bytes(model, inf.context_length, inf.batch_size),
             gradients=0.0,
@@ -158,5 +203,5 @@ def resolve(spec: spec_mod.WorkloadSpec, model: registry.ModelArch) -> Workload:
         optimizer_states=opt,
         overhead=memory.overhead_bytes(spec.task, 1),
     )
-    flops = speed.training_flops(model, t.tokens, spec.method, t.activation_checkpointing) if t.tokens else None
+    flops = speed.training_flops(model, t.tokens, spec.method, seq=t.sequence_length) if t.tokens else None
     return Workload(spec, model, b, None, flops)

@@ -12,7 +12,7 @@ import functools
 
 from gpusizer.base import errors, packaged
 
-PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4")
+PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4", "fp4")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -72,7 +72,7 @@ class GpuSpec:
         fp8 needs Ada, Hopper or Blackwell tensor cores. Weight-only int8/int4
         kernels and fp16/fp32 run everywhere here.
         """
-        if precision in ("bf16", "fp8"):
+        if precision in ("bf16", "fp8", "fp4"):
             return precision in self.tflops
         return True
 
@@ -101,6 +101,8 @@ _FALLBACK = {
     # Weight-only int8/int4 (GPTQ/AWQ/Marlin) dequantize to 16-bit for the matmul.
     "int8": ("fp16", "bf16", "fp32"),
     "int4": ("fp16", "bf16", "fp32"),
+    # FP4 (NVFP4/MXFP4) tensor cores are Blackwell's; elsewhere there is no fp4 rate (precision_problem).
+    "fp4": ("fp4", "fp8", "fp16", "bf16", "fp32"),
 }
 
 

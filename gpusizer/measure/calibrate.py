@@ -25,7 +25,8 @@ bisection: MFU from ``mean_ttft_ms`` first (TTFT under load includes queueing,
 so this is a lower bound; prefer a ``--max-concurrency 1`` run), then MBU
 from ``mean_tpot_ms``. A measurement the model cannot reach even at 100% of
 peak clamps to 1 and says so. A training run's MFU is model FLOPs per token
-(gpusizer.estimate.speed.training_flops, with recompute when checkpointing)
+(gpusizer.estimate.speed.training_flops: 6N + attention at ``sequence_length``, default 4096;
+times speed.RECOMPUTE_TIME when checkpointing, which the model charges as time)
 x tokens/s over GPUs x dense peak. Several runs of one GPU average.
 """
 
@@ -37,7 +38,7 @@ import statistics
 from gpusizer.base import errors, inputs, units
 from gpusizer.facts import hardware
 from gpusizer import planner
-from gpusizer.estimate import calibration, speed
+from gpusizer.estimate import calibration, efficiency, speed
 
 TRAINING_FORMAT = "gpusizer-training-run/v1"
 _LOW, _HIGH = 0.01, 1.0
@@ -110,11 +111,12 @@ def _fit_serving(name: str, doc: dict, gpu_flag: str | None, count_flag: int | N
     def run(mbu: float, mfu: float) -> speed.InferenceSpeed:
         inf = w.spec.serving
         return speed.inference_speed(w.model, g, tp, g.nvlink_gbs > 0, w.spec.precision, w.kv_precision,
-                                     inf.context_length, prompt, batch, mbu=mbu, mfu=mfu)
+                                     inf.context_length, prompt, batch, mbu=mbu, mfu=mfu, output=output)
 
-    mfu, mfu_note = _solve(lambda x: run(speed.DECODE_MBU, x).ttft_ms, ttft)
-    mbu, mbu_note = _solve(lambda x: run(x, mfu or speed.INFERENCE_MFU).tpot_ms, tpot)
-    before = run(speed.DECODE_MBU, speed.INFERENCE_MFU)
+    d_mbu, d_mfu = efficiency.decode_mbu(gpu), efficiency.inference_mfu(gpu)
+    mfu, mfu_note = _solve(lambda x: run(d_mbu, x).ttft_idle_ms if batch == 1 else run(d_mbu, x).ttft_ms, ttft)
+    mbu, mbu_note = _solve(lambda x: run(x, mfu or d_mfu).tpot_ms, tpot)
+    before = run(d_mbu, d_mfu)
     shape = f"{name}: {w.model.key} {w.spec.precision} on {tp} x {gpu}, batch {batch}, {prompt}+{output} tokens"
     rows = []
     if mfu is not None:
@@ -160,11 +162,14 @@ def _fit_training(name: str, doc: dict) -> tuple[str, str, float, str]:
     if task == "finetune":
         spec["finetune_method"] = method
     w = planner.workload(planner.load_spec(spec))
-    flops_per_token = speed.training_flops(w.model, 1.0, w.spec.method, w.spec.train.activation_checkpointing)
+    ckpt = w.spec.train.activation_checkpointing
+    seq = int(doc.get("sequence_length") or w.spec.train.sequence_length)
+    # The speed model charges recompute as time (speed.RECOMPUTE_TIME), so the factor is fitted without it.
+    flops_per_token = speed.training_flops(w.model, 1.0, w.spec.method, seq=seq) * (speed.RECOMPUTE_TIME if ckpt else 1.0)
     compute = "bf16" if w.spec.precision in ("int4", "int8") else w.spec.precision
     peak = count * hardware.load_gpus()[gpu].peak_tflops(compute) * units.TERA
     mfu = min(1.0, flops_per_token * tps / peak)
     memory = f", peak memory {doc['peak_memory_gib']} GiB" if doc.get("peak_memory_gib") else ""
     source = (f"{name}: {w.model.key} {w.spec.method} {w.spec.precision} on {count} x {gpu}: {tps:,.0f} tokens/s "
-              f"= MFU {mfu:.3f} (default {speed.TRAINING_MFU}){memory}")
+              f"= MFU {mfu:.3f} (default {efficiency.training_mfu(gpu)}){memory}")
     return gpu, "training_mfu", round(mfu, 4), source
