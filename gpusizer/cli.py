@@ -8,6 +8,7 @@ every rejection). Imports nothing from Pulumi or cloud SDKs on this path.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -276,8 +277,7 @@ def _cmd_calibrate(args) -> int:
     cal = calibrate.fit(args.results, args.gpu, args.gpu_count, out=args.out or "-")
     text = yaml.safe_dump(cal.to_dict(), sort_keys=False, width=200)
     if args.out:
-        with open(args.out, "w") as f:
-            f.write(text)
+        _write_out(args.out, text)
         for gpu, factors in sorted(cal.gpus.items()):
             for k, v in factors.items():
                 print(f"{gpu:<10} {k:<14} {v:.3f}  (default {efficiency.value(gpu, k)})")
@@ -287,6 +287,27 @@ def _cmd_calibrate(args) -> int:
     else:
         print(text, end="")
     return EXIT_OK
+
+
+def _write_out(path: str, text: str) -> None:
+    """Write `text` to `path`, or refuse as invalid input (exit 2) naming the path and the fix: a missing
+    directory, a directory, no permission, a full disk. Written in place (a device or a pipe stays one);
+    a regular file this call created is removed again when the write fails, so no half file is left."""
+    import os
+
+    from gpusizer.base import errors, inputs
+
+    existed = os.path.lexists(path)
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except (OSError, ValueError) as exc:
+        if not existed:
+            with contextlib.suppress(OSError, ValueError):
+                os.unlink(path)
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        raise errors.SpecError(f"--out: cannot write {inputs.quote(path)}: {reason}. To fix: give a file in an "
+                               "existing directory you can write to", "--out") from None
 
 
 def _add_schema(sch: argparse.ArgumentParser) -> None:

@@ -32,6 +32,7 @@ x tokens/s over GPUs x dense peak. Several runs of one GPU average.
 
 from __future__ import annotations
 
+import math
 import pathlib
 import statistics
 
@@ -73,18 +74,67 @@ def fit(paths, gpu: str | None = None, gpu_count: int | None = None, out: str = 
     return calibration.Calibration(out, gpus, {g: tuple(s) for g, s in sources.items()})
 
 
-def _field(name: str, doc: dict, key: str, kind=float, required: bool = True):
+# Bounds a real run stays within (a guard against corrupt files, not a model limit): counts are whole
+# numbers of requests, tokens or GPUs; measurements finite and positive.
+MAX_GPUS = 65_536
+MAX_COUNT = 10**15
+_TRUE, _FALSE = ("true", "1", "yes"), ("false", "0", "no")
+
+
+def _number(value) -> float | None:
+    """`value` as a finite float, or None: numbers (not booleans) and numeric strings (vLLM's --metadata writes strings)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return None
+    try:
+        number = float(value)
+    except (ValueError, OverflowError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _hint(key: str) -> str:
+    return " (add it with --metadata KEY=VALUE or the matching flag)" if key in ("gpu", "tensor_parallel_size") else ""
+
+
+def _count(name: str, doc: dict, key: str, required: bool = True, most: int = MAX_COUNT) -> int | None:
+    """A whole number from 1 to `most` (requests, tokens, GPUs); SpecError naming the file and field otherwise."""
     value = doc.get(key)
     if value is None and not required:
         return None
-    try:
-        number = kind(value)
-    except (TypeError, ValueError):
-        number = None
+    number = _number(value)
+    if number is None or number < 1 or number > most or not number.is_integer():
+        raise errors.SpecError(f"{name}: field {key!r} = {inputs.quote(value)}. To fix: a whole number from 1 to "
+                               f"{most:,} is needed{_hint(key)}", key)
+    return int(number)
+
+
+def _measure(name: str, doc: dict, key: str, required: bool = True) -> float | None:
+    """A finite positive measurement (ms, tokens/s, GiB); SpecError naming the file and field otherwise (NaN included)."""
+    value = doc.get(key)
+    if value is None and not required:
+        return None
+    number = _number(value)
     if number is None or number <= 0:
-        raise errors.SpecError(f"{name}: field {key!r} = {value!r}. To fix: a positive number is needed"
-                               + (" (add it with --metadata KEY=VALUE or the matching flag)" if key in ("gpu", "tensor_parallel_size") else ""))
+        raise errors.SpecError(f"{name}: field {key!r} = {inputs.quote(value)}. To fix: a finite positive number is "
+                               f"needed{_hint(key)}", key)
     return number
+
+
+def _flag(name: str, doc: dict, key: str, default: bool) -> bool:
+    """A true/false field (JSON boolean, or the strings --metadata writes)."""
+    value = doc.get(key, default)
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
+        return value.strip().lower() in _TRUE
+    raise errors.SpecError(f"{name}: field {key!r} = {inputs.quote(value)}. To fix: true or false", key)
+
+
+def _text(name: str, doc: dict, key: str, default: str | None = None) -> str:
+    value = doc.get(key, default)
+    if not isinstance(value, str) or not value.strip():
+        raise errors.SpecError(f"{name}: field {key!r} = {inputs.quote(value)}. To fix: a non-empty string", key)
+    return value
 
 
 def _gpu(name: str, raw) -> str:
@@ -97,13 +147,16 @@ def _gpu(name: str, raw) -> str:
 
 def _fit_serving(name: str, doc: dict, gpu_flag: str | None, count_flag: int | None) -> list[tuple[str, str, float, str]]:
     gpu = _gpu(name, doc.get("gpu") or gpu_flag)
-    tp = int(_field(name, {"tensor_parallel_size": doc.get("tensor_parallel_size") or count_flag or 1}, "tensor_parallel_size"))
-    completed = int(_field(name, doc, "completed"))
-    prompt = max(1, round(_field(name, doc, "total_input_tokens") / completed))
-    output = max(1, round(_field(name, doc, "total_output_tokens") / completed))
-    batch = int(_field(name, doc, "max_concurrency", required=False) or completed)
-    ttft, tpot = _field(name, doc, "mean_ttft_ms"), _field(name, doc, "mean_tpot_ms")
-    spec = {"name": "calibration", "model": {"name": str(doc["model_id"])}, "precision": doc.get("precision", "bf16"),
+    tp_raw = doc.get("tensor_parallel_size")
+    tp = _count(name, {"tensor_parallel_size": count_flag or 1 if tp_raw is None else tp_raw}, "tensor_parallel_size",
+                most=MAX_GPUS)
+    completed = _count(name, doc, "completed")
+    prompt = max(1, round(_count(name, doc, "total_input_tokens") / completed))
+    output = max(1, round(_count(name, doc, "total_output_tokens") / completed))
+    batch = _count(name, doc, "max_concurrency", required=False) or completed
+    ttft, tpot = _measure(name, doc, "mean_ttft_ms"), _measure(name, doc, "mean_tpot_ms")
+    spec = {"name": "calibration", "model": {"name": _text(name, doc, "model_id")},
+            "precision": _text(name, doc, "precision", "bf16"),
             "inference": {"context_length": prompt + output, "prompt_tokens": prompt, "batch_size": batch}}
     w = planner.workload(planner.load_spec(spec))
     g = hardware.load_gpus()[gpu]
@@ -152,13 +205,14 @@ def _solve(model_ms, measured_ms: float) -> tuple[float | None, str]:
 
 def _fit_training(name: str, doc: dict) -> tuple[str, str, float, str]:
     gpu = _gpu(name, doc.get("gpu"))
-    count = int(_field(name, doc, "gpu_count"))
-    tps = _field(name, doc, "tokens_per_second")
-    method = doc.get("method", "full")
+    count = _count(name, doc, "gpu_count", most=MAX_GPUS)
+    tps = _measure(name, doc, "tokens_per_second")
+    peak_memory = _measure(name, doc, "peak_memory_gib", required=False)
+    method = _text(name, doc, "method", "full")
     task = "training" if method == "full" else "finetune"
-    spec = {"name": "calibration", "model": {"name": str(doc.get("model"))}, "task": task,
-            "precision": doc.get("precision", "bf16"),
-            "training": {"activation_checkpointing": bool(doc.get("activation_checkpointing", True))}}
+    spec = {"name": "calibration", "model": {"name": _text(name, doc, "model")}, "task": task,
+            "precision": _text(name, doc, "precision", "bf16"),
+            "training": {"activation_checkpointing": _flag(name, doc, "activation_checkpointing", True)}}
     if task == "finetune":
         spec["finetune_method"] = method
     w = planner.workload(planner.load_spec(spec))
@@ -168,8 +222,13 @@ def _fit_training(name: str, doc: dict) -> tuple[str, str, float, str]:
     flops_per_token = speed.training_flops(w.model, 1.0, w.spec.method, seq=seq) * (speed.RECOMPUTE_TIME if ckpt else 1.0)
     compute = "bf16" if w.spec.precision in ("int4", "int8") else w.spec.precision
     peak = count * hardware.load_gpus()[gpu].peak_tflops(compute) * units.TERA
-    mfu = min(1.0, flops_per_token * tps / peak)
-    memory = f", peak memory {doc['peak_memory_gib']} GiB" if doc.get("peak_memory_gib") else ""
+    mfu = flops_per_token * tps / peak
+    if mfu < _LOW:
+        raise errors.SpecError(f"{name}: field 'tokens_per_second' = {tps:g} on {count} x {gpu} is MFU {mfu:.2g}, under {_LOW:.0%} of peak: "
+                               "not a plausible run. To fix: check tokens_per_second (whole job, per second), "
+                               "gpu_count and model", "tokens_per_second")
+    mfu = min(1.0, mfu)
+    memory = "" if peak_memory is None else f", peak memory {peak_memory:g} GiB"
     source = (f"{name}: {w.model.key} {w.spec.method} {w.spec.precision} on {count} x {gpu}: {tps:,.0f} tokens/s "
               f"= MFU {mfu:.3f} (default {efficiency.training_mfu(gpu)}){memory}")
     return gpu, "training_mfu", round(mfu, 4), source
