@@ -67,7 +67,9 @@ def capacity_of_type(provider: str, instance_type: str) -> GpuCapacity | None:
     if o is None:
         return None
     count = o.gpu_count * o.gpu_fraction
-    return GpuCapacity(o.gpu, count, o.gpu_memory_gib, f"{instance_type}: {count:g} x {o.gpu}")
+    # An offer's gpu_memory_gib is per GPU, or per fraction for a fractional type (g6f.large: 1/8 of an L4's
+    # 22.35 GiB = 2.79 GiB; gpusizer.catalog.offer.Offer): per whole GPU it is that over the fraction.
+    return GpuCapacity(o.gpu, count, o.gpu_memory_gib / o.gpu_fraction, f"{instance_type}: {count:g} x {o.gpu}")
 
 
 def capacity_of_accelerator(name: str, count: float, host: str = "") -> GpuCapacity | None:
@@ -112,7 +114,7 @@ def cheaper_adequate(required_gib: float, price_now: float | None, provider: str
             continue
         if price_now is not None and o.on_demand_usd >= price_now:
             continue
-        if o.gpu_count * o.gpu_fraction * o.gpu_memory_gib * HEADROOM < required_gib:
+        if o.total_gpu_memory_gib * HEADROOM < required_gib:  # per fraction already for a fractional type
             continue
         same = provider is None or o.provider == provider
         cur = best.get(same)
