@@ -308,8 +308,9 @@ KINDS: dict[str, Kind] = {
                                                                   **p.mapping("nodeConfig", "labels")},
                         _gcp_purchase("nodeConfig"),
                         _gke_nodes),
-    GCP_MIG: Kind("gcp", lambda p: [], _labels(), _none, _nodes(("targetSize",)), (("versions",),)),
-    GCP_REGION_MIG: Kind("gcp", lambda p: [], _labels(), _none, _nodes(("targetSize",)), (("versions",),)),
+    GCP_MIG: Kind("gcp", lambda p: [], _labels(), _none, _nodes(("targetSize",)), (("versions",), ("instanceTemplate",))),
+    GCP_REGION_MIG: Kind("gcp", lambda p: [], _labels(), _none, _nodes(("targetSize",)),
+                         (("versions",), ("instanceTemplate",))),
     # pulumi-eks components (their inputs; a real preview also sends the node groups they create)
     "eks:index:ManagedNodeGroup": Kind("aws", _type_list("instanceTypes"), _tags,
                                        lambda p: "spot" if p.text("capacityType") == "spot" else "on-demand",
