@@ -202,6 +202,11 @@ FIELDS = {
         deps=[(LT, "lt")])],
     "template-literal-name-default-version": [L4_LT, R("aws:ec2/instance:Instance", "i", {
         "launchTemplate": {"name": "big-template", "version": "$Default"}, **SECURE}, deps=[(LT, "lt")])],
+    "fleet-config-without-overrides-beside-one-with": [R("aws:ec2/fleet:Fleet", "fleet", {
+        "launchTemplateConfigs": [
+            {"launchTemplateSpecification": {"launchTemplateId": "lt-small"}, "overrides": [{"instanceType": "g6.xlarge"}]},
+            {"launchTemplateSpecification": {"launchTemplateId": "lt-0big"}}],
+        "targetCapacitySpecification": {"totalTargetCapacity": 2}, "tags": {cases.REQ: "18"}})],
     "gcp-mig-template-url-not-in-stack": [
         R("gcp:compute/instanceTemplate:InstanceTemplate", "tpl", {"machineType": "g2-standard-4", "name": "small",
                                                                    "labels": {cases.GCP_REQ: "18"}}),
@@ -377,6 +382,32 @@ class TestPins:
         cal.unlink()  # recorded, then gone: the pack cannot check what it would trust
         found = mandatory(pack_stub, [R(WL, "chat-3b", recorded)])
         assert any("calibration" in m for _, m in found), found
+
+
+    CALIBRATED = {"name": "c", "model": {"name": "llama-3.1-8b"}, "placement": {},
+                  "inference": {"context_length": 4096, "batch_size": 4, "targets": {"tokens_per_second": 400}}}
+
+    def _calibrated(self, tmp_path, decode_mbu):
+        cal = tmp_path / "cal.yaml"
+        cal.write_text("gpus:\n" + "".join(f"  {g}: {{decode_mbu: {decode_mbu}}}\n" for g in ("L4", "A10G", "L40S")))
+        spec = {**self.CALIBRATED, "sizing": {"calibration": str(cal)}}
+        return cal, spec
+
+    def test_an_untrusted_calibration_far_from_the_defaults_that_moves_the_decision_does_not_count(self, pack_stub,
+                                                                                                    tmp_path):
+        cal, spec = self._calibrated(tmp_path, 0.05)  # default 0.6: the small GPUs look 12x slower
+        moved = gpusizer.plan(spec).chosen.offer.instance_type
+        assert moved != gpusizer.plan(self.CALIBRATED).chosen.offer.instance_type  # it moves the decision
+        found = [m for p, m in mandatory(pack_stub, [R(WL, "c", _recorded(spec))]) if "calibration" in m]
+        assert found and "trustedCalibrations" in found[0] and "decode_mbu 0.05" in found[0]
+        import hashlib
+        trust = {"gpusizer-no-overprovisioning": {"trustedCalibrations": [
+            {"sha256": hashlib.sha256(cal.read_bytes()).hexdigest(), "reason": "fitted on our cluster"}]}}
+        assert not [m for _, m in mandatory(pack_stub, [R(WL, "c", _recorded(spec))], trust) if "calibration" in m]
+
+    def test_a_calibration_within_the_band_counts(self, pack_stub, tmp_path):
+        _, spec = self._calibrated(tmp_path, 0.55)
+        assert not [m for _, m in mandatory(pack_stub, [R(WL, "c", _recorded(spec))]) if "calibration" in m]
 
 
 class TestFailover:
