@@ -330,9 +330,9 @@ def check_stack(name: str, stack: Iterable[sizing.StackResource], config: Mappin
         cfg = rule.settings(config)
     except ValueError as exc:
         return [(str(exc), None)]
-    stack = model.expand(list(stack), pathlib.Path.cwd())  # children of provider-side manifest components
-    try:
-        return [_on_component(m, urn) for m, urn in rule.check(stack, cfg)]
+    try:  # step 2, once per stack: the stack, its components' manifests expanded, modelled
+        sm = model.StackModel(model.expand(list(stack), pathlib.Path.cwd()))
+        return [_on_component(m, urn) for m, urn in rule.check(sm, cfg)]
     except v.Unknown:
         raise
     except Exception as exc:  # noqa: BLE001 - a finding, never a crashed analyzer (each resource: sizing.Findings)
