@@ -186,13 +186,17 @@ def cost_ceiling(s: Subject, cfg: CeilingConfig) -> list[str]:
     if cfg.max_hourly_usd is None or s.gpu is None:
         return []
     r = s.gpu
-    priced = [x for x in r.shapes if x.hourly_usd is not None]
-    if not priced:
+    if r.provider == "onprem":
+        return []  # a pod holds GPUs of an owned pool: no catalog price per node
+    priced = [(x, *model.price(x, r.provider)) for x in r.shapes]
+    unpriced = [f"{x.label}: {why}, so the ceiling cannot be checked (fail closed). To fix: a catalog type, or "
+                "refresh the catalog" for x, usd, why in priced if usd is None]
+    if unpriced:
+        return unpriced
+    dear, usd, why = max(priced, key=lambda x: x[1])
+    if usd <= cfg.max_hourly_usd:
         return []
-    dear = max(priced, key=lambda x: x.hourly_usd)
-    if dear.hourly_usd <= cfg.max_hourly_usd:
-        return []
-    return [f"{dear.label} costs ${dear.hourly_usd:,.2f}/h (catalog on-demand) > ${cfg.max_hourly_usd:,.2f}/h "
+    return [f"{dear.label} costs ${usd:,.2f}/h ({why}) > ${cfg.max_hourly_usd:,.2f}/h "
             "ceiling. To fix: a cheaper adequate type, or raise gpusizer-cost-ceiling.maxHourlyUsd"]
 
 

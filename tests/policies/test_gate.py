@@ -328,6 +328,17 @@ class TestBudget:
                                                                             "maxHourlyUsd": 5}})
         assert any(p == "gpusizer-gpu-budget" for p, _ in found), found
 
+    @pytest.mark.parametrize("case", sorted(PRICES))
+    def test_the_cost_ceiling_fails_closed_too(self, pack_stub, case):
+        found = mandatory(pack_stub, PRICES[case], {"gpusizer-cost-ceiling": {"enforcementLevel": "mandatory",
+                                                                              "maxHourlyUsd": 5}})
+        assert any(p == "gpusizer-cost-ceiling" for p, _ in found), found
+
+    def test_a_type_without_an_on_demand_price_is_priced_from_its_spot_price(self, pack_stub):
+        (msg,) = [m for p, m in mandatory(pack_stub, PRICES["no-on-demand-price"], {
+            "gpusizer-cost-ceiling": {"enforcementLevel": "mandatory", "maxHourlyUsd": 5}}) if "ceiling" in m]
+        assert "p5e.48xlarge" in msg and "catalog spot" in msg
+
 
 class TestCrash:
     def test_a_crash_names_the_resource_and_the_other_findings_stand(self, pack_stub):
