@@ -302,7 +302,11 @@ def _read(m: Model) -> None:
     m.evidence = seen = evidence.extract(data)
     if m.facts is not None:
         m.gpu = m.facts if m.facts.shapes else None
-        strong = [e for e in seen if e.kind in ("type", "resource", "selector")
+        # A node selection provisions GPU nodes through an autoscaler (Karpenter, GKE auto-provisioning) for a
+        # pod that waits for one; a DaemonSet's pods never make nodes, they follow the nodes that exist.
+        kinds = ("type", "resource") if r.type.endswith(("DaemonSet", "DaemonSetPatch")) else \
+            ("type", "resource", "selector")
+        strong = [e for e in seen if e.kind in kinds
                   or (e.kind == "accelerator" and evidence.normal(e.what).startswith(("nvidia-", "amd-", "tpu")))]
         if m.gpu is None and strong and not _through_template(m.facts):
             m.problems.append(("evidence", f"{m.label} ({r.type}): GPU evidence the model of this type reads no GPU "

@@ -145,6 +145,16 @@ EVIDENCE = {
     "tpu-pod": [R("kubernetes:batch/v1:Job", "j", {"spec": {"template": pod({"google.com/tpu": 8})}})],
     "neuron-pod": [R("kubernetes:core/v1:Pod", "p", pod({"aws.amazon.com/neuroncore": 32}))],
     "gpu-shared-pod": [R("kubernetes:core/v1:Pod", "p", pod({"nvidia.com/gpu.shared": 4}))],
+    "selector-without-request-provisions-a-gpu-node": [R("kubernetes:apps/v1:Deployment", "d", {"spec": {
+        "template": {"spec": {"nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-h100-80gb"},
+                              "containers": [{"name": "c"}]}}}})],
+    "visible-devices-all-under-the-nvidia-runtime": [R("kubernetes:apps/v1:Deployment", "d", {"spec": {"template": {
+        "spec": {"runtimeClassName": "nvidia", "containers": [{"name": "c", "env": [
+            {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]}]}}}})],
+    "ecs-task-gpu": [R("aws:ecs/taskDefinition:TaskDefinition", "td", {"containerDefinitions": json.dumps([
+        {"name": "c", "resourceRequirements": [{"type": "GPU", "value": "8"}]}])})],
+    "cli-command": [R("command:local:Command", "cmd", {
+        "create": "aws ec2 run-instances --instance-type p5.48xlarge --count 10"})],
     "gpu-in-overhead-only": [R("kubernetes:core/v1:Pod", "p", {"spec": {"overhead": {"nvidia.com/gpu": 8},
                                                                         "containers": [{"name": "c"}]}})],
     "eks-cluster": [R("eks:index:Cluster", "eks", {"instanceType": "p5.48xlarge", "desiredCapacity": 4})],
@@ -270,6 +280,8 @@ CONTROLS = {
     "k8s-toleration-only": [R("kubernetes:apps/v1:Deployment", "web", {"spec": {"template": {"spec": {
         "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
         "containers": [{"name": "web"}]}}}})],
+    "gpu-monitoring-daemonset": [R("kubernetes:apps/v1:DaemonSet", "dcgm", {"spec": {"template": {"spec": {
+        "nodeSelector": {"nvidia.com/gpu.present": "true"}, "containers": [{"name": "dcgm-exporter"}]}}}})],
     "k8s-gpu-quota": [R("kubernetes:core/v1:ResourceQuota", "q", {"spec": {"hard": {"requests.nvidia.com/gpu": 4}}})],
     "helm-release-no-gpu": [R("kubernetes:helm.sh/v3:Release", "redis", {"chart": "redis",
                                                                          "values": {"replicas": 3}})],
