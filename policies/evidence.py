@@ -124,9 +124,9 @@ def gpu_label(key: str) -> bool:
     return "/" in k and bool(_LABEL_WORDS.search(k.rsplit("/", 1)[-1])) or k in RESOURCE_NAMES
 
 
-def accelerated_type(value: str, loose: bool = False) -> str | None:
+def accelerated_type(value: str, loose: bool = False, tpu: bool = False) -> str | None:
     """The normalised type when `value` is an accelerated instance or machine type (or, `loose`, a bare
-    AWS family such as AWS Batch and Karpenter take, or a TPU type), else None."""
+    AWS family such as AWS Batch and Karpenter take; `tpu`, a TPU type such as `v5litepod-8`), else None."""
     if not isinstance(value, str) or len(value) > 300 or v.is_unknown(value):
         return None
     t = normal(value)
@@ -137,7 +137,7 @@ def accelerated_type(value: str, loose: bool = False) -> str | None:
     m = _GCP_TYPE.match(t)
     if m and (m.group(1) in fam["gcp"] or m.group(1).startswith("ct") or t in audit.types_of("gcp")):
         return t
-    if loose and (t in fam["aws"] or _TPU_TYPE.match(t)):
+    if (loose and t in fam["aws"]) or (tpu and _TPU_TYPE.match(t)):
         return t
     return None
 
@@ -251,8 +251,8 @@ class _Walk:
         if v.is_unknown(s):
             return
         last = where.rsplit(".", 1)[-1].rstrip("]0123456789[").lower()
-        loose = field or any(w in last for w in ("instance", "family", "type", "values", "machine", "shape"))
-        t = accelerated_type(s, loose=loose)
+        loose = field or any(w in last for w in ("instance", "family", "values", "machine", "shape"))
+        t = accelerated_type(s, loose=loose, tpu=field)
         if t:
             self.add(where, "type", t)
             return
