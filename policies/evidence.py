@@ -69,6 +69,18 @@ _AWS_TYPE = re.compile(r"^(?:ml\.|db\.|cache\.|ra3\.)?([a-z][a-z0-9-]*)\.(nano|m
 _GCP_TYPE = re.compile(r"^([a-z][a-z0-9]*)-[a-z0-9-]+$")
 _TPU_TYPE = re.compile(r"^(v\d+[a-z]*(?:lite)?(?:pod)?-\d+|tpu-v\d+.*|ct\d+[a-z]*-.*|tpu\d+[a-z]*.*)$")
 _ACCELERATOR_NAME = re.compile(r"^(nvidia-|amd-|tpu-|tpu\d|intel-gaudi|gaudi)")
+# Types inside free text (a CLI command, an ECS placement expression, a CloudFormation body): an AWS type
+# with a size, a GCP accelerator-optimized machine type.
+_AWS_IN_TEXT = re.compile(r"(?<![a-z0-9-])([a-z][a-z0-9-]*)\.(\d*xlarge|metal(?:-\d+xl)?|large|medium)(?![a-z0-9])")
+_GCP_IN_TEXT = re.compile(r"(?<![a-z0-9-])([a-z][a-z0-9]*)-(?:high|mega|ultra|edge)gpu-\d+g(?:-[a-z0-9]+)?(?![a-z0-9])"
+                          r"|(?<![a-z0-9-])(g2|g4)-standard-\d+(?![a-z0-9])")
+# Resources named by kind in a list of requirements (ECS resourceRequirements: {type: GPU, value: "8"};
+# ECS inference accelerators), and what exposes a node's GPUs to a container without requesting them
+# (NVIDIA container toolkit: NVIDIA_VISIBLE_DEVICES=all under the nvidia runtime class).
+_KIND_VALUES = frozenset({"gpu", "tpu", "neuron", "inferenceaccelerator", "accelerator", "neuroncore"})
+_VISIBLE = frozenset({"nvidia_visible_devices", "cuda_visible_devices", "nvidia_driver_capabilities"})
+# Karpenter's instance-category values of accelerated families (EC2 naming: g, p, inf, trn, dl, gr, vt, f).
+_ACCELERATED_CATEGORIES = frozenset({"g", "p", "inf", "trn", "dl", "gr", "vt", "f"})
 MAX_DOCUMENT = 1_000_000  # characters of an embedded YAML/JSON document read (a manifest bundle fits)
 MAX_NODES = 200_000  # values walked per resource: a larger property tree is itself a finding
 
@@ -112,9 +124,9 @@ def gpu_label(key: str) -> bool:
     return "/" in k and bool(_LABEL_WORDS.search(k.rsplit("/", 1)[-1])) or k in RESOURCE_NAMES
 
 
-def accelerated_type(value: str, loose: bool = False) -> str | None:
+def accelerated_type(value: str, loose: bool = False, tpu: bool = False) -> str | None:
     """The normalised type when `value` is an accelerated instance or machine type (or, `loose`, a bare
-    AWS family such as AWS Batch and Karpenter take, or a TPU type), else None."""
+    AWS family such as AWS Batch and Karpenter take; `tpu`, a TPU type such as `v5litepod-8`), else None."""
     if not isinstance(value, str) or len(value) > 300 or v.is_unknown(value):
         return None
     t = normal(value)
@@ -125,7 +137,7 @@ def accelerated_type(value: str, loose: bool = False) -> str | None:
     m = _GCP_TYPE.match(t)
     if m and (m.group(1) in fam["gcp"] or m.group(1).startswith("ct") or t in audit.types_of("gcp")):
         return t
-    if loose and (t in fam["aws"] or _TPU_TYPE.match(t)):
+    if (loose and t in fam["aws"]) or (tpu and _TPU_TYPE.match(t)):
         return t
     return None
 
@@ -204,8 +216,19 @@ class _Walk:
         if "effect" in m and "key" in m:
             return  # a toleration admits a pod to a tainted node, it requests nothing
         key = m.get("key")
-        if isinstance(key, str) and gpu_label(key) and op in ("in", "exists", "gt", "") and "values" in m | {"values": 1}:
+        if isinstance(key, str) and op in ("in", "exists", "gt", "") and (
+                gpu_label(key) or (key.strip().lower().endswith("instance-category") and _categories(m.get("values")))):
             self.add(_join(where, "key"), "selector", f"{key.strip()} {op or 'in'} {m.get('values', '')}")
+        for k in ("type", "resourcetype", "resource", "name"):
+            kind = next((x for kk, x in m.items() if str(kk).lower() == k), None)
+            if isinstance(kind, str) and kind.strip().lower() in _KIND_VALUES and k != "name" or (
+                    k == "name" and isinstance(kind, str) and kind.strip().lower() in _VISIBLE
+                    and str(m.get("value", "")).strip().lower() not in _NOTHING | {"void"}):
+                self.add(_join(where, k), "resource", f"{kind.strip()} {m.get('value', m.get('count', ''))}".strip())
+                break
+        rc = next((x for kk, x in m.items() if str(kk).lower() == "runtimeclassname"), None)
+        if isinstance(rc, str) and "nvidia" in rc.lower():
+            self.add(_join(where, "runtimeClassName"), "resource", rc)
         for k, x in m.items():
             ks = str(k)
             here = _join(where, ks)
@@ -228,8 +251,8 @@ class _Walk:
         if v.is_unknown(s):
             return
         last = where.rsplit(".", 1)[-1].rstrip("]0123456789[").lower()
-        loose = field or any(w in last for w in ("instance", "family", "type", "values", "machine", "shape"))
-        t = accelerated_type(s, loose=loose)
+        loose = field or any(w in last for w in ("instance", "family", "values", "machine", "shape"))
+        t = accelerated_type(s, loose=loose, tpu=field)
         if t:
             self.add(where, "type", t)
             return
@@ -246,8 +269,32 @@ class _Walk:
         if field and _positive(s) and len(s) < 200 and last not in ("name", "description", "id"):
             self.add(where, "accelerator", s.strip())
             return
-        for i, doc in enumerate(_documents(s)):
+        docs = _documents(s)
+        for i, doc in enumerate(docs):
             stack.append((doc, f"{where}<doc {i}>", field))
+        if not docs and len(s) <= MAX_DOCUMENT:
+            for t in in_text(s):
+                self.add(where, "type", t)
+
+
+def _categories(values) -> bool:
+    vals = values if isinstance(values, list) else [values]
+    return any(isinstance(x, str) and x.strip().lower() in _ACCELERATED_CATEGORIES for x in vals)
+
+
+def in_text(text: str) -> list[str]:
+    """Accelerated instance or machine types named inside free text, normalised, each once."""
+    low = text.lower()
+    fam = families()
+    out = []
+    for m in _AWS_IN_TEXT.finditer(low):
+        t = m.group(0)
+        if m.group(1) in fam["aws"] or t in audit.types_of("aws"):
+            out.append(t)
+    for m in _GCP_IN_TEXT.finditer(low):
+        if m.group(1) is None or m.group(1) in fam["gcp"]:
+            out.append(m.group(0))
+    return list(dict.fromkeys(out))
 
 
 def _join(path: str, key: str) -> str:

@@ -1,28 +1,32 @@
-"""Steps 3 and 4 for the evidence rule: every resource's model problems, reported (gpusizer-gpu-evidence).
+"""gpusizer-gpu-evidence (step 3 for evidence): every resource's modelling problems, reported.
 
 Reads only the model (policies/model.py): a resource with GPU evidence and no
 precise model, evidence its model does not account for, a crash while
 modelling it; and, for children the pack expanded from a provider-side
 component's manifests (which no resource rule sees), the checks the resource
-rules make: a GPU type the pack knows and a sizing requirement.
+rules make: a GPU type the pack knows and a sizing requirement. The pack
+config's `allow` entries (type and/or name, with a reason) accept evidence
+problems, never crashes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from policies import model, sizing
+from policies import model
 
 
-def check(stack: list[sizing.StackResource], allow: Iterable = ()) -> list[tuple[str, str | None]]:
+def check(stack, allow: Iterable = ()) -> list[tuple[str, str | None]]:
+    allow = list(allow)
     out: list[tuple[str, str | None]] = []
-    for m in model.build(stack, allow):
-        out += [(p, m.resource.urn) for p in m.problems]
-        if model.EXPANDED in m.resource.urn and m.gpu is not None:
+    for m in model.of_stack(stack):
+        out += [(msg, m.urn) for kind, msg in m.problems
+                if kind != "evidence" or model.allowed(m.resource, allow) is None]
+        if model.EXPANDED in m.urn and m.gpu is not None:
             try:
-                out += [(f"{m.label}: {msg}", m.resource.urn) for msg in _sized(m)]
+                out += [(f"{m.label}: {msg}", m.urn) for msg in _sized(m)]
             except Exception as exc:  # noqa: BLE001 - a crash names the resource, the other findings stand
-                out.append((f"{m.label}: gpusizer could not judge it ({type(exc).__name__}: {exc})", m.resource.urn))
+                out.append((f"{m.label}: gpusizer could not judge it ({type(exc).__name__}: {exc})", m.urn))
     return out
 
 

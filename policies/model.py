@@ -34,7 +34,6 @@ still modelled and judged.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 import pathlib
@@ -136,30 +135,141 @@ def expand(stack: list[sizing.StackResource], base: pathlib.Path | None = None) 
     return out
 
 
-@dataclasses.dataclass
 class Model:
-    """One resource as the rules judge it.
+    """One resource as the rules judge it; every fact is read on first use (an unknown at preview blinds only
+    the rule that reads it, policies/view.py).
 
     Attributes:
         resource: the resource (type, props, URN, links).
-        evidence: what in it can put an accelerator under it.
-        gpu: its GPU facts (policies/resources.GpuResource) when its type has a precise GPU model and it
-            launches a GPU shape, else None.
-        problems: findings from modelling it (no precise model for its evidence, evidence its model does
-            not account for, a template that cannot be resolved, a crash), each naming what was seen.
+        stack: the StackModel it belongs to (its links resolved there).
+        evidence: what in it can put an accelerator under it (policies/evidence.py).
+        facts: the GPU fact reader of its type (policies/resources.GpuResource) when the type has a precise
+            GPU model, else None.
+        gpu: `facts` when it launches a GPU shape of its own, else None.
+        problems: (kind, message) findings from modelling it: "evidence" (no precise model for its evidence,
+            or evidence its model does not account for: the pack config may allow these) or "crash".
     """
 
-    resource: sizing.StackResource
-    evidence: list[evidence.Evidence]
-    gpu: res.GpuResource | None = None
-    problems: list[str] = dataclasses.field(default_factory=list)
+    def __init__(self, resource: sizing.StackResource, stack: StackModel | None = None):
+        self.resource = resource
+        self.stack = stack
+        self.evidence: list[evidence.Evidence] = []
+        self.facts: res.GpuResource | None = res.GpuResource(resource.type, resource.props) \
+            if resource.type in res.KINDS else None
+        self.gpu: res.GpuResource | None = None
+        self.problems: list[tuple[str, str]] = []
 
     @property
     def label(self) -> str:
         return self.resource.name or self.resource.urn
 
+    @property
+    def urn(self) -> str:
+        return self.resource.urn
 
-def _allowed(r: sizing.StackResource, allow: Iterable) -> object | None:
+    @functools.cached_property
+    def templates(self) -> list[sizing.StackResource]:
+        """The in-stack templates it launches (`templates`). Raises ValueError for a literal it cannot resolve."""
+        return templates(self.resource, self.stack.by_urn if self.stack else {})
+
+    @property
+    def scaled_max(self) -> float:
+        """The largest maximum among the autoscalers (and scheduled actions) that target it."""
+        return self.stack.scaled.get(self.urn, 0.0) if self.stack else 0.0
+
+    def most_count(self) -> float:
+        """The most nodes or pods it runs: its own most, or its autoscalers' maximum when larger."""
+        return sizing.most_count(self.facts, self.scaled_max)
+
+    @functools.cached_property
+    def workload(self) -> sizing.StackResource | None:
+        """The nearest GpuWorkload above it in the parent chain (the engine's links, never names)."""
+        return ancestor(self.resource, self.stack.by_urn if self.stack else {})
+
+    def launched(self) -> list[shapes.Shape]:
+        """The shapes it launches: its own, else those of the in-stack templates it launches."""
+        own = self.facts.shapes
+        if own or not self.facts.templates():
+            return own
+        return [x for t in self.templates for x in res.GpuResource(t.type, t.props).shapes]
+
+    def purchase(self) -> str | None:
+        """How it buys ("spot", "on-demand"), through the template it launches when it does not say; None: unknown."""
+        try:
+            found = self.facts.purchase if self.facts else None
+            if found is None:
+                found = next((res.GpuResource(t.type, t.props).purchase for t in self.templates), None)
+            return found
+        except (v.Unknown, ValueError):
+            return None
+
+    def hourly(self) -> float | None:
+        """$/hour of everything it may run: most_count() x its dearest launched shape, priced from the best
+        evidence (`price`). None when it launches no GPU (a template launches nothing by itself).
+
+        Raises:
+            policies.view.Unknown: a field the count or the types need is unknown at preview.
+            ValueError: a template not in this stack, or a GPU shape with no price evidence (naming it).
+        """
+        if self.facts is None or self.resource.type in res.TEMPLATES:
+            return None
+        found = self.launched()
+        if not found:
+            return None
+        prices = []
+        for x in found:
+            usd, why = price(x, self.facts.provider)
+            if usd is None and self.facts.provider != "onprem":
+                raise ValueError(f"{why}; the budget cannot leave it out. To fix: a catalog type, or refresh the "
+                                 "catalog")
+            prices.append(usd or 0.0)
+        return self.most_count() * max(prices)
+
+
+def ancestor(r: sizing.StackResource, by_urn: dict[str, sizing.StackResource]) -> sizing.StackResource | None:
+    """The nearest GpuWorkload above `r` in the parent chain, or None."""
+    seen = set()
+    cur = by_urn.get(r.parent or "")
+    while cur is not None and cur.urn not in seen:
+        if cur.type == sizing.WORKLOAD:
+            return cur
+        seen.add(cur.urn)
+        cur = by_urn.get(cur.parent or "")
+    return None
+
+
+class StackModel:
+    """Every resource of a stack modelled once (step 2), with the links the rules read: the resources by URN
+    and the autoscalers' maxima per target. Stack rules read this, never the raw resources.
+
+    Attributes:
+        resources: the stack's resources (expanded with its components' manifests when built by `of_stack`).
+        models: one Model per resource, in order.
+        scaled: URN -> the largest maximum of the autoscalers targeting it.
+        failed: autoscalers whose bound could not be read (URN, exception).
+    """
+
+    def __init__(self, resources: Iterable[sizing.StackResource]):
+        self.resources = list(resources)
+        self.by_urn = {r.urn: r for r in self.resources}
+        self.scaled, self.failed = scaling.maxima(self.resources)
+        self.models = [model_of(r, self) for r in self.resources]
+        self._by_urn = {m.urn: m for m in self.models}
+
+    def of(self, urn: str) -> Model | None:
+        return self._by_urn.get(urn)
+
+    def __iter__(self):
+        return iter(self.models)
+
+
+def of_stack(stack) -> StackModel:
+    """`stack` as a StackModel (a StackModel is returned as it is; a list of resources is modelled)."""
+    return stack if isinstance(stack, StackModel) else StackModel(stack)
+
+
+def allowed(r: sizing.StackResource, allow: Iterable) -> object | None:
+    """The pack config's allow entry that covers the resource (its type and/or name), or None."""
     for a in allow:
         if (a.type is None or a.type == r.type) and (a.name is None or a.name in (r.name, r.urn)):
             return a
@@ -177,58 +287,55 @@ def _ways(r: sizing.StackResource) -> str:
             "reason: ...}]")
 
 
-def model_of(r: sizing.StackResource, allow: Iterable = ()) -> Model:
+def model_of(r: sizing.StackResource, stack: StackModel | None = None) -> Model:
     """The model of one resource (never raises: a crash is a problem naming the resource)."""
+    m = Model(r, stack)
     try:
-        return _model_of(r, allow)
+        _read_model(m)
     except v.Unknown:
-        return Model(r, [])
+        pass  # judged again at `up`
     except Exception as exc:  # noqa: BLE001 - a crash while modelling is a finding, never a dropped one
-        return Model(r, [], problems=[f"{r.name or r.urn} ({r.type}): gpusizer could not model it "
-                                      f"({type(exc).__name__}: {exc}), so it cannot be shown to hold no unsized GPU. "
-                                      "To fix: correct the resource"])
-
-
-def _model_of(r: sizing.StackResource, allow: Iterable) -> Model:
-    if r.type in OWN_COMPONENTS:
-        return Model(r, [])  # judged through its recorded spec and its children
-    data = r.props.data
-    if r.type in MANIFESTS and isinstance(data, dict):  # manifests are expanded into children: judge the rest
-        data = {k: x for k, x in data.items() if k not in MANIFESTS[r.type]}
-    seen = evidence.extract(data)
-    m = Model(r, seen)
-    if r.type in res.KINDS:
-        try:
-            m.gpu = res.gpu_resource(r.type, r.props)
-        except v.Unknown:
-            m.gpu = None
-            return m  # judged again at `up`
-        strong = [e for e in seen if e.kind in ("type", "resource", "selector")
-                  or (e.kind == "accelerator" and evidence.normal(e.what).startswith(("nvidia-", "amd-", "tpu")))]
-        if m.gpu is None and strong and not _through_template(r) and _allowed(r, allow) is None:
-            m.problems.append(f"{m.label} ({r.type}): GPU evidence the model of this type reads no GPU from: "
-                              f"{_seen(strong)}. The cloud may provision it. {_ways(r)}")
-        return m
-    if (precise(r.type) and r.type not in MANIFESTS) or not seen or _allowed(r, allow) is not None:
-        return m
-    what = "its inputs (the offline preview cannot render its children; a real preview also judges them)" \
-        if r.type in RENDERED else "it"
-    m.problems.append(f"{m.label} ({r.type}): GPU evidence in {what}: {_seen(seen)}. gpusizer has no precise model "
-                      f"of this type, so it cannot verify the GPUs' size, count or price. {_ways(r)}")
+        m.problems.append(("crash", f"{m.label} ({r.type}): gpusizer could not model it ({type(exc).__name__}: "
+                                    f"{exc}), so it cannot be shown to hold no unsized GPU. To fix: correct the "
+                                    "resource"))
     return m
 
 
-def _through_template(r: sizing.StackResource) -> bool:
+def _read_model(m: Model) -> None:
+    r = m.resource
+    if r.type in OWN_COMPONENTS:
+        return  # judged through its recorded spec and its children
+    data = r.props.data
+    if r.type in MANIFESTS and isinstance(data, dict):  # manifests are expanded into children: judge the rest
+        data = {k: x for k, x in data.items() if k not in MANIFESTS[r.type]}
+    m.evidence = seen = evidence.extract(data)
+    if m.facts is not None:
+        m.gpu = m.facts if m.facts.shapes else None
+        # A node selection provisions GPU nodes through an autoscaler (Karpenter, GKE auto-provisioning) for a
+        # pod that waits for one; a DaemonSet's pods never make nodes, they follow the nodes that exist.
+        kinds = ("type", "resource") if r.type.endswith(("DaemonSet", "DaemonSetPatch")) else \
+            ("type", "resource", "selector")
+        strong = [e for e in seen if e.kind in kinds
+                  or (e.kind == "accelerator" and evidence.normal(e.what).startswith(("nvidia-", "amd-", "tpu")))]
+        if m.gpu is None and strong and not _through_template(m.facts):
+            m.problems.append(("evidence", f"{m.label} ({r.type}): GPU evidence the model of this type reads no GPU "
+                                           f"from: {_seen(strong)}. The cloud may provision it. {_ways(r)}"))
+        return
+    if (precise(r.type) and r.type not in MANIFESTS) or not seen:
+        return
+    what = "its inputs (the offline preview cannot render its children; a real preview also judges them)" \
+        if r.type in RENDERED else "it"
+    m.problems.append(("evidence", f"{m.label} ({r.type}): GPU evidence in {what}: {_seen(seen)}. gpusizer has no "
+                                   "precise model of this type, so it cannot verify the GPUs' size, count or price. "
+                                   f"{_ways(r)}"))
+
+
+def _through_template(g: res.GpuResource) -> bool:
     """A resource whose types come from a template (its evidence is the template's, judged there)."""
     try:
-        return res.GpuResource(r.type, r.props).templates()
+        return g.templates()
     except (v.Unknown, KeyError):
         return True
-
-
-def build(stack: list[sizing.StackResource], allow: Iterable = ()) -> list[Model]:
-    """The model of every resource of the stack (expanded with its components' manifests)."""
-    return [model_of(r, allow) for r in stack]
 
 
 # --- templates by value -------------------------------------------------------------------------------------

@@ -72,9 +72,11 @@ def _without(spec: dict, pins) -> dict:
     return {**spec, "placement": placement}
 
 
-def compare(workload: sizing.StackResource, removed) -> Pinned | None:
-    """The pinned decision against the one with `removed` pins dropped, or None (no such pins, no choice)."""
-    spec = _spec(workload)
+def compare(workload: sizing.StackResource, removed, cfg=None) -> Pinned | None:
+    """The pinned decision against the one with `removed` pins dropped, or None (no such pins, no choice).
+    A calibration that does not count (calibration_problem) is dropped from both."""
+    plain, _ = calibration_problem(workload, cfg)
+    spec = plain or _spec(workload)
     if spec is None:
         return None
     pins = {k: val for k, val in pins_of(spec).items() if k in removed}
@@ -127,7 +129,7 @@ def pin_findings(workload: sizing.StackResource, max_ratio: float, cfg) -> list[
     allowed = _allowed(spec.get("name", ""), workload.name, getattr(cfg, "allow_pins", ()))
     unallowed = [p for p in pins_of(spec) if p not in allowed]
     try:
-        p = compare(workload, unallowed)
+        p = compare(workload, unallowed, cfg)
     except gpusizer.SizingError:
         return []  # the spec that does not re-plan exempts nothing (judged on memory, policies/verify.py)
     if p is None or p.ratio <= max_ratio:
@@ -149,7 +151,7 @@ def exceptions(workload: sizing.StackResource, max_ratio: float, cfg) -> list[st
     out = []
     for pin, a in allowed.items():
         try:
-            p = compare(workload, [pin])
+            p = compare(workload, [pin], cfg)
         except gpusizer.SizingError:
             continue
         if p is not None and p.ratio > max_ratio:

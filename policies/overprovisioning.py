@@ -15,8 +15,10 @@ For each GPU resource:
    templates, each at the larger of its own size and its autoscalers'
    maxima) may run no more nodes or pods together than that decision.
 
-A group or instance that names no type of its own is judged through the
-templates it depends on, at its own count and purchase, under its own parent,
+Reads the stack's model (policies/model.py). A group or instance that names
+no type of its own is judged through the templates it launches (named by
+literal value, else by the dependency links: Model.templates), at its own
+count and purchase, under its own parent,
 and counts toward the GpuWorkload that owns the template too; one whose
 template is not in the stack cannot be verified, which is a violation (fail
 closed: keep the template in the stack, or name the types on the group).
@@ -32,7 +34,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from policies import k8s, model, need, scaling, sizing, verify
+from policies import k8s, model, need, sizing, verify
 from policies import resources as res
 from policies import view as v
 
@@ -41,15 +43,16 @@ class _Judge:
     """The rule's state over one stack: nodes run per GpuWorkload; each resource's messages go to a
     sizing.Findings."""
 
-    def __init__(self, stack: list[sizing.StackResource], max_ratio: float, cfg=None):
+    def __init__(self, stack: model.StackModel, max_ratio: float, cfg=None):
         self.cfg = cfg
-        self.by_urn = {r.urn: r for r in stack}
+        self.stack = stack
+        self.by_urn = stack.by_urn
         self.max_ratio = max_ratio
         self.runs: dict[str, float] = {}  # GpuWorkload URN -> nodes or pods the resources under it may run
         self.unbounded: dict[str, str] = {}  # GpuWorkload URN -> why a resource under it has no bound
 
-    def resource(self, r: sizing.StackResource, scaled_max: float) -> list[str]:
-        g = res.GpuResource(r.type, r.props)
+    def resource(self, m: model.Model) -> list[str]:
+        r, g = m.resource, m.facts
         named = g.templates()  # it names a template its types (or the rest of its host) come from
         try:
             shapes = g.shapes
@@ -60,30 +63,30 @@ class _Judge:
         if shapes and r.type in res.TEMPLATES:  # launches nothing itself: its consumers' count and purchase
             return self.judge(r, g, lambda: 0.0, None)
         if shapes:
-            return self.judge(r, g, lambda: sizing.most_count(g, scaled_max), _bought(g))
+            return self.judge(r, g, m.most_count, _bought(g))
         if not named:
             return []
-        templates = model.templates(r, self.by_urn)  # by literal value, else the dependency links
+        templates = m.templates  # by literal value, else the dependency links
         if not templates:
             if shapes is None:
                 g.shapes  # noqa: B018 - raises the unknown type again: judged at `up`
             return [f"{r.name or r.urn} launches from a template that is not in this stack, so the pack cannot verify "
                     "its GPUs. To fix: keep the launch or instance template in this stack, or name the instance "
                     "types on the resource"]
-        return self.through_templates(r, g, templates, lambda: sizing.most_count(g, scaled_max))
+        return self.through_templates(r, g, templates, m.most_count)
 
     def through_templates(self, r: sizing.StackResource, g: res.GpuResource, templates: list[sizing.StackResource],
                           count: Callable[[], float]) -> list[str]:
         """`r` judged through the in-stack templates it launches: the group runs count() nodes once, whichever
         template launches each; each is judged at that count, bought as the template says, or as the group
         does where the template sets no market. The count is read only where a GpuWorkload checks it."""
-        gpu_templates = [(t, tg) for t in templates if (tg := res.gpu_resource(t.type, t.props)) is not None]
+        gpu_templates = [(t, tg) for t in templates if (tg := self.stack.of(t.urn).facts) is not None and tg.shapes]
         out = []
         for i, (_, tg) in enumerate(gpu_templates):
             out += self.judge(r, tg, count if i == 0 else (lambda: 0.0), _bought(tg, g))
-        mine = verify.ancestor(r, self.by_urn)
+        mine = self.stack.of(r.urn).workload
         owners = {o.urn for t, _ in gpu_templates
-                  if (o := verify.ancestor(t, self.by_urn)) is not None and o is not mine}
+                  if (o := self.stack.of(t.urn).workload) is not None and o is not mine}
         for owner in owners:  # a group elsewhere launching a GpuWorkload's template runs that workload's capacity
             self.runs[owner] = self.runs.get(owner, 0.0) + count()
         return out
@@ -100,7 +103,7 @@ class _Judge:
         second-guess (on-prem pods have no catalog price to compare; the failover types rank after
         the choice). Anything else is judged on memory against the re-planned requirement.
         """
-        workload = verify.ancestor(r, self.by_urn)
+        workload = self.stack.of(r.urn).workload
         d, refused = verify.planned(workload, self.cfg)
         need = d.required_gpu_memory_gib if d is not None and d.chosen is not None else None
         n = count() if workload is not None else None
@@ -165,21 +168,21 @@ def _bought(*resources: res.GpuResource) -> Callable[[], str]:
     return read
 
 
-def check(stack: list[sizing.StackResource], max_ratio: float, cfg=None) -> list[tuple[str, str | None]]:
-    """(message, URN) pairs of gpusizer-no-overprovisioning over the stack (module docstring).
+def check(stack, max_ratio: float, cfg=None) -> list[tuple[str, str | None]]:
+    """(message, URN) pairs of gpusizer-no-overprovisioning over the stack's model (module docstring).
 
     Raises:
         policies.view.Unknown: only when a field is unknown at preview and nothing else is in violation.
     """
-    judge = _Judge(stack, max_ratio, cfg)
+    sm = model.of_stack(stack)
+    judge = _Judge(sm, max_ratio, cfg)
     findings = sizing.Findings("gpusizer-no-overprovisioning")
-    for w in stack:  # the need, not the author's pins; a calibration that moves the decision must be trusted
+    for w in sm.resources:  # the need, not the author's pins; a calibration that moves the decision must be trusted
         if w.type == sizing.WORKLOAD:
             findings.judge(w, lambda: need.pin_findings(w, max_ratio, cfg) + _calibration(w, cfg))
-    scaled, failed = scaling.maxima(stack)
-    findings.bounds(failed)  # a count that cannot be read cannot be shown to fit its GpuWorkload's decision
-    for r in stack:
-        if r.type in res.KINDS:
-            findings.judge(r, lambda: judge.resource(r, scaled.get(r.urn, 0.0)))
+    findings.bounds(sm.failed)  # a count that cannot be read cannot be shown to fit its GpuWorkload's decision
+    for m in sm:
+        if m.facts is not None:
+            findings.judge(m.resource, lambda: judge.resource(m))
     judge.counted(findings)
     return findings.result()

@@ -80,12 +80,21 @@ def _overrides(*path: str) -> Callable[[v.View], list[shapes.Shape]]:
     return lambda p: _aws_types(p.each(*path))
 
 
-def _fleet(p: v.View) -> list[shapes.Shape]:
-    return _aws_types([o for c in p.each("launchTemplateConfigs") for o in c.each("overrides")])
+def _fleet(p: v.View, others: bool = False) -> list[shapes.Shape]:
+    """The overrides' types. A launch template config without overrides launches its template's type: when
+    the resource names types elsewhere (other configs' overrides, `others`), that type is not among them and
+    is unverifiable here; when it names none, the resource is judged through its templates."""
+    configs = p.each("launchTemplateConfigs")
+    out = _aws_types([o for c in configs for o in c.each("overrides")])
+    if out or others:
+        out += [shapes.Shape(f"{c.path} (its launch template's type)", None, None)
+                for c in configs if not c.each("overrides")]
+    return out
 
 
 def _spot_fleet(p: v.View) -> list[shapes.Shape]:
-    return _aws_types(p.each("launchSpecifications")) + _fleet(p)
+    own = _aws_types(p.each("launchSpecifications"))
+    return own + _fleet(p, others=bool(own))
 
 
 def _type_list(*path: str) -> Callable[[v.View], list[shapes.Shape]]:
@@ -308,8 +317,9 @@ KINDS: dict[str, Kind] = {
                                                                   **p.mapping("nodeConfig", "labels")},
                         _gcp_purchase("nodeConfig"),
                         _gke_nodes),
-    GCP_MIG: Kind("gcp", lambda p: [], _labels(), _none, _nodes(("targetSize",)), (("versions",),)),
-    GCP_REGION_MIG: Kind("gcp", lambda p: [], _labels(), _none, _nodes(("targetSize",)), (("versions",),)),
+    GCP_MIG: Kind("gcp", lambda p: [], _labels(), _none, _nodes(("targetSize",)), (("versions",), ("instanceTemplate",))),
+    GCP_REGION_MIG: Kind("gcp", lambda p: [], _labels(), _none, _nodes(("targetSize",)),
+                         (("versions",), ("instanceTemplate",))),
     # pulumi-eks components (their inputs; a real preview also sends the node groups they create)
     "eks:index:ManagedNodeGroup": Kind("aws", _type_list("instanceTypes"), _tags,
                                        lambda p: "spot" if p.text("capacityType") == "spot" else "on-demand",

@@ -189,13 +189,17 @@ def cost_ceiling(s: Subject, cfg: CeilingConfig) -> list[str]:
     if cfg.max_hourly_usd is None or s.gpu is None:
         return []
     r = s.gpu
-    priced = [x for x in r.shapes if x.hourly_usd is not None]
-    if not priced:
+    if r.provider == "onprem":
+        return []  # a pod holds GPUs of an owned pool: no catalog price per node
+    priced = [(x, *model.price(x, r.provider)) for x in r.shapes]
+    unpriced = [f"{x.label}: {why}, so the ceiling cannot be checked (fail closed). To fix: a catalog type, or "
+                "refresh the catalog" for x, usd, why in priced if usd is None]
+    if unpriced:
+        return unpriced
+    dear, usd, why = max(priced, key=lambda x: x[1])
+    if usd <= cfg.max_hourly_usd:
         return []
-    dear = max(priced, key=lambda x: x.hourly_usd)
-    if dear.hourly_usd <= cfg.max_hourly_usd:
-        return []
-    return [f"{dear.label} costs ${dear.hourly_usd:,.2f}/h (catalog on-demand) > ${cfg.max_hourly_usd:,.2f}/h "
+    return [f"{dear.label} costs ${usd:,.2f}/h ({why}) > ${cfg.max_hourly_usd:,.2f}/h "
             "ceiling. To fix: a cheaper adequate type, or raise gpusizer-cost-ceiling.maxHourlyUsd"]
 
 
@@ -333,9 +337,9 @@ def check_stack(name: str, stack: Iterable[sizing.StackResource], config: Mappin
         cfg = rule.settings(config)
     except ValueError as exc:
         return [(str(exc), None)]
-    stack = model.expand(list(stack), pathlib.Path.cwd())  # children of provider-side manifest components
-    try:
-        return [_on_component(m, urn) for m, urn in rule.check(stack, cfg)]
+    try:  # step 2, once per stack: the stack, its components' manifests expanded, modelled
+        sm = model.StackModel(model.expand(list(stack), pathlib.Path.cwd()))
+        return [_on_component(m, urn) for m, urn in rule.check(sm, cfg)]
     except v.Unknown:
         raise
     except Exception as exc:  # noqa: BLE001 - a finding, never a crashed analyzer (each resource: sizing.Findings)

@@ -1,10 +1,9 @@
-"""Over-provisioning and the stack's GPU budget, judged from the pack's catalog.
+"""What the stack rules share: the StackResource record, the Findings collector, and memory judged from
+the pack's catalog (over and under the requirement).
 
 Prices are the catalog's on-demand $/hour per node, never a tag. A resource
 that may launch several types (an Auto Scaling group, a fleet, attribute-based
-selection) is judged by each type it admits; the budget counts the dearest at
-the most nodes or pods the resource may run, or its autoscaler's maximum
-(policies/scaling.py) when larger: max replicas, not the current size.
+selection) is judged by each type it admits. The budget is policies/budget.py.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from gpusizer.decide import optimize
 from gpusizer import reuse
 from gpusizer.catalog import Catalog
 from policies import resources as res
-from policies import need, sizing
+from policies import model, need, sizing
 from policies import view as v
 
 
@@ -65,16 +65,7 @@ def planned(workload: sizing.StackResource | None, cfg=None) -> tuple[gpusizer.D
         return None, f"its GpuWorkload's recorded spec does not re-plan ({exc})"
 
 
-def ancestor(r: sizing.StackResource, by_urn: dict[str, sizing.StackResource]) -> sizing.StackResource | None:
-    """The nearest GpuWorkload above `r` in the parent chain, or None."""
-    seen = set()
-    cur = by_urn.get(r.parent or "")
-    while cur is not None and cur.urn not in seen:
-        if cur.type == sizing.WORKLOAD:
-            return cur
-        seen.add(cur.urn)
-        cur = by_urn.get(cur.parent or "")
-    return None
+ancestor = model.ancestor  # the nearest GpuWorkload above a resource (policies/model.py)
 
 
 def most_instances(d: gpusizer.Decision) -> int:
@@ -125,27 +116,27 @@ def mismatch(g: res.GpuResource, d: gpusizer.Decision, count: float | None,
     return None
 
 
-def underprovisioned(stack: list[sizing.StackResource]) -> list[tuple[str, str | None]]:
+def underprovisioned(stack) -> list[tuple[str, str | None]]:
     """gpusizer-no-underprovisioning: each GPU resource whose one node's usable memory is below its
     requirement (sizing.under_memory), unless it matches its GpuWorkload's re-planned decision: a
     replica the engine spreads over nodes (pipeline stages) holds a share of the requirement on each,
     and the engine's per-GPU fit, not one node's total, says it holds. A field unknown at preview
     leaves the resource out; with no other finding, the first is raised (advisory, judged at `up`).
     """
-    by_urn = {r.urn: r for r in stack}
+    sm = model.of_stack(stack)
 
-    def judge(r: sizing.StackResource) -> list[str]:
-        g = res.gpu_resource(r.type, r.props)
+    def judge(m: model.Model) -> list[str]:
+        g = m.facts if m.facts.shapes else None  # a type unknown at preview raises here: judged at `up`
         found = sizing.under_memory(g) if g is not None else []
-        d, _ = planned(ancestor(r, by_urn)) if found else (None, None)
+        d, _ = planned(m.workload) if found else (None, None)
         if d is not None and mismatch(g, d, None, None) is None:  # with no decision the node alone is judged
             return []
         return found
 
     findings = sizing.Findings("gpusizer-no-underprovisioning")
-    for r in stack:
-        if r.type in res.KINDS:
-            findings.judge(r, lambda: judge(r))
+    for m in sm:
+        if m.facts is not None:
+            findings.judge(m.resource, lambda: judge(m))
     return findings.result()
 
 
@@ -158,7 +149,7 @@ def bounds_within_capacity(stack: list, catalog: Catalog | None = None) -> list[
         catalog: offers and quotas; default the packaged or cached catalog (what the pack re-plans with).
     """
     out = []
-    for r in stack:
+    for r in model.of_stack(stack).resources:
         if r.type != sizing.WORKLOAD:
             continue
         try:

@@ -145,6 +145,16 @@ EVIDENCE = {
     "tpu-pod": [R("kubernetes:batch/v1:Job", "j", {"spec": {"template": pod({"google.com/tpu": 8})}})],
     "neuron-pod": [R("kubernetes:core/v1:Pod", "p", pod({"aws.amazon.com/neuroncore": 32}))],
     "gpu-shared-pod": [R("kubernetes:core/v1:Pod", "p", pod({"nvidia.com/gpu.shared": 4}))],
+    "selector-without-request-provisions-a-gpu-node": [R("kubernetes:apps/v1:Deployment", "d", {"spec": {
+        "template": {"spec": {"nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-h100-80gb"},
+                              "containers": [{"name": "c"}]}}}})],
+    "visible-devices-all-under-the-nvidia-runtime": [R("kubernetes:apps/v1:Deployment", "d", {"spec": {"template": {
+        "spec": {"runtimeClassName": "nvidia", "containers": [{"name": "c", "env": [
+            {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]}]}}}})],
+    "ecs-task-gpu": [R("aws:ecs/taskDefinition:TaskDefinition", "td", {"containerDefinitions": json.dumps([
+        {"name": "c", "resourceRequirements": [{"type": "GPU", "value": "8"}]}])})],
+    "cli-command": [R("command:local:Command", "cmd", {
+        "create": "aws ec2 run-instances --instance-type p5.48xlarge --count 10"})],
     "gpu-in-overhead-only": [R("kubernetes:core/v1:Pod", "p", {"spec": {"overhead": {"nvidia.com/gpu": 8},
                                                                         "containers": [{"name": "c"}]}})],
     "eks-cluster": [R("eks:index:Cluster", "eks", {"instanceType": "p5.48xlarge", "desiredCapacity": 4})],
@@ -202,6 +212,11 @@ FIELDS = {
         deps=[(LT, "lt")])],
     "template-literal-name-default-version": [L4_LT, R("aws:ec2/instance:Instance", "i", {
         "launchTemplate": {"name": "big-template", "version": "$Default"}, **SECURE}, deps=[(LT, "lt")])],
+    "fleet-config-without-overrides-beside-one-with": [R("aws:ec2/fleet:Fleet", "fleet", {
+        "launchTemplateConfigs": [
+            {"launchTemplateSpecification": {"launchTemplateId": "lt-small"}, "overrides": [{"instanceType": "g6.xlarge"}]},
+            {"launchTemplateSpecification": {"launchTemplateId": "lt-0big"}}],
+        "targetCapacitySpecification": {"totalTargetCapacity": 2}, "tags": {cases.REQ: "18"}})],
     "gcp-mig-template-url-not-in-stack": [
         R("gcp:compute/instanceTemplate:InstanceTemplate", "tpl", {"machineType": "g2-standard-4", "name": "small",
                                                                    "labels": {cases.GCP_REQ: "18"}}),
@@ -265,6 +280,8 @@ CONTROLS = {
     "k8s-toleration-only": [R("kubernetes:apps/v1:Deployment", "web", {"spec": {"template": {"spec": {
         "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
         "containers": [{"name": "web"}]}}}})],
+    "gpu-monitoring-daemonset": [R("kubernetes:apps/v1:DaemonSet", "dcgm", {"spec": {"template": {"spec": {
+        "nodeSelector": {"nvidia.com/gpu.present": "true"}, "containers": [{"name": "dcgm-exporter"}]}}}})],
     "k8s-gpu-quota": [R("kubernetes:core/v1:ResourceQuota", "q", {"spec": {"hard": {"requests.nvidia.com/gpu": 4}}})],
     "helm-release-no-gpu": [R("kubernetes:helm.sh/v3:Release", "redis", {"chart": "redis",
                                                                          "values": {"replicas": 3}})],
@@ -323,6 +340,17 @@ class TestBudget:
                                                                             "maxHourlyUsd": 5}})
         assert any(p == "gpusizer-gpu-budget" for p, _ in found), found
 
+    @pytest.mark.parametrize("case", sorted(PRICES))
+    def test_the_cost_ceiling_fails_closed_too(self, pack_stub, case):
+        found = mandatory(pack_stub, PRICES[case], {"gpusizer-cost-ceiling": {"enforcementLevel": "mandatory",
+                                                                              "maxHourlyUsd": 5}})
+        assert any(p == "gpusizer-cost-ceiling" for p, _ in found), found
+
+    def test_a_type_without_an_on_demand_price_is_priced_from_its_spot_price(self, pack_stub):
+        (msg,) = [m for p, m in mandatory(pack_stub, PRICES["no-on-demand-price"], {
+            "gpusizer-cost-ceiling": {"enforcementLevel": "mandatory", "maxHourlyUsd": 5}}) if "ceiling" in m]
+        assert "p5e.48xlarge" in msg and "catalog spot" in msg
+
 
 class TestCrash:
     def test_a_crash_names_the_resource_and_the_other_findings_stand(self, pack_stub):
@@ -377,6 +405,32 @@ class TestPins:
         cal.unlink()  # recorded, then gone: the pack cannot check what it would trust
         found = mandatory(pack_stub, [R(WL, "chat-3b", recorded)])
         assert any("calibration" in m for _, m in found), found
+
+
+    CALIBRATED = {"name": "c", "model": {"name": "llama-3.1-8b"}, "placement": {},
+                  "inference": {"context_length": 4096, "batch_size": 4, "targets": {"tokens_per_second": 400}}}
+
+    def _calibrated(self, tmp_path, decode_mbu):
+        cal = tmp_path / "cal.yaml"
+        cal.write_text("gpus:\n" + "".join(f"  {g}: {{decode_mbu: {decode_mbu}}}\n" for g in ("L4", "A10G", "L40S")))
+        spec = {**self.CALIBRATED, "sizing": {"calibration": str(cal)}}
+        return cal, spec
+
+    def test_an_untrusted_calibration_far_from_the_defaults_that_moves_the_decision_does_not_count(self, pack_stub,
+                                                                                                    tmp_path):
+        cal, spec = self._calibrated(tmp_path, 0.05)  # default 0.6: the small GPUs look 12x slower
+        moved = gpusizer.plan(spec).chosen.offer.instance_type
+        assert moved != gpusizer.plan(self.CALIBRATED).chosen.offer.instance_type  # it moves the decision
+        found = [m for p, m in mandatory(pack_stub, [R(WL, "c", _recorded(spec))]) if "calibration" in m]
+        assert found and "trustedCalibrations" in found[0] and "decode_mbu 0.05" in found[0]
+        import hashlib
+        trust = {"gpusizer-no-overprovisioning": {"trustedCalibrations": [
+            {"sha256": hashlib.sha256(cal.read_bytes()).hexdigest(), "reason": "fitted on our cluster"}]}}
+        assert not [m for _, m in mandatory(pack_stub, [R(WL, "c", _recorded(spec))], trust) if "calibration" in m]
+
+    def test_a_calibration_within_the_band_counts(self, pack_stub, tmp_path):
+        _, spec = self._calibrated(tmp_path, 0.55)
+        assert not [m for _, m in mandatory(pack_stub, [R(WL, "c", _recorded(spec))]) if "calibration" in m]
 
 
 class TestFailover:
