@@ -153,6 +153,11 @@ def auto_scaling_group(name: str, inputs: Mapping) -> Request | list[Request]:
     # Group metrics are a separate call (EnableMetricsCollection), made by the provider after the create.
     metrics = given.pop("enabledMetrics", None)
     granularity = given.pop("metricsGranularity", None)
+    if given.get("launchTemplate"):  # the provider's {id, name, version} -> LaunchTemplateSpecification
+        lt = given["launchTemplate"]
+        given["launchTemplate"] = {k: v for k, v in (("launchTemplateId", lt.get("id")),
+                                                     ("launchTemplateName", lt.get("name")),
+                                                     ("version", lt.get("version"))) if v}
     params = _top(given, shape, name, set())
     params["AutoScalingGroupName"] = group_name
     if subnets:
@@ -364,6 +369,120 @@ TRANSLATORS: dict[str, Callable[[str, Mapping], list[Request]]] = {
 }
 
 
+# Values the APIs accept for members botocore models as plain strings (no enum): Amazon EC2 Auto
+# Scaling API Reference, InstancesDistribution (OnDemandAllocationStrategy: lowest-price |
+# prioritized; SpotAllocationStrategy: lowest-price | capacity-optimized |
+# capacity-optimized-prioritized | price-capacity-optimized) and CreateAutoScalingGroup
+# (HealthCheckType: EC2 | ELB | VPC_LATTICE | EBS), read 2026-11.
+PLAIN_ENUMS = {
+    "OnDemandAllocationStrategy": {"lowest-price", "prioritized"},
+    "SpotAllocationStrategy": {"lowest-price", "capacity-optimized", "capacity-optimized-prioritized",
+                               "price-capacity-optimized"},
+    "HealthCheckType": {"EC2", "ELB", "VPC_LATTICE", "EBS"},
+}
+# EBS volume sizes per type, GiB (Amazon EBS User Guide, "Amazon EBS volume types": gp2/gp3 1-16,384,
+# io1/io2 4-16,384 (io2 Block Express up to 65,536), st1/sc1 125-16,384).
+EBS_SIZES = {"gp2": (1, 16384), "gp3": (1, 16384), "io1": (4, 16384), "io2": (4, 65536), "st1": (125, 16384),
+             "sc1": (125, 16384), "standard": (1, 1024)}
+# Elastic Load Balancing target group health checks (API reference, CreateTargetGroup): interval 5-300 s.
+HEALTH_INTERVAL = (5, 300)
+
+
+def _ec2_types() -> frozenset[str]:
+    return frozenset(_SESSION.get_service_model("ec2").shape_for("InstanceType").enum)
+
+
+def _fail(where: str, rule: str) -> None:
+    raise ApiModelError(f"{where}: {rule}")
+
+
+def check_rules(found: list[tuple[Any, Request]]) -> None:
+    """The cross-field and cross-resource rules the AWS APIs apply that the models cannot express.
+
+    Raises:
+        ApiModelError: naming the resource and the rule it breaks.
+    """
+    from components import aws_network  # the network-card table the component uses, with its sources
+
+    by_op: dict[str, list[tuple[Any, Request]]] = {}
+    for r, req in found:
+        by_op.setdefault(req.operation, []).append((r, req))
+    types = _ec2_types()
+    for r, req in by_op.get("CreateAutoScalingGroup", []):
+        p = req.params
+        if p["MinSize"] > p["MaxSize"]:
+            _fail(r.name, f"MinSize {p['MinSize']} > MaxSize {p['MaxSize']}")
+        if "DesiredCapacity" in p and not p["MinSize"] <= p["DesiredCapacity"] <= p["MaxSize"]:
+            _fail(r.name, f"DesiredCapacity {p['DesiredCapacity']} outside MinSize..MaxSize")
+        if p.get("HealthCheckType") not in (None, *PLAIN_ENUMS["HealthCheckType"]):
+            _fail(r.name, f"HealthCheckType {p['HealthCheckType']!r} not one of {sorted(PLAIN_ENUMS['HealthCheckType'])}")
+        if p.get("HealthCheckType") == "ELB" and not (p.get("TargetGroupARNs") or p.get("LoadBalancerNames")):
+            _fail(r.name, "HealthCheckType ELB without a target group or load balancer: no health check would run")
+        mixed = p.get("MixedInstancesPolicy") or {}
+        dist = mixed.get("InstancesDistribution") or {}
+        for key in ("OnDemandAllocationStrategy", "SpotAllocationStrategy"):
+            if key in dist and dist[key] not in PLAIN_ENUMS[key]:
+                _fail(r.name, f"{key} {dist[key]!r} not one of {sorted(PLAIN_ENUMS[key])}")
+        for o in (mixed.get("LaunchTemplate") or {}).get("Overrides", []):
+            if o.get("InstanceType") and o["InstanceType"] not in types:
+                _fail(r.name, f"override InstanceType {o['InstanceType']!r} is no EC2 instance type")
+    sg_rules: dict[str, set[str]] = {}
+    for op, direction in (("AuthorizeSecurityGroupIngress", "in"), ("AuthorizeSecurityGroupEgress", "out")):
+        for _, req in by_op.get(op, []):
+            for perm in req.params["IpPermissions"]:
+                for pair in perm.get("UserIdGroupPairs", []):
+                    if perm["IpProtocol"] == "-1" and pair["GroupId"] == req.params["GroupId"]:
+                        sg_rules.setdefault(req.params["GroupId"], set()).add(direction)
+    for r, req in by_op.get("CreateLaunchTemplate", []):
+        data = req.params["LaunchTemplateData"]
+        itype = data.get("InstanceType")
+        nics = data.get("NetworkInterfaces", [])
+        cards = aws_network.network_cards(itype) if itype else 1
+        seen = set()
+        for i, nic in enumerate(nics):
+            card = nic.get("NetworkCardIndex", 0)
+            if card >= cards:
+                _fail(r.name, f"networkInterfaces[{i}] on network card {card}: {itype} has {cards}")
+            key = (card, nic.get("DeviceIndex", 0))
+            if key in seen:
+                _fail(r.name, f"networkInterfaces[{i}]: card {card} device {key[1]} used twice")
+            seen.add(key)
+            if nic.get("InterfaceType") in ("efa", "efa-only"):
+                for group in nic.get("Groups", []):
+                    missing = {"in", "out"} - sg_rules.get(group, set())
+                    if missing:
+                        _fail(r.name, f"EFA interface in security group {group} without all-traffic self "
+                                      f"{' and '.join(sorted(missing))}bound rules: NCCL over EFA fails")
+        for m in data.get("BlockDeviceMappings", []):
+            ebs = m.get("Ebs") or {}
+            low, high = EBS_SIZES.get(ebs.get("VolumeType", "gp2"), (1, 16384))
+            if "VolumeSize" in ebs and not low <= ebs["VolumeSize"] <= high:
+                _fail(r.name, f"{ebs.get('VolumeType')} VolumeSize {ebs['VolumeSize']} GiB outside {low}-{high}")
+        market = data.get("InstanceMarketOptions") or {}
+        target = (data.get("CapacityReservationSpecification") or {}).get("CapacityReservationTarget") or {}
+        if market.get("MarketType") == "capacity-block" and not target.get("CapacityReservationId"):
+            _fail(r.name, "MarketType capacity-block without the Capacity Block's CapacityReservationId")
+    for r, req in by_op.get("CreateTargetGroup", []):
+        p = req.params
+        if p.get("HealthCheckPath") and not p["HealthCheckPath"].startswith("/"):
+            _fail(r.name, f"HealthCheckPath {p['HealthCheckPath']!r} must start with /")
+        for key in ("HealthyThresholdCount", "UnhealthyThresholdCount"):
+            if key in p and not 2 <= p[key] <= 10:
+                _fail(r.name, f"{key} {p[key]} outside 2-10")
+        if "HealthCheckIntervalSeconds" in p and not HEALTH_INTERVAL[0] <= p["HealthCheckIntervalSeconds"] <= HEALTH_INTERVAL[1]:
+            _fail(r.name, f"HealthCheckIntervalSeconds {p['HealthCheckIntervalSeconds']} outside 5-300")
+        if p.get("Protocol") in ("TCP", "UDP", "TLS", "TCP_UDP") and p.get("HealthCheckProtocol") == "HTTPS" and not p.get("HealthCheckPath"):
+            _fail(r.name, "an HTTP(S) health check needs a path")
+    for r, req in by_op.get("CreateListener", []):
+        for a in req.params.get("DefaultActions", []):
+            if a["Type"] == "forward" and not (a.get("TargetGroupArn") or a.get("ForwardConfig")):
+                _fail(r.name, "a forward action without a target group")
+    for r, req in by_op.get("PutScalingPolicy", []):
+        t = req.params.get("TargetTrackingConfiguration") or {}
+        if "TargetValue" in t and t["TargetValue"] <= 0:
+            _fail(r.name, f"TargetValue {t['TargetValue']} must be positive")
+
+
 def requests(resources) -> list[tuple[Any, Request]]:
     """(registered resource, API request) for every AWS resource, each validated against botocore's model.
 
@@ -381,6 +500,7 @@ def requests(resources) -> list[tuple[Any, Request]]:
         for req in translate(r.name, r.inputs):
             validate(req)
             out.append((r, req))
+    check_rules(out)
     return out
 
 

@@ -379,6 +379,112 @@ TRANSLATORS: dict[str, Callable[[str, Mapping], Any]] = {
 ROUTER, NAT = "gcp:compute/router:Router", "gcp:compute/routerNat:RouterNat"
 
 
+# Boot disk sizes, GB (GCP docs, "Persistent Disk" limits: pd-* 10 GB to 64 TB; "Hyperdisk": Hyperdisk
+# Balanced 4 GiB to 64 TiB), checked with the API's GB figure.
+DISK_SIZES = {"pd-balanced": (10, 65536), "pd-ssd": (10, 65536), "pd-standard": (10, 65536),
+              "hyperdisk-balanced": (4, 65536)}
+# Network interfaces per VM (GCP docs, "Create A3 Ultra or A4 instances with RDMA": 2 gVNIC + 8 MRDMA;
+# GPUDirect-TCPX/TCPXO: a3-highgpu-8g 1 + 4, a3-megagpu-8g 1 + 8; "Network interface limits": at most
+# 8 for other machine types).
+MAX_NICS = {"a3-ultragpu-8g": 10, "a4-highgpu-8g": 10, "a3-megagpu-8g": 9, "a3-highgpu-8g": 5, "a3-edgegpu-8g": 5}
+# Flex-start runs at most 7 days (GCP docs, "About flex-start VMs").
+FLEX_MAX_SECONDS = 7 * 24 * 3600
+GPU_FAMILIES = ("a2-", "a3-", "a4-", "g2-")
+
+
+def _catalog_machines() -> frozenset[str]:
+    import gpusizer
+    from components.gcp import machine_and_accelerators
+
+    return frozenset(machine_and_accelerators(o.instance_type)[0] for o in gpusizer.Catalog.load().offers
+                     if o.provider == "gcp")
+
+
+def _vm_rules(where: str, machine: str, props, disks) -> None:
+    """Rules for an Instance or an InstanceTemplate's properties."""
+    from gpusizer.catalog import consumption
+
+    m = machine.rsplit("/", 1)[-1]
+    if m not in _catalog_machines():
+        raise ApiModelError(f"{where}: machine type {m!r} is not in the catalog (a typo, or a shape GCP does not sell)")
+    sched = props.scheduling
+    gpu = bool(list(props.guest_accelerators)) or m.startswith(GPU_FAMILIES)
+    if gpu and sched.on_host_maintenance != "TERMINATE":
+        raise ApiModelError(f"{where}: a GPU VM cannot live-migrate: onHostMaintenance must be TERMINATE")
+    model = sched.provisioning_model
+    if model == "SPOT" and sched.automatic_restart:
+        raise ApiModelError(f"{where}: SPOT VMs take automaticRestart false")
+    if model == "FLEX_START" and sched.instance_termination_action != "DELETE":
+        raise ApiModelError(f"{where}: FLEX_START needs instanceTerminationAction DELETE")
+    if "max_run_duration" in sched and sched.max_run_duration.seconds > FLEX_MAX_SECONDS:
+        raise ApiModelError(f"{where}: maxRunDuration above 7 days")
+    if model == "RESERVATION_BOUND":
+        ra = props.reservation_affinity
+        if ra.consume_reservation_type != "SPECIFIC_RESERVATION" or not list(ra.values):
+            raise ApiModelError(f"{where}: RESERVATION_BOUND needs a named reservation (SPECIFIC_RESERVATION)")
+        if not sched.instance_termination_action:
+            raise ApiModelError(f"{where}: RESERVATION_BOUND needs an instanceTerminationAction")
+        if not consumption.reservation_bound("gcp", m):
+            raise ApiModelError(f"{where}: {m} cannot be RESERVATION_BOUND")
+    nics = list(props.network_interfaces)
+    limit = MAX_NICS.get(m, 8)
+    if len(nics) > limit:
+        raise ApiModelError(f"{where}: {len(nics)} network interfaces, {m} takes at most {limit}")
+    for d in disks:
+        kind = d.initialize_params.disk_type.rsplit("/", 1)[-1]
+        low, high = DISK_SIZES.get(kind, (10, 65536))
+        if not low <= d.initialize_params.disk_size_gb <= high:
+            raise ApiModelError(f"{where}: {kind} of {d.initialize_params.disk_size_gb} GB outside {low}-{high}")
+
+
+def check_rules(found: list[tuple[Any, Any]]) -> None:
+    """Cross-field and cross-resource rules Compute Engine applies that the messages cannot express.
+
+    Raises:
+        ApiModelError: naming the resource and the rule.
+    """
+    roce = set()
+    resized = any(type(m).__name__ == "InstanceGroupManagerResizeRequest" for _, m in found)
+    for r, msg in found:
+        kind = type(msg).__name__
+        if kind == "Network" and msg.network_profile.endswith("-vpc-roce"):
+            roce |= {f"{r.name}-id", msg.name}
+    for r, msg in found:
+        kind = type(msg).__name__
+        if kind == "Instance":
+            _vm_rules(r.name, msg.machine_type, msg, msg.disks)
+        elif kind == "InstanceTemplate":
+            _vm_rules(r.name, msg.properties.machine_type, msg.properties, msg.properties.disks)
+        if kind in ("Instance", "InstanceTemplate"):
+            sched = msg.scheduling if kind == "Instance" else msg.properties.scheduling
+            # A flex-start VM runs for a bounded time: its own maxRunDuration, or (a MIG's template) the
+            # resize request's requestedRunDuration (GCP docs, "About flex-start VMs").
+            if sched.provisioning_model == "FLEX_START" and "max_run_duration" not in sched and not (
+                    kind == "InstanceTemplate" and resized):
+                raise ApiModelError(f"{r.name}: FLEX_START without a maxRunDuration (or a resize request's run duration)")
+            nics = list(msg.network_interfaces if kind == "Instance" else msg.properties.network_interfaces)
+            for i, nic in enumerate(nics):
+                if (nic.nic_type == "MRDMA") != (nic.network in roce):
+                    raise ApiModelError(f"{r.name}: NIC {i}: MRDMA NICs go on a RoCE network, and only they")
+        if kind == "Firewall" and (msg.network in roce):
+            raise ApiModelError(f"{r.name}: a RoCE (RDMA) network takes no VPC firewall rules")
+        if kind == "Autoscaler":
+            pol = msg.autoscaling_policy
+            if pol.min_num_replicas > pol.max_num_replicas:
+                raise ApiModelError(f"{r.name}: minNumReplicas {pol.min_num_replicas} > maxNumReplicas {pol.max_num_replicas}")
+        if kind == "InstanceGroupManagerResizeRequest":
+            if msg.resize_by < 1:
+                raise ApiModelError(f"{r.name}: resizeBy must be at least 1")
+            if "requested_run_duration" not in msg or not 0 < msg.requested_run_duration.seconds <= FLEX_MAX_SECONDS:
+                raise ApiModelError(f"{r.name}: a flex-start resize request needs a run duration of at most 7 days")
+        if kind == "HealthCheck" and msg.type_ == "HTTP":
+            h = msg.http_health_check
+            if not h.request_path.startswith("/") or not 1 <= h.port <= 65535:
+                raise ApiModelError(f"{r.name}: HTTP health check needs a /path and a port 1-65535")
+        if kind == "BackendService" and msg.load_balancing_scheme == "INTERNAL" and msg.protocol not in ("TCP", "UDP", "UNSPECIFIED"):
+            raise ApiModelError(f"{r.name}: an internal passthrough backend service takes TCP or UDP")
+
+
 def messages(resources) -> list[tuple[Any, Any]]:
     """(registered resource, API message) for every GCP resource; a Router carries its RouterNats.
 
@@ -403,4 +509,5 @@ def messages(resources) -> list[tuple[Any, Any]]:
     orphans = sorted({n.name for n in nats} - routed)
     if orphans:
         raise ApiModelError(f"RouterNat {', '.join(orphans)} names no registered router")
+    check_rules(out)
     return out

@@ -106,6 +106,68 @@ def _enums(obj: Any, where: str) -> None:
         _enums(value, f"{where}.{field}")
 
 
+def _quantity(value: str) -> float:
+    """A Kubernetes resource quantity in base units (Ki/Mi/Gi/Ti binary, k/M/G/T decimal, m milli)."""
+    units = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "m": 1e-3}
+    value = str(value)
+    for suffix in sorted(units, key=len, reverse=True):
+        if value.endswith(suffix):
+            return float(value[: -len(suffix)]) * units[suffix]
+    return float(value)
+
+
+def _pod_rules(where: str, pod) -> None:
+    """The pod-spec rules the API server applies (Kubernetes API reference, PodSpec, Container,
+    ResourceRequirements; "Resource Management for Pods and Containers": an extended resource cannot be
+    overcommitted, so its request must equal its limit; a limit below the request is refused)."""
+    volumes = [v.name for v in pod.volumes or []]
+    if len(volumes) != len(set(volumes)):
+        raise ApiModelError(f"{where}: duplicate volume names {volumes}")
+    for c in pod.containers:
+        for m in c.volume_mounts or []:
+            if m.name not in volumes:
+                raise ApiModelError(f"{where}: container {c.name} mounts {m.name!r}, which is no volume of the pod")
+        res = c.resources
+        requests, limits = (res.requests or {}) if res else {}, (res.limits or {}) if res else {}
+        for key, limit in limits.items():
+            if key in requests and _quantity(limit) < _quantity(requests[key]):
+                raise ApiModelError(f"{where}: container {c.name}: {key} limit {limit} below its request {requests[key]}")
+        for key in set(requests) | set(limits):
+            if "/" in key and not key.startswith("kubernetes.io/") and key in requests and key in limits \
+                    and _quantity(requests[key]) != _quantity(limits[key]):
+                raise ApiModelError(f"{where}: container {c.name}: extended resource {key} request != limit")
+        ports = {p.name for p in c.ports or [] if p.name}
+        for probe_name in ("readiness_probe", "liveness_probe", "startup_probe"):
+            probe = getattr(c, probe_name)
+            if probe and probe.http_get and isinstance(probe.http_get.port, str) and probe.http_get.port not in ports:
+                raise ApiModelError(f"{where}: {probe_name} names port {probe.http_get.port!r}, no port of {c.name}")
+
+
+def check_rules(found: list[tuple[Any, Any]]) -> None:
+    """Cross-field and cross-resource rules (Deployment selector, volumes, resources, HPA bounds, Services)."""
+    templates = []
+    for r, obj in found:
+        kind = type(obj).__name__
+        if kind == "V1Deployment":
+            labels = obj.spec.template.metadata.labels or {} if obj.spec.template.metadata else {}
+            wanted = obj.spec.selector.match_labels or {}
+            if not wanted or any(labels.get(k) != v for k, v in wanted.items()):
+                raise ApiModelError(f"{r.name}: selector {wanted} does not match the template's labels {labels}")
+            _pod_rules(r.name, obj.spec.template.spec)
+            templates.append((obj.metadata.namespace, labels))
+        if kind == "V2HorizontalPodAutoscaler" and (obj.spec.min_replicas or 1) > obj.spec.max_replicas:
+            raise ApiModelError(f"{r.name}: minReplicas {obj.spec.min_replicas} > maxReplicas {obj.spec.max_replicas}")
+    for r, obj in found:
+        if type(obj).__name__ == "V1Service" and obj.spec.selector:
+            sel = obj.spec.selector
+            if not any(ns == obj.metadata.namespace and all(labels.get(k) == v for k, v in sel.items())
+                       for ns, labels in templates):
+                raise ApiModelError(f"{r.name}: Service selector {sel} selects no pod of a Deployment in its namespace")
+
+
 def manifests(resources) -> list[tuple[Any, Any]]:
     """(registered resource, validated model) for every Kubernetes resource (providers excluded)."""
-    return [(r, manifest(r.typ, r.name, r.inputs)) for r in resources if r.typ.startswith("kubernetes:")]
+    found = [(r, manifest(r.typ, r.name, r.inputs)) for r in resources
+             if r.typ.startswith("kubernetes:") and "keda.sh" not in r.typ]
+    check_rules(found)
+    return found

@@ -35,6 +35,15 @@ SCENARIOS = {
     "multi-node-efa": (TRAIN, GpuWorkloadArgs(aws_region="us-east-1", catalog=P5_SMALL)),
     "multi-card-efa-nat": (PRETRAIN, GpuWorkloadArgs(aws_region="us-east-1", catalog=P5)),
     "multi-card-efa-endpoints": (PRETRAIN, GpuWorkloadArgs(aws_region="us-east-1", catalog=P5, aws_egress="endpoints")),
+    "capacity-block": ({**PRETRAIN, "deploy": {"capacity_reservation": "cr-0123456789abcdef0", "capacity_block": True}},
+                       GpuWorkloadArgs(aws_region="us-east-1", catalog=P5)),
+    "odcr-group": ({**PRETRAIN, "deploy": {
+        "capacity_reservation": "arn:aws:resource-groups:us-east-1:123456789012:group/p5-odcrs"}},
+        GpuWorkloadArgs(aws_region="us-east-1", catalog=P5)),
+    "serving-gpu-scaling-with-token": ({**CHAT, "deploy": {"autoscaling": {
+        "min_replicas": 1, "max_replicas": 3, "metric": "gpu_utilization", "target": 70}}},
+        GpuWorkloadArgs(aws_region="us-east-1", hf_token="hf_x")),
+    "serving-expose-none": ({**CHAT, "deploy": {"expose": "none"}}, HERE),
 }
 
 

@@ -92,3 +92,46 @@ def test_botocore_refuses_a_broken_scaling_policy():
     broken["policyType"] = "TargetTracking"
     with pytest.raises((aws_api.ApiModelError, botocore.exceptions.ParamValidationError)):
         aws_api.validate(aws_api.scaling_policy(policy.name, broken))
+
+
+def test_keda_crd_refuses_unknown_fields(tiny_pools):
+    # The vendored CRD with strict field validation: a misspelt field fails, at any depth.
+    (so,) = _registered("onprem", QUEUE, tiny_pools).of_type(keda_api.TYPE)
+    for change in (lambda s: s.update(minReplicas=0), lambda s: s["scaleTargetRef"].update(nmae="chat"),
+                   lambda s: s["triggers"][0].update(metadatas={})):
+        broken = copy.deepcopy(so.inputs)
+        change(broken["spec"])
+        with pytest.raises(keda_api.ApiModelError, match="Additional properties are not allowed"):
+            keda_api.scaled_object(so.name, broken)
+
+
+def test_keda_rules_min_not_above_max(tiny_pools):
+    (so,) = _registered("onprem", QUEUE, tiny_pools).of_type(keda_api.TYPE)
+    broken = copy.deepcopy(so.inputs)
+    broken["spec"].update(minReplicaCount=5, maxReplicaCount=2)
+    with pytest.raises(keda_api.ApiModelError, match="minReplicaCount 5 > maxReplicaCount 2"):
+        keda_api.scaled_object(so.name, broken)
+
+
+SCALED_JOB = {  # a queue-driven batch job as KEDA's docs write one ("ScaledJob specification")
+    "apiVersion": "keda.sh/v1alpha1", "kind": "ScaledJob", "metadata": {"name": "embed", "namespace": "batch"},
+    "spec": {"jobTargetRef": {"parallelism": 1, "completions": 1, "backoffLimit": 2, "template": {"spec": {
+        "restartPolicy": "Never", "containers": [{"name": "embed", "image": "example/embed:1.0",
+                                                  "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}},
+             "pollingInterval": 30, "maxReplicaCount": 4, "successfulJobsHistoryLimit": 3,
+             "scalingStrategy": {"strategy": "default"},
+             "triggers": [{"type": "prometheus", "metadata": {"serverAddress": "http://prometheus:9090",
+                                                             "query": "sum(queue_length)", "threshold": "5"}}]},
+}
+
+
+def test_scaled_job_matches_its_crd_and_its_job_spec():
+    assert keda_api.scaled_job("embed", SCALED_JOB)["spec"]["maxReplicaCount"] == 4
+    for change, words in ((lambda s: s.update(maxReplicas=4), "Additional properties"),
+                          (lambda s: s["triggers"][0]["metadata"].update(threshold=5), "is not of type 'string'"),
+                          (lambda s: s["jobTargetRef"].update(paralelism=1), "jobTargetRef"),
+                          (lambda s: s.pop("jobTargetRef"), "'jobTargetRef' is a required property")):
+        broken = copy.deepcopy(SCALED_JOB)
+        change(broken["spec"])
+        with pytest.raises(keda_api.ApiModelError, match=words):
+            keda_api.scaled_job("embed", broken)
