@@ -287,6 +287,6 @@ def _tightest(w: workload_mod.Workload, f: fit_mod.Fit) -> str:
         if t.tokens_per_second:
             ratios["throughput"] = t.tokens_per_second / f.speed.tokens_per_second
     if f.train_hours and w.spec.train.deadline_hours:
-        ratios["deadline"] = f.train_hours / w.spec.train.deadline_hours
+        ratios["deadline"] = f.run_hours / w.spec.train.deadline_hours
     return max(ratios, key=ratios.get)
 

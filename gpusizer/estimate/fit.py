@@ -19,7 +19,7 @@ import typing
 
 from gpusizer.base import fields, units
 from gpusizer.facts import hardware
-from gpusizer.estimate import memory, speed
+from gpusizer.estimate import jobcost, memory, speed
 from gpusizer.estimate.workload import Workload
 
 # Most node groups the engine will spread a throughput target over before calling the GPU too slow.
@@ -92,6 +92,14 @@ class Fit(typing.NamedTuple):
     pipeline_stages: int = 1
     replicas_per_node: int = 1
     precision_note: str = ""
+    fixed: jobcost.FixedTime | None = None  # a training run's boot, pulls, downloads, checkpoint (estimate.jobcost)
+
+    @property
+    def run_hours(self) -> float | None:
+        """A training run's wall-clock: training plus the fixed time, or None."""
+        if self.train_hours is None:
+            return None
+        return self.train_hours + (self.fixed.total if self.fixed else 0.0)
 
     @property
     def ok(self) -> bool:
@@ -431,17 +439,23 @@ def _fit_training(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: floa
             nodes=shape.nodes, network_gbps=shape.network_gbps, tokens=t.tokens, seq=t.sequence_length,
             micro_batch=t.micro_batch_size, trainable_params=trainable, checkpoint_bytes=ckpt_bytes,
         ).hours
+        source = memory.weight_bytes(w.model, "bf16") if w.spec.method == "qlora" else w.breakdown.weights
+        final = w.breakdown.gradients if w.spec.method in ("lora", "qlora") else ckpt_bytes  # adapters: their fp32 size
+        fixed = jobcost.fixed_time(shape.network_gbps, source, t.tokens, final, shape.nodes)
         deadline = w.spec.train.deadline_hours
-        if deadline and hours > deadline:
-            shown_hours, shown_deadline = apart(hours, deadline)
+        if deadline and hours + fixed.total > deadline:
+            shown_hours, shown_deadline = apart(hours + fixed.total, deadline)
             return Fit(
                 "deadline",
-                f"{shape.label}: {shown_hours} h to train > {shown_deadline} h deadline",
+                f"{shape.label}: {shown_hours} h to run ({fixed.total * 60:.0f} min of it boot, pulls, downloads and "
+                f"checkpoint) > {shown_deadline} h deadline",
                 need,
                 usable,
                 chosen,
                 train_hours=hours,
                 tensor_parallel=tp,
                 pipeline_stages=pp,
+                fixed=fixed,
             )
+        return Fit("", "", need, usable, chosen, train_hours=hours, tensor_parallel=tp, pipeline_stages=pp, fixed=fixed)
     return Fit("", "", need, usable, chosen, train_hours=hours, tensor_parallel=tp, pipeline_stages=pp)
