@@ -136,6 +136,11 @@ def fit(w: Workload, shape: Shape) -> Fit:
     return f._replace(precision_note=note) if note else f
 
 
+# Architectures older than Turing (compute capability < 7.5): no AWQ/GPTQ/INT8 kernels in vLLM
+# (vLLM quantization hardware support table, docs.vllm.ai "Supported Hardware", 2025).
+_PRE_TURING = ("Pascal", "Volta")
+
+
 def precision_problem(w: Workload, gpu: hardware.GpuSpec) -> tuple[str, str]:
     """(why `gpu` cannot run the spec's precision, the fallback note when the spec allows one).
 
@@ -148,6 +153,11 @@ def precision_problem(w: Workload, gpu: hardware.GpuSpec) -> tuple[str, str]:
     `sizing.precision_fallback: true`; the note names what runs instead.
     """
     p = w.spec.precision
+    q = w.spec.model.quantization
+    if q is not None and q.scheme not in ("fp8", "fp8-block", "nvfp4", "mxfp4") and gpu.arch in _PRE_TURING:
+        return f"{gpu.name} ({gpu.arch}) has no kernels for {q.scheme} weights (vLLM needs compute capability 7.5+)", ""
+    if p == "fp4" and not gpu.runs("fp4"):
+        return f"{gpu.name} ({gpu.arch}) has no FP4 tensor cores (NVFP4/MXFP4 need Blackwell)", ""
     wanted = [p] if p in ("bf16", "fp8") else []
     if w.kv_precision == "bf16" and p != "bf16":
         wanted.append("bf16")  # an fp8 KV cache is storage only (vLLM fp8_e5m2 runs on Ampere), not checked
