@@ -221,7 +221,7 @@ def estimate(spec, catalog: Catalog | None = None) -> Estimate:
 
     `min_count` is independent of what the catalog sells (docs/contract.md
     section 2): layouts of c in {1, 2, 4, 8} GPUs on one node (NVLink where
-    the GPU has it, else PCIe) and of 8-GPU nodes x 2..64 over a fabric
+    the GPU has it, else PCIe) and of 2..64 nodes of 1, 2, 4 or 8 GPUs over a fabric
     (pipeline stages when serving, data parallel when training), each times
     the replicas a throughput target takes; the fewest GPUs in all wins.
     `smallest_offer` is the cheapest feasible candidate of that GPU when the
@@ -253,9 +253,11 @@ DEFAULT_FABRIC_GBPS = 400.0
 def _layouts(w: workload_mod.Workload, gpu: hardware.GpuSpec, network_gbps: float) -> list[fit_mod.Shape]:
     nvlink = gpu.nvlink_gbs > 0
     one_node = [fit_mod.Shape(gpu.name, gpu.memory_gib, c, 1.0, nvlink and c > 1) for c in fit_mod.TP_DEGREES]
+    # Nodes of c GPUs each (c in 1, 2, 4, 8), not the catalog's node size: min_count is the physical
+    # minimum (pipeline stages x GPUs per stage), whatever shapes are sold.
     multi = [
-        fit_mod.Shape(gpu.name, gpu.memory_gib, 8, 1.0, nvlink, True, n, network_gbps)
-        for n in optimize.TRAINING_NODES[1:]
+        fit_mod.Shape(gpu.name, gpu.memory_gib, c, 1.0, nvlink and c > 1, True, n, network_gbps)
+        for n in optimize.TRAINING_NODES[1:] for c in fit_mod.TP_DEGREES
     ]
     return one_node + multi
 
@@ -271,7 +273,7 @@ def _min_count(w: workload_mod.Workload, gpu: hardware.GpuSpec, network_gbps: fl
     last_failure = None
     for gpus, nodes, shape, f in fits:
         if f.ok:
-            return {
+            row = {
                 "gpu": gpu.name,
                 "min_count": gpus,
                 "limiting": last_failure.code if last_failure else _tightest(w, f),
@@ -280,6 +282,13 @@ def _min_count(w: workload_mod.Workload, gpu: hardware.GpuSpec, network_gbps: fl
                 "pipeline_stages": f.pipeline_stages if w.spec.task == "inference" else None,
                 "replicas": f.replicas,
             }
+            if f.speed is not None:  # the smallest layout's speed (docs/contract.md section 2)
+                row["speed"] = {"ttft_ms": round(f.speed.ttft_ms, 1), "tpot_ms": round(f.speed.tpot_ms, 2),
+                                "tokens_per_second": round(f.speed.tokens_per_second, 1),
+                                "concurrency": f.speed.concurrency, "max_concurrency": f.speed.max_concurrency or None}
+            if f.train_hours is not None:
+                row["speed"] = {"train_hours": round(f.train_hours, 2), "run_hours": round(f.run_hours, 2)}
+            return row
         last_failure = f
     failures = [f for _, _, _, f in fits]
     # The smallest layout that failed on something other than size says most (a precision or a
@@ -318,6 +327,6 @@ def _tightest(w: workload_mod.Workload, f: fit_mod.Fit) -> str:
         if t.tokens_per_second:
             ratios["throughput"] = t.tokens_per_second / f.speed.tokens_per_second
     if f.train_hours and w.spec.train.deadline_hours:
-        ratios["deadline"] = f.train_hours / w.spec.train.deadline_hours
+        ratios["deadline"] = f.run_hours / w.spec.train.deadline_hours
     return max(ratios, key=ratios.get)
 

@@ -208,8 +208,8 @@ def _judge(w, o, purchase: str, quotas: dict) -> dict:
         if s.task == "inference":
             rate = w.targets.tokens_per_second or (f.tokens_per_second or 0) * f.replicas
             out["per_mtok"] = hourly / (rate * 3600) * 1e6 if rate else None
-        elif f.train_hours is not None:
-            out["per_mtok"] = hourly * f.train_hours / s.train.tokens * 1e6
+        elif f.run_hours is not None:  # training plus the run's fixed time (estimate.jobcost)
+            out["per_mtok"] = hourly * f.run_hours / s.train.tokens * 1e6
     return out
 
 

@@ -60,7 +60,9 @@ class Cost:
         hourly_usd: one replica (all its nodes) for one hour.
         replicas: copies of the workload that run.
         monthly_usd: hourly_usd x replicas x HOURS_PER_MONTH.
-        run_hours: a training run's estimated length, or None (serving, or no token count).
+        run_hours: a training run's estimated length, or None (serving, or no token count): training plus the
+            fixed time (boot, image pull, weight and dataset download, final checkpoint; gpusizer.estimate.jobcost),
+            at least the provider's billing minimum.
         total_usd: the whole run, hourly_usd x replicas x run_hours, or None.
     """
 
@@ -69,11 +71,14 @@ class Cost:
     monthly_usd: float
     run_hours: float | None = None
     total_usd: float | None = None
+    split: dict | None = dataclasses.field(default=None, compare=False)  # run_hours by part (training, boot, ...)
 
     def to_dict(self) -> dict:
         out = {"hourly_usd": self.hourly_usd, "replicas": self.replicas, "monthly_usd": self.monthly_usd}
         if self.run_hours is not None:
             out.update(run_hours=self.run_hours, total_usd=self.total_usd)
+            if self.split:
+                out["run_split"] = dict(self.split)
         return out
 
 

@@ -8,6 +8,7 @@ import dataclasses
 
 from gpusizer.base import cost as cost_mod, limits
 from gpusizer.catalog.offer import Offer
+from gpusizer.estimate import jobcost
 from gpusizer.estimate.fit import Fit
 
 
@@ -69,8 +70,15 @@ class Candidate:
         """Per replica $/hour, replicas, $/month and, for training with a token count, the run's hours and $."""
         if self.hourly_usd is None:
             return None
-        run_hours = self.fit.train_hours if self.fit else None
-        return cost_mod.of(self.hourly_usd / self.replicas, self.replicas, run_hours)
+        run_hours = self.fit.run_hours if self.fit else None
+        if run_hours is not None:
+            run_hours = jobcost.billed_hours(self.offer.provider, run_hours)
+        cost = cost_mod.of(self.hourly_usd / self.replicas, self.replicas, run_hours)
+        if run_hours is not None and self.fit.fixed is not None:
+            split = {"train_hours": round(self.fit.train_hours, 4), **self.fit.fixed.to_dict(),
+                     "billing_minimum_hours": round(run_hours - self.fit.run_hours, 4)}
+            cost = dataclasses.replace(cost, split=split)
+        return cost
 
     def to_dict(self) -> dict:
         o = self.offer

@@ -180,7 +180,7 @@ class Decision:
             if t.tokens_per_second:
                 out["tokens_per_second"] = round(f.speed.tokens_per_second * f.replicas - t.tokens_per_second, 1)
         if f.train_hours and self.workload.spec.train.deadline_hours:
-            out["deadline_hours"] = round(self.workload.spec.train.deadline_hours - f.train_hours, 1)
+            out["deadline_hours"] = round(self.workload.spec.train.deadline_hours - f.run_hours, 1)
         return out
 
     @property

@@ -132,7 +132,7 @@ def _throughput(w: Workload, c: Candidate):
 
 def _deadline(w: Workload, c: Candidate):
     deadline = w.spec.train.deadline_hours
-    hours = c.fit.train_hours if c.fit else None
+    hours = c.fit.run_hours if c.fit else None
     if not (hours and deadline):
         return None
     return hours / deadline, f"{hours:,.1f} h", f"deadline {deadline:,.1f} h"

@@ -191,9 +191,9 @@ def _per_mtok_factor(w: Workload, f: fit_mod.Fit, objective: str) -> float | Non
     if w.spec.task == "inference":
         rate = w.targets.tokens_per_second or (f.tokens_per_second or 0) * f.replicas
         return per_mtok_at_rate(rate) if rate else None
-    if f.train_hours is None:
+    if f.run_hours is None:
         return None
-    return per_mtok_of_run(f.train_hours, w.spec.train.tokens)
+    return per_mtok_of_run(f.run_hours, w.spec.train.tokens)
 
 
 def per_mtok_at_rate(tokens_per_second: float) -> float:

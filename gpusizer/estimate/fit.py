@@ -19,7 +19,7 @@ import typing
 
 from gpusizer.base import fields, units
 from gpusizer.facts import hardware
-from gpusizer.estimate import memory, speed
+from gpusizer.estimate import jobcost, memory, speed
 from gpusizer.estimate.workload import Workload
 
 # Most node groups the engine will spread a throughput target over before calling the GPU too slow.
@@ -92,6 +92,14 @@ class Fit(typing.NamedTuple):
     pipeline_stages: int = 1
     replicas_per_node: int = 1
     precision_note: str = ""
+    fixed: jobcost.FixedTime | None = None  # a training run's boot, pulls, downloads, checkpoint (estimate.jobcost)
+
+    @property
+    def run_hours(self) -> float | None:
+        """A training run's wall-clock: training plus the fixed time, or None."""
+        if self.train_hours is None:
+            return None
+        return self.train_hours + (self.fixed.total if self.fixed else 0.0)
 
     @property
     def ok(self) -> bool:
@@ -128,6 +136,11 @@ def fit(w: Workload, shape: Shape) -> Fit:
     return f._replace(precision_note=note) if note else f
 
 
+# Architectures older than Turing (compute capability < 7.5): no AWQ/GPTQ/INT8 kernels in vLLM
+# (vLLM quantization hardware support table, docs.vllm.ai "Supported Hardware", 2025).
+_PRE_TURING = ("Pascal", "Volta")
+
+
 def precision_problem(w: Workload, gpu: hardware.GpuSpec) -> tuple[str, str]:
     """(why `gpu` cannot run the spec's precision, the fallback note when the spec allows one).
 
@@ -140,6 +153,11 @@ def precision_problem(w: Workload, gpu: hardware.GpuSpec) -> tuple[str, str]:
     `sizing.precision_fallback: true`; the note names what runs instead.
     """
     p = w.spec.precision
+    q = w.spec.model.quantization
+    if q is not None and q.scheme not in ("fp8", "fp8-block", "nvfp4", "mxfp4") and gpu.arch in _PRE_TURING:
+        return f"{gpu.name} ({gpu.arch}) has no kernels for {q.scheme} weights (vLLM needs compute capability 7.5+)", ""
+    if p == "fp4" and not gpu.runs("fp4"):
+        return f"{gpu.name} ({gpu.arch}) has no FP4 tensor cores (NVFP4/MXFP4 need Blackwell)", ""
     wanted = [p] if p in ("bf16", "fp8") else []
     if w.kv_precision == "bf16" and p != "bf16":
         wanted.append("bf16")  # an fp8 KV cache is storage only (vLLM fp8_e5m2 runs on Ampere), not checked
@@ -431,17 +449,23 @@ def _fit_training(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: floa
             nodes=shape.nodes, network_gbps=shape.network_gbps, tokens=t.tokens, seq=t.sequence_length,
             micro_batch=t.micro_batch_size, trainable_params=trainable, checkpoint_bytes=ckpt_bytes,
         ).hours
+        source = memory.weight_bytes(w.model, "bf16") if w.spec.method == "qlora" else w.breakdown.weights
+        final = w.breakdown.gradients if w.spec.method in ("lora", "qlora") else ckpt_bytes  # adapters: their fp32 size
+        fixed = jobcost.fixed_time(shape.network_gbps, source, t.tokens, final, shape.nodes)
         deadline = w.spec.train.deadline_hours
-        if deadline and hours > deadline:
-            shown_hours, shown_deadline = apart(hours, deadline)
+        if deadline and hours + fixed.total > deadline:
+            shown_hours, shown_deadline = apart(hours + fixed.total, deadline)
             return Fit(
                 "deadline",
-                f"{shape.label}: {shown_hours} h to train > {shown_deadline} h deadline",
+                f"{shape.label}: {shown_hours} h to run ({fixed.total * 60:.0f} min of it boot, pulls, downloads and "
+                f"checkpoint) > {shown_deadline} h deadline",
                 need,
                 usable,
                 chosen,
                 train_hours=hours,
                 tensor_parallel=tp,
                 pipeline_stages=pp,
+                fixed=fixed,
             )
+        return Fit("", "", need, usable, chosen, train_hours=hours, tensor_parallel=tp, pipeline_stages=pp, fixed=fixed)
     return Fit("", "", need, usable, chosen, train_hours=hours, tensor_parallel=tp, pipeline_stages=pp)

@@ -63,7 +63,7 @@ def plan(d: Decision, top: int | None = None) -> dict:
         "nearest_misses": [m.to_dict() for m in misses.nearest(d.workload, d.judged)],
         "rejections_by_reason": d.rejections_by_reason,
         "candidates_total": d.candidate_count,
-        "candidates": [c.to_dict() for c in (d.candidates if top is None else d.trimmed(top))],
+        "candidates": [_with_performance(c) for c in (d.candidates if top is None else d.trimmed(top))],
     }
 
 
@@ -136,6 +136,13 @@ def resolved_model(w: Workload) -> dict:
     }
 
 
+def _with_performance(c: Candidate) -> dict:
+    """A candidate row with its own speed (every candidate, not only the choice's)."""
+    out = c.to_dict()
+    out["performance"] = _performance(c.fit) if c.fit is not None and c.fit.need_gib else None
+    return out
+
+
 def _brief(c: Candidate) -> dict:
     d = c.to_dict()
     keys = ("provider", "region", "zone", "instance_type", "gpu", "gpu_count", "nodes", "replicas", "purchase", "hourly_usd")
@@ -161,11 +168,21 @@ def _performance(f: Fit | None) -> dict:
             tensor_parallel=f.tensor_parallel,
             pipeline_stages=f.pipeline_stages,
             replicas_per_node=f.replicas_per_node,
+            concurrency=f.speed.concurrency,
+            max_concurrency=f.speed.max_concurrency or None,
+            ttft_idle_ms=round(f.speed.ttft_idle_ms, 1),
+            e2e_ms=round(f.speed.e2e_ms, 1),
+            step_overhead_ms=round(f.speed.overhead_ms, 3),
+            requests_per_second=round(f.speed.requests_per_second, 3),
         )
     if f.precision_note:
         out["precision_fallback"] = f.precision_note
     if f.train_hours is not None:
         out["train_hours"] = round(f.train_hours, 2)
+        out["tensor_parallel"] = f.tensor_parallel
+        out["pipeline_stages"] = f.pipeline_stages
+        if f.fixed is not None:
+            out["fixed_hours"] = round(f.fixed.total, 4)
     return out
 
 
