@@ -211,3 +211,14 @@ def test_at_preview_the_choice_is_known(plugin):
     state = plain(preview.state)
     for key in ("provider", "instanceType", "gpuCount", "hourlyUsd", "monthlyUsd", "decisionJson"):
         assert state[key] == known[key], key
+
+
+def test_stack_settings_reach_the_children_as_stack_config_does(plugin):
+    # The Python program's gpusizer:awsNetworks, given as `stack.awsNetworks` (tests/components/test_program.py).
+    net = {"us-east-1": {"vpcId": "vpc-0abc", "subnetIds": ["subnet-1", "subnet-2"]}}
+    monitor, response = construct(plugin, DEV, "dev-chat", stack={"awsNetworks": net})
+    assert not isinstance(response, grpc.RpcError), response.details()
+    (asg,) = [r.inputs for r in monitor.registered if r.typ == "aws:autoscaling/group:Group"]
+    assert asg["vpcZoneIdentifiers"] == ["subnet-1", "subnet-2"]
+    mocks, _, _ = run_stack(DEV, {"gpusizer:awsNetworks": net})
+    assert ours(monitor.registered, "dev-chat") == ours(mocks.resources, "dev-chat")
