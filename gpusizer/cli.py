@@ -273,14 +273,14 @@ def _cmd_calibrate(args) -> int:
     from gpusizer.measure import calibrate
 
     cal = calibrate.fit(args.results, args.gpu, args.gpu_count, out=args.out or "-")
-    text = yaml.safe_dump(cal.to_dict(), sort_keys=False, width=200)
+    text = redact.redact(yaml.safe_dump(cal.to_dict(), sort_keys=False, width=200))
     if args.out:
         _write_out(args.out, text)
         for gpu, factors in sorted(cal.gpus.items()):
             for k, v in factors.items():
                 print(f"{gpu:<10} {k:<14} {v:.3f}  (default {calibration.DEFAULTS[k]})")
             for line in cal.sources[gpu]:
-                print(f"  from {line}")
+                print(redact.redact(f"  from {line}"))
         print(f"wrote {args.out}; use it with sizing.calibration: {args.out} or GPUSIZER_CALIBRATION={args.out}")
     else:
         print(text, end="")

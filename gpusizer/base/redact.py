@@ -77,7 +77,7 @@ _PATTERNS: tuple[tuple[tuple[str, int], str | Callable[[re.Match], str], tuple[s
     # key=value / "key": "value" where the key ends with a secret's name ("tokens_per_second" does not;
     # nor does a number under a quoted JSON key, "pipeline_ms_per_token": 0.5: see _mask_secret_value).
     ((r"((?:password|passwd|secret|token|api[_\-]?key|credentials?|private[_\-]?key"
-      r"|access[_\-]?key)([\"']?)\s*([:=])\s*([\"']?))([^\s\"',;&}]+)", re.I), _mask_secret_value,
+      r"|access[_\-]?key)([\"']?)\s*([:=])\s*([\"']?))([^\s\"',;&{}\[\]][^\s\"',;&}]*)", re.I), _mask_secret_value,
      ("passw", "secret", "token", "key", "credential")),
     ((r"(?<![A-Za-z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA|ABIA|ACCA|ASCA|A3T[A-Z0-9])[A-Z0-9]{16}"
       r"(?![A-Za-z0-9])", 0), MASK,
