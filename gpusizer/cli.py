@@ -90,6 +90,16 @@ def _add_observe(obs: argparse.ArgumentParser) -> None:
     obs.add_argument("--format", choices=("table", "json", "markdown"), default="table")
     obs.add_argument("--catalog")
     obs.add_argument("--pools", help="on-prem pools YAML (hybrid)")
+    obs.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                     help="total seconds one Prometheus request may take (default 15)")
+    auth = obs.add_argument_group("authentication (docs/observe.md; or user:password in the URL)")
+    auth.add_argument("--user", help="basic auth user; the password is read from --password-file")
+    auth.add_argument("--password-file", metavar="FILE", help="basic auth password (first line)")
+    auth.add_argument("--bearer-token-file", metavar="FILE", help="Authorization: Bearer token (first line)")
+    auth.add_argument("--auth", choices=("sigv4", "google"),
+                      help="sigv4: Amazon Managed Service for Prometheus (AWS credential chain, [aws] extra); "
+                           "google: Google Managed Service for Prometheus (Application Default Credentials, [gcp] extra)")
+    auth.add_argument("--aws-region", help="--auth sigv4: the workspace's region (default: from the URL, else AWS_REGION)")
 
 
 def _add_catalog(cat: argparse.ArgumentParser) -> None:
@@ -119,7 +129,7 @@ def _parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     warm, and a cold `gpusizer plan` ran 4 ms faster with one (fastest of 12 fresh processes
     each, this machine, 2026-11-25). Without one (`gpusizer --help`, a typo) every subcommand
     is there."""
-    p = argparse.ArgumentParser(prog="gpusizer", description="GPU right-sizing: from a workload spec to the cheapest adequate GPU offer.")
+    p = _ArgumentParser(prog="gpusizer", description="GPU right-sizing: from a workload spec to the cheapest adequate GPU offer.")
     p.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     sub = p.add_subparsers(dest="command", required=True, metavar="{" + ",".join(_COMMANDS) + "}")
     named = _named_command(argv)
@@ -131,6 +141,13 @@ def _parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
             command.add(parser)
     _debug_anywhere(sub)
     return p
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    """argparse, with its usage errors redacted: they quote the argument given, which may be a credential-bearing URL."""
+
+    def error(self, message: str):
+        super().error(redact.redact(message))
 
 
 def _named_command(argv: Sequence[str]) -> str | None:
@@ -224,9 +241,14 @@ def _cmd_observe(args) -> int:
     from gpusizer.measure import observe, prometheus
     from gpusizer.render import observe as observe_view
 
+    from gpusizer.measure import prom_auth
+
     window_s = prometheus.parse_duration(args.window)
     end = prometheus.parse_time(args.end)
-    client = prometheus.Client(args.prometheus)
+    timeout_s = prometheus.parse_timeout(args.timeout)
+    host = prometheus.split_url(args.prometheus).hostname
+    auth = prom_auth.from_args(args.user, args.password_file, args.bearer_token_file, args.auth, args.aws_region, host)
+    client = prometheus.Client(args.prometheus, timeout_s, auth)
     pools = gpusizer.load_pools(args.pools) if args.pools else ()
     doc = observe.run(args.specs, client, window_s, end, _catalog(args.catalog).with_pools(pools))
     print(redact.redact(observe_view.render(doc, args.format)))
@@ -275,14 +297,14 @@ def _cmd_calibrate(args) -> int:
     from gpusizer.measure import calibrate
 
     cal = calibrate.fit(args.results, args.gpu, args.gpu_count, out=args.out or "-")
-    text = yaml.safe_dump(cal.to_dict(), sort_keys=False, width=200)
+    text = redact.redact(yaml.safe_dump(cal.to_dict(), sort_keys=False, width=200))
     if args.out:
         _write_out(args.out, text)
         for gpu, factors in sorted(cal.gpus.items()):
             for k, v in factors.items():
                 print(f"{gpu:<10} {k:<14} {v:.3f}  (default {efficiency.value(gpu, k)})")
             for line in cal.sources[gpu]:
-                print(f"  from {line}")
+                print(redact.redact(f"  from {line}"))
         print(f"wrote {args.out}; use it with sizing.calibration: {args.out} or GPUSIZER_CALIBRATION={args.out}")
     else:
         print(text, end="")
@@ -366,7 +388,7 @@ def _cmd_catalog_list(args) -> int:
         owned = ". On-prem pool locations are listed with --pools FILE" if not args.pools else ""
         region = planner.known_name("--region", args.region, catalog.places, also=owned)
     listed = listing.rows(catalog.offers, args.provider, region, gpu, args.min_gpu_memory_gib, args.purchase)
-    print(listing_view.render(listed, args.format))
+    print(redact.redact(listing_view.render(listed, args.format)))
     if not listed:
         print(f"gpusizer: hint: {listing.why_empty(catalog.offers, args.provider, region, gpu, args.purchase)}",
               file=sys.stderr)
@@ -480,9 +502,12 @@ def _main(argv: list[str] | None) -> int:
         return EXIT_INVALID
     except BrokenPipeError:
         return EXIT_OK
-    except Exception as exc:  # a bug: say so plainly; --debug shows the traceback
+    except Exception as exc:  # a bug: say so plainly; --debug shows the traceback, redacted
         if args.debug:
-            raise
+            import traceback
+
+            print(redact.redact(traceback.format_exc()), end="", file=sys.stderr)
+            return EXIT_BUG
         detail = redact.redact(f"{type(exc).__name__}: {exc}")[:500]
         print(f"gpusizer: internal error ({detail}); rerun with --debug and report it", file=sys.stderr)
         return EXIT_BUG

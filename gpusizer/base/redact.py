@@ -6,7 +6,14 @@ markdown for PR comments, JSON). What it removes, and why each pattern:
 
 - userinfo in URLs (``https://user:PASSWORD@host``; RFC 3986 section 3.2.1
   deprecates passwords there, yet endpoint variables such as
-  ``AWS_ENDPOINT_URL_*`` and Prometheus URLs carry them);
+  ``AWS_ENDPOINT_URL_*`` and Prometheus URLs carry them), found by parsing
+  each ``scheme://`` authority (:func:`_mask_userinfo`), not by one pattern: a
+  password may hold ``@`` or ``/``, and a URL may have no port or path;
+- secrets registered at run time (:func:`register`): a password, token or key
+  gpusizer read from a file or a credential chain is masked wherever it shows,
+  whatever its form;
+- kubeconfig ``client-key-data`` and ``client-certificate-data`` (base64 PEM) and
+  ``token`` values;
 - credential query parameters (``X-Amz-Signature``, ``X-Amz-Credential``,
   ``X-Amz-Security-Token`` of SigV4 presigned URLs; ``access_token``,
   ``token``, ``key``, ``sig``, ``signature``);
@@ -15,8 +22,11 @@ markdown for PR comments, JSON). What it removes, and why each pattern:
   ``tokens_per_second`` is left alone);
 - ``Authorization:`` header values and ``Bearer`` tokens;
 - tokens recognisable by their published prefixes: AWS access key ids
-  (``AKIA``/``ASIA``/... + 16 upper-case characters, AWS IAM User Guide,
-  "Unique identifier prefixes"), GitHub tokens (``ghp_``/``gho_``/``ghu_``/
+  and unique ids (``AKIA`` long-term, ``ASIA`` STS temporary, ``ABIA``,
+  ``ACCA``, ``AGPA``, ``AIDA``, ``AIPA``, ``ANPA``, ``ANVA``, ``APKA``,
+  ``AROA``, ``ASCA``, and the older ``A3T`` + one character, each + 16
+  upper-case letters or digits; AWS IAM User Guide, "IAM identifiers",
+  Unique identifier prefixes, read 2026-11-26), GitHub tokens (``ghp_``/``gho_``/``ghu_``/
   ``ghs_``/``ghr_``/``github_pat_``, GitHub blog "Behind GitHub's new
   authentication token formats", 2021-04), Hugging Face tokens (``hf_``,
   huggingface.co/docs/hub/security-tokens), Google API keys (``AIza`` + 35,
@@ -56,7 +66,8 @@ def _mask_secret_value(m: re.Match) -> str:
 # is compiled when first applied (re keeps it): compiling all at import took 1.4 ms of every start.
 _PATTERNS: tuple[tuple[tuple[str, int], str | Callable[[re.Match], str], tuple[str, ...]], ...] = (
     # scheme://userinfo@host: userinfo may hold ':' but not '/', '@' or whitespace.
-    ((r"(://)[^/\s@\"'<>]+@", 0), rf"\g<1>{MASK}@", ("://",)),
+    ((r"://[^\s\"'<>`]*@[^\s\"'<>`]*", 0), lambda m: "".join(
+        _mask_userinfo("://" + p) if i else p for i, p in enumerate(("_" + m.group(0)).split("://")))[1:], ("://",)),
     ((r"([?&](?:X-Amz-Signature|X-Amz-Credential|X-Amz-Security-Token|access_token|token|key|sig|signature"
       r"|api_key|apikey|password)=)[^&\s\"'<>]+", re.I), rf"\g<1>{MASK}",
      ("x-amz-", "token=", "key=", "sig=", "signature=", "password=")),
@@ -66,10 +77,14 @@ _PATTERNS: tuple[tuple[tuple[str, int], str | Callable[[re.Match], str], tuple[s
     # key=value / "key": "value" where the key ends with a secret's name ("tokens_per_second" does not;
     # nor does a number under a quoted JSON key, "pipeline_ms_per_token": 0.5: see _mask_secret_value).
     ((r"((?:password|passwd|secret|token|api[_\-]?key|credentials?|private[_\-]?key"
-      r"|access[_\-]?key)([\"']?)\s*([:=])\s*([\"']?))([^\s\"',;&}]+)", re.I), _mask_secret_value,
+      r"|access[_\-]?key)([\"']?)\s*([:=])\s*([\"']?))([^\s\"',;&{}\[\]][^\s\"',;&}]*)", re.I), _mask_secret_value,
      ("passw", "secret", "token", "key", "credential")),
-    ((r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA|ABIA|ACCA)[A-Z0-9]{16}\b", 0), MASK,
-     ("akia", "asia", "agpa", "aida", "aroa", "aipa", "anpa", "anva", "apka", "abia", "acca")),
+    ((r"(?<![A-Za-z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA|ABIA|ACCA|ASCA|A3T[A-Z0-9])[A-Z0-9]{16}"
+      r"(?![A-Za-z0-9])", 0), MASK,
+     ("akia", "asia", "agpa", "aida", "aroa", "aipa", "anpa", "anva", "apka", "abia", "acca", "asca", "a3t")),
+    # kubeconfig users[].user: client-key-data / client-certificate-data (base64 PEM), YAML or JSON.
+    ((r"((?:client-key|client-certificate)-data([\"']?)\s*:\s*[\"']?)[A-Za-z0-9+/=_\-]+", re.I), rf"\g<1>{MASK}",
+     ("-data",)),
     ((r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})\b", 0), MASK,
      ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
     ((r"\bhf_[A-Za-z0-9]{30,}\b", 0), MASK, ("hf_",)),
@@ -82,6 +97,49 @@ for _i, (_, _, _needles) in enumerate(_PATTERNS):
     for _n in _needles:
         _NEEDLES[_n] = _NEEDLES.get(_n, ()) + (_i,)
 _PEM = r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(-----END [A-Z ]*PRIVATE KEY-----|$)"
+
+
+_SECRETS: set[str] = set()
+MIN_SECRET_CHARS = 3
+"""Registered secrets shorter than this are not masked wherever they occur (a one-character password
+would turn every such character of a report into ***); they still never reach a URL or a message."""
+
+
+def register(secret: str | None) -> None:
+    """Mask `secret` (a password, token or key read at run time) wherever it occurs in text redacted from now on,
+    and its percent-encoded form."""
+    if isinstance(secret, str) and len(secret) >= MIN_SECRET_CHARS:
+        from urllib.parse import quote
+
+        _SECRETS.update({secret, quote(secret, safe="")})
+
+
+def _mask_userinfo(url: str) -> str:
+    """``://AUTHORITY...`` with the userinfo masked: everything before the '@' that ends it.
+
+    RFC 3986 ends the authority at the first '/', '?' or '#', and userinfo at its last '@'; a password
+    written raw may hold '@' (u:p@ss@host: the last '@' before the first '/') or '/' (u:pa/ss@host: the
+    part before the first '/' is then "user:something" that is no port, and the userinfo runs to the
+    last '@'). A host, host:port or path holding '@' (a mail address in a path) is left alone.
+
+    >>> _mask_userinfo("://admin:S3cretPw@host")
+    '://***@host'
+    >>> _mask_userinfo("://u:p/a@ss@prom:9090/x"), _mask_userinfo("://prom:9090/to/a@b.c")
+    ('://***@prom:9090/x', '://prom:9090/to/a@b.c')
+    """
+    rest = url[3:]
+    end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+    at = rest.rfind("@", 0, end)
+    later = rest.rfind("@", end)
+    if at >= 0:
+        if ":" in rest[:at] and later > end:  # u:p@ss/w@rd@host: a password may run past a '/'; mask to the last '@'
+            at = later
+    else:
+        user, colon, after = rest[:end].partition(":")
+        if not colon or after == "" or after.isdigit() or later < 0:
+            return url
+        at = later
+    return f"://{MASK}@{rest[at + 1:]}"
 
 
 def redact(text: str) -> str:
@@ -98,6 +156,9 @@ def redact(text: str) -> str:
     """
     if not isinstance(text, str):
         text = str(text)
+    for secret in sorted(_SECRETS, key=len, reverse=True):
+        if secret in text:
+            text = text.replace(secret, MASK)
     lower = text.lower()
     if "private key-----" in lower:  # spans lines: the whole text
         text = re.sub(_PEM, MASK, text, flags=re.S)

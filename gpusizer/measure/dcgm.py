@@ -16,12 +16,20 @@ Prometheus returns a handful of numbers, not raw samples. Per GPU over time
 busiest one (``max``) for peaks and p95s and the mean (``avg``) for means.
 Coverage: a range query of ``count(last_over_time(FB_USED[step]))`` at 240
 steps over the window; the share of steps with data.
+
+Values follow Prometheus' semantics (HTTP API, "Expression query result
+formats"; values are strings so that NaN and Inf survive JSON): ``NaN`` is no
+sample (the statistic is absent); ``+Inf``/``-Inf``, a negative memory or
+utilization, a utilization over 100% or a memory beyond any GPU are not data:
+each becomes a finding (one line in the report) and the statistic is absent.
+An answer of the wrong shape is a PrometheusError (exit 2).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime
+import math
 
 from gpusizer.facts import hardware
 from gpusizer.measure import prometheus
@@ -41,6 +49,12 @@ PROF_MEANS = {
     "pcie_tx_bytes_per_s": "DCGM_FI_PROF_PCIE_TX_BYTES",
 }
 COVERAGE_STEPS = 240
+MAX_GPU_MIB = 16 * 1024 * 1024  # 16 TiB: more memory than any GPU has; a larger reading is not data
+MAX_COUNT = 1e12
+MAX_LABEL_CHARS = 200
+# What each statistic may be: (unit, lowest, highest).
+_RANGES = {"MiB": (0.0, MAX_GPU_MIB), "%": (0.0, 100.0), "ratio": (0.0, 1.0), "bytes/s": (0.0, 1e15),
+           "samples": (0.0, MAX_COUNT)}
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -59,6 +73,7 @@ class Observation:
         mean_util / p95_util: GPU utilization as a fraction (0-1).
         coverage: share of the window with data (0-1); first/last: when data starts and ends.
         prof: means of the profiling metrics that were present.
+        findings: values Prometheus returned that are not data (±Inf, negative, out of range), one line each.
     """
 
     workload: str
@@ -77,6 +92,7 @@ class Observation:
     first: datetime.datetime | None = None
     last: datetime.datetime | None = None
     prof: dict = dataclasses.field(default_factory=dict)
+    findings: tuple[str, ...] = ()
 
     @property
     def gpus_per_host(self) -> int:
@@ -103,29 +119,35 @@ def observe(client: prometheus.Client, workload: str, window_s: float, end: date
         PrometheusError: Prometheus unreachable or refusing a query.
     """
     w = f"[{int(window_s)}s]"
+    findings: list[str] = []
 
     def sel(metric: str) -> str:
         return prometheus.selector(metric, **{LABEL: workload})
 
-    def scalar(expr: str) -> float | None:
+    def scalar(expr: str, unit: str) -> float | None:
         result = client.query(expr, end)
-        return float(result[0]["value"][1]) if result else None
+        if not result:
+            return None
+        return _checked(result[0].get("value"), expr, unit, findings)
 
     series = client.query(f"count_over_time({sel(FB_USED)}{w})", end)
-    samples = sum(int(float(s["value"][1])) for s in series)
+    counts = [(_labels(s.get("metric")), _checked(s.get("value"), f"count_over_time({FB_USED})", "samples", findings))
+              for s in series]
+    counts = [(m, c) for m, c in counts if c]
+    samples = int(sum(round(c) for _, c in counts))
     if not samples:
-        return Observation(workload, 0)
-    labels = [s["metric"] for s in series]
+        return Observation(workload, 0, findings=tuple(findings))
+    labels = [m for m, _ in counts]
     gpus = {m.get("UUID") or (m.get("Hostname", ""), m.get("gpu", "")) for m in labels}
     hosts = {m.get("Hostname", "") for m in labels}
     names = sorted({m["modelName"] for m in labels if m.get("modelName")})
     model_name = names[0] if names else None
     used, free, util = sel(FB_USED), sel(FB_FREE), sel(GPU_UTIL)
-    mean_util = scalar(f"avg(avg_over_time({util}{w}))")
-    p95_util = scalar(f"max(quantile_over_time(0.95, {util}{w}))")
+    mean_util = scalar(f"avg(avg_over_time({util}{w}))", "%")
+    p95_util = scalar(f"max(quantile_over_time(0.95, {util}{w}))", "%")
     prof = {}
     for key, metric in PROF_MEANS.items():
-        value = scalar(f"avg(avg_over_time({sel(metric)}{w}))")
+        value = scalar(f"avg(avg_over_time({sel(metric)}{w}))", "bytes/s" if key.endswith("_per_s") else "ratio")
         if value is not None:
             prof[key] = value
     coverage, first, last = _coverage(client, used, window_s, end)
@@ -137,28 +159,66 @@ def observe(client: prometheus.Client, workload: str, window_s: float, end: date
         model_name=model_name,
         gpu=canonical_model(model_name) if model_name else None,
         instance_types=tuple(sorted({m["instance_type"] for m in labels if m.get("instance_type")})),
-        peak_mib=scalar(f"max(max_over_time({used}{w}))"),
-        p95_mib=scalar(f"max(quantile_over_time(0.95, {used}{w}))"),
-        total_mib=scalar(f"max(last_over_time({used}{w}) + last_over_time({free}{w}))"),
+        peak_mib=scalar(f"max(max_over_time({used}{w}))", "MiB"),
+        p95_mib=scalar(f"max(quantile_over_time(0.95, {used}{w}))", "MiB"),
+        total_mib=scalar(f"max(last_over_time({used}{w}) + last_over_time({free}{w}))", "MiB") or None,
         mean_util=None if mean_util is None else mean_util / 100,
         p95_util=None if p95_util is None else p95_util / 100,
         coverage=coverage,
         first=first,
         last=last,
         prof=prof,
+        findings=tuple(findings),
     )
+
+
+def _labels(metric) -> dict[str, str]:
+    """A series' labels: string names and values only, each value cut to MAX_LABEL_CHARS."""
+    if not isinstance(metric, dict):
+        return {}
+    return {k: v[:MAX_LABEL_CHARS] for k, v in metric.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def _checked(value, expr: str, unit: str, findings: list[str]) -> float | None:
+    """A statistic's number, or None: NaN is no sample; ±Inf and values outside the unit's range are findings."""
+    number = prometheus.sample(value, expr)
+    if number is None:
+        return None
+    low, high = _RANGES[unit]
+    if not math.isfinite(number):
+        findings.append(f"{expr} is {'+' if number > 0 else '-'}Inf: an exporter or rule wrote an infinite value; not used")
+        return None
+    if number < low:
+        findings.append(f"{expr} is {number:g} {unit}: negative, refused; not used")
+        return None
+    if number > high:
+        findings.append(f"{expr} is {number:g} {unit}, above {high:g}: not a reading; not used")
+        return None
+    return number
 
 
 def _coverage(client: prometheus.Client, used: str, window_s: float, end: datetime.datetime):
     step = window_s / COVERAGE_STEPS
     start = end - datetime.timedelta(seconds=window_s - step)
-    result = client.query_range(f"count(last_over_time({used}[{max(1, int(step))}s]))", start, end, step)
-    points = [float(t) for t, _ in result[0]["values"]] if result else []
+    expr = f"count(last_over_time({used}[{max(1, int(step))}s]))"
+    result = client.query_range(expr, start, end, step)
+    values = result[0].get("values") if result else []
+    if not isinstance(values, list):
+        raise prometheus.PrometheusError(f"malformed answer: {expr} values is not a list. To fix: check --prometheus")
+    low, high = start.timestamp() - step, end.timestamp() + step
+    points = []
+    for i, value in enumerate(values):
+        if prometheus.sample(value, f"{expr} values[{i}]") is None:  # NaN: no sample at that step
+            continue
+        if not low <= value[0] <= high:
+            raise prometheus.PrometheusError(f"malformed answer: {expr} has a point at {value[0]!r}, outside the "
+                                             "window asked for. To fix: check --prometheus")
+        points.append(float(value[0]))
     if not points:
         return 0.0, None, None
     utc = datetime.timezone.utc
     return (
-        min(1.0, len(points) / COVERAGE_STEPS),
-        datetime.datetime.fromtimestamp(points[0] - step, utc),
-        datetime.datetime.fromtimestamp(points[-1], utc),
+        min(1.0, len(set(points)) / COVERAGE_STEPS),
+        datetime.datetime.fromtimestamp(min(points) - step, utc),
+        datetime.datetime.fromtimestamp(max(points), utc),
     )

@@ -79,12 +79,14 @@ def report(w: Workload, obs: dcgm.Observation, catalog: Catalog, window: str) ->
         "gpus": obs.gpus,
         "estimate": {"memory_gib_total": round(units.gib(w.breakdown.total), 2)},
     }
-    if not obs.samples:
-        out["observed"] = None
+    found = "" if not obs.findings else "; findings: " + "; ".join(obs.findings)
+    if not obs.samples or obs.peak_mib is None:
+        out["observed"] = None if not obs.findings else {"findings": list(obs.findings)}
+        missing = (f'no {dcgm.FB_USED} series with {dcgm.LABEL}="{w.spec.name}" in the {window} window' if not obs.samples
+                   else f"{obs.samples} samples but no usable peak memory in the {window} window")
         out["recommendation"] = {
             "action": "no-data", "choice": None, "monthly_savings_usd": None,
-            "reason": f'no {dcgm.FB_USED} series with {dcgm.LABEL}="{w.spec.name}" in the {window} window. '
-                      "To fix: check the exporter's relabeling (docs/observe.md) or widen --window",
+            "reason": f"{missing}{found}. To fix: check the exporter's relabeling (docs/observe.md) or widen --window",
         }
         return out
     total_gib = _gpu_total_gib(obs)
@@ -101,9 +103,12 @@ def report(w: Workload, obs: dcgm.Observation, catalog: Catalog, window: str) ->
         "to": None if obs.last is None else obs.last.isoformat(timespec="seconds"),
         **{k: round(v, 3) for k, v in obs.prof.items()},
     }
+    if obs.findings:
+        out["observed"]["findings"] = list(obs.findings)
     current = current_offer(obs, catalog, w)
     out["current"] = None if current is None else current.to_dict()
     out["recommendation"] = recommend(w, obs, catalog, current, total_gib)
+    out["recommendation"]["reason"] += found
     return out
 
 
@@ -125,7 +130,8 @@ def recommend(w: Workload, obs: dcgm.Observation, catalog: Catalog, current: Cur
         choice["monthly_usd"] = round(new_monthly, 2)
     headroom = w.spec.sizing.memory_headroom
     used = peak / total_gib if total_gib else None
-    util = f"mean utilization {obs.mean_util:.0%}, p95 {obs.p95_util:.0%}" if obs.mean_util is not None else "no utilization data"
+    util = "no utilization data" if obs.mean_util is None else f"mean utilization {obs.mean_util:.0%}" + (
+        "" if obs.p95_util is None else f", p95 {obs.p95_util:.0%}")
     where = f"{obs.gpus} x {obs.gpu or obs.model_name}"
     to = "nothing feasible" if choice is None else f"{choice['gpu_count']} x {choice['gpu']} ({choice['instance_type']})"
     base = {"choice": choice, "monthly_savings_usd": savings, "measured_requirement_gib_per_gpu": round(peak, 2)}

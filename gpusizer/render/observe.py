@@ -23,7 +23,9 @@ def render(doc: dict, fmt: str) -> str:
 def _row(r: dict) -> tuple[str, ...]:
     o, rec = r["observed"] or {}, r["recommendation"]
     c = rec.get("choice")
-    util = "-" if o.get("mean_gpu_utilization") is None else f"{o['mean_gpu_utilization']:.0%} / {o['p95_gpu_utilization']:.0%}"
+    pct = lambda k: "-" if o.get(k) is None else f"{o[k]:.0%}"  # noqa: E731
+    util = "-" if o.get("mean_gpu_utilization") is None and o.get("p95_gpu_utilization") is None else \
+        f"{pct('mean_gpu_utilization')} / {pct('p95_gpu_utilization')}"
     choice = "-" if not c else f"{c['gpu_count']} x {c['gpu']} {c['instance_type']} ({c['provider']} {c.get('zone') or c['region']})"
     saved = "-" if rec.get("monthly_savings_usd") is None else f"{rec['monthly_savings_usd']:,.2f}"
     gpus = "-" if not r["gpus"] else f"{r['gpus']} x {r['gpu']}"
