@@ -337,3 +337,21 @@ def test_tco_out_writes_any_format_and_prints_the_path(tmp_path):
             "--format", "markdown", "--out", out)
     assert r.returncode == 0 and r.stdout.strip() == f"wrote {out}"
     assert out.read_text().startswith("### TCO of support-chat")
+
+
+def test_preview_lists_the_resources_it_would_create_as_a_tree():
+    r = run("preview", "--stack", "hybrid", "--serial")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    start = next(i for i, x in enumerate(lines) if x.startswith("Resources ("))
+    assert lines[start + 1].strip() == "+ pulumi:pulumi:Stack  gpusizer-hybrid"
+    tree = {x.split()[1]: x for x in lines[start + 2:] if x.strip().startswith("+ ")}
+    indent = {t: len(x) - len(x.lstrip("+ ")) for t, x in tree.items()}
+    # Each GpuWorkload, its provider's capacity under it, the resources under that (type, name, key fields).
+    assert indent["gpusizer:index:GpuWorkload"] < indent["gpusizer:aws:GpuCapacity"] < indent["aws:ec2/instance:Instance"]
+    assert re.search(r"\+ +aws:ec2/instance:Instance +summarizer-aws-instance +gpu=1x L4, instanceType=g6\.xlarge",
+                     r.stdout)
+    assert re.search(r"kubernetes:apps/v1:Deployment +support-chat-onprem-deploy +gpu=1x L40S, replicas=2", r.stdout)
+    doc = json.loads(run("preview", "--stack", "hybrid", "--serial", "--format", "json").stdout)
+    instance = next(x for x in doc["resources"] if x["type"] == "aws:ec2/instance:Instance")
+    assert instance["fields"]["instanceType"] == "g6.xlarge" and instance["name"] == "summarizer-aws-instance"
