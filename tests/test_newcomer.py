@@ -357,3 +357,13 @@ def test_preview_lists_the_resources_it_would_create_as_a_tree():
     doc = json.loads(run("preview", "--stack", "hybrid", "--serial", "--format", "json").stdout)
     instance = next(x for x in doc["resources"] if x["type"] == "aws:ec2/instance:Instance")
     assert instance["fields"]["instanceType"] == "g6.xlarge" and instance["name"] == "summarizer-aws-instance"
+
+
+def test_next_cheaper_names_a_gpu_that_could_run_the_spec():
+    """chat-8b is bf16: a P4 (Pascal, no bf16) rejected for memory could not run it at any size."""
+    from gpusizer.facts import hardware
+
+    d = json.loads(run("plan", REPO / "stacks/examples/chat-8b.yaml", "--format", "json").stdout)
+    nxt = d["next_cheaper"]
+    assert nxt is not None and nxt["hourly_usd"] <= d["choice"]["hourly_usd"]
+    assert hardware.load_gpus()[nxt["gpu"]].runs("bf16"), nxt
