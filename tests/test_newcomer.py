@@ -367,3 +367,18 @@ def test_next_cheaper_names_a_gpu_that_could_run_the_spec():
     nxt = d["next_cheaper"]
     assert nxt is not None and nxt["hourly_usd"] <= d["choice"]["hourly_usd"]
     assert hardware.load_gpus()[nxt["gpu"]].runs("bf16"), nxt
+
+
+def test_a_pool_deployment_refuses_rope_scaling_it_cannot_pass_to_vllm():
+    import types
+
+    import gpusizer
+    from components import onprem
+    from gpusizer.base.errors import SpecError
+
+    spec = {"name": "long", "model": {"name": "llama-3-8b", "rope_scaling": {"factor": 2}},
+            "inference": {"context_length": 16384}, "placement": {"providers": ["onprem"]},
+            "deploy": {"image": "vllm/vllm-openai:v0.6.3"}}
+    pool = _pool(gpu="L40S", gpus_per_node=8, node_selector={"nvidia.com/gpu.product": "NVIDIA-L40S"})
+    with pytest.raises(SpecError, match="model.rope_scaling"):
+        onprem.check(gpusizer.plan(spec, pools=[pool]), types.SimpleNamespace(pools=[pool]))
