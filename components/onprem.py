@@ -286,6 +286,15 @@ def check(plan: Decision, args) -> None:
                 field="deploy.image",
             )
         serving.vllm_args(plan)  # a model without weights to load, or an image without the flags, fails here
+        if spec.model.rope_scaling is not None:
+            raise errors.SpecError(
+                "model.rope_scaling: the Deployment runs vLLM with --max-model-len above the model's trained context, "
+                "which vLLM refuses unless the model's config carries the scaling; this component does not pass it "
+                "(vLLM's flag changed across versions: --rope-scaling, then --hf-overrides rope_parameters). "
+                "To fix: drop deploy.image (the GPUs are still reserved; start vLLM with the scaling yourself), or "
+                "serve at most the trained context without model.rope_scaling",
+                field="model.rope_scaling",
+            )
     if spec.deploy.image and not set(pool.node_selector) & set(GPU_MODEL_LABELS):
         raise errors.SpecError(
             f"pools.{pool.name}.node_selector: deploy.image runs pods that request nvidia.com/gpu on pool "

@@ -28,6 +28,7 @@ import pulumi
 import gpusizer
 from gpusizer.base import errors, inputs, memo, providers, redact
 from gpusizer.contract import OUTPUT_VERSION
+from gpusizer.render import table
 from gpusizer import reuse
 from policies import analyzer, fork, mocks, rules
 
@@ -244,7 +245,68 @@ def notes(resources: list, policy_config: dict | None = None) -> list[str]:
     return out
 
 
-def render(exports: dict, resources: list, findings: list[Finding], fmt: str, policy_config: dict | None = None) -> str:
+# Inputs shown beside a resource in the tree, as `pulumi preview --diff` names them: what it is and how many.
+_KEY_FIELDS = (
+    ("instanceType",), ("machineType",), ("instanceMarketOptions", "marketType"), ("scheduling", "provisioningModel"),
+    ("desiredCapacity",), ("minSize",), ("maxSize",), ("targetSize",), ("spec", "replicas"),
+    ("spec", "hard", "requests.nvidia.com/gpu"), ("minReplicaCount",), ("maxReplicaCount",),
+)
+_GPU_TAGS = (("tags", "gpusizer:gpu"), ("labels", "gpusizer-gpu"), ("metadata", "annotations", "gpusizer.io/gpu"))
+
+
+def _dig(inputs, path: tuple[str, ...]):
+    for key in path:
+        if not isinstance(inputs, dict) or key not in inputs:
+            return None
+        inputs = inputs[key]
+    return inputs
+
+
+def _key_fields(r) -> dict[str, object]:
+    """The inputs that say what a resource buys (type, purchase, count, GPUs), by their last name."""
+    found = {path[-1]: int(value) if isinstance(value, float) and value.is_integer() else value
+             for path in _KEY_FIELDS
+             if (value := _dig(r.inputs, path)) is not None and not isinstance(value, (dict, list))}
+    overrides = _dig(r.inputs, ("mixedInstancesPolicy", "launchTemplate", "overrides"))
+    if isinstance(overrides, list):  # an Auto Scaling group over ranked types (capacity failover)
+        types = [o.get("instanceType") for o in overrides if isinstance(o, dict) and o.get("instanceType")]
+        if types:
+            found = {"instanceTypes": ",".join(types), **found}
+    gpu = next((g for path in _GPU_TAGS if isinstance(g := _dig(r.inputs, path), str)), None)
+    return {"gpu": gpu, **found} if found and gpu else found
+
+
+def resource_tree(resources: list) -> list[tuple[int, object]]:
+    """(depth, resource) in the order `pulumi preview` lists them: each resource under its parent, depth 0 the
+    children of the stack."""
+    urns = {r.urn for r in resources}
+    children: dict[str, list] = {}
+    for r in resources:
+        children.setdefault(r.parent if r.parent in urns else "", []).append(r)
+    out: list[tuple[int, object]] = []
+
+    def walk(urn: str, depth: int) -> None:
+        for r in children.get(urn, ()):
+            out.append((depth, r))
+            walk(r.urn, depth + 1)
+
+    walk("", 0)
+    return out
+
+
+def _tree_lines(resources: list, stack: str) -> list[str]:
+    """The resources as `pulumi preview` draws them: `+ type  name  key=value ...`, indented under parents."""
+    rows = [(depth, r, ", ".join(f"{k}={v}" for k, v in _key_fields(r).items())) for depth, r in resource_tree(resources)]
+    width = max((2 * d + len(r.typ) for d, r, _ in rows), default=0)
+    lines = [f"Resources ({len(rows)} to create):", f"  + pulumi:pulumi:Stack  {stack}"]
+    for depth, r, fields in rows:
+        typ = "  " * depth + r.typ
+        lines.append(f"    + {typ.ljust(width)}  {r.name}" + (f"  {fields}" if fields else ""))
+    return lines
+
+
+def render(exports: dict, resources: list, findings: list[Finding], fmt: str, stack: str = "",
+           policy_config: dict | None = None) -> str:
     if fmt == "json":
         doc = to_json(exports, resources, findings)
         doc["policy"]["notes"] = notes(resources, policy_config)
@@ -255,17 +317,19 @@ def render(exports: dict, resources: list, findings: list[Finding], fmt: str, po
         line = f"{name}: {_decision_line(e)}"
         out.append(f"- {line}" if md else f"  {line}")
     out.append("")
+    tree = _tree_lines(resources, stack or "(stack)")
+    out += (["", "```", *tree, "```"] if md else tree) + [""]
     out.append(f"Policy results ({len(resources)} resources):")
     if not findings:
         out.append("- none: every policy passed" if md else "  none: every policy passed")
-    if md and findings:
-        out += ["", "| level | policy | resource | message |", "|---|---|---|---|"]
+    rows = []
     for f in sorted(findings, key=lambda f: (f.level != "mandatory", f.policy, f.resource)):
         when = "" if f.phases == PHASES else f" (at {' and '.join(f.phases)} only)"
-        if md:
-            out.append(f"| {f.level}{when} | {f.policy} | `{f.resource}` | {f.message.replace('|', '/')} |")
-        else:
+        rows.append((f"{f.level}{when}", f.policy, f"`{f.resource}`", f.message))
+        if not md:
             out.append(f"  [{f.level}]{when} {f.policy} on {f.resource}: {f.message}")
+    if md and rows:
+        out += ["", *table.markdown(("level", "policy", "resource", "message"), rows)]
     extra = notes(resources, policy_config)
     if extra:
         out += [""] + [f"- note: {n}" if md else f"  note: {n}" for n in extra]
@@ -277,13 +341,16 @@ def render(exports: dict, resources: list, findings: list[Finding], fmt: str, po
 def to_json(exports: dict, resources: list, findings: list[Finding]) -> dict:
     """The preview as one document for `gpusizer diff` (docs/contract.md section 6).
 
-    {"workloads": {NAME: PLAN_JSON}, "policy": {"resources", "mandatory", "passed", "findings": [...]}}
+    {"workloads": {NAME: PLAN_JSON}, "resources": [{type, name, parent, fields}], "policy": {"resources",
+    "mandatory", "passed", "findings": [...]}}
     """
     workloads = {name: e["decision"] for name, e in _decisions(exports).items() if isinstance(e.get("decision"), dict)}
     mandatory = sum(f.level == "mandatory" for f in findings)
     return {
         "version": OUTPUT_VERSION,
         "workloads": workloads,
+        "resources": [{"type": r.typ, "name": r.name, "parent": r.parent, "fields": _key_fields(r)}
+                      for _, r in resource_tree(resources)],
         "policy": {
             "resources": len(resources),
             "mandatory": mandatory,
@@ -331,6 +398,6 @@ def run(args) -> int:
             raise
         raise errors.SpecError(f"--program {inputs.quote(args.program)} raised {type(exc).__name__}: {exc}. "
                                "To fix: correct the program (--debug shows the traceback)", "--program") from None
-    print(redact.redact(render(exports, resources, findings, args.format, policy_config)))
+    print(redact.redact(render(exports, resources, findings, args.format, f"gpusizer-{args.stack}", policy_config)))
     sys.stdout.flush()
     return 1 if any(f.level == "mandatory" for f in findings) else 0

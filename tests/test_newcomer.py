@@ -127,8 +127,10 @@ def test_an_aws_zone_name_points_to_the_region_and_its_zone_ids(tmp_path):
 def test_gpus_not_sold_in_the_allowed_regions_are_named(tmp_path):
     none_sold = _spec(tmp_path, placement={"providers": ["aws"], "regions": ["eu-west-3"], "gpus": ["H200"]})
     r = run("plan", none_sold)
-    assert r.returncode == 2
-    assert "H200 is not sold in placement.regions [eu-west-3]" in r.stderr and "us-east-1" in r.stderr
+    assert r.returncode == 3  # valid input, nothing sold there: the plan says why
+    choice = r.stdout[r.stdout.index("CHOICE: none feasible"):r.stdout.index("Candidates (")]
+    assert "H200 is not sold in placement.regions [eu-west-3]" in choice and "us-east-1" in choice
+    assert "GPUs sold there: L4, T4" in choice
     some_sold = _spec(tmp_path, placement={"providers": ["aws"], "regions": ["eu-west-3"], "gpus": ["H200", "L4"]})
     r = run("plan", some_sold, "--format", "json")
     assert r.returncode == 0, r.stderr
@@ -337,3 +339,46 @@ def test_tco_out_writes_any_format_and_prints_the_path(tmp_path):
             "--format", "markdown", "--out", out)
     assert r.returncode == 0 and r.stdout.strip() == f"wrote {out}"
     assert out.read_text().startswith("### TCO of support-chat")
+
+
+def test_preview_lists_the_resources_it_would_create_as_a_tree():
+    r = run("preview", "--stack", "hybrid", "--serial")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    start = next(i for i, x in enumerate(lines) if x.startswith("Resources ("))
+    assert lines[start + 1].strip() == "+ pulumi:pulumi:Stack  gpusizer-hybrid"
+    tree = {x.split()[1]: x for x in lines[start + 2:] if x.strip().startswith("+ ")}
+    indent = {t: len(x) - len(x.lstrip("+ ")) for t, x in tree.items()}
+    # Each GpuWorkload, its provider's capacity under it, the resources under that (type, name, key fields).
+    assert indent["gpusizer:index:GpuWorkload"] < indent["gpusizer:aws:GpuCapacity"] < indent["aws:ec2/instance:Instance"]
+    assert re.search(r"\+ +aws:ec2/instance:Instance +summarizer-aws-instance +gpu=1x L4, instanceType=g6\.xlarge",
+                     r.stdout)
+    assert re.search(r"kubernetes:apps/v1:Deployment +support-chat-onprem-deploy +gpu=1x L40S, replicas=2", r.stdout)
+    doc = json.loads(run("preview", "--stack", "hybrid", "--serial", "--format", "json").stdout)
+    instance = next(x for x in doc["resources"] if x["type"] == "aws:ec2/instance:Instance")
+    assert instance["fields"]["instanceType"] == "g6.xlarge" and instance["name"] == "summarizer-aws-instance"
+
+
+def test_next_cheaper_names_a_gpu_that_could_run_the_spec():
+    """chat-8b is bf16: a P4 (Pascal, no bf16) rejected for memory could not run it at any size."""
+    from gpusizer.facts import hardware
+
+    d = json.loads(run("plan", REPO / "stacks/examples/chat-8b.yaml", "--format", "json").stdout)
+    nxt = d["next_cheaper"]
+    assert nxt is not None and nxt["hourly_usd"] <= d["choice"]["hourly_usd"]
+    assert hardware.load_gpus()[nxt["gpu"]].runs("bf16"), nxt
+
+
+def test_a_pool_deployment_refuses_rope_scaling_it_cannot_pass_to_vllm():
+    import types
+
+    import gpusizer
+    from components import onprem
+    from gpusizer.base.errors import SpecError
+
+    spec = {"name": "long", "model": {"name": "llama-3-8b", "rope_scaling": {"factor": 2}},
+            "inference": {"context_length": 16384}, "placement": {"providers": ["onprem"]},
+            "deploy": {"image": "vllm/vllm-openai:v0.6.3"}}
+    pool = _pool(gpu="L40S", gpus_per_node=8, node_selector={"nvidia.com/gpu.product": "NVIDIA-L40S"})
+    with pytest.raises(SpecError, match="model.rope_scaling"):
+        onprem.check(gpusizer.plan(spec, pools=[pool]), types.SimpleNamespace(pools=[pool]))

@@ -51,6 +51,15 @@ def price_key(c: Candidate) -> tuple:
     return (price, c.gpu_count, providers.NAMES.index(o.provider), o.region, o.zone or "", o.instance_type, c.purchase)
 
 
+def _precision_bars(g: Group) -> bool:
+    """The group's GPU cannot run the spec's precision (nor its allowed fallback), whatever the size."""
+    from gpusizer.estimate import fit as fit_mod
+    from gpusizer.facts import hardware
+
+    gpu = hardware.load_gpus().get(g.offer.gpu)
+    return gpu is not None and bool(g.w.memo(("precision", gpu.name), lambda: fit_mod.precision_problem(g.w, gpu))[0])
+
+
 class Judgement:
     """Every candidate of one decision: classes judged as they are needed, candidates built as they are read.
 
@@ -204,9 +213,13 @@ class Judgement:
 
     def next_cheaper(self, hourly: float) -> Candidate | None:
         """The rejected candidate closest below `hourly` that lost on a size, host, capacity or budget limit;
-        of equal prices the first in price_key order."""
+        of equal prices the first in price_key order. Only offers the spec's placement allows (providers, regions,
+        GPUs, purchase, opt-in: those are excluded from _sized) on a GPU that can run the spec's precision: a
+        P4 rejected for memory could not run bf16 at any size, so it says nothing about the choice."""
         best: tuple | None = None
         for g, s in self._sized():
+            if _precision_bars(g):
+                continue
             find = g.hourly_of
             i = bisect.bisect_left(s.entries, hourly, s.lo, s.hi, key=find) - 1
             if i < s.lo:

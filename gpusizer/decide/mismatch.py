@@ -2,8 +2,8 @@
 
 A region no allowed provider sells in (`providers: [aws]` with `regions: [us-central1]`), or GPU models
 not sold where the spec allows, would otherwise leave every offer rejected "by placement" with nothing
-a person can act on. `check` names each one: an error (exit 2) when it leaves nothing to judge or a
-name can never match, a note when other parts of the placement still run.
+a person can act on. `check` names each one: an error (exit 2) when the regions contradict the
+providers, else a plan note (shown with the choice, or with "none feasible").
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ _SHOWN = 6  # places listed per hint
 
 
 def check(placement, offers) -> tuple[str, ...]:
-    """Raise SpecError when every region named is sold in only by disallowed providers, or when none of
-    placement.gpus is sold where the spec allows; return a note for each such region or GPU when others run.
+    """Raise SpecError when every region named is sold in only by disallowed providers (a spec that contradicts
+    itself); return a note for each such region when others run, and for each of placement.gpus not sold where
+    the spec allows (what stock is sold where is the catalog's, so a plan with none left exits 3 and explains).
 
     Args:
         placement: the spec's validated Placement (regions already in the catalog's spelling).
@@ -43,7 +44,9 @@ def check(placement, offers) -> tuple[str, ...]:
                 f"To fix: add {' or '.join(sorted(by))} to placement.providers, or name a region of "
                 f"{', '.join(sorted(allowed))} ({_places(offers, allowed, None)})")
     notes: tuple[str, ...] = ()
-    pools = any(providers.get(o.provider).owned and o.provider in allowed for o in offers)
+    # On-prem allowed: pools run wherever placement.regions say, and a spec a stack plans with its pools may be
+    # planned here without them (a region may name a pool's location): no contradiction to raise.
+    pools = any(providers.get(p).owned for p in allowed)
     if problems:
         usable = [r for r in placement.regions if sellers.get(r.lower(), allowed) & allowed]
         if not usable and not pools:  # nothing could run (pools run wherever regions say): a contradiction
@@ -61,11 +64,9 @@ def check(placement, offers) -> tuple[str, ...]:
     where = "placement.regions" if placement.regions else "placement.providers"
     lines = [f"{g} is not sold in {where} [{', '.join(placement.regions or sorted(allowed))}]; it is sold in "
              f"{_places(offers, allowed, g) or 'no region of ' + ', '.join(sorted(allowed))}" for g in missing]
-    if len(missing) == len(placement.gpus) and not pools:  # with pools, their rejections say why (reason gpu)
-        others = ", ".join(sorted(sold)[:12]) or "none"
-        raise errors.SpecError(
-            "placement.gpus: " + "\n  ".join(lines) + f"\n  GPUs sold there: {others}. To fix: add a region where one "
-            "of placement.gpus is sold, or list a GPU sold there", "placement.gpus")
+    if len(missing) == len(placement.gpus):  # nothing can run: say what is sold there (exit 3, the plan explains)
+        lines[-1] += (f". GPUs sold there: {', '.join(sorted(sold)[:12]) or 'none'}. To fix: add a region where one "
+                      "of placement.gpus is sold, or list a GPU sold there")
     return notes + tuple(f"placement.gpus: {line}" for line in lines)
 
 

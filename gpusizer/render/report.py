@@ -18,6 +18,7 @@ from gpusizer.decide.decision import Decision
 from gpusizer.planner import Estimate
 
 FORMATS = ("table", "markdown", "json")
+PLACEMENT_NOTE = "placement."  # notes of gpusizer.decide.mismatch: shown with the choice, not with the prices
 
 
 def render(obj: Decision | Estimate, fmt: str = "table", top: int | None = 8, quiet_age: bool = False) -> str:
@@ -166,9 +167,11 @@ def _bought_as(d: Decision) -> str:
 def _choice_lines(d: Decision) -> list[str]:
     c = d.chosen
     ranked = f"ranked by: {cost_mod.objective_text(d.objective, d.workload.spec.task)}"
+    placement = [f"  {n}" for n in d.notes if n.startswith(PLACEMENT_NOTE)]  # gpusizer.decide.mismatch
     if c is None:
-        lines = ["CHOICE: none feasible - every offer was rejected. Exit code 3.", f"  {ranked}", "  nearest misses:"]
-        return lines + [f"    {m.line()}" for m in misses.nearest(d.workload, d.judged)]
+        lines = ["CHOICE: none feasible - every offer was rejected. Exit code 3.", f"  {ranked}", *placement]
+        near = [f"    {m.line()}" for m in misses.nearest(d.workload, d.judged)]
+        return lines + (["  nearest misses:", *near] if near else [])
     per_mtok = "" if c.usd_per_mtok is None else f"; {_money(c.usd_per_mtok)} per million tokens"
     lines = [
         f"CHOICE: {c.offer.provider} {rows.where(c)} {c.offer.instance_type}: {_shape(c)}, {_bought_as(d)}",
@@ -191,7 +194,7 @@ def _choice_lines(d: Decision) -> list[str]:
         )
     if d.burst:
         lines.append(f"  BURST: {d.burst}")
-    return lines
+    return lines + placement
 
 
 def _reason_counts(d: Decision) -> str:
@@ -206,7 +209,7 @@ def _plan_table(d: Decision, top: int, quiet_age: bool) -> str:
                "then the nearest misses per reason; n = offers alike but for the zone):")
     out += table.text(cols, body)
     out += ["", f"Rejections by reason: {_reason_counts(d) or 'none'}"]
-    out += [f"Prices: {n}" for n in price_age.notes(d, quiet_age)]
+    out += [f"Prices: {n}" for n in price_age.notes(d, quiet_age) if not n.startswith(PLACEMENT_NOTE)]
     return "\n".join(out)
 
 
@@ -224,7 +227,7 @@ def _plan_markdown(d: Decision, top: int, quiet_age: bool) -> str:
     cols, body = rows.table(d, top, markdown=True)
     out += table.markdown(cols, body)
     out += ["", f"Rejections by reason: {_reason_counts(d) or 'none'}", ""]
-    out += [f"> {n}" for n in price_age.notes(d, quiet_age)]
+    out += [f"> {n}" for n in price_age.notes(d, quiet_age) if not n.startswith(PLACEMENT_NOTE)]
     return "\n".join(out)
 
 
