@@ -21,6 +21,8 @@ other replica counts; the `Cost` record is where such fields go.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
+from typing import Any
 
 from gpusizer.base import units
 
@@ -73,8 +75,8 @@ class Cost:
     total_usd: float | None = None
     split: dict | None = dataclasses.field(default=None, compare=False)  # run_hours by part (training, boot, ...)
 
-    def to_dict(self) -> dict:
-        out = {"hourly_usd": self.hourly_usd, "replicas": self.replicas, "monthly_usd": self.monthly_usd}
+    def to_dict(self) -> dict[str, float | int | None]:
+        out: dict[str, float | int | None] = {"hourly_usd": self.hourly_usd, "replicas": self.replicas, "monthly_usd": self.monthly_usd}
         if self.run_hours is not None:
             out.update(run_hours=self.run_hours, total_usd=self.total_usd)
             if self.split:
@@ -104,7 +106,7 @@ def of(replica_hourly_usd: float, replicas: int, run_hours: float | None = None)
     return Cost(hourly, replicas, monthly_usd(hourly, replicas), hours, round(hourly * replicas * hours, USD_DECIMALS))
 
 
-def from_choice(choice: dict) -> Cost:
+def from_choice(choice: Mapping[str, Any]) -> Cost:
     """The Cost a plan JSON `choice` (or a `candidates` row) states; older plans without monthly_usd get it computed."""
     replicas = int(choice.get("replicas") or 1)
     hourly = float(choice["hourly_usd"])

@@ -24,7 +24,7 @@ class SpecError(SizingError):
         super().__init__(message)
         self.field = field
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type["SpecError"], tuple[str, str]]:
         """Pickled with its field (an exception pickles its args alone): a forked preview phase sends it back."""
         return type(self), (str(self), self.field)
 

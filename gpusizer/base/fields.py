@@ -65,8 +65,9 @@ def count(upper: int, lower: int = 1) -> Any:
 
 def positive_float(upper: float, lower: float = 0.0, inclusive: bool = False) -> Any:
     """A finite number in (lower, upper] (or [lower, upper] with inclusive), never a boolean."""
-    bound = {"ge": lower} if inclusive else {"gt": lower}
-    return Annotated[float, pydantic.Field(le=upper, allow_inf_nan=False, **bound), NotBool]
+    bound = (pydantic.Field(le=upper, allow_inf_nan=False, ge=lower) if inclusive
+             else pydantic.Field(le=upper, allow_inf_nan=False, gt=lower))
+    return Annotated[float, bound, NotBool]
 
 
 # Lower bounds: a value below them is a typo, and dividing by it overflows to

@@ -37,7 +37,7 @@ import pathlib
 import reprlib
 import stat
 import sys
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, NoReturn
 
 import yaml
 
@@ -94,7 +94,7 @@ def _fail(message: str, field: str) -> errors.SpecError:
     return errors.SpecError(redact.redact(message), field)
 
 
-def read_text(path: str | os.PathLike, what: str = "spec file", field: str = "", max_bytes: int = MAX_INPUT_BYTES) -> str:
+def read_text(path: str | os.PathLike[str], what: str = "spec file", field: str = "", max_bytes: int = MAX_INPUT_BYTES) -> str:
     """The text of a regular file of at most `max_bytes`, decoded as strict UTF-8.
 
     Args:
@@ -154,9 +154,9 @@ class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[mi
         for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
     }
 
-    def construct_mapping(self, node, deep=False):
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         if isinstance(node, yaml.MappingNode):
-            seen: set = set()
+            seen: set[Any] = set()
             for key_node, _ in node.value:
                 key = self.construct_object(key_node, deep=True)
                 try:
@@ -168,14 +168,16 @@ class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[mi
                     mark = key_node.start_mark
                     raise yaml.constructor.ConstructorError(
                         None, None, f"duplicate key {quote(key)} (line {mark.line + 1}): the later value would silently win", mark)
-        return super().construct_mapping(node, deep=deep)
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)  # PyYAML is untyped here
+        return mapping
 
 
 def _construct_int(loader: _Loader, node: yaml.ScalarNode) -> int:
     """YAML's int, or a YAML error with its place where int() refuses a number past
     sys.get_int_max_str_digits() (4,300 digits by default) with a bare ValueError."""
     try:
-        return loader.construct_yaml_int(node)
+        value: int = loader.construct_yaml_int(node)  # PyYAML is untyped here
+        return value
     except ValueError:
         raise yaml.constructor.ConstructorError(
             None, None, f"a number of more than {sys.get_int_max_str_digits():,} digits. To fix: give a realistic value",
@@ -255,8 +257,8 @@ def load_yaml(text: str, name: str, field: str = "") -> Any:
         raise _fail(f"{name}: nested too deeply. To fix: flatten the document", field) from None
 
 
-def _pairs(pairs: list[tuple[str, Any]]) -> dict:
-    out: dict = {}
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
             raise ValueError(f"duplicate key {quote(key)}: the later value would silently win")
@@ -264,7 +266,7 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict:
     return out
 
 
-def _no_constant(token: str):
+def _no_constant(token: str) -> NoReturn:
     raise ValueError(f"{token} is not a number JSON allows")
 
 
@@ -329,13 +331,13 @@ def load_json(text: str, name: str, field: str = "") -> Any:
     return doc
 
 
-def read_yaml(path: str | os.PathLike, what: str = "spec file", field: str = "") -> Any:
+def read_yaml(path: str | os.PathLike[str], what: str = "spec file", field: str = "") -> Any:
     """:func:`read_text` then :func:`load_yaml`, both naming `what` and the path."""
     text = read_text(path, what, field)
     return load_yaml(text, f"{what} {quote(str(path))}", field)
 
 
-def read_json(path: str | os.PathLike, what: str, field: str = "", max_bytes: int = MAX_INPUT_BYTES) -> Any:
+def read_json(path: str | os.PathLike[str], what: str, field: str = "", max_bytes: int = MAX_INPUT_BYTES) -> Any:
     """:func:`read_text` (capped at `max_bytes`) then :func:`load_json`, both naming `what` and the path."""
     text = read_text(path, what, field, max_bytes)
     return load_json(text, f"{what} {quote(str(path))}", field)

@@ -43,7 +43,7 @@ class Limit(enum.StrEnum):
 
     group: Group
 
-    def __new__(cls, value: str, group: Group):
+    def __new__(cls, value: str, group: Group) -> Limit:
         member = str.__new__(cls, value)
         member._value_ = value
         member.group = group

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from typing import TypeVar
+from typing import Any, TypeVar, cast
 
 T = TypeVar("T")
 
-_MEMO: dict[tuple, tuple] | None = None
+# key -> (True, the value computed) or (False, the exception of a `failures` class it raised)
+_MEMO: dict[tuple[object, ...], tuple[bool, Any]] | None = None
 
 
 def active() -> bool:
@@ -39,7 +40,7 @@ def scope() -> Iterator[None]:
         _MEMO = None
 
 
-def remembered(key: tuple, compute: Callable[[], T],
+def remembered(key: tuple[object, ...], compute: Callable[[], T],
                failures: type[BaseException] | tuple[type[BaseException], ...] = ()) -> T:
     """compute(), once per `key` inside a scope: later calls return its value, or raise again the
     exception of a `failures` class it raised (an unreachable Hub is not asked twice); other
@@ -53,5 +54,5 @@ def remembered(key: tuple, compute: Callable[[], T],
             _MEMO[key] = (False, exc)
     ok, value = _MEMO[key]
     if ok:
-        return value
+        return cast(T, value)  # what compute() returned for this key: a key names one computation
     raise value.with_traceback(None)  # the one object raised again: its traceback starts afresh each time

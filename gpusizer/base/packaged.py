@@ -22,6 +22,7 @@ import hashlib
 import importlib.resources
 import json
 import sys
+from importlib.resources.abc import Traversable
 from typing import Any
 
 FILES = ("data/efficiency.yaml", "data/gpus.yaml", "data/images.yaml", "data/models.yaml")
@@ -56,7 +57,7 @@ def twin_text(yaml_bytes: bytes, relpath: str) -> str:
                       separators=(",", ":")) + "\n"
 
 
-def load(relpath: str, root=None) -> Any:
+def load(relpath: str, root: Traversable | None = None) -> Any:
     """The data in ``<root>/<relpath>`` (one of FILES; root: the gpusizer package, or a Path): from its twin
     when current, else parsed from the YAML."""
     root = root or importlib.resources.files("gpusizer")

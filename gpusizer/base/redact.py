@@ -47,7 +47,7 @@ MASK = "***"
 _JSON_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
 
 
-def _mask_secret_value(m: re.Match) -> str:
+def _mask_secret_value(m: re.Match[str]) -> str:
     """The secret-named key's value masked, unless it is a bare number under a quoted JSON key.
 
     JSON credentials are strings; a number there is a measurement ("pipeline_ms_per_token": 0.5),
@@ -64,7 +64,7 @@ def _mask_secret_value(m: re.Match) -> str:
 # few substring scans rather than ten regex passes over every character (measured on this 2-core
 # machine under load, a 780 KB plan JSON: 2.6 s with plain regex passes, 0.19 s this way). A pattern
 # is compiled when first applied (re keeps it): compiling all at import took 1.4 ms of every start.
-_PATTERNS: tuple[tuple[tuple[str, int], str | Callable[[re.Match], str], tuple[str, ...]], ...] = (
+_PATTERNS: tuple[tuple[tuple[str, int], str | Callable[[re.Match[str]], str], tuple[str, ...]], ...] = (
     # scheme://userinfo@host: userinfo may hold ':' but not '/', '@' or whitespace.
     ((r"://[^\s\"'<>`]*@[^\s\"'<>`]*", 0), lambda m: "".join(
         _mask_userinfo("://" + p) if i else p for i, p in enumerate(("_" + m.group(0)).split("://")))[1:], ("://",)),
@@ -93,7 +93,7 @@ _PATTERNS: tuple[tuple[tuple[str, int], str | Callable[[re.Match], str], tuple[s
 )
 # needle -> indices of the patterns it gates
 _NEEDLES: dict[str, tuple[int, ...]] = {}
-for _i, (_, _, _needles) in enumerate(_PATTERNS):
+for _i, (_pattern, _replacement, _needles) in enumerate(_PATTERNS):
     for _n in _needles:
         _NEEDLES[_n] = _NEEDLES.get(_n, ()) + (_i,)
 _PEM = r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(-----END [A-Z ]*PRIVATE KEY-----|$)"
@@ -164,13 +164,13 @@ def redact(text: str) -> str:
         text = re.sub(_PEM, MASK, text, flags=re.S)
         lower = text.lower()
     lines: dict[int, tuple[int, set[int]]] = {}  # line start -> (line end, patterns to apply)
-    for needle, gated in _NEEDLES.items():  # str.find: ~100x faster than a regex alternation
+    for needle, indices in _NEEDLES.items():  # str.find: ~100x faster than a regex alternation
         at = lower.find(needle)
         while at >= 0:
             begin = lower.rfind("\n", 0, at) + 1
             end = lower.find("\n", at)
             end = len(text) if end < 0 else end
-            lines.setdefault(begin, (end, set()))[1].update(gated)
+            lines.setdefault(begin, (end, set()))[1].update(indices)
             at = lower.find(needle, end)
     out, done = [], 0
     for begin, (end, gated) in sorted(lines.items()):
