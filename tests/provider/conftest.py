@@ -217,6 +217,17 @@ def plugin(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def package_schema(plugin) -> dict:
+def served_schema(plugin) -> dict:
     """The schema the engine gets from GetSchema."""
     return json.loads(plugin.stub.GetSchema(provider_pb2.GetSchemaRequest(version=0), timeout=60).schema)
+
+
+@pytest.fixture(scope="session")
+def package_schema() -> dict:
+    """The schema the plugin serves, built in this process (test_schema.py checks the two are equal), so the
+    checks of its content run in the quick loop without starting the plugin."""
+    import importlib.metadata
+
+    from provider import schema
+
+    return json.loads(json.dumps(schema.build(importlib.metadata.version("gpusizer"))[0]))

@@ -25,6 +25,7 @@ def _validator():
     return jsonschema.Draft202012Validator(METASCHEMA, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
 
 
+@pytest.mark.slow  # starts the plugin
 def test_the_plugin_prints_a_port_and_serves_its_version(plugin):
     assert plugin.port.isdigit()
     info = plugin.stub.GetPluginInfo(empty_pb2.Empty(), timeout=30)
@@ -35,6 +36,13 @@ def gpusizer_version() -> str:
     import importlib.metadata
 
     return importlib.metadata.version("gpusizer")
+
+
+@pytest.mark.slow  # starts the plugin
+def test_the_schema_served_over_grpc_is_a_valid_pulumi_package_schema(served_schema):
+    errors = sorted(_validator().iter_errors(served_schema), key=lambda e: list(e.path))
+    assert errors == [], [f"{list(e.path)}: {e.message}" for e in errors[:5]]
+    assert "gpusizer:index:GpuWorkload" in served_schema["resources"]
 
 
 def test_the_schema_is_a_valid_pulumi_package_schema(package_schema):
@@ -184,11 +192,12 @@ def test_the_plan_function(package_schema):
     assert {f.name for f in outputs.FIELDS} <= set(fn["outputs"]["properties"])
 
 
-def test_the_schema_served_is_the_one_built_here(package_schema):
-    built, _ = schema.build(gpusizer_version())
-    assert package_schema == json.loads(json.dumps(built))
+@pytest.mark.slow  # starts the plugin
+def test_the_schema_served_is_the_one_built_here(served_schema, package_schema):
+    assert served_schema == package_schema
 
 
+@pytest.mark.slow  # a subprocess
 def test_camel_case_is_the_sdk_rule_in_a_fresh_process():
     # pulumi.provider is not imported in the test process (its google.rpc.Status clashes with googleapis').
     import subprocess
