@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Sequence
+from typing import Final
 
 from gpusizer.facts import images
 from gpusizer.base import providers
@@ -27,7 +28,12 @@ from gpusizer.estimate import fit as fit_mod
 Entry = tuple[float, str, str, str, int, Offer]
 """(price, region, zone or "", instance type, position in the input, offer): sorts without comparing offers."""
 
-PRICE, REGION, ZONE, TYPE, _, OFFER = range(6)
+# Final, so a type checker reads e[PRICE] as the float and e[OFFER] as the Offer (4 is the position).
+PRICE: Final = 0
+REGION: Final = 1
+ZONE: Final = 2
+TYPE: Final = 3
+OFFER: Final = 5
 
 
 def class_key(o: Offer, image_ok: bool) -> tuple:

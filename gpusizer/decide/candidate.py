@@ -5,6 +5,7 @@ misses and decision read them."""
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from gpusizer.base import cost as cost_mod, limits
 from gpusizer.catalog.offer import Offer
@@ -24,8 +25,10 @@ class Rejection:
     code: limits.Limit
     detail: str
 
-    def __post_init__(self):
-        object.__setattr__(self, "code", limits.Limit(self.code))  # an unknown code is a bug: fail here
+    def __post_init__(self) -> None:
+        # An unknown code is a bug: fail here. The ignore: Limit(value) looks a member up by value
+        # (EnumType.__call__), but mypy checks it against the members' own __new__(value, group).
+        object.__setattr__(self, "code", limits.Limit(self.code))  # type: ignore[call-arg]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -80,8 +83,8 @@ class Candidate:
             cost = dataclasses.replace(cost, split=split)
         return cost
 
-    def to_dict(self) -> dict:
-        o = self.offer
+    def to_dict(self) -> dict[str, Any]:
+        o, cost, rejection = self.offer, self.cost, self.rejection
         return {
             "provider": o.provider,
             "region": o.region,
@@ -95,11 +98,11 @@ class Candidate:
             "replicas": self.replicas,
             "instances": self.instances,
             "purchase": self.purchase,
-            "hourly_usd": None if self.hourly_usd is None else self.cost.hourly_usd,  # one replica
+            "hourly_usd": None if cost is None else cost.hourly_usd,  # one replica (None when hourly_usd is)
             "usd_per_million_tokens": None if self.usd_per_mtok is None else round(self.usd_per_mtok, 4),
             "feasible": self.feasible,
-            "reasons": [] if self.feasible else [self.rejection.detail],
-            "reason_code": None if self.feasible else self.rejection.code.value,
+            "reasons": [] if rejection is None else [rejection.detail],
+            "reason_code": None if rejection is None else rejection.code.value,
             "source": o.source,
             "as_of": o.price_as_of(self.purchase),
         }

@@ -52,7 +52,7 @@ class Decision:
     def next_cheaper(self) -> Candidate | None:
         """The rejected candidate closest below the choice in $/hour that lost on a size, host, capacity
         or budget limit: what a reviewer asks about first ("why not that one?")."""
-        return None if self.chosen is None else self.judged.next_cheaper(self.chosen.hourly_usd)
+        return None if self.chosen is None else self.judged.next_cheaper(_hourly(self.chosen))
 
     @functools.cached_property
     def burst(self) -> str | None:
@@ -131,9 +131,9 @@ class Decision:
         if c is None:
             return limits.Limit.MEMORY.value
         # Only the cheapest candidate of each judged run decides this: no candidate is built.
-        if self.judged.any_feasible_cheaper(c.hourly_usd):
+        if self.judged.any_feasible_cheaper(_hourly(c)):
             return limits.PER_TOKEN_COST if self.workload.spec.task == "inference" else limits.PER_JOB_COST
-        lost = self.judged.cheaper_codes(c.hourly_usd)
+        lost = self.judged.cheaper_codes(_hourly(c))
         return next((code.value for code in limits.SIZED_BY_TARGET if code in lost), limits.Limit.MEMORY.value)
 
     def failover(self, n: int) -> list[Candidate]:
@@ -162,7 +162,7 @@ class Decision:
         deploy = self.workload.spec.deploy
         return self.failover(deploy.failover_types if deploy.capacity_failover else 1)
 
-    def margin(self) -> dict:
+    def margin(self) -> dict[str, float]:
         """How much room the choice has: memory per GPU and each target."""
         if self.chosen is None or self.chosen.fit is None:
             return {}
@@ -191,4 +191,10 @@ class Decision:
             return None
         c = self.chosen
         per_node = c.fit.replicas_per_node if c.fit else 1
-        return scaling.price(a, c.hourly_usd / c.instances, c.replicas, per_node, c.nodes)
+        return scaling.price(a, _hourly(c) / c.instances, c.replicas, per_node, c.nodes)
+
+
+def _hourly(chosen: Candidate) -> float:
+    """The choice's $/hour: it is feasible, and a feasible candidate is priced (an unpriced one is rejected)."""
+    assert chosen.hourly_usd is not None, "the choice is feasible, so priced"
+    return chosen.hourly_usd

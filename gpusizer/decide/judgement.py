@@ -26,17 +26,21 @@ import functools
 import heapq
 import itertools
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from gpusizer.base import limits, providers
-from gpusizer.catalog.index import OFFER
+from gpusizer.catalog.index import OFFER, Entry, OfferClass
+from gpusizer.catalog.offer import Offer
 from gpusizer.decide.candidate import Candidate
-from gpusizer.decide.runs import Group, Segment
+from gpusizer.decide.runs import Group, PriceKey, Probe, RankKey, Segment
+
+# A run's k-way merge item in Judgement._merge: (key, tie, group, run, entry, the run's other entries).
+_Merging = tuple[object, int, Group, Segment, Entry, Iterator[Entry]]
 
 Limit = limits.Limit
 
 
-def rank_key(c: Candidate) -> tuple:
+def rank_key(c: Candidate) -> tuple[float | None, float | None, int, int, str, str, str, str]:
     """The rank order of feasible candidates (module docstring)."""
     metric = c.usd_per_mtok if c.usd_per_mtok is not None else c.hourly_usd
     o = c.offer
@@ -44,7 +48,7 @@ def rank_key(c: Candidate) -> tuple:
             o.instance_type, c.purchase)
 
 
-def price_key(c: Candidate) -> tuple:
+def price_key(c: Candidate) -> tuple[float, int, int, str, str, str, str]:
     """The order of rejected candidates: cheapest first, unpriced last (module docstring)."""
     o = c.offer
     price = c.hourly_usd if c.hourly_usd is not None else math.inf
@@ -76,7 +80,8 @@ class Judgement:
         groups: the classes judged so far (Group), each with its segments.
     """
 
-    def __init__(self, objective: str, judge, classes: Sequence, pending: Sequence[tuple[float, object]] | None):
+    def __init__(self, objective: str, judge: Callable[[OfferClass], list[Group]], classes: Sequence[OfferClass],
+                 pending: Sequence[tuple[float, OfferClass]] | None):
         self.objective = objective
         self.groups: list[Group] = []
         self._judge, self._next = judge, 0
@@ -86,7 +91,7 @@ class Judgement:
         # A k-way merge of the feasible runs: (key, tie, group, segment, position). A Candidate is built
         # only when popped, so the top N cost N pops plus one key per run. Keys are unique (a full
         # tie-break); `tie` keeps the tuples from ever comparing groups.
-        self._heap: list[tuple] = []
+        self._heap: list[tuple[RankKey, int, Group, Segment, int]] = []
         self._ties = itertools.count()
 
     def _judge_next(self) -> None:
@@ -116,12 +121,12 @@ class Judgement:
                 out.setdefault(s.code, []).append((g, s))
         return out
 
-    def _segments(self, keep) -> Iterator[tuple[Group, Segment]]:
+    def _segments(self, keep: Callable[[Limit | None], bool]) -> Iterator[tuple[Group, Segment]]:
         """The runs whose verdict `keep` selects, every class judged first."""
         return (gs for code, runs in self._by_code.items() if keep(code) for gs in runs)
 
     @functools.cached_property
-    def counts(self) -> collections.Counter:
+    def counts(self) -> collections.Counter[Limit]:
         """Rejections by reason over every candidate."""
         return collections.Counter({code: sum(s.n for _, s in runs) for code, runs in self._by_code.items() if code})
 
@@ -157,7 +162,8 @@ class Judgement:
                 return
             yield got[i]
 
-    def rejected(self, code: Limit | None = None, nearness=None) -> Iterator[Candidate]:
+    def rejected(self, code: Limit | None = None,
+                 nearness: Callable[[Probe], float] | None = None) -> Iterator[Candidate]:
         """Rejected candidates (of `code`, or all) in price_key order, or by (nearness(probe), price_key),
         built lazily.
 
@@ -165,15 +171,17 @@ class Judgement:
         order (gpusizer.decide.misses' shortfall ratios do not: a class's fit is one value, a budget's ratio grows
         with the price), so merging the runs is exact.
         """
-        runs = self._segments(lambda c: c is not None) if code is None else self._by_code.get(code, ())
+        runs: Iterable[tuple[Group, Segment]] = (
+            self._segments(lambda c: c is not None) if code is None else self._by_code.get(code, ()))
         if nearness is None:
             return self._merge(runs, lambda g, s, e: g.price_key(e, s))
         return self._merge(runs, lambda g, s, e: (nearness(g.probe(e, s)), g.price_key(e, s)))
 
-    def _merge(self, runs, key) -> Iterator[Candidate]:
+    def _merge(self, runs: Iterable[tuple[Group, Segment]],
+               key: Callable[[Group, Segment, Entry], PriceKey | tuple[float, PriceKey]]) -> Iterator[Candidate]:
         """The candidates of `runs` in `key` order (key(group, run, entry), not decreasing along a run),
         each built when it is reached."""
-        heap = []
+        heap: list[_Merging] = []
         for tie, (g, s) in enumerate(runs):
             it = iter(s)
             e = next(it, None)
@@ -192,12 +200,14 @@ class Judgement:
     @functools.cached_property
     def nearest_rejected(self) -> dict[Limit, Candidate]:
         """Per reason, the cheapest rejected candidate (first in price_key order), reasons in that order too."""
-        best: dict[Limit, tuple] = {}
+        best: dict[Limit, tuple[PriceKey, Group, Segment, Entry]] = {}
         for g, s in self._segments(lambda code: code is not None):
+            code = s.code
+            assert code is not None  # the runs selected above are rejected ones
             e = next(iter(s))
             k = g.price_key(e, s)
-            if s.code not in best or k < best[s.code][0]:
-                best[s.code] = (k, g, s, e)
+            if code not in best or k < best[code][0]:
+                best[code] = (k, g, s, e)
         return {code: g.candidate(e, s) for code, (_, g, s, e) in sorted(best.items(), key=lambda kv: kv[1][0])}
 
     def reasons(self) -> dict[str, int]:
@@ -216,7 +226,7 @@ class Judgement:
         of equal prices the first in price_key order. Only offers the spec's placement allows (providers, regions,
         GPUs, purchase, opt-in: those are excluded from _sized) on a GPU that can run the spec's precision: a
         P4 rejected for memory could not run bf16 at any size, so it says nothing about the choice."""
-        best: tuple | None = None
+        best: tuple[tuple[float, PriceKey], Group, Segment, int] | None = None
         for g, s in self._sized():
             if _precision_bars(g):
                 continue
@@ -236,7 +246,8 @@ class Judgement:
 
     def cheaper_codes(self, hourly: float) -> set[Limit]:
         """Reasons that rejected a priced candidate cheaper than `hourly` (size, host, capacity)."""
-        return {s.code for g, s in self._sized() if g.hourly_of(s.entries[s.lo]) < hourly}
+        # _sized() yields rejected runs only: the `is not None` test changes nothing but the type.
+        return {s.code for g, s in self._sized() if s.code is not None and g.hourly_of(s.entries[s.lo]) < hourly}
 
     def any_feasible_cheaper(self, hourly: float) -> bool:
         """Some feasible candidate costs less per hour than `hourly` (the choice ranked first on another metric)."""
@@ -249,7 +260,7 @@ class Judgement:
 
     def cheapest_per_gpu(self) -> dict[str, Candidate]:
         """Per GPU model, the feasible candidate with the lowest $/hour (of equal ones, the first in rank order)."""
-        best: dict[str, tuple] = {}
+        best: dict[str, tuple[tuple[float, RankKey], Group, Segment, Entry]] = {}
         for g, s in self._by_code.get(None, ()):
             e = s.entries[s.lo]
             k = (g.hourly_of(e), g.rank_key(e))
@@ -257,7 +268,7 @@ class Judgement:
                 best[g.offer.gpu] = (k, g, s, e)
         return {gpu: g.candidate(e, s) for gpu, (_, g, s, e) in best.items()}
 
-    def offers(self) -> Iterator:
+    def offers(self) -> Iterator[Offer]:
         """Every offer judged (once per purchase option), without building candidates."""
         return (e[OFFER] for _, s in self._segments(lambda code: True) for e in s)
 

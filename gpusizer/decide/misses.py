@@ -15,12 +15,13 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gpusizer.base import limits
 from gpusizer.estimate import fit as fit_mod
 
-from gpusizer.decide.candidate import Candidate
+from gpusizer.decide.candidate import Candidate, Rejection
+from gpusizer.decide.runs import Probe
 from gpusizer.estimate.workload import Workload
 
 if TYPE_CHECKING:  # the judged offers are handed in: the type only
@@ -50,14 +51,20 @@ class Miss:
     best: str | None
     target: str | None
 
+    @property
+    def _rejection(self) -> Rejection:
+        r = self.candidate.rejection
+        assert r is not None, "a miss is a rejected candidate"
+        return r
+
     def line(self) -> str:
         """One sentence for every format: what was reached, on which offer, against what."""
         on = offer_label(self.candidate)
         if self.best is None:
-            return f"{self.code} ({self.count}): nearest {on}: {self.candidate.rejection.detail}"
+            return f"{self.code} ({self.count}): nearest {on}: {self._rejection.detail}"
         return f"best {_LABELS[self.code]}: {self.best} on {on}; {self.target} ({self.count} rejected)"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         c = self.candidate
         return {
             "reason": self.code,
@@ -67,7 +74,7 @@ class Miss:
             # A ratio can overflow (a 1e-308 budget): JSON has no infinity, so it is left out then.
             "shortfall_ratio": None if self.ratio is None or not math.isfinite(self.ratio) else round(self.ratio, 3),
             "offer": {k: v for k, v in c.to_dict().items() if k in _OFFER_KEYS},
-            "detail": c.rejection.detail,
+            "detail": self._rejection.detail,
             "line": self.line(),
         }
 
@@ -86,6 +93,20 @@ def offer_label(c: Candidate) -> str:
     return f"{c.gpu_count} x {o.gpu} {o.instance_type}"
 
 
+class Reached(Protocol):
+    """What a shortfall measure reads of a candidate: a Candidate, or the Probe of one not built yet."""
+
+    @property
+    def fit(self) -> fit_mod.Fit | None: ...
+
+    @property
+    def hourly_usd(self) -> float | None: ...
+
+
+Measure = tuple[float, str, str]
+"""(shortfall ratio, what was reached, the target), both as shown."""
+
+
 _LABELS = {
     "memory": "memory fit",
     "ttft": "TTFT",
@@ -96,22 +117,22 @@ _LABELS = {
 }
 
 
-def _memory(w: Workload, c: Candidate):
+def _memory(w: Workload, c: Reached) -> Measure | None:
     f = c.fit
     if f is None or not f.usable_gib or not f.need_gib:
         return None
     return f.need_gib / f.usable_gib, f"{f.usable_gib:.1f} GiB usable per GPU", f"needs {f.need_gib:.1f} GiB per GPU"
 
 
-def _ttft(w: Workload, c: Candidate):
+def _ttft(w: Workload, c: Reached) -> Measure | None:
     return _latency(c, "ttft_ms", w.targets.ttft_ms, ",.0f")
 
 
-def _tpot(w: Workload, c: Candidate):
+def _tpot(w: Workload, c: Reached) -> Measure | None:
     return _latency(c, "tpot_ms", w.targets.tpot_ms, ",.1f")
 
 
-def _latency(c: Candidate, field: str, target: float | None, fmt: str):
+def _latency(c: Reached, field: str, target: float | None, fmt: str) -> Measure | None:
     """A latency target's measure: the candidate's `field` of its speed against `target` (ms)."""
     s = c.fit.speed if c.fit else None
     if not (s and target):
@@ -120,7 +141,7 @@ def _latency(c: Candidate, field: str, target: float | None, fmt: str):
     return reached / target, f"{reached:{fmt}} ms", f"target {target:{fmt}} ms"
 
 
-def _throughput(w: Workload, c: Candidate):
+def _throughput(w: Workload, c: Reached) -> Measure | None:
     t = w.targets.tokens_per_second
     s = c.fit.speed if c.fit else None
     if not (s and t and s.tokens_per_second):
@@ -130,7 +151,7 @@ def _throughput(w: Workload, c: Candidate):
             f"target {t:,.0f} tokens/s")
 
 
-def _deadline(w: Workload, c: Candidate):
+def _deadline(w: Workload, c: Reached) -> Measure | None:
     deadline = w.spec.train.deadline_hours
     hours = c.fit.run_hours if c.fit else None
     if not (hours and deadline):
@@ -138,14 +159,14 @@ def _deadline(w: Workload, c: Candidate):
     return hours / deadline, f"{hours:,.1f} h", f"deadline {deadline:,.1f} h"
 
 
-def _budget(w: Workload, c: Candidate):
+def _budget(w: Workload, c: Reached) -> Measure | None:
     cap = w.spec.placement.max_hourly_usd
     if not cap or c.hourly_usd is None:
         return None
     return c.hourly_usd / cap, f"${c.hourly_usd:,.2f}/h", f"ceiling ${cap:,.2f}/h (placement.max_hourly_usd)"
 
 
-_MEASURES: dict[str, Callable] = {
+_MEASURES: dict[str, Callable[[Workload, Reached], Measure | None]] = {
     "memory": _memory,
     "ttft": _ttft,
     "tpot": _tpot,
@@ -156,15 +177,18 @@ _MEASURES: dict[str, Callable] = {
 """How close a rejected candidate came, per reason: (ratio, reached, target) or None."""
 
 
-def shortfall(w: Workload, c: Candidate, code: str | None = None) -> float | None:
+def shortfall(w: Workload, c: Candidate | Probe, code: str | None = None) -> float | None:
     """How far `c` missed its limit (`code`, default its rejection's; > 1, smaller is nearer), or None when
-    the reason has no measure. The measures read only `c.fit` and `c.hourly_usd`."""
-    measure = _MEASURES.get(c.rejection.code if code is None else code)
+    the reason has no measure. The measures read only `c.fit` and `c.hourly_usd` (a Probe is given its code)."""
+    if code is None:
+        assert isinstance(c, Candidate) and c.rejection is not None, "without a code, a rejected Candidate"
+        code = c.rejection.code
+    measure = _MEASURES.get(code)
     m = measure(w, c) if measure else None
     return None if m is None else m[0]
 
 
-def nearness(w: Workload, c: Candidate, code: str | None = None) -> float:
+def nearness(w: Workload, c: Candidate | Probe, code: str | None = None) -> float:
     """shortfall, infinite for a reason without a measure: the order of the nearest misses (then price)."""
     r = shortfall(w, c, code)
     return float("inf") if r is None else r
@@ -178,7 +202,11 @@ def by_reason(w: Workload, judged: Judgement) -> dict[str, Iterator[Candidate]]:
     or grows with the price (budget), so the merge is exact and reading the
     first few costs a few steps, however many offers the catalog holds.
     """
-    return {code: judged.rejected(limits.Limit(code), lambda probe, code=code: nearness(w, probe, code))
+    def near(code: str) -> Callable[[Probe], float]:
+        return lambda probe: nearness(w, probe, code)
+
+    # The ignore: Limit(value) is a lookup by value; mypy checks it against the members' __new__(value, group).
+    return {code: judged.rejected(limits.Limit(code), near(code))  # type: ignore[call-arg]
             for code in judged.reasons()}
 
 

@@ -35,17 +35,25 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from gpusizer.decide import judgement, runs
 from gpusizer.base import limits, providers, units
-from gpusizer.catalog.index import OFFER, REGION, ZONE, OfferClass, Priced
+from gpusizer.catalog.index import OFFER, REGION, ZONE, Entry, OfferClass, OfferIndex, Priced
 from gpusizer.catalog.offer import Offer
 from gpusizer.decide.decision import Decision
 from gpusizer.estimate import fit as fit_mod
 from gpusizer.estimate.workload import Workload
 
+if TYPE_CHECKING:
+    from gpusizer.catalog import Catalog
+
 Limit = limits.Limit
+Run = tuple[Sequence[Entry], Sequence[Entry]]
+"""(offers sold at the purchase option, offers not sold that way), each in its index order."""
+Verdict = tuple[int, fit_mod.Fit, bool, Limit | None]
+"""(nodes, fit, lacks_fabric, first failed of sizing, image and host or None) of one class."""
 
 # Node counts tried for multi-node training, in order (the smallest that fits wins).
 TRAINING_NODES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)
@@ -75,7 +83,7 @@ class _Sizer:
     def __init__(self, w: Workload):
         self.w = w
         self.fits: dict[fit_mod.Shape, fit_mod.Fit] = {}
-        self.verdicts: dict[tuple, tuple[int, fit_mod.Fit, bool]] = {}
+        self.verdicts: dict[tuple[fit_mod.Shape, int | None], tuple[int, fit_mod.Fit, bool]] = {}
 
     def fit(self, one: fit_mod.Shape, nodes: int) -> fit_mod.Fit:
         """The fit of `one` (a node's shape) on `nodes` nodes, evaluated once per shape."""
@@ -122,6 +130,7 @@ class _Sizer:
             if serving and f.code != Limit.MEMORY:
                 return nodes, f, False  # more pipeline stages do not shorten TTFT/TPOT
             best = (nodes, f)
+        assert best is not None, "one node is always tried (limit >= 1), so the loop returned or set best"
         return best[0], best[1], False
 
 
@@ -131,6 +140,12 @@ def _host(w: Workload, o: Offer) -> Limit | None:
     if o.ram_gib < w.min_ram_gib(o.gpu_count):
         return Limit.HOST_RAM
     return None
+
+
+def _free_gpus(o: Offer) -> int:
+    """A pool offer's free GPUs: a pooled class is one whose offers carry them (gpusizer.catalog.index)."""
+    assert o.gpus_free is not None, "a pooled class's offers carry free GPUs"
+    return o.gpus_free
 
 
 def capacity_limit(offer: Offer, instances: int, purchase: str,
@@ -150,7 +165,7 @@ def quota_class(offer: Offer) -> str:
     return providers.get(offer.provider).quota_class(offer.instance_type)
 
 
-def _allowed(priced: Priced, regions: frozenset) -> list[tuple]:
+def _allowed(priced: Priced, regions: frozenset[str]) -> list[Run]:
     """(entries, missing) runs of the offers in `regions` (by region, or by zone), disjoint, each in price order."""
     by_region, by_zone = priced.by_place(REGION), priced.by_place(ZONE)
     parts = [by_region[r] for r in sorted(regions) if r in by_region]
@@ -166,7 +181,7 @@ def _allowed(priced: Priced, regions: frozenset) -> list[tuple]:
 class _Classes:
     """Judges the classes of one decision into runs.Groups."""
 
-    def __init__(self, w: Workload, quotas: Mapping):
+    def __init__(self, w: Workload, quotas: Mapping[tuple[str, str, str, str], float]):
         self.w, self.quotas = w, quotas
         self.sizer = _Sizer(w)
         self.objective = objective_of(w)
@@ -176,7 +191,7 @@ class _Classes:
         self.regions = None if p.regions is None else frozenset(p.regions)
         self.purchases = {owned: purchases(w, owned) for owned in (False, True)}
         self.quota_keys = {(prov, purchase, qclass) for prov, _, purchase, qclass in quotas}
-        self.verdicts: dict[tuple, tuple] = {}
+        self.verdicts: dict[tuple[Any, ...], Verdict] = {}  # by OfferClass.key
 
     def judge(self, cls: OfferClass) -> list[runs.Group]:
         """The class's Groups, one per purchase option, each cut into runs (module docstring, step 2)."""
@@ -194,6 +209,7 @@ class _Classes:
             priced = cls.priced[purchase]
             g = runs.Group(self.w, cls, purchase, self.objective)
             groups.append(g)
+            parts: Sequence[Run]
             if later is Limit.PROVIDER or self.regions is None or cls.owned:
                 parts = ((priced.entries, priced.missing),)
             else:
@@ -219,26 +235,28 @@ class _Classes:
                     self._budget(g, have)
         return groups
 
-    def _verdict(self, cls: OfferClass) -> tuple:
+    def _verdict(self, cls: OfferClass) -> Verdict:
         """(nodes, fit, lacks_fabric, first failed of sizing, image and host or None), once per class."""
         found = self.verdicts.get(cls.key)
         if found is None:
             w, o = self.w, cls.sample
             nodes, f, lacks_fabric = self.sizer.verdict(cls.shape, o.max_nodes)
             image = None if cls.image_ok or w.spec.deploy.machine_image else Limit.IMAGE
-            code = Limit(f.code) if f.code else image or _host(w, o)
+            # The ignore: Limit(value) is a lookup by value; mypy checks it against the members' __new__(value, group).
+            code = Limit(f.code) if f.code else image or _host(w, o)  # type: ignore[call-arg]
             found = self.verdicts[cls.key] = (nodes, f, lacks_fabric, code)
         return found
 
-    def _placed(self, g: runs.Group, priced: Priced) -> list[tuple]:
+    def _placed(self, g: runs.Group, priced: Priced) -> list[Run]:
         """The runs placement.regions allows; the rest added to `g` as "region"."""
+        assert self.regions is not None, "judge places runs only when placement.regions is set"
         parts = _allowed(priced, self.regions)
         g.add(priced.entries, Limit.REGION, exclude=self.regions, n=len(priced.entries) - sum(len(h) for h, _ in parts))
         g.add(priced.missing, Limit.REGION, priced=False, exclude=self.regions,
               n=len(priced.missing) - sum(len(m) for _, m in parts))
         return parts
 
-    def _per_offer(self, g: runs.Group, cls: OfferClass, have) -> None:
+    def _per_offer(self, g: runs.Group, cls: OfferClass, have: Sequence[Entry]) -> None:
         """Split a run by pool capacity and quota, offer by offer (pools, and classes with a quota read)."""
         if cls.pooled and (g.offer.provider, g.purchase, cls.quota_class) not in self.quota_keys:
             # Pools with no quota read: one threshold on free GPUs (capacity_limit's first test), kept in
@@ -247,13 +265,13 @@ class _Classes:
             key = (g.purchase, need, id(have))
             split = cls.splits.get(key)
             if split is None:
-                split = cls.splits[key] = (tuple(e for e in have if e[OFFER].gpus_free < need),
-                                           tuple(e for e in have if e[OFFER].gpus_free >= need), have)
+                split = cls.splits[key] = (tuple(e for e in have if _free_gpus(e[OFFER]) < need),
+                                           tuple(e for e in have if _free_gpus(e[OFFER]) >= need), have)
             full, have, _ = split
             g.add(full, Limit.CAPACITY)
             self._budget(g, have)
             return
-        runs: dict[tuple | None, list] = {}
+        runs: dict[tuple[Limit, float | None] | None, list[Entry]] = {}
         for e in have:
             runs.setdefault(capacity_limit(e[OFFER], g.launched, g.purchase, self.quotas), []).append(e)
         for lost, run in runs.items():
@@ -262,7 +280,7 @@ class _Classes:
             else:
                 g.add(tuple(run), lost[0], quota=lost[1])
 
-    def _budget(self, g: runs.Group, have) -> None:
+    def _budget(self, g: runs.Group, have: Sequence[Entry]) -> None:
         """Feasible up to placement.max_hourly_usd (a bisection over the price order), "budget" after."""
         cap = self.w.spec.placement.max_hourly_usd
         if cap is None:
@@ -273,7 +291,7 @@ class _Classes:
         g.add(have, Limit.BUDGET, lo=cut)
 
 
-def choose(w: Workload, catalog, notes: tuple[str, ...] | None = None) -> Decision:
+def choose(w: Workload, catalog: Catalog, notes: tuple[str, ...] | None = None) -> Decision:
     """Pick the cheapest adequate candidate in `catalog` (gpusizer.catalog.Catalog) for workload `w`.
 
     Args:
@@ -298,7 +316,7 @@ def choose(w: Workload, catalog, notes: tuple[str, ...] | None = None) -> Decisi
 _BOUND_SLACK = 1 - 1e-9
 
 
-def _pending(w: Workload, objective: str, index, classes: _Classes) -> list[tuple[float, object]] | None:
+def _pending(w: Workload, objective: str, index: OfferIndex, classes: _Classes) -> list[tuple[float, OfferClass]] | None:
     """The classes in order of a lower bound on the ranking metric of any feasible candidate they hold
     (gpusizer.decide.judgement.Judgement's branch and bound), or None when the metric has no such bound.
 
@@ -315,6 +333,7 @@ def _pending(w: Workload, objective: str, index, classes: _Classes) -> list[tupl
     """
     by_floor = index.by_floor(classes.purchases[False])
     serving = w.spec.task == "inference"
+    factor: Callable[[OfferClass], float]
     if objective == "hourly":
         factor = lambda c: 1.0  # noqa: E731
     elif serving:
@@ -353,18 +372,20 @@ def _fewest_nodes(w: Workload, c: OfferClass, need_gib: float) -> int:
     return nodes if nodes <= most else 0
 
 
-def _per_token_training(w: Workload):
+def _per_token_training(w: Workload) -> Callable[[OfferClass], float]:
     """A class's $ per million tokens per $/hour of one node (training ranked per token)."""
     from gpusizer.facts import hardware
     from gpusizer.estimate import speed
 
     gpus = hardware.load_gpus()
+    flops, tokens = w.training_flops, w.spec.train.tokens
+    assert flops and tokens, "ranked per token of a run only for training with a token count (_pending)"
 
     def factor(c: OfferClass) -> float:
         one = c.shape
-        hours = speed.training_hours(w.training_flops, gpus[one.gpu], one.gpu_count * one.gpu_fraction,
+        hours = speed.training_hours(flops, gpus[one.gpu], one.gpu_count * one.gpu_fraction,
                                      w.spec.precision, mfu=w.efficiency(one.gpu)[2])
-        return runs.per_mtok_of_run(hours, w.spec.train.tokens)
+        return runs.per_mtok_of_run(hours, tokens)
 
     return factor
 
@@ -380,6 +401,7 @@ def scaling_capacity(d: Decision, quotas: Mapping[tuple[str, str, str, str], flo
     if r is None:
         return None
     c = d.chosen
+    assert c is not None, "Decision.autoscaling is None without a choice"
     lost = capacity_limit(c.offer, r.max_instances, c.purchase, quotas or {})
     if lost is None:
         return None

@@ -17,11 +17,17 @@ from collections.abc import Iterator, Sequence
 
 from gpusizer.base import limits
 from gpusizer.catalog.index import OFFER, PRICE, REGION, TYPE, ZONE, Entry, OfferClass
+from gpusizer.catalog.offer import Offer
 from gpusizer.decide.candidate import Candidate, Rejection
 from gpusizer.estimate import fit as fit_mod
 from gpusizer.estimate.workload import Workload
 
 Limit = limits.Limit
+
+RankKey = tuple[float, float, int, int, str, str, str, str]
+"""(metric, $/hour, GPUs, provider rank, region, zone, instance type, purchase): gpusizer.decide.judgement.rank_key."""
+PriceKey = tuple[float, int, int, str, str, str, str]
+"""($/hour or infinity, GPUs, provider rank, region, zone, instance type, purchase): judgement.price_key."""
 
 
 class Probe(typing.NamedTuple):
@@ -51,12 +57,12 @@ class Segment:
     hi: int
     code: Limit | None
     priced: bool
-    exclude: frozenset | None = None
+    exclude: frozenset[str] | None = None
     n: int = 0
     quota: float | None = None
     unsized: bool = dataclasses.field(init=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         # Its candidates were not sized: excluded by placement or not sold this way (one node, no fit;
         # an unsupported machine image is judged after the fit).
         self.unsized = not self.priced or self.code in limits.PLACEMENT and self.code is not Limit.IMAGE
@@ -78,7 +84,9 @@ class Group:
     def __init__(self, w: Workload, cls: OfferClass, purchase: str, objective: str):
         self.w, self.offer, self.purchase, self.objective = w, cls.sample, purchase, objective
         self.segments: list[Segment] = []
-        self.nodes, self.fit, self.lacks_fabric, self.launched, self.per_mtok_factor = 1, None, False, 1, None
+        self.nodes, self.lacks_fabric, self.launched = 1, False, 1
+        self.fit: fit_mod.Fit | None = None  # set by size_with before any sized segment is added
+        self.per_mtok_factor: float | None = None
         self.provider_rank = cls.provider_rank
 
     def size_with(self, nodes: int, f: fit_mod.Fit, lacks_fabric: bool) -> None:
@@ -87,7 +95,7 @@ class Group:
         self.per_mtok_factor = _per_mtok_factor(self.w, f, self.objective) if f.ok else None
 
     def add(self, entries: Sequence[Entry], code: Limit | None, priced: bool = True, *, lo: int = 0,
-            hi: int | None = None, exclude: frozenset | None = None, n: int | None = None,
+            hi: int | None = None, exclude: frozenset[str] | None = None, n: int | None = None,
             quota: float | None = None) -> None:
         """Add the run entries[lo:hi] (less `exclude`, `n` offers) with one verdict; empty runs are dropped."""
         if hi is None:
@@ -113,17 +121,22 @@ class Group:
         o, p, code = e[OFFER], self.purchase, seg.code
         hourly = self.hourly_in(e, seg)
         if seg.unsized:
+            # Unsized runs are placement verdicts or offers not sold this way: Group.add always gives them a code.
+            assert code is not None, "an unsized run carries its rejection code"
             return Candidate(o, p, 1, hourly, None, Rejection(code, self._placement_detail(o, code)))
         f = self.fit
+        # A sized run is priced (an unpriced one is unsized) and added after size_with set the fit.
+        assert f is not None and hourly is not None, "a sized run is priced and its class sized"
         if not f.ok:
             if self.lacks_fabric:
                 f = f._replace(detail=f"{f.detail}; more nodes need EFA/GPUDirect, which {o.instance_type} lacks")
-            return Candidate(o, p, self.nodes, hourly, f, Rejection(f.code, f.detail))
+            # The ignore: Limit(value) is a lookup by value; mypy checks it against the members' __new__.
+            return Candidate(o, p, self.nodes, hourly, f, Rejection(Limit(f.code), f.detail))  # type: ignore[call-arg]
         rej = None if code is None else Rejection(code, self._limit_detail(o, code, hourly, seg))
         per_mtok = None if self.per_mtok_factor is None else hourly * self.per_mtok_factor
         return Candidate(o, p, self.nodes, hourly, f, rej, per_mtok)
 
-    def _placement_detail(self, o, code: Limit) -> str:
+    def _placement_detail(self, o: Offer, code: Limit) -> str:
         p = self.w.spec.placement
         if code is Limit.PROVIDER:
             return f"{o.provider} is not in placement.providers {p.providers}"
@@ -135,7 +148,7 @@ class Group:
             return f"{o.zone or o.region} is a Local Zone or opt-in region; set placement.allow_opt_in to use it"
         return f"{o.instance_type} is not sold as {self.purchase} in {o.zone or o.region}"
 
-    def _limit_detail(self, o, code: Limit, hourly: float, seg: Segment) -> str:
+    def _limit_detail(self, o: Offer, code: Limit, hourly: float, seg: Segment) -> str:
         from gpusizer.facts import images
 
         w, launched = self.w, self.launched
@@ -153,14 +166,14 @@ class Group:
         cap = w.spec.placement.max_hourly_usd
         return f"${hourly:,.2f}/h > placement.max_hourly_usd ${cap:,.2f}/h"
 
-    def rank_key(self, e: Entry) -> tuple:
+    def rank_key(self, e: Entry) -> RankKey:
         """rank_key of entry `e` as a feasible candidate, without building it."""
         hourly = e[PRICE] * self.launched
         metric = hourly if self.per_mtok_factor is None else hourly * self.per_mtok_factor
         return (metric, hourly, self.offer.gpu_count * self.nodes, self.provider_rank, e[REGION], e[ZONE], e[TYPE],
                 self.purchase)
 
-    def price_key(self, e: Entry, seg: Segment) -> tuple:
+    def price_key(self, e: Entry, seg: Segment) -> PriceKey:
         """price_key of entry `e` rejected in `seg`, without building it."""
         hourly = self.hourly_in(e, seg)
         nodes = 1 if seg.unsized else self.nodes
@@ -172,7 +185,7 @@ class Group:
         return Probe(None if seg.unsized else self.fit, self.hourly_in(e, seg))
 
 
-def capacity_detail(o, code: Limit, instances: int, purchase: str, quota: float | None) -> str:
+def capacity_detail(o: Offer, code: Limit, instances: int, purchase: str, quota: float | None) -> str:
     """The sentence of a "capacity" (pool free GPUs) or "quota" (vCPU quota) rejection at `instances` nodes."""
     if code is Limit.CAPACITY:
         return f"pool {o.instance_type} is full: needs {o.gpu_count * instances} GPU(s), {o.gpus_free} free"
@@ -193,7 +206,9 @@ def _per_mtok_factor(w: Workload, f: fit_mod.Fit, objective: str) -> float | Non
         return per_mtok_at_rate(rate) if rate else None
     if f.run_hours is None:
         return None
-    return per_mtok_of_run(f.run_hours, w.spec.train.tokens)
+    tokens = w.spec.train.tokens
+    assert tokens is not None, "a fit has run_hours only for training with a token count"
+    return per_mtok_of_run(f.run_hours, tokens)
 
 
 def per_mtok_at_rate(tokens_per_second: float) -> float:

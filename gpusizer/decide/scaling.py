@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 from gpusizer import autoscaling
 from gpusizer.base import cost as cost_mod
@@ -58,16 +59,19 @@ class Range:
     sized_replicas: int
     """Replicas the throughput target x growth needs; above max_replicas, the target is not met at max."""
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
 
 def max_replicas(a: autoscaling.Autoscaling, sized_replicas: int) -> int:
     """The provisioned maximum: the spec's, else the replicas the sizing needs (at least min and every window)."""
-    if a.max_replicas is not None:
-        return a.max_replicas
-    windows = [w.replicas for w in a.schedule or ()]
-    return max([sized_replicas, a.min_replicas, *windows])
+    # Annotated: the spec's bounded counts (gpusizer.base.fields.count) are ints a type checker reads as Any.
+    most: int | None = a.max_replicas
+    if most is not None:
+        return most
+    least: int = a.min_replicas
+    windows: list[int] = [w.replicas for w in a.schedule or ()]
+    return max([sized_replicas, least, *windows])
 
 
 def price(a: autoscaling.Autoscaling, instance_hourly_usd: float, sized_replicas: int, replicas_per_node: int = 1,
@@ -87,6 +91,7 @@ def price(a: autoscaling.Autoscaling, instance_hourly_usd: float, sized_replicas
         return instances(n, replicas_per_node, nodes)
 
     if a.metric == "schedule":
+        assert a.schedule is not None, "Autoscaling refuses metric: schedule without windows"
         weekly = sum(w.minutes * autoscaling.days_per_week(w.start) * units(w.replicas) for w in a.schedule)
         idle = _WEEK_MINUTES - sum(w.minutes * autoscaling.days_per_week(w.start) for w in a.schedule)
         mean = (weekly + max(idle, 0) * units(a.min_replicas)) / _WEEK_MINUTES

@@ -96,12 +96,12 @@ def test_a_first_preview_sends_unknown_ids_and_the_right_sized_stack_still_passe
 
 
 def test_a_preview_plans_each_workload_once_across_both_runs_and_the_pack(monkeypatch):
-    import gpusizer
+    from gpusizer import planner
     from policies import offline
 
     calls = []
-    real = gpusizer.plan
-    monkeypatch.setattr(gpusizer, "plan", lambda *a, **kw: calls.append(a) or real(*a, **kw))
+    real = planner.plan  # what gpusizer.plan and gpusizer.reuse.plan both call
+    monkeypatch.setattr(planner, "plan", lambda *a, **kw: calls.append(a) or real(*a, **kw))
     exports, _, findings = offline.preview("hybrid", REPO / "stacks", REPO / "__main__.py", parallel=False)
     assert not [f for f in findings if f.level == "mandatory"]
     # Without reuse: twice per workload (preview, up), plus the pack's re-plans. Each distinct spec is planned
