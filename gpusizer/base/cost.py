@@ -73,10 +73,10 @@ class Cost:
     monthly_usd: float
     run_hours: float | None = None
     total_usd: float | None = None
-    split: dict | None = dataclasses.field(default=None, compare=False)  # run_hours by part (training, boot, ...)
+    split: dict[str, float] | None = dataclasses.field(default=None, compare=False)  # run_hours by part (training, boot, ...)
 
-    def to_dict(self) -> dict[str, float | int | None]:
-        out: dict[str, float | int | None] = {"hourly_usd": self.hourly_usd, "replicas": self.replicas, "monthly_usd": self.monthly_usd}
+    def to_dict(self) -> dict[str, float | int | dict[str, float] | None]:
+        out: dict[str, float | int | dict[str, float] | None] = {"hourly_usd": self.hourly_usd, "replicas": self.replicas, "monthly_usd": self.monthly_usd}
         if self.run_hours is not None:
             out.update(run_hours=self.run_hours, total_usd=self.total_usd)
             if self.split:

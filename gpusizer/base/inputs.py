@@ -90,6 +90,11 @@ def quote(value: Any, limit: int = QUOTE_CHARS) -> str:
     return text if len(text) <= limit + 5 else text[:limit] + "..."
 
 
+def _line(event: yaml.Event) -> int | str:
+    """The 1-based line an event starts on (libyaml events always carry a mark)."""
+    return "?" if event.start_mark is None else event.start_mark.line + 1
+
+
 def _fail(message: str, field: str) -> errors.SpecError:
     return errors.SpecError(redact.redact(message), field)
 
@@ -201,7 +206,7 @@ def _check_events(text: str, name: str, field: str) -> None:
     for event in yaml.parse(text, Loader=_Loader):
         if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
             if len(sizes) >= MAX_DEPTH:
-                raise _fail(f"{name}: nesting deeper than {MAX_DEPTH} levels (line {event.start_mark.line + 1}). "
+                raise _fail(f"{name}: nesting deeper than {MAX_DEPTH} levels (line {_line(event)}). "
                             "To fix: flatten the document", field)
             sizes.append(1)
             anchors_open.append(event.anchor)
@@ -219,7 +224,7 @@ def _check_events(text: str, name: str, field: str) -> None:
                     raise _fail(f"{name}: more than {MAX_ALIASES} aliases. To fix: write the values out", field)
                 if event.anchor not in anchor_size:
                     raise _fail(f"{name}: alias *{quote(event.anchor)} refers to an unknown or enclosing anchor "
-                                f"(line {event.start_mark.line + 1}). To fix: remove the alias", field)
+                                f"(line {_line(event)}). To fix: remove the alias", field)
                 size = anchor_size[event.anchor]
             else:
                 size = 1

@@ -77,9 +77,12 @@ class Candidate:
         if run_hours is not None:
             run_hours = jobcost.billed_hours(self.offer.provider, run_hours)
         cost = cost_mod.of(self.hourly_usd / self.replicas, self.replicas, run_hours)
-        if run_hours is not None and self.fit.fixed is not None:
-            split = {"train_hours": round(self.fit.train_hours, 4), **self.fit.fixed.to_dict(),
-                     "billing_minimum_hours": round(run_hours - self.fit.run_hours, 4)}
+        f = self.fit
+        if run_hours is not None and f is not None and f.fixed is not None:
+            # run_hours came from this fit, so it has its training hours and its run hours
+            assert f.train_hours is not None and f.run_hours is not None, "a run has training hours"
+            split = {"train_hours": round(f.train_hours, 4), **f.fixed.to_dict(),
+                     "billing_minimum_hours": round(run_hours - f.run_hours, 4)}
             cost = dataclasses.replace(cost, split=split)
         return cost
 

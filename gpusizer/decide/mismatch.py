@@ -8,12 +8,16 @@ providers, else a plan note (shown with the choice, or with "none feasible").
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from gpusizer import spec
 from gpusizer.base import errors, providers
+from gpusizer.catalog.offer import Offer
 
 _SHOWN = 6  # places listed per hint
 
 
-def check(placement, offers) -> tuple[str, ...]:
+def check(placement: spec.Placement, offers: Sequence[Offer]) -> tuple[str, ...]:
     """Raise SpecError when every region named is sold in only by disallowed providers (a spec that contradicts
     itself); return a note for each such region when others run, and for each of placement.gpus not sold where
     the spec allows (what stock is sold where is the catalog's, so a plan with none left exits 3 and explains).
@@ -48,7 +52,7 @@ def check(placement, offers) -> tuple[str, ...]:
     # planned here without them (a region may name a pool's location): no contradiction to raise.
     pools = any(providers.get(p).owned for p in allowed)
     if problems:
-        usable = [r for r in placement.regions if sellers.get(r.lower(), allowed) & allowed]
+        usable = [r for r in placement.regions or () if sellers.get(r.lower(), allowed) & allowed]
         if not usable and not pools:  # nothing could run (pools run wherever regions say): a contradiction
             raise errors.SpecError("placement.regions: " + "\n  ".join(problems), "placement.regions")
         notes = tuple(f"placement.regions: {p}" for p in problems)  # the other regions still run
@@ -70,7 +74,7 @@ def check(placement, offers) -> tuple[str, ...]:
     return notes + tuple(f"placement.gpus: {line}" for line in lines)
 
 
-def _places(offers, allowed: set[str], gpu: str | None) -> str:
+def _places(offers: Sequence[Offer], allowed: set[str], gpu: str | None) -> str:
     """Up to _SHOWN regions of the allowed providers (selling `gpu`, when given), with a count of the rest."""
     regions = sorted({o.region for o in offers if o.provider in allowed and (gpu is None or o.gpu == gpu)})
     more = f", +{len(regions) - _SHOWN} more" if len(regions) > _SHOWN else ""
