@@ -39,7 +39,7 @@ from typing import Any
 
 import pulumi
 
-import components
+from gpusizer import components
 import gpusizer
 import gpusizer.render.report
 import gpusizer.reuse
@@ -145,7 +145,7 @@ def main() -> None:
     hf_token = config.get_secret("hfToken")  # an Output marked secret, plain in config or not
     _warn_if_plain("hfToken", config.get("hfToken"))
     # Defaults are GpuWorkloadArgs's, declared again in Pulumi.yaml; the settings are
-    # checked by the providers' components (components.aws.check), before anything is registered.
+    # checked by the providers' components (gpusizer.components.aws.check), before anything is registered.
     defaults = components.GpuWorkloadArgs()
     aws_networks = _aws_networks(config.get_object("awsNetworks"))
     aws_region = pulumi.Config("aws").get("region")

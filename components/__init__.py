@@ -4,10 +4,10 @@
 provisions the choice through one of the provider components below.
 """
 
-from components.aws import AwsGpuCapacity, AwsGpuCapacityArgs, AwsNetwork
-from components.gcp import GcpGpuCapacity, GcpGpuCapacityArgs
-from components.onprem import OnPremGpuCapacity, OnPremGpuCapacityArgs
-from components.workload import GpuWorkload, GpuWorkloadArgs, InfeasibleWorkloadError, decision_summary
+from gpusizer.components.aws import AwsGpuCapacity, AwsGpuCapacityArgs, AwsNetwork
+from gpusizer.components.gcp import GcpGpuCapacity, GcpGpuCapacityArgs
+from gpusizer.components.onprem import OnPremGpuCapacity, OnPremGpuCapacityArgs
+from gpusizer.components.workload import GpuWorkload, GpuWorkloadArgs, InfeasibleWorkloadError, decision_summary
 
 __all__ = [
     "AwsGpuCapacity",

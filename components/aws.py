@@ -12,8 +12,8 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_aws as aws
 
-from components import aws_network, boot, scaling, serving
-from components import tags as tagging
+from gpusizer.components import aws_network, boot, scaling, serving
+from gpusizer.components import tags as tagging
 from gpusizer.base import errors
 from gpusizer.facts import images
 from gpusizer.decide.decision import Decision

@@ -11,7 +11,7 @@ Learning images of both (cloud-init docs, "Datasources": EC2, GCE). It writes
   own role, into a root-only env file under /run (never into the user data,
   which any process on the host can read from the metadata service); and runs
   the pinned vLLM server container in the foreground with the decision's flags
-  (components.serving.vllm_args);
+  (gpusizer.components.serving.vllm_args);
 - `gpusizer-serve.service`, a systemd unit that runs it at every boot and
   restarts it on failure;
 - the metrics agent the autoscaler reads: on AWS the CloudWatch agent with an
@@ -33,7 +33,7 @@ import shlex
 
 import yaml
 
-from components import serving
+from gpusizer.components import serving
 
 SCRIPT = "/opt/gpusizer/serve.sh"
 AGENT_SCRIPT = "/opt/gpusizer/agent.sh"

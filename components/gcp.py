@@ -8,8 +8,8 @@ import re
 import pulumi
 import pulumi_gcp as gcp
 
-from components import boot, gcp_network, names, scaling, serving
-from components import tags as tagging
+from gpusizer.components import boot, gcp_network, names, scaling, serving
+from gpusizer.components import tags as tagging
 from gpusizer.base import errors
 from gpusizer.catalog import consumption
 from gpusizer.decide.decision import Decision

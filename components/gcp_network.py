@@ -5,7 +5,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
-from components import names
+from gpusizer.components import names
 
 # GPUDirect data NICs per fabric: (extra NICs, NIC type, MTU). Each GPUDirect-TCPX/TCPXO NIC sits
 # in its own VPC network (GCP docs, "Maximize GPU network bandwidth with GPUDirect-TCPX and

@@ -10,10 +10,10 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import names
-from components import scaling
-from components import serving
-from components import tags as tagging
+from gpusizer.components import names
+from gpusizer.components import scaling
+from gpusizer.components import serving
+from gpusizer.components import tags as tagging
 from gpusizer.base import errors
 from gpusizer.catalog.onprem import Pool
 from gpusizer.decide.decision import Decision
@@ -66,7 +66,7 @@ class OnPremGpuCapacity(pulumi.ComponentResource):
     node launched (Candidate.instances), each requesting one node's GPUs on the
     pool's nodes (its node selector and tolerations). Serving (task
     inference): the image is taken to be vLLM's OpenAI server, started with
-    components.serving.vllm_args (the node's replicas as data-parallel ranks
+    gpusizer.components.serving.vllm_args (the node's replicas as data-parallel ranks
     of the replica's tensor-parallel size), a readiness probe on /health,
     HF_TOKEN from a Secret when a token is given, and a ClusterIP Service in
     front. Training: the image's own command. Everything carries the sizing

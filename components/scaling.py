@@ -25,7 +25,7 @@ import pulumi_aws as aws
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from components import tags as tagging
+from gpusizer.components import tags as tagging
 from gpusizer import autoscaling
 from gpusizer.base import errors
 from gpusizer.decide import scaling as scaling_cost

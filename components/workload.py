@@ -9,7 +9,7 @@ from typing import Any
 import pulumi
 
 import gpusizer
-from components import aws, scaling
+from gpusizer.components import aws, scaling
 from gpusizer.base import limits, providers
 from gpusizer.render import plan_json
 from gpusizer import reuse

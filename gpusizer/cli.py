@@ -360,7 +360,7 @@ def _cmd_schema(args) -> int:
 def _cmd_preview(args) -> int:
     """The policy gate offline; Pulumi is imported here only, so no other command needs it."""
     try:
-        from policies import offline
+        from gpusizer.policies import offline
     except ImportError as exc:
         from gpusizer.base import errors
 

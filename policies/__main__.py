@@ -2,6 +2,6 @@
 
 from pulumi_policy import EnforcementLevel, PolicyPack
 
-from policies import pack
+from gpusizer.policies import pack
 
 PolicyPack(name=pack.NAME, enforcement_level=EnforcementLevel.MANDATORY, policies=pack.policies())

@@ -21,8 +21,8 @@ from pulumi import output as pulumi_output
 from pulumi.runtime.proto import analyzer_pb2
 
 from gpusizer.base import errors
-from policies import pack, rules
-from policies import view as v
+from gpusizer.policies import pack, rules
+from gpusizer.policies import view as v
 
 SUPPORTED = ("1.21.",)  # pulumi-policy releases whose private servicer this wraps
 _LEVEL_NAMES = {n: k.lower() for k, n in analyzer_pb2.EnforcementLevel.items()}
@@ -51,7 +51,7 @@ class Resource:
 
 
 def recorded(registered: Iterable[Any]) -> list[Resource]:
-    """What the engine sends about each resource a run under policies.mocks recorded (a mocks.Registered:
+    """What the engine sends about each resource a run under gpusizer.policies.mocks recorded (a mocks.Registered:
     its inputs, links and, where recorded, the outputs stack policies get)."""
     return [Resource(r.typ, r.name, r.inputs, r.urn, r.parent, r.dependencies, r.outputs) for r in registered]
 

@@ -10,8 +10,8 @@ finding naming the resource: an unpriceable resource is not left out of the sum.
 
 from __future__ import annotations
 
-from policies import model, sizing
-from policies import view as v
+from gpusizer.policies import model, sizing
+from gpusizer.policies import view as v
 
 
 def stack_budget(stack, max_usd: float | None) -> list[tuple[str, str | None]]:

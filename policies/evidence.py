@@ -41,8 +41,8 @@ from collections.abc import Mapping, Sequence
 import yaml
 
 from gpusizer.contract import audit, metadata
-from policies import shapes
-from policies import view as v
+from gpusizer.policies import shapes
+from gpusizer.policies import view as v
 
 # Kubernetes extended resources and DRA device classes of accelerators (NVIDIA device plugin, AMD GPU device
 # plugin, GKE TPUs, AWS Neuron device plugin, Intel and Habana device plugins).

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from policies import model
+from gpusizer.policies import model
 
 
 def check(stack, allow: Iterable = ()) -> list[tuple[str, str | None]]:
@@ -35,5 +35,5 @@ def _sized(m: model.Model) -> list[str]:
     out = [f"{s.label}: unknown GPU type, cannot verify its GPU memory or price" for s in g.unknown]
     if g.required_gib is None:
         out.append("GPU capacity without a sizing requirement (annotation gpusizer.io/required-gpu-memory-gib). "
-                   "To fix: annotate it with `gpusizer estimate`'s total, or provision it with components.GpuWorkload")
+                   "To fix: annotate it with `gpusizer estimate`'s total, or provision it with gpusizer.components.GpuWorkload")
     return out

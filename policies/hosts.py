@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from policies import resources as res
-from policies import view as v
+from gpusizer.policies import resources as res
+from gpusizer.policies import view as v
 
 HOSTS = frozenset(t for t, k in res.KINDS.items() if k.host)
 _WORLD = {"0.0.0.0/0", "::/0"}
@@ -59,7 +59,7 @@ def remediate_imdsv2(resource_type: str, props: Mapping) -> dict | None:
     """The same props with httpTokens required (instances, spot requests, launch templates/configurations).
 
     Raises:
-        policies.view.Unknown: the props hold a value unknown at preview (a whole copy would carry it).
+        gpusizer.policies.view.Unknown: the props hold a value unknown at preview (a whole copy would carry it).
     """
     fixable = (res.AWS_INSTANCE, res.AWS_SPOT_INSTANCE, res.AWS_LAUNCH_TEMPLATE, res.AWS_LAUNCH_CONFIG)
     if resource_type not in fixable:

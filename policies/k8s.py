@@ -18,8 +18,8 @@ from collections.abc import Callable
 from gpusizer.contract import audit, metadata
 from gpusizer.base import units
 from gpusizer.facts import hardware
-from policies import evidence, shapes
-from policies import view as v
+from gpusizer.policies import evidence, shapes
+from gpusizer.policies import view as v
 
 GPU_RESOURCE = "nvidia.com/gpu"
 MIG_PREFIX = "nvidia.com/mig-"
@@ -128,7 +128,7 @@ def _selected(pod: v.View) -> list[str] | None:
     """GPU models a nodeSelector pins (None: it pins none).
 
     Raises:
-        policies.view.Unknown: a GPU label's value is unknown at preview.
+        gpusizer.policies.view.Unknown: a GPU label's value is unknown at preview.
     """
     for k in pod.mapping("nodeSelector"):
         if _model_of(str(k), "x") is None and str(k).strip().lower() not in evidence.INSTANCE_LABELS:

@@ -40,9 +40,9 @@ import pathlib
 from collections.abc import Iterable
 
 from gpusizer.contract import audit
-from policies import evidence, scaling, shapes, sizing
-from policies import resources as res
-from policies import view as v
+from gpusizer.policies import evidence, scaling, shapes, sizing
+from gpusizer.policies import resources as res
+from gpusizer.policies import view as v
 
 # gpusizer's own components: each records what it sizes; its children are the resources judged.
 OWN_COMPONENTS = frozenset({sizing.WORKLOAD, "gpusizer:aws:GpuCapacity", "gpusizer:gcp:GpuCapacity",
@@ -208,7 +208,7 @@ class Model:
         evidence (`price`). None when it launches no GPU (a template launches nothing by itself).
 
         Raises:
-            policies.view.Unknown: a field the count or the types need is unknown at preview.
+            gpusizer.policies.view.Unknown: a field the count or the types need is unknown at preview.
             ValueError: a template not in this stack, or a GPU shape with no price evidence (naming it).
         """
         if self.facts is None or self.resource.type in res.TEMPLATES:

@@ -27,7 +27,7 @@ import pathlib
 import gpusizer
 from gpusizer import reuse
 from gpusizer.estimate import calibration
-from policies import sizing
+from gpusizer.policies import sizing
 
 PIN_FIELDS = {"gpus": None, "providers": None, "regions": None, "purchase": "on-demand"}
 

@@ -30,7 +30,7 @@ from gpusizer.base import errors, inputs, memo, providers, redact
 from gpusizer.contract import OUTPUT_VERSION
 from gpusizer.render import table
 from gpusizer import reuse
-from policies import analyzer, fork, mocks, rules
+from gpusizer.policies import analyzer, fork, mocks, rules
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 PHASES = ("preview", "up")  # a first preview (unknowns), then the update (all known)
@@ -154,7 +154,7 @@ def _preload(config: dict, program: pathlib.Path) -> None:
     the same way (gpusizer.reuse.in_order). Whatever fails here (a bad spec, an infeasible one)
     fails again in the program, which reports it; here it only ends the preload.
     """
-    from components import workload
+    from gpusizer.components import workload
 
     items = config.get("gpusizer:workloads")
     if not isinstance(items, list):
@@ -163,7 +163,7 @@ def _preload(config: dict, program: pathlib.Path) -> None:
     try:
         where = program.resolve().parent  # as __main__.py resolves its own directory
         specs = [gpusizer.load_spec(where / item if isinstance(item, str) else item) for item in items]
-        from policies import need
+        from gpusizer.policies import need
 
         for decision, pools in reuse.in_order(specs, gpusizer.parse_pools(config.get("gpusizer:pools") or [])):
             if decision.chosen is None:
@@ -221,8 +221,8 @@ def _decision_line(e: dict) -> str:
 
 def notes(resources: list, policy_config: dict | None = None) -> list[str]:
     """What the offline preview cannot see, and the exceptions the pack config allows (with their reasons)."""
-    from policies import model, need, sizing
-    from policies import view as v
+    from gpusizer.policies import model, need, sizing
+    from gpusizer.policies import view as v
 
     out = []
     rendered = sorted({r.typ for r in resources if r.typ in model.RENDERED})

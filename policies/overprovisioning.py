@@ -34,9 +34,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from policies import k8s, model, need, sizing, verify
-from policies import resources as res
-from policies import view as v
+from gpusizer.policies import k8s, model, need, sizing, verify
+from gpusizer.policies import resources as res
+from gpusizer.policies import view as v
 
 
 class _Judge:
@@ -172,7 +172,7 @@ def check(stack, max_ratio: float, cfg=None) -> list[tuple[str, str | None]]:
     """(message, URN) pairs of gpusizer-no-overprovisioning over the stack's model (module docstring).
 
     Raises:
-        policies.view.Unknown: only when a field is unknown at preview and nothing else is in violation.
+        gpusizer.policies.view.Unknown: only when a field is unknown at preview and nothing else is in violation.
     """
     sm = model.of_stack(stack)
     judge = _Judge(sm, max_ratio, cfg)

@@ -1,4 +1,4 @@
-"""The Pulumi policy objects, built from policies.rules.RULES (thin adapters from the SDK's arguments).
+"""The Pulumi policy objects, built from gpusizer.policies.rules.RULES (thin adapters from the SDK's arguments).
 
 Built here, importable anywhere; only policies/__main__.py builds the
 PolicyPack (its constructor starts a gRPC server and blocks).
@@ -25,8 +25,8 @@ from pulumi_policy import (
 )
 from pulumi_policy import proxy as sdk_proxy
 
-from policies import rules, sizing
-from policies import view as v
+from gpusizer.policies import rules, sizing
+from gpusizer.policies import view as v
 
 NAME = "gpusizer"
 

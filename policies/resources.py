@@ -15,8 +15,8 @@ import math
 from collections.abc import Callable
 
 from gpusizer.contract import audit, metadata
-from policies import k8s, shapes
-from policies import view as v
+from gpusizer.policies import k8s, shapes
+from gpusizer.policies import view as v
 
 AWS_INSTANCE = "aws:ec2/instance:Instance"
 AWS_SPOT_INSTANCE = "aws:ec2/spotInstanceRequest:SpotInstanceRequest"
@@ -357,7 +357,7 @@ class GpuResource:
     """A covered resource as the rules see it; each fact is read on first use, and only its fields.
 
     Raises (from any property):
-        policies.view.Unknown: a field the fact needs is unknown at preview.
+        gpusizer.policies.view.Unknown: a field the fact needs is unknown at preview.
         ValueError: a malformed field (the rule reports it).
     """
 

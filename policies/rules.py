@@ -4,7 +4,7 @@ A resource rule's check takes a `Subject` (type + properties read field by
 field) and its validated config and returns violation messages; each message
 says what is forbidden, with the numbers, and how to fix it. A stack rule's
 check takes every resource and returns (message, urn) pairs. A field a rule
-needs that is unknown at preview raises `policies.view.Unknown`; the pack
+needs that is unknown at preview raises `gpusizer.policies.view.Unknown`; the pack
 reports that as advisory "judged again at `pulumi up`" (policies/pack.py).
 
 Config: each rule's pydantic model is the single source of its keys, types,
@@ -23,8 +23,8 @@ import pydantic
 
 from gpusizer.base import errors, providers
 from gpusizer.facts import hardware
-from policies import budget, gate, hosts, model, overprovisioning, resources, sizing, verify
-from policies import view as v
+from gpusizer.policies import budget, gate, hosts, model, overprovisioning, resources, sizing, verify
+from gpusizer.policies import view as v
 
 
 class _Config(pydantic.BaseModel):
@@ -305,7 +305,7 @@ def check_resource(name: str, resource_type: str, props: Mapping, config: Mappin
     """Messages of resource rule `name` for one resource; a malformed resource or config is a message.
 
     Raises:
-        policies.view.Unknown: a field the rule needs is unknown at preview.
+        gpusizer.policies.view.Unknown: a field the rule needs is unknown at preview.
     """
     rule = BY_NAME[name]
     try:

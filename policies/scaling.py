@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from policies import k8s
-from policies import resources as res
-from policies import view as v
+from gpusizer.policies import k8s
+from gpusizer.policies import resources as res
+from gpusizer.policies import view as v
 
 KEDA_SCALED_OBJECT = "kubernetes:keda.sh/v1alpha1:ScaledObject"
 # Every served HPA version carries spec.maxReplicas (required): autoscaling/v1, v2beta1, v2beta2 and v2
@@ -79,12 +79,12 @@ def _namespace(p: v.View) -> str:
 
 def maxima(stack: list) -> tuple[dict[str, float], list[tuple[str, Exception]]]:
     """(URN of a GPU resource -> the largest maximum among the autoscalers that target it, and the
-    autoscalers that could not be read: (URN, policies.view.Unknown for a maximum or target reference
+    autoscalers that could not be read: (URN, gpusizer.policies.view.Unknown for a maximum or target reference
     unknown at preview, or ValueError for a missing maximum)). One unreadable autoscaler leaves the
     others' maxima in place.
 
     Args:
-        stack: policies.sizing.StackResource records.
+        stack: gpusizer.policies.sizing.StackResource records.
     """
     gpu = {r.urn: r for r in stack if r.type in res.KINDS and r.type not in res.TEMPLATES}
     by_name = {}

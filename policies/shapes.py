@@ -19,7 +19,7 @@ import yaml
 from gpusizer.contract import audit
 from gpusizer.base import units
 from gpusizer.facts import hardware
-from policies import view as v
+from gpusizer.policies import view as v
 
 FAMILIES_FILE = pathlib.Path(__file__).with_name("accelerator_families.yaml")
 

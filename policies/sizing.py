@@ -14,8 +14,8 @@ from collections.abc import Callable
 from gpusizer.contract import audit
 from gpusizer.base import limits, providers
 from gpusizer.estimate.fit import apart
-from policies import resources as res
-from policies import view as v
+from gpusizer.policies import resources as res
+from gpusizer.policies import view as v
 
 # What `sized-by` may name besides memory: a size memory alone cannot call excessive, if re-derived.
 EXEMPT = limits.NOT_BY_MEMORY
@@ -38,7 +38,7 @@ class Findings:
     """A stack rule's findings over one stack: (message, URN) pairs, and the first field unknown at preview.
 
     `judge(r, fn)` keeps the messages fn() returns for resource `r`; a field unknown at preview
-    (policies.view.Unknown) leaves the resource out and is remembered; a malformed field (ValueError)
+    (gpusizer.policies.view.Unknown) leaves the resource out and is remembered; a malformed field (ValueError)
     is a message naming the resource. `result()` is the findings, or, when there are none and some
     field was unknown, raises it: the pack reports it as advisory, judged again at `pulumi up`.
     """
@@ -100,7 +100,7 @@ def over_memory(r: res.GpuResource, max_ratio: float, need: float | None = None)
         return [f"{s.capacity.label} = {s.capacity.total_gib:,.0f} GiB for a {need:g} GiB requirement ({shown}x, "
                 f"limit {max_ratio:g}x); {cheaper.instance_type} ({cheaper.gpu_count} x {cheaper.gpu}, "
                 f"{cheaper.provider} {cheaper.region}) at ${cheaper.on_demand_usd:.2f}/h fits. "
-                "To fix: size with gpusizer (components.GpuWorkload) or pick the cheaper offer"]
+                "To fix: size with gpusizer (gpusizer.components.GpuWorkload) or pick the cheaper offer"]
     return []
 
 

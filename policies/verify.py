@@ -25,9 +25,9 @@ import gpusizer
 from gpusizer.decide import optimize
 from gpusizer import reuse
 from gpusizer.catalog import Catalog
-from policies import resources as res
-from policies import model, need, sizing
-from policies import view as v
+from gpusizer.policies import resources as res
+from gpusizer.policies import model, need, sizing
+from gpusizer.policies import view as v
 
 
 @functools.lru_cache(maxsize=64)
@@ -41,7 +41,7 @@ def decision(workload: sizing.StackResource, cfg=None) -> gpusizer.Decision:
     """The engine's decision for a GpuWorkload's recorded spec and pools.
 
     Raises:
-        policies.view.Unknown: the recorded spec is unknown (it never is for GpuWorkload: plain values).
+        gpusizer.policies.view.Unknown: the recorded spec is unknown (it never is for GpuWorkload: plain values).
         gpusizer.SizingError: the recorded spec or pools do not validate.
     """
     recorded = {"spec": workload.props.get("spec"), "pools": workload.props.get("pools")}
@@ -145,7 +145,7 @@ def bounds_within_capacity(stack: list, catalog: Catalog | None = None) -> list[
     and the catalog's vCPU quota (gpusizer.decide.optimize.scaling_capacity), re-planned from the record.
 
     Args:
-        stack: policies.sizing.StackResource records.
+        stack: gpusizer.policies.sizing.StackResource records.
         catalog: offers and quotas; default the packaged or cached catalog (what the pack re-plans with).
     """
     out = []

@@ -17,7 +17,7 @@ elsewhere are never touched.
 >>> v.text("subnetId")
 Traceback (most recent call last):
 ...
-policies.view.Unknown: subnetId is unknown until the resource is created
+gpusizer.policies.view.Unknown: subnetId is unknown until the resource is created
 """
 
 from __future__ import annotations

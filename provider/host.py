@@ -3,7 +3,7 @@
 The engine starts the plugin (provider/__main__.py) and calls, over gRPC,
 GetSchema (provider/schema.py), Construct for each `gpusizer:index:GpuWorkload`
 a program declares, and Invoke for `gpusizer:index:plan`. Construct builds the
-same `components.GpuWorkload` the Python program (__main__.py) builds, so the
+same `gpusizer.components.GpuWorkload` the Python program (__main__.py) builds, so the
 children, their settings and the sizing record the policy pack reads are the
 same whatever the program's language.
 """
@@ -23,7 +23,7 @@ from pulumi.runtime import rpc
 
 import gpusizer
 import gpusizer.reuse
-from components import aws, workload
+from gpusizer.components import aws, workload
 from gpusizer.render import plan_json
 from provider import outputs, schema
 from provider.names import camel_case

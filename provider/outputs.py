@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import pulumi
-from components import serving
+from gpusizer.components import serving
 from provider.names import camel_case
 
 

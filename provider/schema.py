@@ -10,7 +10,7 @@ from the one definition of each input:
 - the spec (`gpusizer.spec.WorkloadSpec`) and on-prem pools (`gpusizer.Pool`)
   from their pydantic JSON Schema: every field, its description, `Literal`
   choices as enum types, required fields as required;
-- the stack-level settings from `components.workload.GpuWorkloadArgs` (its
+- the stack-level settings from `gpusizer.components.workload.GpuWorkloadArgs` (its
   fields, types and attribute docstrings), less what has its own input (pools,
   catalog) or is internal (decision);
 - the outputs and the plan function's result from `provider.outputs.FIELDS`.
@@ -40,7 +40,7 @@ import pulumi
 import pydantic
 
 import gpusizer
-from components import workload
+from gpusizer.components import workload
 from gpusizer import spec as spec_mod
 from provider import outputs
 from provider.names import camel_case
@@ -273,7 +273,7 @@ TOLERATION = {
     "required": [],
 }
 """Pool.tolerations is a list of mappings in the pool model (any Kubernetes toleration field); here each item is
-typed with the fields components.onprem.pod_toleration accepts, in Kubernetes' camelCase (tests check that they
+typed with the fields gpusizer.components.onprem.pod_toleration accepts, in Kubernetes' camelCase (tests check that they
 are the same)."""
 
 
@@ -286,7 +286,7 @@ def build(version: str) -> tuple[dict, Types]:
                                                                "(docs/contract.md section 1).")
     pool_ref = types.model(gpusizer.Pool, {("Pool", "tolerations"): {"type": "array", "items": {"$ref": ref("Toleration")}}})
     stack_ref = types.dataclass(workload.GpuWorkloadArgs, exclude=NOT_SETTINGS, name="StackSettings",
-                                description="Stack-level settings of components.GpuWorkloadArgs: networks, egress, "
+                                description="Stack-level settings of gpusizer.components.GpuWorkloadArgs: networks, egress, "
                                             "reservations, Prometheus. Each is the stack config key gpusizer:<name> "
                                             "of the Python program (docs/pulumi.md, Other settings).")
     deploy_ref = ref("Deploy")

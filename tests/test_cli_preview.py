@@ -21,11 +21,10 @@ def test_preview_is_listed_in_help_without_importing_pulumi():
 
 
 def test_preview_without_the_pulumi_extra_exits_2_naming_it(monkeypatch, capsys):
-    import policies
-
+    from gpusizer import policies
     # `from policies import offline` now fails as it does without Pulumi installed.
     monkeypatch.delattr(policies, "offline", raising=False)
-    monkeypatch.setitem(sys.modules, "policies.offline", None)
+    monkeypatch.setitem(sys.modules, "gpusizer.policies.offline", None)
     assert cli.main(["preview", "--stack", "dev"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "[pulumi] extra" in err and "pip install 'gpusizer[pulumi]'" in err

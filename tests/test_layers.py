@@ -9,13 +9,15 @@ import pathlib
 from tests.conftest import REPO
 
 PACKAGES = ("gpusizer", "components", "policies", "provider")
+# Folders installed under the distribution's name (pyproject: package-dir): components/ is gpusizer.components.
+MAPPED = {"components": "gpusizer.components", "policies": "gpusizer.policies"}
 
 
 def _module_name(path: pathlib.Path) -> str:
     parts = list(path.relative_to(REPO).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
-    return ".".join(parts)
+    return ".".join([MAPPED.get(parts[0], parts[0]), *parts[1:]])
 
 
 def _project_modules() -> dict[str, pathlib.Path]:
@@ -94,7 +96,7 @@ def test_the_cycle_finder_finds_a_planted_cycle():
 
 def test_the_graph_sees_imports_inside_functions():
     graph = import_graph()
-    assert "policies.offline" in graph["gpusizer.cli"]  # imported only inside the preview handler
+    assert "gpusizer.policies.offline" in graph["gpusizer.cli"]  # imported only inside the preview handler
     assert "gpusizer.spec" in graph["gpusizer.catalog.onprem"]
     assert "gpusizer.decide.judgement" in graph["gpusizer.decide.misses"]  # under TYPE_CHECKING: an edge too
     assert "gpusizer.decide.decision" not in graph["gpusizer.decide.misses"]  # misses takes what it reads
@@ -104,8 +106,8 @@ def test_the_graph_sees_imports_inside_functions():
 PLUGIN_IMPORTS = {
     "gpusizer": "public names imported on first use (PEP 562 __getattr__ over _EXPORTS)",
     "gpusizer.base.providers": "a provider's builder, refresher or component module, named in its registry entry",
-    "policies.mocks": "the Pulumi resource class a mocked run registers, by its Python type name",
-    "policies.offline": "a Pulumi program file run as __main__ (runpy), and the SDK modules of the chosen providers",
+    "gpusizer.policies.mocks": "the Pulumi resource class a mocked run registers, by its Python type name",
+    "gpusizer.policies.offline": "a Pulumi program file run as __main__ (runpy), and the SDK modules of the chosen providers",
 }
 
 
@@ -125,12 +127,29 @@ def test_the_project_import_graph_has_no_cycle():
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
 
 
+def _imported(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    if isinstance(node, ast.ImportFrom) and not node.level:
+        base = node.module or ""
+        return [base, *(f"{base}.{a.name}" for a in node.names)]
+    return []
+
+
 def test_the_engine_imports_neither_components_nor_pulumi_at_module_level():
+    pulumi_side = tuple(MAPPED.values())
     for name, path in _project_modules().items():
-        if not name.startswith("gpusizer"):
+        if not name.startswith("gpusizer") or name.startswith(pulumi_side):
             continue
         for node in ast.parse(path.read_text()).body:  # module level only: lazy imports are allowed
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
-                [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
-            for n in names:
-                assert not n.startswith(("pulumi", "components", "policies", "boto3", "botocore", "google")), (name, n)
+            for n in _imported(node):
+                assert not n.startswith(("pulumi", *pulumi_side, "boto3", "botocore", "google")), (name, n)
+
+
+def test_nothing_imports_the_folders_by_their_uninstalled_top_level_names():
+    # Installed, `components` and `policies` exist only as gpusizer.components and gpusizer.policies.
+    files = [*(p for pkg in PACKAGES for p in (REPO / pkg).rglob("*.py")), *REPO.glob("*.py"), *(REPO / "tests").rglob("*.py")]
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text())):
+            for n in _imported(node):
+                assert n.split(".")[0] not in MAPPED, f"{path.relative_to(REPO)} imports {n}"

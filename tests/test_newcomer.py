@@ -220,7 +220,7 @@ def test_a_pool_without_a_gpu_node_selector_is_refused_naming_it_when_pods_run()
     import gpusizer
     from gpusizer.base.errors import SpecError
 
-    from components import onprem
+    from gpusizer.components import onprem
     spec = {"name": "chat", "model": {"name": "llama-3.1-8b"}, "placement": {"providers": ["onprem"]},
             "deploy": {"image": "vllm/vllm-openai:v0.6.3"}}
     pool = _pool(gpu="L40S", gpus_per_node=8)
@@ -229,7 +229,7 @@ def test_a_pool_without_a_gpu_node_selector_is_refused_naming_it_when_pods_run()
     assert "nvidia.com/gpu.product" in str(e.value) and "catalog refresh" not in str(e.value)
     labelled = _pool(gpu="L40S", gpus_per_node=8, node_selector={"nvidia.com/gpu.product": "NVIDIA-L40S"})
     onprem.check(gpusizer.plan(spec, pools=[labelled]), types.SimpleNamespace(pools=[labelled]))
-    from policies import k8s
+    from gpusizer.policies import k8s
 
     assert set(onprem.GPU_MODEL_LABELS) == set(k8s.GPU_LABELS)
 
@@ -373,7 +373,7 @@ def test_a_pool_deployment_refuses_rope_scaling_it_cannot_pass_to_vllm():
     import types
 
     import gpusizer
-    from components import onprem
+    from gpusizer.components import onprem
     from gpusizer.base.errors import SpecError
 
     spec = {"name": "long", "model": {"name": "llama-3-8b", "rope_scaling": {"factor": 2}},

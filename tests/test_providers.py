@@ -109,7 +109,7 @@ def test_the_engine_tells_owned_capacity_by_the_registry_flag_not_by_name():
 
 
 def test_the_pack_reads_sizing_for_every_registered_provider():
-    from policies import resources
+    from gpusizer.policies import resources
 
     assert set(resources.SIZING) == set(providers.NAMES)
     assert {k.provider for k in resources.KINDS.values()} <= set(providers.NAMES)

@@ -19,7 +19,7 @@ def test_python_api_example_runs(monkeypatch):
 
 
 def test_policy_config_example_is_valid_for_the_pack():
-    from policies import rules
+    from gpusizer.policies import rules
 
     (block,) = [b for b in re.findall(r"```json\n(.*?)```", README, re.S) if "gpusizer-no-overprovisioning" in b]
     for name, cfg in json.loads(block).items():

@@ -6,7 +6,7 @@ how its offers count against vCPU quotas. Modules are named as strings and
 imported only by the command that needs them, so the engine never imports a
 cloud SDK or Pulumi to list providers. The spec's `placement.providers`, the
 catalog's offer check, `gpusizer catalog list/refresh`, the snapshot builder,
-the optimizer's quota lookup and `components.GpuWorkload` all read
+the optimizer's quota lookup and `gpusizer.components.GpuWorkload` all read
 :data:`REGISTRY`; adding a provider is one record here plus one module per
 concern (docs/architecture.md).
 
@@ -87,7 +87,7 @@ REGISTRY: tuple[Provider, ...] = (
         title="AWS",
         builder="gpusizer.catalog.builder.aws",
         refresher="gpusizer.catalog.refresh.aws",
-        component="components.aws",
+        component="gpusizer.components.aws",
         quota_class=_aws_quota_class,
     ),
     Provider(
@@ -95,14 +95,14 @@ REGISTRY: tuple[Provider, ...] = (
         title="Google Cloud",
         builder="gpusizer.catalog.builder.gcp",
         refresher="gpusizer.catalog.refresh.gcp",
-        component="components.gcp",
+        component="gpusizer.components.gcp",
     ),
     Provider(
         name="onprem",
         title="on-prem pool",
         builder=None,
         refresher=None,
-        component="components.onprem",
+        component="gpusizer.components.onprem",
         owned=True,
     ),
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import gpusizer
-from components import GpuWorkload, GpuWorkloadArgs, scaling, tags
+from gpusizer.components import GpuWorkload, GpuWorkloadArgs, scaling, tags
 from tests.components.conftest import run_program
 
 QUERY = 'sum(rate(nginx_ingress_controller_requests{service="chat"}[2m]))'

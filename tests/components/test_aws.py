@@ -7,7 +7,7 @@ import json
 import pytest
 
 import gpusizer
-from components import AwsNetwork, GpuWorkload, GpuWorkloadArgs, InfeasibleWorkloadError, aws, tags
+from gpusizer.components import AwsNetwork, GpuWorkload, GpuWorkloadArgs, InfeasibleWorkloadError, aws, tags
 from gpusizer.catalog import Catalog
 from gpusizer.facts import images
 from tests.components.conftest import AMI_ID, AMI_SNAPSHOT_GIB, Mocks, parent_type, run_program

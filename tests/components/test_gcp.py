@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import gpusizer
-from components import GpuWorkload, GpuWorkloadArgs, gcp, tags
+from gpusizer.components import GpuWorkload, GpuWorkloadArgs, gcp, tags
 from gpusizer.catalog import Catalog
 from tests.components.conftest import REPO, parent_type, run_program
 from tests.conftest import make_offer

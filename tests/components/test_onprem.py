@@ -6,7 +6,7 @@ import pulumi
 import pytest
 
 import gpusizer
-from components import GpuWorkload, GpuWorkloadArgs, tags
+from gpusizer.components import GpuWorkload, GpuWorkloadArgs, tags
 from tests.components.conftest import parent_type, run_program, secret_value
 
 SPEC = {"name": "chat", "model": {"name": "llama-3.1-8b"}, "inference": {"batch_size": 4},
@@ -243,7 +243,7 @@ def test_explicit_architecture_cannot_be_served_and_registers_nothing(tiny_pools
 def test_vllm_args_follow_every_axis_of_the_layout(tiny_pools, tp, per_node, stages, flags):
     import dataclasses
 
-    from components import serving
+    from gpusizer.components import serving
 
     d = gpusizer.plan(SPEC, pools=tiny_pools)
     fit = d.chosen.fit._replace(tensor_parallel=tp, replicas_per_node=per_node, pipeline_stages=stages)

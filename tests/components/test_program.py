@@ -200,7 +200,7 @@ def test_every_example_spec_plans(path):
 
 
 def test_the_decision_output_holds_the_plan_json_whole_known_and_not_secret():
-    from components import workload
+    from gpusizer.components import workload
     from tests.components.conftest import run_program
 
     value = {"candidates": [{"offer": "g6.xlarge", "hourly_usd": 0.8, "zone": None}], "notes": ["a", "b"], "total": 2}

@@ -16,7 +16,7 @@ import re
 import pytest
 import yaml
 
-import components
+from gpusizer import components
 from tests.components.conftest import REPO, run_stack
 
 PROGRAM = REPO / "__main__.py"

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 import gpusizer
-from components import GpuWorkload, GpuWorkloadArgs, aws, boot, gcp, serving
+from gpusizer.components import GpuWorkload, GpuWorkloadArgs, aws, boot, gcp, serving
 from gpusizer.base import errors
 from gpusizer.catalog import Catalog
 from tests.components.conftest import run_program, secret_value

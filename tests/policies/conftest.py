@@ -42,8 +42,12 @@ def make_pack(tmp_path):
     venv.create(python.parents[1], system_site_packages=True, with_pip=False)
     purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                              capture_output=True, text=True, check=True).stdout.strip()
-    ours = [sysconfig.get_paths()["purelib"], *site.getsitepackages(), str(REPO)]
-    (pathlib.Path(purelib) / "requirements.pth").write_text("\n".join(dict.fromkeys(ours)) + "\n")
+    # What `pip install -r requirements.txt` gives the pack: pulumi, pulumi-policy and the engine installed
+    # (`-e ..`). The tests' own site directories are added as site directories, so their .pth files run
+    # too: the editable install's finder is what maps gpusizer.policies to the policies/ folder.
+    ours = [sysconfig.get_paths()["purelib"], *site.getsitepackages()]
+    lines = [f"import site; site.addsitedir({d!r})" for d in dict.fromkeys(ours)]
+    (pathlib.Path(purelib) / "requirements.pth").write_text("\n".join(lines) + "\n")
     return pack_dir, python
 
 

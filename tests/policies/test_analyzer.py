@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from policies import analyzer
+from gpusizer.policies import analyzer
 from tests.policies import cases
 
 

@@ -7,9 +7,9 @@ import re
 import pytest
 
 import gpusizer
-from components import GpuWorkload
-from policies import analyzer, budget, mocks, rules, scaling, sizing
-from policies import view as v
+from gpusizer.components import GpuWorkload
+from gpusizer.policies import analyzer, budget, mocks, rules, scaling, sizing
+from gpusizer.policies import view as v
 
 QUERY = 'sum(rate(nginx_ingress_controller_requests{service="chat"}[2m]))'
 GCP = {"name": "chat", "model": {"name": "llama-3.1-8b"}, "inference": {"batch_size": 4},

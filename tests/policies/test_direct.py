@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from policies import hosts, rules, sizing, view
+from gpusizer.policies import hosts, rules, sizing, view
 from tests.policies import cases
 
 OVER = "gpusizer-no-overprovisioning"
@@ -145,7 +145,7 @@ def test_malformed_config_is_a_message_not_a_crash(config):
 ])
 def test_a_gke_node_pool_counts_nodes_per_zone_times_its_zones(props, nodes):
     # pulumi-gcp container.NodePool: nodeCount, initialNodeCount and autoscaling.maxNodeCount are per zone.
-    from policies import resources
+    from gpusizer.policies import resources
 
     pool = {"nodeConfig": {"machineType": "g2-standard-4"}, **props}
     assert resources.GpuResource("gcp:container/nodePool:NodePool", view.View(view.raw(pool))).count == nodes
@@ -158,7 +158,7 @@ def test_a_gke_node_pool_counts_nodes_per_zone_times_its_zones(props, nodes):
     ({"nodeCount": 2}, 6),                                   # location computed: as many zones as a regional pool
 ])
 def test_a_gke_node_pool_with_computed_fields_is_counted_not_left_unknown(props, nodes):
-    from policies import resources
+    from gpusizer.policies import resources
 
     pool = {"nodeConfig": {"machineType": "g2-standard-4"}, **props}
     assert resources.GpuResource("gcp:container/nodePool:NodePool", view.View(view.raw(pool))).count == nodes
@@ -173,6 +173,6 @@ def test_a_gke_node_pool_with_computed_fields_is_counted_not_left_unknown(props,
         {"overrides": [{"instanceType": "g6.xlarge", "weightedCapacity": 0.5}]}]}, 4),
 ])
 def test_a_fleet_weighted_below_one_runs_more_instances_than_units(typ, props, instances):
-    from policies import resources
+    from gpusizer.policies import resources
 
     assert resources.GpuResource(typ, view.View(view.raw(props))).count == instances

@@ -15,8 +15,8 @@ import pytest
 
 import gpusizer
 from gpusizer.contract import audit
-from components import workload
-from policies import analyzer, budget, sizing, verify, view
+from gpusizer.components import workload
+from gpusizer.policies import analyzer, budget, sizing, verify, view
 from tests.conftest import REPO
 from tests.policies import cases
 

@@ -1,4 +1,4 @@
-"""policies.fork: a forked child's value or exception comes back to the parent as if called here."""
+"""gpusizer.policies.fork: a forked child's value or exception comes back to the parent as if called here."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 import pytest
 
 from gpusizer.base import errors
-from policies import fork
+from gpusizer.policies import fork
 
 
 def test_the_value_comes_back_from_another_process():
@@ -49,7 +49,7 @@ class _TwoArgs(Exception):
 
 
 def test_an_exception_that_cannot_be_rebuilt_here_still_says_what_it_was():
-    # components.workload.InfeasibleWorkloadError(message, decision) pickles in the child but not back.
+    # gpusizer.components.workload.InfeasibleWorkloadError(message, decision) pickles in the child but not back.
     def bad():
         raise _TwoArgs("no offer fits chat", object())
 

@@ -16,7 +16,7 @@ import pytest
 from google.protobuf import struct_pb2
 from pulumi.runtime.proto import analyzer_pb2
 
-from components import workload
+from gpusizer.components import workload
 from tests.conftest import REPO
 from tests.policies import cases
 

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from gpusizer.contract import OUTPUT_VERSION, output
-from policies import analyzer, mocks, view
+from gpusizer.policies import analyzer, mocks, view
 
 from tests.conftest import REPO
 
@@ -97,7 +97,7 @@ def test_a_first_preview_sends_unknown_ids_and_the_right_sized_stack_still_passe
 
 def test_a_preview_plans_each_workload_once_across_both_runs_and_the_pack(monkeypatch):
     from gpusizer import planner
-    from policies import offline
+    from gpusizer.policies import offline
 
     calls = []
     real = planner.plan  # what gpusizer.plan and gpusizer.reuse.plan both call
@@ -113,7 +113,7 @@ def test_a_preview_plans_each_workload_once_across_both_runs_and_the_pack(monkey
 
 
 def test_the_phases_run_at_once_or_in_turn_with_the_same_result():
-    from policies import offline
+    from gpusizer.policies import offline
 
     def run(parallel):
         exports, resources, findings = offline.preview("overprovisioned", HERE, HERE / "program.py", parallel=parallel)

@@ -9,7 +9,7 @@ import pytest
 
 from gpusizer.catalog import Catalog
 from gpusizer.contract import audit
-from policies import resources, sizing, view
+from gpusizer.policies import resources, sizing, view
 
 HEADROOM = 0.9  # the engine's default share of driver-reported memory a workload may use (README, sizing.memory_headroom)
 

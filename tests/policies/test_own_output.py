@@ -13,8 +13,8 @@ from __future__ import annotations
 import pytest
 
 import gpusizer
-from components.workload import GpuWorkload, GpuWorkloadArgs
-from policies import analyzer, mocks, view
+from gpusizer.components.workload import GpuWorkload, GpuWorkloadArgs
+from gpusizer.policies import analyzer, mocks, view
 
 pytestmark = pytest.mark.slow  # whole components under mocks
 

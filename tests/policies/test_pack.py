@@ -8,7 +8,7 @@ import pytest
 
 from gpusizer.contract import audit
 from gpusizer.base import errors
-from policies import analyzer, budget, pack, rules, sizing, view
+from gpusizer.policies import analyzer, budget, pack, rules, sizing, view
 
 
 def test_every_rule_is_one_sdk_policy_with_its_schema_and_level():
@@ -67,7 +67,7 @@ def test_every_gpu_family_in_the_reference_data_is_an_accelerator_family():
     # policies/accelerator_families.yaml would read as "not a GPU" once the catalog lacks one of its types.
     import csv
 
-    from policies import shapes
+    from gpusizer.policies import shapes
     from tests.conftest import DATA
 
     with open(DATA / "catalog-sources/aws-gpu-instances-us-east-1.csv") as f:

@@ -48,7 +48,7 @@ SDKS = ("pulumi_aws", "pulumi_gcp", "pulumi_kubernetes")
 # phases imported after the preload: new ones, and lazy placeholders they loaded.
 SCRIPT = """
 import json, pathlib, sys
-from policies import offline
+from gpusizer.policies import offline
 
 def sdk():
     return {n: type(m).__name__ == "_LazyModule" for n, m in list(sys.modules.items()) if n.startswith(%r)}

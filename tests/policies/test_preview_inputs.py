@@ -8,7 +8,7 @@ import sys
 import pytest
 
 import gpusizer
-from policies import offline
+from gpusizer.policies import offline
 from tests.conftest import REPO
 
 HYBRID = (REPO / "stacks/Pulumi.hybrid.yaml").read_text()

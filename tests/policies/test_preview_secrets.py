@@ -8,7 +8,7 @@ import sys
 import pytest
 import yaml
 
-from policies import offline
+from gpusizer.policies import offline
 from tests.conftest import REPO
 
 # What `pulumi config set --secret --path 'gpusizer:kubeconfigs.rack-a' ...` writes into the stack file

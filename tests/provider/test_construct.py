@@ -20,7 +20,7 @@ from provider.names import camel_case
 from pulumi.runtime.proto import errors_pb2
 
 import gpusizer
-from components import serving
+from gpusizer.components import serving
 from gpusizer.render import plan_json
 from tests.components.conftest import REPO, run_stack, secret_value
 from tests.provider.conftest import plain

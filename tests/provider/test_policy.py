@@ -6,7 +6,7 @@ GpuWorkload with the spec and pools it recorded, and every child under it)
 are the resource steps the engine analyses, and RegisterResourceOutputs
 gives the GpuWorkload the outputs stack policies read. These tests feed
 exactly those registrations, as the monitor received them over gRPC, to the
-pack's analyzer (policies.analyzer: the servicer the CLI talks to).
+pack's analyzer (gpusizer.policies.analyzer: the servicer the CLI talks to).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import json
 
 import pytest
 
-from policies import analyzer
+from gpusizer.policies import analyzer
 from tests.provider.conftest import plain
 from tests.provider.test_construct import CASES, construct
 

@@ -13,7 +13,7 @@ from provider.names import camel_case
 from pulumi.runtime.proto import provider_pb2
 
 import gpusizer
-from components import onprem, workload
+from gpusizer.components import onprem, workload
 from gpusizer import spec as spec_mod
 from provider import outputs, schema
 

@@ -402,7 +402,7 @@ def check_rules(found: list[tuple[Any, Request]]) -> None:
     Raises:
         ApiModelError: naming the resource and the rule it breaks.
     """
-    from components import aws_network  # the network-card table the component uses, with its sources
+    from gpusizer.components import aws_network  # the network-card table the component uses, with its sources
 
     by_op: dict[str, list[tuple[Any, Request]]] = {}
     for r, req in found:

@@ -394,7 +394,7 @@ GPU_FAMILIES = ("a2-", "a3-", "a4-", "g2-")
 
 def _catalog_machines() -> frozenset[str]:
     import gpusizer
-    from components.gcp import machine_and_accelerators
+    from gpusizer.components.gcp import machine_and_accelerators
 
     return frozenset(machine_and_accelerators(o.instance_type)[0] for o in gpusizer.Catalog.load().offers
                      if o.provider == "gcp")

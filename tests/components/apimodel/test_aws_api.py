@@ -8,7 +8,7 @@ import botocore.exceptions
 import pytest
 
 import gpusizer
-from components import GpuWorkload, GpuWorkloadArgs
+from gpusizer.components import GpuWorkload, GpuWorkloadArgs
 from gpusizer.catalog import Catalog
 from tests.components.apimodel import aws_api, moto_replay
 from tests.components.conftest import Mocks, Registered, run_program

@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from components import GpuWorkload, GpuWorkloadArgs
+from gpusizer.components import GpuWorkload, GpuWorkloadArgs
 from gpusizer.catalog import Catalog
 from tests.components.apimodel import gcp_api
 from tests.components.apimodel.aws_api import ApiModelError

@@ -7,7 +7,7 @@ import copy
 import pulumi
 import pytest
 
-from components import GpuWorkload, GpuWorkloadArgs
+from gpusizer.components import GpuWorkload, GpuWorkloadArgs
 from tests.components.apimodel import k8s_api
 from tests.components.apimodel.aws_api import ApiModelError
 from tests.components.conftest import Registered, run_program

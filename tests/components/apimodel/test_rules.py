@@ -12,7 +12,7 @@ import copy
 import botocore.exceptions
 import pytest
 
-from components import GpuWorkload, GpuWorkloadArgs
+from gpusizer.components import GpuWorkload, GpuWorkloadArgs
 from gpusizer.catalog import Catalog
 from tests.components.apimodel import aws_api, gcp_api, k8s_api
 from tests.components.apimodel.aws_api import ApiModelError

@@ -7,7 +7,7 @@ import copy
 import botocore.exceptions
 import pytest
 
-from components import GpuWorkload, GpuWorkloadArgs
+from gpusizer.components import GpuWorkload, GpuWorkloadArgs
 from tests.components.apimodel import aws_api, gcp_api, k8s_api, keda_api
 from tests.components.conftest import run_program
 
