@@ -56,6 +56,7 @@ INSTANCE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/insta
                    "cloud.google.com/machine-family", "eks.amazonaws.com/instance-type")
 # A key naming an accelerator field: any non-empty value under it is evidence.
 _FIELD_WORDS = re.compile(r"accelerat|gpu|tpu|neuron|inferentia|trainium", re.I)
+_FILE_KEY = re.compile(r"\.(ya?ml|json|conf|cfg|ini|txt|rules|toml|sh|py|md)$", re.I)  # a ConfigMap file name
 _OWN_KEYS = frozenset(k.lower() for k in (metadata.AWS_REQUIRED, metadata.AWS_SIZED_BY, metadata.GCP_REQUIRED,
                                           metadata.GCP_SIZED_BY, metadata.K8S_REQUIRED, metadata.K8S_SIZED_BY,
                                           metadata.K8S_WORKLOAD, "gpusizer:workload", "gpusizer-workload"))
@@ -206,7 +207,7 @@ class _Walk:
                 stack += [(x, f"{where}[{i}]", field) for i, x in enumerate(value)]
             elif isinstance(value, str):
                 self.text(value, where, field, stack)
-            elif field and _positive(value) and not isinstance(value, bool):
+            elif field and _positive(value):  # a count, or a switch that turns accelerators on (enableTpu)
                 self.add(where, "accelerator", value)
 
     def mapping(self, m: Mapping, where: str, field: bool, stack: list) -> None:
@@ -244,7 +245,8 @@ class _Walk:
             if ks.strip().lower() in INSTANCE_LABELS and isinstance(x, str) and accelerated_type(x, loose=True):
                 self.add(here, "selector", f"{ks.strip()}={x}")
                 continue
-            named = bool(_FIELD_WORDS.search(ks)) and not ks.lower().startswith(("gpusizer", "enablegpusizer"))
+            named = bool(_FIELD_WORDS.search(ks)) and not ks.lower().startswith(("gpusizer", "enablegpusizer")) \
+                and not _FILE_KEY.search(ks)
             stack.append((x, here, field or named))
 
     def text(self, s: str, where: str, field: bool, stack: list) -> None:
@@ -266,7 +268,8 @@ class _Walk:
         if is_resource_name(s) and last not in ("key",):
             self.add(where, "resource", s.strip())
             return
-        if field and _positive(s) and len(s) < 200 and last not in ("name", "description", "id"):
+        if field and _positive(s) and len(s) < 100 and not any(c.isspace() for c in s.strip()) \
+                and last not in ("name", "description", "id"):
             self.add(where, "accelerator", s.strip())
             return
         docs = _documents(s)

@@ -282,6 +282,17 @@ CONTROLS = {
         "containers": [{"name": "web"}]}}}})],
     "gpu-monitoring-daemonset": [R("kubernetes:apps/v1:DaemonSet", "dcgm", {"spec": {"template": {"spec": {
         "nodeSelector": {"nvidia.com/gpu.present": "true"}, "containers": [{"name": "dcgm-exporter"}]}}}})],
+    "elasticache-and-opensearch": [
+        R("aws:elasticache/cluster:Cluster", "cache", {"nodeType": "cache.r6g.large"}),
+        R("aws:opensearch/domain:Domain", "search", {"clusterConfig": {"instanceType": "r6g.large.search"}})],
+    "sagemaker-cpu": [R("aws:sagemaker/endpointConfiguration:EndpointConfiguration", "ep", {
+        "productionVariants": [{"instanceType": "ml.m5.xlarge", "initialInstanceCount": 2}]})],
+    "eks-cpu-node-group": [R("aws:eks/nodeGroup:NodeGroup", "ng", {"instanceTypes": ["m6i.large"],
+                                                                   "scalingConfig": {"maxSize": 3}})],
+    "helm-values-gpu-disabled": [R("kubernetes:helm.sh/v3:Release", "app", {"chart": "app", "values": {
+        "gpu": {"enabled": False, "count": 0}, "resources": {"limits": {"nvidia.com/gpu": 0}}}})],
+    "prometheus-rules-configmap": [R("kubernetes:core/v1:ConfigMap", "rules", {"data": {"gpu.rules.yaml":
+        "groups:\n- name: gpu\n  rules:\n  - alert: GpuIdle\n    expr: DCGM_FI_DEV_GPU_UTIL < 5\n"}})],
     "k8s-gpu-quota": [R("kubernetes:core/v1:ResourceQuota", "q", {"spec": {"hard": {"requests.nvidia.com/gpu": 4}}})],
     "helm-release-no-gpu": [R("kubernetes:helm.sh/v3:Release", "redis", {"chart": "redis",
                                                                          "values": {"replicas": 3}})],
