@@ -34,6 +34,7 @@ model, or into a finding when no precise model exists.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import re
 from collections.abc import Mapping, Sequence
@@ -278,6 +279,24 @@ class _Walk:
         if not docs and len(s) <= MAX_DOCUMENT:
             for t in in_text(s):
                 self.add(where, "type", t)
+            decoded = _base64(s)
+            if decoded is not None:  # user data a provider decodes (userDataBase64, a cloud-init part)
+                stack.append((decoded, f"{where}<base64>", field))
+
+
+_B64 = re.compile(r"^[A-Za-z0-9+/\s]+={0,2}$")
+
+
+def _base64(s: str) -> str | None:
+    """The text a base64 string holds (user data), or None when it is not base64 of UTF-8 text."""
+    t = "".join(s.split())
+    if len(t) < 24 or len(t) % 4 or not _B64.match(t):
+        return None
+    try:
+        out = base64.b64decode(t, validate=True).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return out if out.isprintable() or "\n" in out else None
 
 
 def _categories(values) -> bool:

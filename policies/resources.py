@@ -262,6 +262,7 @@ def _least_weight(p: v.View) -> float:
     Guide, "EC2 Fleet instance weighting": the units one instance of the type provides), capped at 1,
     so the count never falls below the units (a weight under 1 means more instances than units)."""
     weights = [o.number("weightedCapacity") for c in p.each("launchTemplateConfigs") for o in c.each("overrides")]
+    weights += [x.number("weightedCapacity") for x in p.each("launchSpecifications")]  # Spot Fleet specifications
     positive = [w for w in weights if w is not None and w > 0]
     return min(positive + [1.0])
 

@@ -6,6 +6,7 @@ none. Cases through `gpusizer preview` are at the end (slow: each runs a whole p
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 import sys
@@ -153,6 +154,8 @@ EVIDENCE = {
             {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]}]}}}})],
     "ecs-task-gpu": [R("aws:ecs/taskDefinition:TaskDefinition", "td", {"containerDefinitions": json.dumps([
         {"name": "c", "resourceRequirements": [{"type": "GPU", "value": "8"}]}])})],
+    "user-data-launching-gpus": [R("aws:ec2/instance:Instance", "t3", {"instanceType": "t3.micro", **SECURE,
+        "userDataBase64": base64.b64encode(b"#!/bin/bash\naws ec2 run-instances --instance-type p5.48xlarge\n").decode()})],
     "cli-command": [R("command:local:Command", "cmd", {
         "create": "aws ec2 run-instances --instance-type p5.48xlarge --count 10"})],
     "gpu-in-overhead-only": [R("kubernetes:core/v1:Pod", "p", {"spec": {"overhead": {"nvidia.com/gpu": 8},
@@ -231,6 +234,8 @@ COUNTS = {  # each within a $20/h budget at its own size, over it at what it may
                                                                       "maxSize": 100, "desiredCapacity": 100})],
     "asg-warm-pool": [L4_LT, R(ASG, "asg", {"maxSize": 1, "launchTemplate": {"id": "lt-small"},
                                             "warmPool": {"maxGroupPreparedCapacity": 60}})],
+    "spot-fleet-specification-weights": [R("aws:ec2/spotFleetRequest:SpotFleetRequest", "sf", {
+        "targetCapacity": 1, "launchSpecifications": [{"instanceType": "g6.xlarge", "weightedCapacity": 0.01}]})],
     "asg-weights": [R(ASG, "asg", {"maxSize": 1, "mixedInstancesPolicy": {"launchTemplate": {
         "launchTemplateSpecification": {"launchTemplateId": "lt-small"},
         "overrides": [{"instanceType": "g6.xlarge", "weightedCapacity": "0.01"}]}}}), L4_LT],
@@ -327,6 +332,15 @@ class TestComponents:
     @pytest.mark.parametrize("case", sorted(COMPONENTS))
     def test_blocked(self, pack_stub, case):
         assert mandatory(pack_stub, COMPONENTS[case]), case
+
+    def test_local_files_a_component_names_are_read(self, pack_stub, tmp_path):
+        (tmp_path / "gpu.yaml").write_text(json.dumps(DEPLOY_DOC))
+        (tmp_path / "values.yaml").write_text("resources:\n  limits:\n    nvidia.com/gpu: 8\n")
+        files = [R("kubernetes:yaml/v2:ConfigGroup", "cg", {"files": [str(tmp_path / "*.yaml")]})]
+        assert any("637 GiB" in m for _, m in mandatory(pack_stub, files))
+        values = [R("kubernetes:helm.sh/v3:Release", "rel", {"chart": "x", "valueYamlFiles": [
+            {"path": str(tmp_path / "values.yaml")}]})]
+        assert any("nvidia.com/gpu" in m for _, m in mandatory(pack_stub, values))
 
     def test_a_manifest_child_is_judged_by_the_precise_model(self, pack_stub):
         found = mandatory(pack_stub, COMPONENTS["configgroup-objs"])
