@@ -70,7 +70,9 @@ _AWS_TYPE = re.compile(r"^(?:ml\.|db\.|cache\.|ra3\.)?([a-z][a-z0-9-]*)\.(nano|m
                        r"\d*xlarge|metal(?:-\d+xl)?|\d+xl)$")
 _GCP_TYPE = re.compile(r"^([a-z][a-z0-9]*)-[a-z0-9-]+$")
 _TPU_TYPE = re.compile(r"^(v\d+[a-z]*(?:lite)?(?:pod)?-\d+|tpu-v\d+.*|ct\d+[a-z]*-.*|tpu\d+[a-z]*.*)$")
-_ACCELERATOR_NAME = re.compile(r"^(nvidia-|amd-|tpu-|tpu\d|intel-gaudi|gaudi)")
+# Accelerator type names (GCP acceleratorTypes, GKE accelerator and TPU labels): nvidia-l4, nvidia-tesla-t4,
+# nvidia-h100-80gb, tpu-v5-lite-podslice, tpu7x; a resource's own name ("tpu-checkpoints") is none.
+_ACCELERATOR_NAME = re.compile(r"^(nvidia-(tesla-|rtx-)?[a-z]{0,3}\d|tpu-v\d|tpu\d|intel-gaudi|gaudi\d?-)")
 # Types inside free text (a CLI command, an ECS placement expression, a CloudFormation body): an AWS type
 # with a size, a GCP accelerator-optimized machine type.
 _AWS_IN_TEXT = re.compile(r"(?<![a-z0-9-])([a-z][a-z0-9-]*)\.(\d*xlarge|metal(?:-\d+xl)?|large|medium)(?![a-z0-9])")
@@ -260,7 +262,8 @@ class _Walk:
             self.add(where, "type", t)
             return
         n = normal(s)
-        if _ACCELERATOR_NAME.match(n) or (field and audit.gpu_from_label(n)):
+        named = last in ("name", "id", "title", "bucket", "namespace") and not field
+        if (_ACCELERATOR_NAME.match(n) and not named) or (field and audit.gpu_from_label(n)):
             self.add(where, "accelerator", s.strip())
             return
         if DEVICE_CLASS.search(n) and last in ("deviceclassname", "deviceclass", "driver", "resourceclassname"):

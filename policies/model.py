@@ -204,7 +204,7 @@ class Model:
     def launched(self) -> list[shapes.Shape]:
         """The shapes it launches: its own, else those of the in-stack templates it launches."""
         own = self.facts.shapes
-        if own or not self.facts.templates():
+        if own or not self.facts.templates() or self.facts.typed():
             return own
         return [x for t in self.templates for x in res.GpuResource(t.type, t.props).shapes]
 
@@ -326,7 +326,7 @@ def _read(m: Model) -> None:
             ("type", "resource", "selector")
         strong = [e for e in seen if e.kind in kinds
                   or (e.kind == "accelerator" and evidence.normal(e.what).startswith(("nvidia-", "amd-", "tpu")))]
-        if m.gpu is None and strong and not _through_template(m.facts):
+        if m.gpu is None and strong and (m.facts.typed() or not _through_template(m.facts)):
             m.problems.append(("evidence", f"{m.label} ({r.type}): GPU evidence the model of this type reads no GPU "
                                            f"from: {_seen(strong)}. The cloud may provision it. {_ways(r)}"))
         return

@@ -331,6 +331,8 @@ KINDS: dict[str, Kind] = {
        for t in ("eks:index:NodeGroup", "eks:index:NodeGroupV2", "eks:index:Cluster")},
     **{t: Kind("onprem", k8s.shape_reader(pod), k8s.annotations(pod), _none, k8s.count(t)) for t, pod in k8s.POD_SPECS.items()},
 }
+_OWN_TYPES = (("instanceType",), ("instanceTypes",), ("machineType",), ("computeResources", "instanceTypes"),
+              ("instanceRequirements",))
 GROUPS = frozenset({AWS_ASG, AWS_FLEET, AWS_SPOT_FLEET, AWS_NODE_GROUP, AWS_LAUNCH_TEMPLATE})
 """Types that launch a ranked list of types (a template counts: its group's overrides rank after it)."""
 TEMPLATES = frozenset({AWS_LAUNCH_TEMPLATE, AWS_LAUNCH_CONFIG, GCP_TEMPLATE, GCP_REGION_TEMPLATE})
@@ -426,6 +428,24 @@ class GpuResource:
     def templates(self) -> bool:
         """Whether it names a template its types (or the rest of its host) come from."""
         return any(self.props.has(*path) for path in self.kind.template)
+
+    def typed(self) -> bool:
+        """Whether it names its own types, which win over any template's (an instance's instanceType, a
+        group's overrides, a node group's instanceTypes, a GCP machineType): known and non-empty."""
+        p = self.props
+        for path in _OWN_TYPES:
+            try:
+                value = p.get(*path)
+            except v.Unknown:
+                continue
+            if isinstance(value, str) and value.strip() or isinstance(value, (list, dict)) and value:
+                return True
+        try:
+            overrides = p.each("mixedInstancesPolicy", "launchTemplate", "overrides") + \
+                [o for c in p.each("launchTemplateConfigs") for o in c.each("overrides")]
+        except (v.Unknown, ValueError):
+            return False
+        return bool(overrides) and all(o.has("instanceType") or o.has("instanceRequirements") for o in overrides)
 
 
 def gpu_resource(resource_type: str, props: v.View) -> GpuResource | None:

@@ -532,16 +532,33 @@ def test_an_allowed_pin_passes_preview_and_shows_the_allow_and_its_reason(tmp_pa
 @pytest.mark.slow
 def test_a_program_with_unmodelled_gpu_resources_fails_preview(tmp_path):
     program = """
+        import pulumi_aws as aws
         import pulumi_gcp as gcp
         import pulumi_kubernetes as k8s
         gcp.container.Cluster("gke", location="us-central1", initial_node_count=2,
                               node_config={"machine_type": "a3-highgpu-8g"})
         k8s.helm.v3.Release("vllm", chart="vllm", values={"resources": {"limits": {"nvidia.com/gpu": 8}}})
         k8s.yaml.v2.ConfigGroup("cg", yaml=open(__file__.replace("program.py", "d.yaml")).read())
+        gcp.tpu.V2Vm("tpu", accelerator_type="v5litepod-8", zone="us-central1-a", runtime_version="v2-alpha-tpuv5-lite")
+        k8s.apiextensions.CustomResource("ray", api_version="ray.io/v1", kind="RayCluster", spec={"workerGroupSpecs": [
+            {"replicas": 8, "template": {"spec": {"containers": [{"name": "w", "resources": {"limits": {"nvidia.com/gpu": 4}}}]}}}]})
+        aws.ec2.Instance("t3", instance_type="t3.micro", ami="ami-1", metadata_options={"http_tokens": "required"},
+                         root_block_device={"encrypted": True},
+                         user_data="#!/bin/bash\\naws ec2 run-instances --instance-type p5.48xlarge --count 4\\n")
+        # controls: a CPU instance, a CPU cluster and a Deployment without GPU evidence stay green
+        aws.ec2.Instance("cpu", instance_type="m5.large", ami="ami-1", metadata_options={"http_tokens": "required"},
+                         root_block_device={"encrypted": True})
+        gcp.container.Cluster("cpu-gke", location="us-central1", initial_node_count=1,
+                              node_config={"machine_type": "e2-standard-4"})
+        k8s.apps.v1.Deployment("web", spec={"selector": {"match_labels": {"a": "b"}}, "template": {
+            "metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "web", "image": "nginx"}]}}})
     """
     (tmp_path / "d.yaml").write_text(json.dumps(DEPLOY_DOC))
-    r = _preview(tmp_path, {"gcp:project": "p", "gcp:region": "us-central1"}, program)
+    r = _preview(tmp_path, {"gcp:project": "p", "gcp:region": "us-central1", "aws:region": "us-east-1"}, program)
     assert r.returncode == 1, r.stdout + r.stderr
-    for name in ("gke", "vllm", "cg: cg/Deployment/d"):  # a manifest's finding is reported on its component
-        assert f"on {name}:" in r.stdout, r.stdout
+    lines = r.stdout.splitlines()
+    for name in ("gke", "vllm", "cg: cg/Deployment/d", "tpu", "ray", "t3"):  # a manifest's: on its component
+        assert any(f"on {name}:" in line and "[mandatory]" in line and "only)" not in line for line in lines), name
+    for name in ("cpu", "cpu-gke", "web"):
+        assert f" on {name}:" not in r.stdout, r.stdout
     assert "a real `pulumi preview --policy-pack policies` also judges the children" in r.stdout
