@@ -117,6 +117,8 @@ class Subject:
 
     type: str
     props: v.View
+    name: str = ""
+    urn: str = ""
 
     @functools.cached_property
     def gpu(self) -> resources.GpuResource | None:
@@ -220,7 +222,8 @@ RULES: tuple[Rule, ...] = (
     Rule("gpusizer-gpu-evidence",
          "Every resource with GPU evidence (accelerated instance types, accelerator resource names and fields, GPU "
          "node selection) is judged by a precise model, or allowed by the pack config.",
-         "mandatory", EvidenceConfig, lambda rs, cfg: gate.check(rs, cfg.allow), scope="stack"),
+         "mandatory", EvidenceConfig,
+         lambda s, cfg: gate.check_resource(s.type, s.props, s.name, s.urn, cfg.allow)),
     Rule("gpusizer-no-overprovisioning",
          "GPU memory may not exceed the sizing requirement by more than maxRatio while a cheaper adequate offer "
          "exists; a size labelled as set by a target, a deadline or cost holds only when the pack re-plans the "
@@ -298,7 +301,8 @@ def validate_config(config: Any, where: str = "--policy-config") -> None:
             raise errors.SpecError(f"{where}: {exc}", where) from None
 
 
-def check_resource(name: str, resource_type: str, props: Mapping, config: Mapping[str, Any] | None = None) -> list[str]:
+def check_resource(name: str, resource_type: str, props: Mapping, config: Mapping[str, Any] | None = None,
+                   resource_name: str = "", urn: str = "") -> list[str]:
     """Messages of resource rule `name` for one resource; a malformed resource or config is a message.
 
     Raises:
@@ -310,7 +314,7 @@ def check_resource(name: str, resource_type: str, props: Mapping, config: Mappin
     except ValueError as exc:
         return [str(exc)]
     try:
-        return rule.check(Subject(resource_type, v.View(v.raw(props))), cfg)
+        return rule.check(Subject(resource_type, v.View(v.raw(props)), resource_name, urn), cfg)
     except v.Unknown:
         raise
     except Exception as exc:  # noqa: BLE001 - a crash in a rule is a finding naming the resource, never a pass
