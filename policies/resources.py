@@ -225,9 +225,11 @@ def _gke_zones(p: v.View) -> int:
 
 
 def _asg_count(p: v.View) -> float:
-    """The most instances a group runs: maxSize (else desired, min) in capacity units over the smallest
-    override weight below 1 (AWS: "instance weighting", maxSize counts units), plus its warm pool
-    (maxGroupPreparedCapacity, else up to maxSize: AWS "Warm pools", default max prepared = group max)."""
+    """The most instances a group holds: maxSize (else desired, min) in capacity units over the smallest
+    override weight below 1 (AWS "instance weighting": maxSize counts units), and its warm pool. A warm
+    pool holds MaxGroupPreparedCapacity minus the desired capacity (unset: the group's maximum minus the
+    desired capacity), at least its MinSize (AWS PutWarmPool, MaxGroupPreparedCapacity and MinSize, read
+    2026-11-26): with the group at its maximum, max(maxSize, MaxGroupPreparedCapacity) + MinSize in all."""
     units_ = _nodes(("maxSize",), ("desiredCapacity",), ("minSize",))(p)
     weights = [o.number("weightedCapacity") for o in p.each("mixedInstancesPolicy", "launchTemplate", "overrides")]
     least = min([w for w in weights if w is not None and w > 0] + [1.0])
@@ -238,7 +240,8 @@ def _asg_count(p: v.View) -> float:
         pool = None
     if pool is not None:
         prepared = p.number("warmPool", "maxGroupPreparedCapacity")
-        n += max(prepared if prepared is not None and prepared >= 0 else units_, 0)
+        floor = p.number("warmPool", "minSize")
+        n = max(n, prepared if prepared is not None and prepared >= 0 else 0) + max(floor or 0, 0)
     return n
 
 
