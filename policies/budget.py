@@ -24,6 +24,11 @@ def stack_budget(stack, max_usd: float | None) -> list[tuple[str, str | None]]:
     found = sizing.Findings("gpusizer-gpu-budget")
     found.bounds(sm.failed)
     for m in sm:
+        unmodelled = [why for kind, why in m.problems if kind == "evidence"]
+        if unmodelled:  # GPU evidence without a precise model (allowed or not): it cannot be priced, never skipped
+            found.add(f"gpusizer-gpu-budget cannot price {m.label}: it carries GPU evidence that no precise model "
+                      "reads, so its GPUs' count and price are unknown. To fix: model it, or remove it", m.urn)
+            continue
         try:
             total += m.hourly() or 0.0
         except v.Unknown as exc:

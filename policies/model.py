@@ -35,6 +35,7 @@ still modelled and judged.
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import functools
 import math
 import pathlib
@@ -276,7 +277,7 @@ def of_stack(stack) -> StackModel:
 def allowed(r: sizing.StackResource, allow: Iterable) -> object | None:
     """The pack config's allow entry that covers the resource (its type and/or name), or None."""
     for a in allow:
-        if (a.type is None or a.type == r.type) and (a.name is None or a.name in (r.name, r.urn)):
+        if (a.type is None or fnmatch.fnmatchcase(r.type, a.type)) and (a.name is None or a.name in (r.name, r.urn)):
             return a
     return None
 

@@ -38,7 +38,8 @@ class NoConfig(_Config):
 class AllowType(_Config):
     """A resource type or name the platform team allows to carry GPU evidence without a precise model."""
 
-    type: str | None = pydantic.Field(None, description="Pulumi type token, e.g. kubernetes:ray.io/v1:RayCluster.")
+    type: str | None = pydantic.Field(None, description="Pulumi type token, e.g. kubernetes:ray.io/v1:RayCluster "
+                                                        "(* matches any run of characters: kubernetes:ray.io/*).")
     name: str | None = pydantic.Field(None, description="Resource name (or URN); none: every resource of the type.")
     reason: str = pydantic.Field(..., min_length=1, description="Why it is allowed (shown with the exception).")
 

@@ -322,10 +322,19 @@ class TestEvidence:
         (found,) = [m for p, m in mandatory(pack_stub, EVIDENCE["ray-cluster"]) if p == "gpusizer-gpu-evidence"]
         assert "nvidia.com/gpu" in found and "model it" in found and "gpusizer-gpu-evidence.allow" in found
 
-    def test_the_platform_team_can_allow_a_type(self, pack_stub):
-        allow = {"gpusizer-gpu-evidence": {"allow": [{"type": "kubernetes:ray.io/v1:RayCluster",
-                                                      "reason": "ray autoscaler bounded by quota"}]}}
+    @pytest.mark.parametrize("allowed", [{"type": "kubernetes:ray.io/v1:RayCluster"}, {"type": "kubernetes:ray.io/*"},
+                                         {"name": "ray"}])
+    def test_the_platform_team_can_allow_a_type_or_a_name(self, pack_stub, allowed):
+        allow = {"gpusizer-gpu-evidence": {"allow": [{**allowed, "reason": "ray autoscaler bounded by quota"}]}}
         assert mandatory(pack_stub, EVIDENCE["ray-cluster"], allow) == []
+        other = {"gpusizer-gpu-evidence": {"allow": [{"type": "kubernetes:ray.io/v1:RayJob", "reason": "x"}]}}
+        assert mandatory(pack_stub, EVIDENCE["ray-cluster"], other)
+
+    def test_a_budget_cannot_price_an_allowed_unmodelled_resource_and_says_so(self, pack_stub):
+        cfg = {"gpusizer-gpu-evidence": {"allow": [{"name": "ray", "reason": "reviewed"}]},
+               "gpusizer-gpu-budget": {"enforcementLevel": "mandatory", "maxHourlyUsd": 100}}
+        found = mandatory(pack_stub, EVIDENCE["ray-cluster"], cfg)
+        assert [p for p, _ in found] == ["gpusizer-gpu-budget"] and "cannot price ray" in found[0][1]
 
 
 class TestComponents:
