@@ -68,7 +68,10 @@ METADATA = frozenset({"tags", "tagsall", "labels", "annotations", "resourcelabel
 _NOTHING = frozenset({"", "none", "false", "0", "disabled", "off", "no", "null"})
 _AWS_TYPE = re.compile(r"^(?:ml\.|db\.|cache\.|ra3\.)?([a-z][a-z0-9-]*)\.(nano|micro|small|medium|large|"
                        r"\d*xlarge|metal(?:-\d+xl)?|\d+xl)$")
-_GCP_TYPE = re.compile(r"^([a-z][a-z0-9]*)-[a-z0-9-]+$")
+# GCP accelerator-optimized machine types by their shape (a2-highgpu-1g, a3-megagpu-8g, a4x-highgpu-4g,
+# g2-standard-4, ct5lp-hightpu-4t): a name such as "a3-data" or "ctrl-plane" is none.
+_GCP_TYPE = re.compile(r"^([a-z][a-z0-9]*)-(?:(?:high|mega|ultra|edge)gpu-\d+g(?:-[a-z0-9]+)?|standard-\d+)$")
+_GCP_TPU_TYPE = re.compile(r"^ct\d+[a-z]*-(?:high|standard)(?:tpu)?-\d+t$")
 _TPU_TYPE = re.compile(r"^(v\d+[a-z]*(?:lite)?(?:pod)?-\d+|tpu-v\d+.*|ct\d+[a-z]*-.*|tpu\d+[a-z]*.*)$")
 # Accelerator type names (GCP acceleratorTypes, GKE accelerator and TPU labels): nvidia-l4, nvidia-tesla-t4,
 # nvidia-h100-80gb, tpu-v5-lite-podslice, tpu7x; a resource's own name ("tpu-checkpoints") is none.
@@ -139,7 +142,7 @@ def accelerated_type(value: str, loose: bool = False, tpu: bool = False) -> str 
     if m and (m.group(1) in fam["aws"] or t.removeprefix("ml.") in audit.types_of("aws")):
         return t
     m = _GCP_TYPE.match(t)
-    if m and (m.group(1) in fam["gcp"] or m.group(1).startswith("ct") or t in audit.types_of("gcp")):
+    if (m and m.group(1) in fam["gcp"]) or _GCP_TPU_TYPE.match(t) or t in audit.types_of("gcp"):
         return t
     if (loose and t in fam["aws"]) or (tpu and _TPU_TYPE.match(t)):
         return t

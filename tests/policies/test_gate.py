@@ -298,6 +298,12 @@ CONTROLS = {
         "gpu": {"enabled": False, "count": 0}, "resources": {"limits": {"nvidia.com/gpu": 0}}}})],
     "prometheus-rules-configmap": [R("kubernetes:core/v1:ConfigMap", "rules", {"data": {"gpu.rules.yaml":
         "groups:\n- name: gpu\n  rules:\n  - alert: GpuIdle\n    expr: DCGM_FI_DEV_GPU_UTIL < 5\n"}})],
+    "names-that-look-like-accelerators": [
+        R("gcp:storage/bucket:Bucket", "a3-data", {"name": "a3-data", "location": "US"}),
+        R("aws:ec2/securityGroup:SecurityGroup", "ctrl-plane", {"name": "ctrl-plane", "description": "g2-reports"}),
+        R("kubernetes:core/v1:Service", "tpu-checkpoints", {"metadata": {"name": "tpu-checkpoints"},
+                                                            "spec": {"ports": [{"port": 80}]}}),
+        R("aws:ssm/parameter:Parameter", "p", {"name": "/gpu/p5-budget", "type": "String", "value": "ok"})],
     "k8s-gpu-quota": [R("kubernetes:core/v1:ResourceQuota", "q", {"spec": {"hard": {"requests.nvidia.com/gpu": 4}}})],
     "helm-release-no-gpu": [R("kubernetes:helm.sh/v3:Release", "redis", {"chart": "redis",
                                                                          "values": {"replicas": 3}})],
