@@ -25,6 +25,11 @@ def stack_budget(stack, max_usd: float | None) -> list[tuple[str, str | None]]:
     found.bounds(sm.failed)
     purchases = set()  # how the priced resources buy: the hint suggests spot only where some buy on-demand
     for m in sm:
+        unmodelled = [why for kind, why in m.problems if kind == "evidence"]
+        if unmodelled:  # GPU evidence without a precise model (allowed or not): it cannot be priced, never skipped
+            found.add(f"gpusizer-gpu-budget cannot price {m.label}: it carries GPU evidence that no precise model "
+                      "reads, so its GPUs' count and price are unknown. To fix: model it, or remove it", m.urn)
+            continue
         try:
             cost = m.hourly() or 0.0
             total += cost

@@ -34,6 +34,7 @@ model, or into a finding when no precise model exists.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import re
 from collections.abc import Mapping, Sequence
@@ -56,6 +57,7 @@ INSTANCE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/insta
                    "cloud.google.com/machine-family", "eks.amazonaws.com/instance-type")
 # A key naming an accelerator field: any non-empty value under it is evidence.
 _FIELD_WORDS = re.compile(r"accelerat|gpu|tpu|neuron|inferentia|trainium", re.I)
+_FILE_KEY = re.compile(r"\.(ya?ml|json|conf|cfg|ini|txt|rules|toml|sh|py|md)$", re.I)  # a ConfigMap file name
 _OWN_KEYS = frozenset(k.lower() for k in (metadata.AWS_REQUIRED, metadata.AWS_SIZED_BY, metadata.GCP_REQUIRED,
                                           metadata.GCP_SIZED_BY, metadata.K8S_REQUIRED, metadata.K8S_SIZED_BY,
                                           metadata.K8S_WORKLOAD, "gpusizer:workload", "gpusizer-workload"))
@@ -66,9 +68,14 @@ METADATA = frozenset({"tags", "tagsall", "labels", "annotations", "resourcelabel
 _NOTHING = frozenset({"", "none", "false", "0", "disabled", "off", "no", "null"})
 _AWS_TYPE = re.compile(r"^(?:ml\.|db\.|cache\.|ra3\.)?([a-z][a-z0-9-]*)\.(nano|micro|small|medium|large|"
                        r"\d*xlarge|metal(?:-\d+xl)?|\d+xl)$")
-_GCP_TYPE = re.compile(r"^([a-z][a-z0-9]*)-[a-z0-9-]+$")
+# GCP accelerator-optimized machine types by their shape (a2-highgpu-1g, a3-megagpu-8g, a4x-highgpu-4g,
+# g2-standard-4, ct5lp-hightpu-4t): a name such as "a3-data" or "ctrl-plane" is none.
+_GCP_TYPE = re.compile(r"^([a-z][a-z0-9]*)-(?:(?:high|mega|ultra|edge)gpu-\d+g(?:-[a-z0-9]+)?|standard-\d+)$")
+_GCP_TPU_TYPE = re.compile(r"^ct\d+[a-z]*-(?:high|standard)(?:tpu)?-\d+t$")
 _TPU_TYPE = re.compile(r"^(v\d+[a-z]*(?:lite)?(?:pod)?-\d+|tpu-v\d+.*|ct\d+[a-z]*-.*|tpu\d+[a-z]*.*)$")
-_ACCELERATOR_NAME = re.compile(r"^(nvidia-|amd-|tpu-|tpu\d|intel-gaudi|gaudi)")
+# Accelerator type names (GCP acceleratorTypes, GKE accelerator and TPU labels): nvidia-l4, nvidia-tesla-t4,
+# nvidia-h100-80gb, tpu-v5-lite-podslice, tpu7x; a resource's own name ("tpu-checkpoints") is none.
+_ACCELERATOR_NAME = re.compile(r"^(nvidia-(tesla-|rtx-)?[a-z]{0,3}\d|tpu-v\d|tpu\d|intel-gaudi|gaudi\d?-)")
 # Types inside free text (a CLI command, an ECS placement expression, a CloudFormation body): an AWS type
 # with a size, a GCP accelerator-optimized machine type.
 _AWS_IN_TEXT = re.compile(r"(?<![a-z0-9-])([a-z][a-z0-9-]*)\.(\d*xlarge|metal(?:-\d+xl)?|large|medium)(?![a-z0-9])")
@@ -135,7 +142,7 @@ def accelerated_type(value: str, loose: bool = False, tpu: bool = False) -> str 
     if m and (m.group(1) in fam["aws"] or t.removeprefix("ml.") in audit.types_of("aws")):
         return t
     m = _GCP_TYPE.match(t)
-    if m and (m.group(1) in fam["gcp"] or m.group(1).startswith("ct") or t in audit.types_of("gcp")):
+    if (m and m.group(1) in fam["gcp"]) or _GCP_TPU_TYPE.match(t) or t in audit.types_of("gcp"):
         return t
     if (loose and t in fam["aws"]) or (tpu and _TPU_TYPE.match(t)):
         return t
@@ -206,7 +213,7 @@ class _Walk:
                 stack += [(x, f"{where}[{i}]", field) for i, x in enumerate(value)]
             elif isinstance(value, str):
                 self.text(value, where, field, stack)
-            elif field and _positive(value) and not isinstance(value, bool):
+            elif field and _positive(value):  # a count, or a switch that turns accelerators on (enableTpu)
                 self.add(where, "accelerator", value)
 
     def mapping(self, m: Mapping, where: str, field: bool, stack: list) -> None:
@@ -244,7 +251,8 @@ class _Walk:
             if ks.strip().lower() in INSTANCE_LABELS and isinstance(x, str) and accelerated_type(x, loose=True):
                 self.add(here, "selector", f"{ks.strip()}={x}")
                 continue
-            named = bool(_FIELD_WORDS.search(ks)) and not ks.lower().startswith(("gpusizer", "enablegpusizer"))
+            named = bool(_FIELD_WORDS.search(ks)) and not ks.lower().startswith(("gpusizer", "enablegpusizer")) \
+                and not _FILE_KEY.search(ks)
             stack.append((x, here, field or named))
 
     def text(self, s: str, where: str, field: bool, stack: list) -> None:
@@ -257,7 +265,8 @@ class _Walk:
             self.add(where, "type", t)
             return
         n = normal(s)
-        if _ACCELERATOR_NAME.match(n) or (field and audit.gpu_from_label(n)):
+        named = last in ("name", "id", "title", "bucket", "namespace") and not field
+        if (_ACCELERATOR_NAME.match(n) and not named) or (field and audit.gpu_from_label(n)):
             self.add(where, "accelerator", s.strip())
             return
         if DEVICE_CLASS.search(n) and last in ("deviceclassname", "deviceclass", "driver", "resourceclassname"):
@@ -266,7 +275,8 @@ class _Walk:
         if is_resource_name(s) and last not in ("key",):
             self.add(where, "resource", s.strip())
             return
-        if field and _positive(s) and len(s) < 200 and last not in ("name", "description", "id"):
+        if field and _positive(s) and len(s) < 100 and not any(c.isspace() for c in s.strip()) \
+                and last not in ("name", "description", "id"):
             self.add(where, "accelerator", s.strip())
             return
         docs = _documents(s)
@@ -275,6 +285,24 @@ class _Walk:
         if not docs and len(s) <= MAX_DOCUMENT:
             for t in in_text(s):
                 self.add(where, "type", t)
+            decoded = _base64(s)
+            if decoded is not None:  # user data a provider decodes (userDataBase64, a cloud-init part)
+                stack.append((decoded, f"{where}<base64>", field))
+
+
+_B64 = re.compile(r"^[A-Za-z0-9+/\s]+={0,2}$")
+
+
+def _base64(s: str) -> str | None:
+    """The text a base64 string holds (user data), or None when it is not base64 of UTF-8 text."""
+    t = "".join(s.split())
+    if len(t) < 24 or len(t) % 4 or not _B64.match(t):
+        return None
+    try:
+        out = base64.b64decode(t, validate=True).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return out if out.isprintable() or "\n" in out else None
 
 
 def _categories(values) -> bool:

@@ -1,5 +1,9 @@
 """gpusizer-gpu-evidence (step 3 for evidence): every resource's modelling problems, reported.
 
+A resource rule: it needs nothing but the resource (and the children its
+manifests hold), so it runs on every resource at preview and, at `pulumi up`,
+before the resource is created.
+
 Reads only the model (policies/model.py): a resource with GPU evidence and no
 precise model, evidence its model does not account for, a crash while
 modelling it; and, for children the pack expanded from a provider-side
@@ -11,9 +15,19 @@ problems, never crashes.
 
 from __future__ import annotations
 
+import pathlib
 from collections.abc import Iterable
 
-from gpusizer.policies import model
+from gpusizer.policies import model, sizing
+from gpusizer.policies import view as v
+
+
+def check_resource(resource_type: str, props: v.View, name: str = "", urn: str = "",
+                   allow: Iterable = ()) -> list[str]:
+    """Messages for one resource and the children its manifests hold (named in each message)."""
+    r = sizing.StackResource(resource_type, props, urn or f"urn:pulumi:::{resource_type}::{name or 'resource'}",
+                             name)
+    return [message for message, _ in check(model.expand([r], pathlib.Path.cwd()), allow)]
 
 
 def check(stack, allow: Iterable = ()) -> list[tuple[str, str | None]]:

@@ -34,6 +34,7 @@ still modelled and judged.
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import math
 import pathlib
@@ -90,7 +91,7 @@ def _manifests(value, base: pathlib.Path | None) -> list[dict]:
         elif isinstance(item, str) and not v.is_unknown(item):
             docs = evidence.documents(item)
             if not docs and "\n" not in item:
-                docs = _read(item, base)
+                docs = _read_files(item, base)
             for d in docs:
                 out += _flatten(d) if isinstance(d, dict) else [x for e in d if isinstance(e, dict) for x in _flatten(e)]
     return out
@@ -103,12 +104,18 @@ def _flatten(doc: dict) -> list[dict]:
     return [doc]
 
 
-def _read(name: str, base: pathlib.Path | None) -> list:
-    """Documents of a local file or of each YAML file in a local directory (kustomize: its resources)."""
+def _read_files(name: str, base: pathlib.Path | None) -> list:
+    """Documents of a local file, of each file a glob matches, or of each YAML file in a local directory
+    (kustomize: its resources)."""
     try:
         p = pathlib.Path(name)
         p = p if p.is_absolute() or base is None else base / p
-        files = sorted(p.glob("*.y*ml"))[:200] if p.is_dir() else [p] if p.is_file() else []
+        if any(c in name for c in "*?["):
+            root = pathlib.Path(p.anchor) if p.is_absolute() else (base or pathlib.Path.cwd())
+            pattern = str(p.relative_to(p.anchor)) if p.is_absolute() else name
+            files = sorted(x for x in root.glob(pattern) if x.is_file())[:200]
+        else:
+            files = sorted(p.glob("*.y*ml"))[:200] if p.is_dir() else [p] if p.is_file() else []
         out = []
         for f in files:
             if f.stat().st_size <= _MAX_FILE:
@@ -118,6 +125,12 @@ def _read(name: str, base: pathlib.Path | None) -> list:
         return []
 
 
+def component_manifests(r: sizing.StackResource, base: pathlib.Path | None) -> list[dict]:
+    """The manifest documents a provider-side component's inputs hold (inline, or in local files)."""
+    data = r.props.data if isinstance(r.props.data, dict) else {}
+    return [d for f in MANIFESTS.get(r.type, ()) for d in _manifests(data.get(f), base)]
+
+
 def expand(stack: list[sizing.StackResource], base: pathlib.Path | None = None) -> list[sizing.StackResource]:
     """The stack plus the children of its provider-side manifest components, typed as the provider types them."""
     out = list(stack)
@@ -125,8 +138,10 @@ def expand(stack: list[sizing.StackResource], base: pathlib.Path | None = None) 
         fields = MANIFESTS.get(r.type)
         if not fields:
             continue
-        docs = [d for f in fields for d in _manifests(r.props.data.get(f) if isinstance(r.props.data, dict) else None,
-                                                     base)]
+        try:
+            docs = component_manifests(r, base)
+        except Exception:  # noqa: BLE001 - the component's model reports it (_read), naming the component
+            continue
         for i, doc in enumerate(docs):
             typ = kubernetes_type(doc) or "kubernetes:unknown:Manifest"
             name = (doc.get("metadata") or {}).get("name") if isinstance(doc.get("metadata"), dict) else None
@@ -189,7 +204,7 @@ class Model:
     def launched(self) -> list[shapes.Shape]:
         """The shapes it launches: its own, else those of the in-stack templates it launches."""
         own = self.facts.shapes
-        if own or not self.facts.templates():
+        if own or not self.facts.templates() or self.facts.typed():
             return own
         return [x for t in self.templates for x in res.GpuResource(t.type, t.props).shapes]
 
@@ -271,7 +286,7 @@ def of_stack(stack) -> StackModel:
 def allowed(r: sizing.StackResource, allow: Iterable) -> object | None:
     """The pack config's allow entry that covers the resource (its type and/or name), or None."""
     for a in allow:
-        if (a.type is None or a.type == r.type) and (a.name is None or a.name in (r.name, r.urn)):
+        if (a.type is None or fnmatch.fnmatchcase(r.type, a.type)) and (a.name is None or a.name in (r.name, r.urn)):
             return a
     return None
 
@@ -307,8 +322,12 @@ def _read_model(m: Model) -> None:
         return  # judged through its recorded spec and its children
     data = r.props.data
     if r.type in MANIFESTS and isinstance(data, dict):  # manifests are expanded into children: judge the rest
+        component_manifests(r, pathlib.Path.cwd())  # one that cannot be read is a problem naming the component
         data = {k: x for k, x in data.items() if k not in MANIFESTS[r.type]}
     m.evidence = seen = evidence.extract(data)
+    if r.type in RENDERED:  # values files given as paths or file assets: read the ones that are local
+        paths = [x for x in _strings(r.props.data.get("valueYamlFiles") if isinstance(r.props.data, dict) else None)]
+        seen += [e for path in paths for d in _read_files(path, pathlib.Path.cwd()) for e in evidence.extract(d, path)]
     if m.facts is not None:
         m.gpu = m.facts if m.facts.shapes else None
         # A node selection provisions GPU nodes through an autoscaler (Karpenter, GKE auto-provisioning) for a
@@ -317,7 +336,7 @@ def _read_model(m: Model) -> None:
             ("type", "resource", "selector")
         strong = [e for e in seen if e.kind in kinds
                   or (e.kind == "accelerator" and evidence.normal(e.what).startswith(("nvidia-", "amd-", "tpu")))]
-        if m.gpu is None and strong and not _through_template(m.facts):
+        if m.gpu is None and strong and (m.facts.typed() or not _through_template(m.facts)):
             m.problems.append(("evidence", f"{m.label} ({r.type}): GPU evidence the model of this type reads no GPU "
                                            f"from: {_seen(strong)}. The cloud may provision it. {_ways(r)}"))
         return
@@ -328,6 +347,17 @@ def _read_model(m: Model) -> None:
     m.problems.append(("evidence", f"{m.label} ({r.type}): GPU evidence in {what}: {_seen(seen)}. gpusizer has no "
                                    "precise model of this type, so it cannot verify the GPUs' size, count or price. "
                                    f"{_ways(r)}"))
+
+
+def _strings(value) -> list[str]:
+    """Every string in a value (an asset arrives as a mapping with its `path`)."""
+    if isinstance(value, str):
+        return [] if v.is_unknown(value) else [value]
+    if isinstance(value, dict):
+        return [x for k, val in value.items() if k in ("path", "file", "text") for x in _strings(val)]
+    if isinstance(value, list):
+        return [x for val in value for x in _strings(val)]
+    return []
 
 
 def _through_template(g: res.GpuResource) -> bool:

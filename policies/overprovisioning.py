@@ -64,8 +64,8 @@ class _Judge:
             return self.judge(r, g, lambda: 0.0, None)
         if shapes:
             return self.judge(r, g, m.most_count, _bought(g))
-        if not named:
-            return []
+        if not named or (shapes is not None and g.typed()):
+            return []  # its own types (not GPUs) win over any template's
         templates = m.templates  # by literal value, else the dependency links
         if not templates:
             if shapes is None:

@@ -41,7 +41,8 @@ def unknown_error(exc: v.Unknown) -> sdk_proxy.UnknownValueError:
 def _resource_validator(rule: rules.Rule):
     def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
         try:
-            messages = rules.check_resource(rule.name, args.resource_type, args.props, args.get_config())
+            messages = rules.check_resource(rule.name, args.resource_type, args.props, args.get_config(),
+                                            args.name, args.urn)
         except v.Unknown as exc:
             raise unknown_error(exc) from None
         for message in messages:

@@ -225,9 +225,11 @@ def _gke_zones(p: v.View) -> int:
 
 
 def _asg_count(p: v.View) -> float:
-    """The most instances a group runs: maxSize (else desired, min) in capacity units over the smallest
-    override weight below 1 (AWS: "instance weighting", maxSize counts units), plus its warm pool
-    (maxGroupPreparedCapacity, else up to maxSize: AWS "Warm pools", default max prepared = group max)."""
+    """The most instances a group holds: maxSize (else desired, min) in capacity units over the smallest
+    override weight below 1 (AWS "instance weighting": maxSize counts units), and its warm pool. A warm
+    pool holds MaxGroupPreparedCapacity minus the desired capacity (unset: the group's maximum minus the
+    desired capacity), at least its MinSize (AWS PutWarmPool, MaxGroupPreparedCapacity and MinSize, read
+    2026-11-26): with the group at its maximum, max(maxSize, MaxGroupPreparedCapacity) + MinSize in all."""
     units_ = _nodes(("maxSize",), ("desiredCapacity",), ("minSize",))(p)
     weights = [o.number("weightedCapacity") for o in p.each("mixedInstancesPolicy", "launchTemplate", "overrides")]
     least = min([w for w in weights if w is not None and w > 0] + [1.0])
@@ -238,7 +240,8 @@ def _asg_count(p: v.View) -> float:
         pool = None
     if pool is not None:
         prepared = p.number("warmPool", "maxGroupPreparedCapacity")
-        n += max(prepared if prepared is not None and prepared >= 0 else units_, 0)
+        floor = p.number("warmPool", "minSize")
+        n = max(n, prepared if prepared is not None and prepared >= 0 else 0) + max(floor or 0, 0)
     return n
 
 
@@ -262,6 +265,7 @@ def _least_weight(p: v.View) -> float:
     Guide, "EC2 Fleet instance weighting": the units one instance of the type provides), capped at 1,
     so the count never falls below the units (a weight under 1 means more instances than units)."""
     weights = [o.number("weightedCapacity") for c in p.each("launchTemplateConfigs") for o in c.each("overrides")]
+    weights += [x.number("weightedCapacity") for x in p.each("launchSpecifications")]  # Spot Fleet specifications
     positive = [w for w in weights if w is not None and w > 0]
     return min(positive + [1.0])
 
@@ -330,6 +334,8 @@ KINDS: dict[str, Kind] = {
        for t in ("eks:index:NodeGroup", "eks:index:NodeGroupV2", "eks:index:Cluster")},
     **{t: Kind("onprem", k8s.shape_reader(pod), k8s.annotations(pod), _none, k8s.count(t)) for t, pod in k8s.POD_SPECS.items()},
 }
+_OWN_TYPES = (("instanceType",), ("instanceTypes",), ("machineType",), ("computeResources", "instanceTypes"),
+              ("instanceRequirements",))
 GROUPS = frozenset({AWS_ASG, AWS_FLEET, AWS_SPOT_FLEET, AWS_NODE_GROUP, AWS_LAUNCH_TEMPLATE})
 """Types that launch a ranked list of types (a template counts: its group's overrides rank after it)."""
 TEMPLATES = frozenset({AWS_LAUNCH_TEMPLATE, AWS_LAUNCH_CONFIG, GCP_TEMPLATE, GCP_REGION_TEMPLATE})
@@ -425,6 +431,24 @@ class GpuResource:
     def templates(self) -> bool:
         """Whether it names a template its types (or the rest of its host) come from."""
         return any(self.props.has(*path) for path in self.kind.template)
+
+    def typed(self) -> bool:
+        """Whether it names its own types, which win over any template's (an instance's instanceType, a
+        group's overrides, a node group's instanceTypes, a GCP machineType): known and non-empty."""
+        p = self.props
+        for path in _OWN_TYPES:
+            try:
+                value = p.get(*path)
+            except v.Unknown:
+                continue
+            if isinstance(value, str) and value.strip() or isinstance(value, (list, dict)) and value:
+                return True
+        try:
+            overrides = p.each("mixedInstancesPolicy", "launchTemplate", "overrides") + \
+                [o for c in p.each("launchTemplateConfigs") for o in c.each("overrides")]
+        except (v.Unknown, ValueError):
+            return False
+        return bool(overrides) and all(o.has("instanceType") or o.has("instanceRequirements") for o in overrides)
 
 
 def gpu_resource(resource_type: str, props: v.View) -> GpuResource | None:

@@ -38,7 +38,8 @@ class NoConfig(_Config):
 class AllowType(_Config):
     """A resource type or name the platform team allows to carry GPU evidence without a precise model."""
 
-    type: str | None = pydantic.Field(None, description="Pulumi type token, e.g. kubernetes:ray.io/v1:RayCluster.")
+    type: str | None = pydantic.Field(None, description="Pulumi type token, e.g. kubernetes:ray.io/v1:RayCluster "
+                                                        "(* matches any run of characters: kubernetes:ray.io/*).")
     name: str | None = pydantic.Field(None, description="Resource name (or URN); none: every resource of the type.")
     reason: str = pydantic.Field(..., min_length=1, description="Why it is allowed (shown with the exception).")
 
@@ -117,6 +118,8 @@ class Subject:
 
     type: str
     props: v.View
+    name: str = ""
+    urn: str = ""
 
     @functools.cached_property
     def gpu(self) -> resources.GpuResource | None:
@@ -223,7 +226,8 @@ RULES: tuple[Rule, ...] = (
     Rule("gpusizer-gpu-evidence",
          "Every resource with GPU evidence (accelerated instance types, accelerator resource names and fields, GPU "
          "node selection) is judged by a precise model, or allowed by the pack config.",
-         "mandatory", EvidenceConfig, lambda rs, cfg: gate.check(rs, cfg.allow), scope="stack"),
+         "mandatory", EvidenceConfig,
+         lambda s, cfg: gate.check_resource(s.type, s.props, s.name, s.urn, cfg.allow)),
     Rule("gpusizer-no-overprovisioning",
          "GPU memory may not exceed the sizing requirement by more than maxRatio while a cheaper adequate offer "
          "exists; a size labelled as set by a target, a deadline or cost holds only when the pack re-plans the "
@@ -301,7 +305,8 @@ def validate_config(config: Any, where: str = "--policy-config") -> None:
             raise errors.SpecError(f"{where}: {exc}", where) from None
 
 
-def check_resource(name: str, resource_type: str, props: Mapping, config: Mapping[str, Any] | None = None) -> list[str]:
+def check_resource(name: str, resource_type: str, props: Mapping, config: Mapping[str, Any] | None = None,
+                   resource_name: str = "", urn: str = "") -> list[str]:
     """Messages of resource rule `name` for one resource; a malformed resource or config is a message.
 
     Raises:
@@ -313,7 +318,7 @@ def check_resource(name: str, resource_type: str, props: Mapping, config: Mappin
     except ValueError as exc:
         return [str(exc)]
     try:
-        return rule.check(Subject(resource_type, v.View(v.raw(props))), cfg)
+        return rule.check(Subject(resource_type, v.View(v.raw(props)), resource_name, urn), cfg)
     except v.Unknown:
         raise
     except Exception as exc:  # noqa: BLE001 - a crash in a rule is a finding naming the resource, never a pass

@@ -119,10 +119,11 @@ def extremes(shapes: list[Shape | None]) -> list[Shape]:
     return ([cheapest] if cheapest == largest else [cheapest, largest]) + unknown
 
 
-# EC2 lists accelerator memory as marketed (A10G 24576 MiB, H100 81920 MiB); the catalog holds what the driver
-# shows (A10G 22.05 GiB = 22579 MiB, H100 79.65 GiB). A type is admitted when the range meets any figure from
-# 0.97x to 1.10x the driver's (covers A10G's 1.088x and H100's 1.004x; EC2 DescribeInstanceTypes GpuInfo,
-# data/catalog-sources/aws-gpu-instances-us-east-1.csv). Admitting more is the safe side: the largest is judged.
+# EC2 lists accelerator memory as marketed, the catalog holds what the driver shows: EC2 DescribeInstanceTypes
+# GpuInfo as recorded in data/catalog-sources/aws-gpu-instances-us-east-1.csv gives T4 16.0 GiB (16384 MiB)
+# where the catalog holds 15.0, H100 80.0 vs 79.65, H200 141.0 vs 140.4, L40S 44.7 vs 44.7. A type is admitted
+# when the range meets any figure from 0.97x to 1.10x the catalog's (T4's 1.067x is the widest seen), so a
+# bound written from EC2's listing admits what EC2 admits. Admitting more is the safe side: the largest is judged.
 LISTED_MEMORY = (0.97, 1.10)
 _SIZES = ("large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge", "24xlarge", "32xlarge",
           "48xlarge", "72xlarge", "metal", "36xlarge")

@@ -6,6 +6,7 @@ none. Cases through `gpusizer preview` are at the end (slow: each runs a whole p
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 import sys
@@ -153,6 +154,8 @@ EVIDENCE = {
             {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]}]}}}})],
     "ecs-task-gpu": [R("aws:ecs/taskDefinition:TaskDefinition", "td", {"containerDefinitions": json.dumps([
         {"name": "c", "resourceRequirements": [{"type": "GPU", "value": "8"}]}])})],
+    "user-data-launching-gpus": [R("aws:ec2/instance:Instance", "t3", {"instanceType": "t3.micro", **SECURE,
+        "userDataBase64": base64.b64encode(b"#!/bin/bash\naws ec2 run-instances --instance-type p5.48xlarge\n").decode()})],
     "cli-command": [R("command:local:Command", "cmd", {
         "create": "aws ec2 run-instances --instance-type p5.48xlarge --count 10"})],
     "gpu-in-overhead-only": [R("kubernetes:core/v1:Pod", "p", {"spec": {"overhead": {"nvidia.com/gpu": 8},
@@ -231,6 +234,8 @@ COUNTS = {  # each within a $20/h budget at its own size, over it at what it may
                                                                       "maxSize": 100, "desiredCapacity": 100})],
     "asg-warm-pool": [L4_LT, R(ASG, "asg", {"maxSize": 1, "launchTemplate": {"id": "lt-small"},
                                             "warmPool": {"maxGroupPreparedCapacity": 60}})],
+    "spot-fleet-specification-weights": [R("aws:ec2/spotFleetRequest:SpotFleetRequest", "sf", {
+        "targetCapacity": 1, "launchSpecifications": [{"instanceType": "g6.xlarge", "weightedCapacity": 0.01}]})],
     "asg-weights": [R(ASG, "asg", {"maxSize": 1, "mixedInstancesPolicy": {"launchTemplate": {
         "launchTemplateSpecification": {"launchTemplateId": "lt-small"},
         "overrides": [{"instanceType": "g6.xlarge", "weightedCapacity": "0.01"}]}}}), L4_LT],
@@ -282,6 +287,23 @@ CONTROLS = {
         "containers": [{"name": "web"}]}}}})],
     "gpu-monitoring-daemonset": [R("kubernetes:apps/v1:DaemonSet", "dcgm", {"spec": {"template": {"spec": {
         "nodeSelector": {"nvidia.com/gpu.present": "true"}, "containers": [{"name": "dcgm-exporter"}]}}}})],
+    "elasticache-and-opensearch": [
+        R("aws:elasticache/cluster:Cluster", "cache", {"nodeType": "cache.r6g.large"}),
+        R("aws:opensearch/domain:Domain", "search", {"clusterConfig": {"instanceType": "r6g.large.search"}})],
+    "sagemaker-cpu": [R("aws:sagemaker/endpointConfiguration:EndpointConfiguration", "ep", {
+        "productionVariants": [{"instanceType": "ml.m5.xlarge", "initialInstanceCount": 2}]})],
+    "eks-cpu-node-group": [R("aws:eks/nodeGroup:NodeGroup", "ng", {"instanceTypes": ["m6i.large"],
+                                                                   "scalingConfig": {"maxSize": 3}})],
+    "helm-values-gpu-disabled": [R("kubernetes:helm.sh/v3:Release", "app", {"chart": "app", "values": {
+        "gpu": {"enabled": False, "count": 0}, "resources": {"limits": {"nvidia.com/gpu": 0}}}})],
+    "prometheus-rules-configmap": [R("kubernetes:core/v1:ConfigMap", "rules", {"data": {"gpu.rules.yaml":
+        "groups:\n- name: gpu\n  rules:\n  - alert: GpuIdle\n    expr: DCGM_FI_DEV_GPU_UTIL < 5\n"}})],
+    "names-that-look-like-accelerators": [
+        R("gcp:storage/bucket:Bucket", "a3-data", {"name": "a3-data", "location": "US"}),
+        R("aws:ec2/securityGroup:SecurityGroup", "ctrl-plane", {"name": "ctrl-plane", "description": "g2-reports"}),
+        R("kubernetes:core/v1:Service", "tpu-checkpoints", {"metadata": {"name": "tpu-checkpoints"},
+                                                            "spec": {"ports": [{"port": 80}]}}),
+        R("aws:ssm/parameter:Parameter", "p", {"name": "/gpu/p5-budget", "type": "String", "value": "ok"})],
     "k8s-gpu-quota": [R("kubernetes:core/v1:ResourceQuota", "q", {"spec": {"hard": {"requests.nvidia.com/gpu": 4}}})],
     "helm-release-no-gpu": [R("kubernetes:helm.sh/v3:Release", "redis", {"chart": "redis",
                                                                          "values": {"replicas": 3}})],
@@ -306,16 +328,34 @@ class TestEvidence:
         (found,) = [m for p, m in mandatory(pack_stub, EVIDENCE["ray-cluster"]) if p == "gpusizer-gpu-evidence"]
         assert "nvidia.com/gpu" in found and "model it" in found and "gpusizer-gpu-evidence.allow" in found
 
-    def test_the_platform_team_can_allow_a_type(self, pack_stub):
-        allow = {"gpusizer-gpu-evidence": {"allow": [{"type": "kubernetes:ray.io/v1:RayCluster",
-                                                      "reason": "ray autoscaler bounded by quota"}]}}
+    @pytest.mark.parametrize("allowed", [{"type": "kubernetes:ray.io/v1:RayCluster"}, {"type": "kubernetes:ray.io/*"},
+                                         {"name": "ray"}])
+    def test_the_platform_team_can_allow_a_type_or_a_name(self, pack_stub, allowed):
+        allow = {"gpusizer-gpu-evidence": {"allow": [{**allowed, "reason": "ray autoscaler bounded by quota"}]}}
         assert mandatory(pack_stub, EVIDENCE["ray-cluster"], allow) == []
+        other = {"gpusizer-gpu-evidence": {"allow": [{"type": "kubernetes:ray.io/v1:RayJob", "reason": "x"}]}}
+        assert mandatory(pack_stub, EVIDENCE["ray-cluster"], other)
+
+    def test_a_budget_cannot_price_an_allowed_unmodelled_resource_and_says_so(self, pack_stub):
+        cfg = {"gpusizer-gpu-evidence": {"allow": [{"name": "ray", "reason": "reviewed"}]},
+               "gpusizer-gpu-budget": {"enforcementLevel": "mandatory", "maxHourlyUsd": 100}}
+        found = mandatory(pack_stub, EVIDENCE["ray-cluster"], cfg)
+        assert [p for p, _ in found] == ["gpusizer-gpu-budget"] and "cannot price ray" in found[0][1]
 
 
 class TestComponents:
     @pytest.mark.parametrize("case", sorted(COMPONENTS))
     def test_blocked(self, pack_stub, case):
         assert mandatory(pack_stub, COMPONENTS[case]), case
+
+    def test_local_files_a_component_names_are_read(self, pack_stub, tmp_path):
+        (tmp_path / "gpu.yaml").write_text(json.dumps(DEPLOY_DOC))
+        (tmp_path / "values.yaml").write_text("resources:\n  limits:\n    nvidia.com/gpu: 8\n")
+        files = [R("kubernetes:yaml/v2:ConfigGroup", "cg", {"files": [str(tmp_path / "*.yaml")]})]
+        assert any("637 GiB" in m for _, m in mandatory(pack_stub, files))
+        values = [R("kubernetes:helm.sh/v3:Release", "rel", {"chart": "x", "valueYamlFiles": [
+            {"path": str(tmp_path / "values.yaml")}]})]
+        assert any("nvidia.com/gpu" in m for _, m in mandatory(pack_stub, values))
 
     def test_a_manifest_child_is_judged_by_the_precise_model(self, pack_stub):
         found = mandatory(pack_stub, COMPONENTS["configgroup-objs"])
@@ -469,12 +509,6 @@ class TestControls:
         assert mandatory(pack_stub, CONTROLS[case]) == []
 
 
-def test_the_table_blocks_at_least_95_percent():
-    """The table's size is what the issue's target is measured over (each case asserted above)."""
-    blocked = len(EVIDENCE) + len(COMPONENTS) + len(FIELDS) + len(COUNTS) + len(PRICES) + 1 + 5 + 1
-    assert blocked >= 60 and len(CONTROLS) >= 10
-
-
 # --- through `gpusizer preview` ----------------------------------------------------------------------------------
 
 def _preview(tmp_path, config, program=None, *extra):
@@ -507,16 +541,33 @@ def test_an_allowed_pin_passes_preview_and_shows_the_allow_and_its_reason(tmp_pa
 @pytest.mark.slow
 def test_a_program_with_unmodelled_gpu_resources_fails_preview(tmp_path):
     program = """
+        import pulumi_aws as aws
         import pulumi_gcp as gcp
         import pulumi_kubernetes as k8s
         gcp.container.Cluster("gke", location="us-central1", initial_node_count=2,
                               node_config={"machine_type": "a3-highgpu-8g"})
         k8s.helm.v3.Release("vllm", chart="vllm", values={"resources": {"limits": {"nvidia.com/gpu": 8}}})
         k8s.yaml.v2.ConfigGroup("cg", yaml=open(__file__.replace("program.py", "d.yaml")).read())
+        gcp.tpu.V2Vm("tpu", accelerator_type="v5litepod-8", zone="us-central1-a", runtime_version="v2-alpha-tpuv5-lite")
+        k8s.apiextensions.CustomResource("ray", api_version="ray.io/v1", kind="RayCluster", spec={"workerGroupSpecs": [
+            {"replicas": 8, "template": {"spec": {"containers": [{"name": "w", "resources": {"limits": {"nvidia.com/gpu": 4}}}]}}}]})
+        aws.ec2.Instance("t3", instance_type="t3.micro", ami="ami-1", metadata_options={"http_tokens": "required"},
+                         root_block_device={"encrypted": True},
+                         user_data="#!/bin/bash\\naws ec2 run-instances --instance-type p5.48xlarge --count 4\\n")
+        # controls: a CPU instance, a CPU cluster and a Deployment without GPU evidence stay green
+        aws.ec2.Instance("cpu", instance_type="m5.large", ami="ami-1", metadata_options={"http_tokens": "required"},
+                         root_block_device={"encrypted": True})
+        gcp.container.Cluster("cpu-gke", location="us-central1", initial_node_count=1,
+                              node_config={"machine_type": "e2-standard-4"})
+        k8s.apps.v1.Deployment("web", spec={"selector": {"match_labels": {"a": "b"}}, "template": {
+            "metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "web", "image": "nginx"}]}}})
     """
     (tmp_path / "d.yaml").write_text(json.dumps(DEPLOY_DOC))
-    r = _preview(tmp_path, {"gcp:project": "p", "gcp:region": "us-central1"}, program)
+    r = _preview(tmp_path, {"gcp:project": "p", "gcp:region": "us-central1", "aws:region": "us-east-1"}, program)
     assert r.returncode == 1, r.stdout + r.stderr
-    for name in ("gke", "vllm", "cg: cg/Deployment/d"):  # a manifest's finding is reported on its component
-        assert f"on {name}:" in r.stdout, r.stdout
+    lines = r.stdout.splitlines()
+    for name in ("gke", "vllm", "cg: cg/Deployment/d", "tpu", "ray", "t3"):  # a manifest's: on its component
+        assert any(f"on {name}:" in line and "[mandatory]" in line and "only)" not in line for line in lines), name
+    for name in ("cpu", "cpu-gke", "web"):
+        assert f" on {name}:" not in r.stdout, r.stdout
     assert "a real `pulumi preview --policy-pack policies` also judges the children" in r.stdout
