@@ -23,6 +23,15 @@ if TYPE_CHECKING:  # judgement is built by optimize and handed in: the type only
 SIZED_BY = limits.SIZED_BY
 
 
+FAILOVER_MAX_PRICE_RATIO = 2.0
+"""The dearest failover type as a multiple of the choice's on-demand $/hour: the policy pack's default
+maxRatio (gpusizer-no-overprovisioning, policies/rules.py; tests/policies hold the two equal)."""
+
+
+def _price_within(price: float | None, choice: float | None) -> bool:
+    return price is None or choice is None or price <= FAILOVER_MAX_PRICE_RATIO * choice
+
+
 @dataclasses.dataclass(frozen=True)
 class Decision:
     """The cheapest adequate candidate and the explanation of every other.
@@ -142,7 +151,9 @@ class Decision:
         Same provider, region, purchase option and node count, distinct instance
         types, in rank order: the override list of an Auto Scaling group or
         fleet, so a capacity error on one type falls to the next adequate one,
-        never to an inadequate one.
+        never to an inadequate one. A type priced above FAILOVER_MAX_PRICE_RATIO x the choice's (on-demand,
+        per instance) is left out: the policy gate exempts a failover type only within its maxRatio of the
+        decision's price, so a dearer one would fail the gate the component's own group must pass.
         """
         c = self.chosen
         if c is None:
@@ -151,7 +162,8 @@ class Decision:
         for other in self.ranked():
             same_place = (other.offer.provider, other.offer.region, other.purchase, other.nodes) == (
                 c.offer.provider, c.offer.region, c.purchase, c.nodes)
-            if same_place and other.offer.instance_type not in {x.offer.instance_type for x in out}:
+            within = _price_within(other.offer.on_demand_usd, c.offer.on_demand_usd)
+            if same_place and within and other.offer.instance_type not in {x.offer.instance_type for x in out}:
                 out.append(other)
             if len(out) == n:
                 break
