@@ -106,7 +106,8 @@ def workload(spec: spec_mod.WorkloadSpec) -> workload_mod.Workload:
             "inference.targets",
         )
     if spec.placement.gpus:
-        gpus = [known_name("placement.gpus", g, hardware.load_gpus(), hardware.canonical_gpu) for g in spec.placement.gpus]
+        gpus = [known_name("placement.gpus", g, hardware.load_gpus(), lambda n: hardware.user_gpu(n, "placement.gpus"))
+                for g in spec.placement.gpus]
         spec = spec.model_copy(update={"placement": spec.placement.model_copy(update={"gpus": gpus})})
     w = dataclasses.replace(workload_mod.resolve(spec, model), resolution=resolution)
     cal = calibration_mod.for_spec(spec.sizing.calibration)

@@ -382,3 +382,18 @@ def test_a_pool_deployment_refuses_rope_scaling_it_cannot_pass_to_vllm():
     pool = _pool(gpu="L40S", gpus_per_node=8, node_selector={"nvidia.com/gpu.product": "NVIDIA-L40S"})
     with pytest.raises(SpecError, match="model.rope_scaling"):
         onprem.check(gpusizer.plan(spec, pools=[pool]), types.SimpleNamespace(pools=[pool]))
+
+
+def test_a_gpu_name_that_means_two_gpus_is_asked_about_not_chosen(tmp_path):
+    """"A100" is the 40 GB and the 80 GB part (data/gpus.yaml `ambiguous`): a pool sized as one or the other
+    differs by 40 GB per GPU, so every place a person types it asks which."""
+    r = run("plan", _spec(tmp_path, placement={"gpus": ["A100"]}))
+    assert r.returncode == 2 and "A100-40GB" in r.stderr and "A100-80GB" in r.stderr
+    r = run("catalog", "list", "--gpu", "a100")
+    assert r.returncode == 2 and "A100-80GB" in r.stderr
+    with pytest.raises(Exception, match="A100-40GB or A100-80GB"):
+        _pool(gpu="A100")
+    from gpusizer.contract import audit
+
+    assert audit.gpu_from_label("NVIDIA-A100-SXM4-80GB") == "A100-80GB"  # node labels still resolve
+    assert audit.gpu_from_label("nvidia-tesla-a100") == "A100-40GB"
