@@ -30,12 +30,16 @@ DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
 
 
 def model_id(d: decision_mod.Decision) -> str:
-    """The Hugging Face id the server loads: the registry entry's, or the spec's model.hf_id.
+    """The Hugging Face id the server loads: the spec's model.hf_id, or the Hugging Face id the spec wrote as
+    model.name (meta-llama/Llama-3.1-8B-Instruct: the registry sizes it as Llama-3.1-8B, but the server loads
+    the checkpoint named, not the base model), else the registry entry's.
 
     Raises:
         errors.SpecError: the model names no weights (an explicit architecture or an hf_config).
     """
-    found = d.workload.model.hf_id or d.workload.spec.model.hf_id
+    ref = d.workload.spec.model
+    named = ref.name if ref.name and "/" in ref.name else None
+    found = ref.hf_id or named or d.workload.model.hf_id
     if not found:
         raise errors.SpecError(
             "model: names no weights for the serving engine to load (deploy.image runs vLLM). "

@@ -397,3 +397,16 @@ def test_a_gpu_name_that_means_two_gpus_is_asked_about_not_chosen(tmp_path):
 
     assert audit.gpu_from_label("NVIDIA-A100-SXM4-80GB") == "A100-80GB"  # node labels still resolve
     assert audit.gpu_from_label("nvidia-tesla-a100") == "A100-40GB"
+
+
+def test_the_server_loads_the_checkpoint_the_spec_named():
+    """model.name meta-llama/Llama-3.1-8B-Instruct is sized as the registry's Llama-3.1-8B, but vLLM must load the
+    Instruct checkpoint, not the base model the registry entry names."""
+    import gpusizer
+    from components import serving
+
+    def served(name):
+        return serving.model_id(gpusizer.plan({"name": "x", "model": {"name": name}}))
+
+    assert served("meta-llama/Llama-3.1-8B-Instruct") == "meta-llama/Llama-3.1-8B-Instruct"
+    assert served("llama-3.1-8b") == "meta-llama/Llama-3.1-8B"
