@@ -203,7 +203,7 @@ def plan(
     """
     catalog = (catalog or Catalog.load()).with_pools(pools)
     w = _with_known_regions(_load(spec), catalog)
-    notes = mismatch.check(w.spec.placement, catalog.offers)
+    notes = mismatch.check(w.spec.placement, catalog)
     return optimize.choose(w, catalog, notes=tuple(catalog.notes) + notes if notes else None)
 
 
@@ -232,7 +232,7 @@ def estimate(spec, catalog: Catalog | None = None) -> Estimate:
     """
     cat = catalog or Catalog.load()
     w = _with_known_regions(_load(spec), cat)
-    mismatch.check(w.spec.placement, cat.offers)
+    mismatch.check(w.spec.placement, cat)
     cheapest = optimize.choose(w, cat, notes=()).judged.cheapest_per_gpu()
     network = {}
     for o in cat.offers:
