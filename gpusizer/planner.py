@@ -85,6 +85,8 @@ def workload(spec: spec_mod.WorkloadSpec) -> workload_mod.Workload:
     limit = registry.context_limit(model, spec.model.rope_scaling and spec.model.rope_scaling.factor)
     if model.kind == "llm" and limit and length > limit:
         named = f"{model.display_name} ({model.hf_id})" if model.hf_id else model.display_name
+        loose = (f" (model.name {resolution.requested!r} leaves out a version or variant and resolved to {model.key}; "
+                 "`gpusizer models` lists the others)" if resolution is not None and resolution.loose else "")
         if spec.model.rope_scaling:
             raise errors.SpecError(
                 f"{field}: {length} tokens exceeds {named}'s trained context of {model.max_context} x "
@@ -93,7 +95,7 @@ def workload(spec: spec_mod.WorkloadSpec) -> workload_mod.Workload:
                 field,
             )
         raise errors.SpecError(
-            f"{field}: {length} tokens exceeds {named}'s trained context of {model.max_context}. "
+            f"{field}: {length} tokens exceeds {named}'s trained context of {model.max_context}{loose}. "
             f"To fix: use at most {model.max_context}, name a model trained for longer contexts, or opt into "
             f"RoPE scaling with model.rope_scaling: {{type: yarn, factor: {math.ceil(length / model.max_context)}}}",
             field,
