@@ -158,7 +158,8 @@ def _with_known_regions(w: workload_mod.Workload, catalog: Catalog) -> workload_
         if pools_pending and r.lower() not in lowered:
             regions.append(r)
             continue
-        regions.append(known_name("placement.regions", r, known, also=_zone_hint(r, catalog)))
+        hint = "" if r.lower() in lowered else _zone_hint(r, catalog)  # the hint scans the offers: only on failure
+        regions.append(known_name("placement.regions", r, known, also=hint))
     spec = w.spec.model_copy(update={"placement": p.model_copy(update={"regions": regions})})
     return dataclasses.replace(w, spec=spec)
 

@@ -29,6 +29,8 @@ import math
 from collections.abc import Iterator, Sequence
 
 from gpusizer.base import limits, providers
+from gpusizer.estimate import fit as fit_mod
+from gpusizer.facts import hardware
 from gpusizer.catalog.index import OFFER
 from gpusizer.decide.candidate import Candidate
 from gpusizer.decide.runs import Group, Segment
@@ -53,9 +55,6 @@ def price_key(c: Candidate) -> tuple:
 
 def _precision_bars(g: Group) -> bool:
     """The group's GPU cannot run the spec's precision (nor its allowed fallback), whatever the size."""
-    from gpusizer.estimate import fit as fit_mod
-    from gpusizer.facts import hardware
-
     gpu = hardware.load_gpus().get(g.offer.gpu)
     return gpu is not None and bool(g.w.memo(("precision", gpu.name), lambda: fit_mod.precision_problem(g.w, gpu))[0])
 
@@ -218,8 +217,6 @@ class Judgement:
         P4 rejected for memory could not run bf16 at any size, so it says nothing about the choice."""
         best: tuple | None = None
         for g, s in self._sized():
-            if _precision_bars(g):
-                continue
             find = g.hourly_of
             i = bisect.bisect_left(s.entries, hourly, s.lo, s.hi, key=find) - 1
             if i < s.lo:
@@ -227,7 +224,7 @@ class Judgement:
             top = find(s.entries[i])
             j = bisect.bisect_left(s.entries, top, s.lo, s.hi, key=find)
             k = (-top, g.price_key(s.entries[j], s))
-            if best is None or k < best[0]:
+            if (best is None or k < best[0]) and not _precision_bars(g):  # judged only where it would change best
                 best = (k, g, s, j)
         if best is None:
             return None
