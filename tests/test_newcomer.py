@@ -65,12 +65,16 @@ def test_rope_scaling_opts_into_a_longer_context_and_the_plan_says_so(tmp_path):
 def test_every_plan_names_the_model_it_resolved_to(fmt):
     r = run("plan", REPO / "stacks/examples/chat-8b.yaml", "--format", fmt)
     assert r.returncode == 0, r.stderr
-    for fact in ("llama-3.1-8b", "meta-llama/Llama-3.1-8B", "131"):
+    for fact in ("llama-3.1-8b", "meta-llama/Llama-3.1-8B-Instruct", "131"):
         assert fact in r.stdout
     if fmt == "json":
         got = json.loads(r.stdout)["resolved_model"]
-        assert got["name"] == "llama-3.1-8b" and got["hf_id"] == "meta-llama/Llama-3.1-8B"
+        # The checkpoint named (what the server loads), sized by the registry entry of the base model.
+        assert got["name"] == "llama-3.1-8b" and got["hf_id"] == "meta-llama/Llama-3.1-8B-Instruct"
+        assert got["registry_hf_id"] == "meta-llama/Llama-3.1-8B"
         assert got["max_context"] == 131072 and got["requested"] == "meta-llama/Llama-3.1-8B-Instruct"
+    else:
+        assert "sized by the registry entry of meta-llama/Llama-3.1-8B" in r.stdout
 
 
 def test_a_loose_alias_is_reported_on_stderr_and_in_the_json(tmp_path):

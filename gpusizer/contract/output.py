@@ -74,6 +74,7 @@ class ResolvedModel(_Open):
     name: Text
     display_name: Text
     hf_id: Text | None = None
+    registry_hf_id: Text | None = None
     max_context: Positive | None = None
     context_limit: Positive | None = None
     requested: Text | None = None
