@@ -377,7 +377,7 @@ def _cmd_catalog_list(args) -> int:
     import gpusizer
     from gpusizer import planner
 
-    gpu = planner.known_name("--gpu", args.gpu, hardware.load_gpus(), hardware.canonical_gpu) if args.gpu else None
+    gpu = planner.known_name("--gpu", args.gpu, hardware.load_gpus(), lambda n: hardware.user_gpu(n, "--gpu")) if args.gpu else None
     from gpusizer.catalog import listing
     from gpusizer.render import listing as listing_view
     from gpusizer.base import providers

@@ -85,6 +85,8 @@ def workload(spec: spec_mod.WorkloadSpec) -> workload_mod.Workload:
     limit = registry.context_limit(model, spec.model.rope_scaling and spec.model.rope_scaling.factor)
     if model.kind == "llm" and limit and length > limit:
         named = f"{model.display_name} ({model.hf_id})" if model.hf_id else model.display_name
+        loose = (f" (model.name {resolution.requested!r} leaves out a version or variant and resolved to {model.key}; "
+                 "`gpusizer models` lists the others)" if resolution is not None and resolution.loose else "")
         if spec.model.rope_scaling:
             raise errors.SpecError(
                 f"{field}: {length} tokens exceeds {named}'s trained context of {model.max_context} x "
@@ -93,7 +95,7 @@ def workload(spec: spec_mod.WorkloadSpec) -> workload_mod.Workload:
                 field,
             )
         raise errors.SpecError(
-            f"{field}: {length} tokens exceeds {named}'s trained context of {model.max_context}. "
+            f"{field}: {length} tokens exceeds {named}'s trained context of {model.max_context}{loose}. "
             f"To fix: use at most {model.max_context}, name a model trained for longer contexts, or opt into "
             f"RoPE scaling with model.rope_scaling: {{type: yarn, factor: {math.ceil(length / model.max_context)}}}",
             field,
@@ -106,7 +108,8 @@ def workload(spec: spec_mod.WorkloadSpec) -> workload_mod.Workload:
             "inference.targets",
         )
     if spec.placement.gpus:
-        gpus = [known_name("placement.gpus", g, hardware.load_gpus(), hardware.canonical_gpu) for g in spec.placement.gpus]
+        gpus = [known_name("placement.gpus", g, hardware.load_gpus(), lambda n: hardware.user_gpu(n, "placement.gpus"))
+                for g in spec.placement.gpus]
         spec = spec.model_copy(update={"placement": spec.placement.model_copy(update={"gpus": gpus})})
     w = dataclasses.replace(workload_mod.resolve(spec, model), resolution=resolution)
     cal = calibration_mod.for_spec(spec.sizing.calibration)
@@ -155,7 +158,8 @@ def _with_known_regions(w: workload_mod.Workload, catalog: Catalog) -> workload_
         if pools_pending and r.lower() not in lowered:
             regions.append(r)
             continue
-        regions.append(known_name("placement.regions", r, known, also=_zone_hint(r, catalog)))
+        hint = "" if r.lower() in lowered else _zone_hint(r, catalog)  # the hint scans the offers: only on failure
+        regions.append(known_name("placement.regions", r, known, also=hint))
     spec = w.spec.model_copy(update={"placement": p.model_copy(update={"regions": regions})})
     return dataclasses.replace(w, spec=spec)
 
@@ -202,7 +206,7 @@ def plan(
     """
     catalog = (catalog or Catalog.load()).with_pools(pools)
     w = _with_known_regions(_load(spec), catalog)
-    notes = mismatch.check(w.spec.placement, catalog.offers)
+    notes = mismatch.check(w.spec.placement, catalog)
     return optimize.choose(w, catalog, notes=tuple(catalog.notes) + notes if notes else None)
 
 
@@ -231,7 +235,7 @@ def estimate(spec, catalog: Catalog | None = None) -> Estimate:
     """
     cat = catalog or Catalog.load()
     w = _with_known_regions(_load(spec), cat)
-    mismatch.check(w.spec.placement, cat.offers)
+    mismatch.check(w.spec.placement, cat)
     cheapest = optimize.choose(w, cat, notes=()).judged.cheapest_per_gpu()
     network = {}
     for o in cat.offers:

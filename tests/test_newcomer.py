@@ -65,12 +65,16 @@ def test_rope_scaling_opts_into_a_longer_context_and_the_plan_says_so(tmp_path):
 def test_every_plan_names_the_model_it_resolved_to(fmt):
     r = run("plan", REPO / "stacks/examples/chat-8b.yaml", "--format", fmt)
     assert r.returncode == 0, r.stderr
-    for fact in ("llama-3.1-8b", "meta-llama/Llama-3.1-8B", "131"):
+    for fact in ("llama-3.1-8b", "meta-llama/Llama-3.1-8B-Instruct", "131"):
         assert fact in r.stdout
     if fmt == "json":
         got = json.loads(r.stdout)["resolved_model"]
-        assert got["name"] == "llama-3.1-8b" and got["hf_id"] == "meta-llama/Llama-3.1-8B"
+        # The checkpoint named (what the server loads), sized by the registry entry of the base model.
+        assert got["name"] == "llama-3.1-8b" and got["hf_id"] == "meta-llama/Llama-3.1-8B-Instruct"
+        assert got["registry_hf_id"] == "meta-llama/Llama-3.1-8B"
         assert got["max_context"] == 131072 and got["requested"] == "meta-llama/Llama-3.1-8B-Instruct"
+    else:
+        assert "sized by the registry entry of meta-llama/Llama-3.1-8B" in r.stdout
 
 
 def test_a_loose_alias_is_reported_on_stderr_and_in_the_json(tmp_path):
@@ -382,3 +386,31 @@ def test_a_pool_deployment_refuses_rope_scaling_it_cannot_pass_to_vllm():
     pool = _pool(gpu="L40S", gpus_per_node=8, node_selector={"nvidia.com/gpu.product": "NVIDIA-L40S"})
     with pytest.raises(SpecError, match="model.rope_scaling"):
         onprem.check(gpusizer.plan(spec, pools=[pool]), types.SimpleNamespace(pools=[pool]))
+
+
+def test_a_gpu_name_that_means_two_gpus_is_asked_about_not_chosen(tmp_path):
+    """"A100" is the 40 GB and the 80 GB part (data/gpus.yaml `ambiguous`): a pool sized as one or the other
+    differs by 40 GB per GPU, so every place a person types it asks which."""
+    r = run("plan", _spec(tmp_path, placement={"gpus": ["A100"]}))
+    assert r.returncode == 2 and "A100-40GB" in r.stderr and "A100-80GB" in r.stderr
+    r = run("catalog", "list", "--gpu", "a100")
+    assert r.returncode == 2 and "A100-80GB" in r.stderr
+    with pytest.raises(Exception, match="A100-40GB or A100-80GB"):
+        _pool(gpu="A100")
+    from gpusizer.contract import audit
+
+    assert audit.gpu_from_label("NVIDIA-A100-SXM4-80GB") == "A100-80GB"  # node labels still resolve
+    assert audit.gpu_from_label("nvidia-tesla-a100") == "A100-40GB"
+
+
+def test_the_server_loads_the_checkpoint_the_spec_named():
+    """model.name meta-llama/Llama-3.1-8B-Instruct is sized as the registry's Llama-3.1-8B, but vLLM must load the
+    Instruct checkpoint, not the base model the registry entry names."""
+    import gpusizer
+    from gpusizer.components import serving
+
+    def served(name):
+        return serving.model_id(gpusizer.plan({"name": "x", "model": {"name": name}}))
+
+    assert served("meta-llama/Llama-3.1-8B-Instruct") == "meta-llama/Llama-3.1-8B-Instruct"
+    assert served("llama-3.1-8b") == "meta-llama/Llama-3.1-8B"

@@ -87,6 +87,32 @@ class Catalog:
         return frozenset({o.region for o in self.offers} | {o.zone for o in self.offers if o.zone})
 
     @functools.cached_property
+    def sellers(self) -> dict[str, frozenset[str]]:
+        """Every region and zone (lower-case) -> the providers whose offers name it, computed once."""
+        found: dict[str, set[str]] = {}
+        for o in self.offers:
+            for place in (o.region, o.zone):
+                if place:
+                    found.setdefault(place.lower(), set()).add(o.provider)
+        return {k: frozenset(v) for k, v in found.items()}
+
+    @functools.cached_property
+    def stock(self) -> dict[str, dict[str, frozenset[str]]]:
+        """provider -> region or zone (lower-case) -> the GPU models offered there, computed once."""
+        found: dict[str, dict[str, set[str]]] = {}
+        for o in self.offers:
+            places = found.setdefault(o.provider, {})
+            for place in (o.region, o.zone):
+                if place:
+                    places.setdefault(place.lower(), set()).add(o.gpu)
+        return {p: {k: frozenset(v) for k, v in places.items()} for p, places in found.items()}
+
+    @functools.cached_property
+    def zones(self) -> frozenset[str]:
+        """Every zone the offers name, lower-case, computed once."""
+        return frozenset(o.zone.lower() for o in self.offers if o.zone)
+
+    @functools.cached_property
     def provider_names(self) -> frozenset[str]:
         """The providers the offers come from, computed once."""
         return frozenset(o.provider for o in self.offers)

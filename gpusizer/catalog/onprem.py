@@ -76,6 +76,10 @@ class Pool(pydantic.BaseModel):
     @pydantic.field_validator("gpu")
     @classmethod
     def _known_gpu(cls, v: str) -> str:
+        choices = hardware.ambiguous(v)
+        if choices:
+            raise ValueError(f"{inputs.quote(v)} names {len(choices)} GPUs, {' and '.join(choices)}, which differ in "
+                             f"memory; use {' or '.join(choices)}")
         name = hardware.canonical_gpu(v)
         if name is None:
             raise ValueError(f"unknown GPU {inputs.quote(v)}; use one of {', '.join(hardware.load_gpus())}")

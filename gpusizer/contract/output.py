@@ -68,12 +68,27 @@ class Choice(Offer):
     performance: dict[str, Any] = {}
 
 
+class ResolvedModel(_Open):
+    """What the spec's `model` resolved to (gpusizer.render.plan_json.resolved_model)."""
+
+    name: Text
+    display_name: Text
+    hf_id: Text | None = None
+    registry_hf_id: Text | None = None
+    max_context: Positive | None = None
+    context_limit: Positive | None = None
+    requested: Text | None = None
+    matched_by: Literal["name", "loose-alias", "hf_id", "hf_config", "architecture"]
+    note: Text | None = None
+
+
 class Plan(_Open):
     """`gpusizer plan --format json`, and each workload of a preview document."""
 
     version: Literal[KNOWN_VERSIONS] = "0"  # type: ignore[valid-type]  # a tuple of literals
     workload: Text
     model: Text | None = None
+    resolved_model: ResolvedModel | None = None
     task: Literal["inference", "training", "finetune"] = "inference"
     objective: Text = ""
     spec: dict[str, Any] | None = None
@@ -90,6 +105,7 @@ class Estimate(_Open):
     version: Literal[KNOWN_VERSIONS] = "0"  # type: ignore[valid-type]
     workload: Text
     model: Text | None = None
+    resolved_model: ResolvedModel | None = None
     task: Literal["inference", "training", "finetune"]
     requirements: dict[str, Any]
     per_gpu: list[dict[str, Any]]
@@ -104,11 +120,21 @@ class Policy(_Open):
     findings: list[dict[str, Any]] = []
 
 
+class Resource(_Open):
+    """A resource the previewed program would create: its type, name, parent URN and key inputs."""
+
+    type: Text
+    name: Text
+    parent: Text = ""
+    fields: dict[str, Any] = {}
+
+
 class Preview(_Open):
-    """`gpusizer preview --format json`: every workload's plan and the pack's results."""
+    """`gpusizer preview --format json`: every workload's plan, the resources and the pack's results."""
 
     version: Literal[KNOWN_VERSIONS] = "0"  # type: ignore[valid-type]
     workloads: dict[Text, Plan]
+    resources: list[Resource] = []
     policy: Policy | None = None
 
 

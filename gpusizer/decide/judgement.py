@@ -31,6 +31,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from gpusizer.base import limits, providers
 from gpusizer.catalog.index import OFFER, Entry, OfferClass
 from gpusizer.catalog.offer import Offer
+from gpusizer.estimate import fit as fit_mod
+from gpusizer.facts import hardware
 from gpusizer.decide.candidate import Candidate
 from gpusizer.decide.runs import Group, PriceKey, Probe, RankKey, Segment
 
@@ -57,9 +59,6 @@ def price_key(c: Candidate) -> tuple[float, int, int, str, str, str, str]:
 
 def _precision_bars(g: Group) -> bool:
     """The group's GPU cannot run the spec's precision (nor its allowed fallback), whatever the size."""
-    from gpusizer.estimate import fit as fit_mod
-    from gpusizer.facts import hardware
-
     gpu = hardware.load_gpus().get(g.offer.gpu)
     return gpu is not None and bool(g.w.memo(("precision", gpu.name), lambda: fit_mod.precision_problem(g.w, gpu))[0])
 
@@ -228,8 +227,6 @@ class Judgement:
         P4 rejected for memory could not run bf16 at any size, so it says nothing about the choice."""
         best: tuple[tuple[float, PriceKey], Group, Segment, int] | None = None
         for g, s in self._sized():
-            if _precision_bars(g):
-                continue
             find = g.hourly_of
             i = bisect.bisect_left(s.entries, hourly, s.lo, s.hi, key=find) - 1
             if i < s.lo:
@@ -237,7 +234,7 @@ class Judgement:
             top = find(s.entries[i])
             j = bisect.bisect_left(s.entries, top, s.lo, s.hi, key=find)
             k = (-top, g.price_key(s.entries[j], s))
-            if best is None or k < best[0]:
+            if (best is None or k < best[0]) and not _precision_bars(g):  # judged only where it would change best
                 best = (k, g, s, j)
         if best is None:
             return None

@@ -12,30 +12,25 @@ from collections.abc import Sequence
 
 from gpusizer import spec
 from gpusizer.base import errors, providers
+from gpusizer.catalog import Catalog
 from gpusizer.catalog.offer import Offer
 
 _SHOWN = 6  # places listed per hint
 
 
-def check(placement: spec.Placement, offers: Sequence[Offer]) -> tuple[str, ...]:
+def check(placement: spec.Placement, catalog: Catalog) -> tuple[str, ...]:
     """Raise SpecError when every region named is sold in only by disallowed providers (a spec that contradicts
     itself); return a note for each such region when others run, and for each of placement.gpus not sold where
     the spec allows (what stock is sold where is the catalog's, so a plan with none left exits 3 and explains).
 
     Args:
         placement: the spec's validated Placement (regions already in the catalog's spelling).
-        offers: the catalog's offers (pools included).
+        catalog: the gpusizer.catalog.Catalog planned against (pools included).
     """
     if not placement.regions and not placement.gpus:
         return ()
     allowed = set(placement.providers or providers.NAMES)
-    sellers: dict[str, set[str]] = {}
-    zones = set()
-    for o in offers:
-        sellers.setdefault(o.region.lower(), set()).add(o.provider)
-        if o.zone:
-            sellers.setdefault(o.zone.lower(), set()).add(o.provider)
-            zones.add(o.zone.lower())
+    offers, sellers, zones = catalog.offers, catalog.sellers, catalog.zones
     problems = []
     for region in placement.regions or ():
         by = sellers.get(region.lower())
@@ -59,9 +54,13 @@ def check(placement: spec.Placement, offers: Sequence[Offer]) -> tuple[str, ...]
     if not placement.gpus:
         return notes
     wanted = {r.lower() for r in placement.regions or ()}
-    inside = [o for o in offers if o.provider in allowed and (not wanted or providers.get(o.provider).owned
-                                                              or o.region.lower() in wanted or (o.zone or "").lower() in wanted)]
-    sold = {o.gpu for o in inside}
+    sold: set[str] = set()
+    for provider in allowed:
+        places = catalog.stock.get(provider, {})
+        everywhere = not wanted or providers.get(provider).owned  # pools run wherever regions say
+        for place, gpus in places.items():
+            if everywhere or place in wanted:
+                sold |= gpus
     missing = [g for g in placement.gpus if g not in sold]
     if not missing:
         return notes

@@ -131,6 +131,28 @@ def load_gpus() -> dict[str, GpuSpec]:
     return table
 
 
+def ambiguous(name: str) -> tuple[str, ...]:
+    """The GPUs a name a person typed may mean when it means more than one ("A100": the 40 and 80 GB parts;
+    data/gpus.yaml `ambiguous`), else ()."""
+    table = packaged.load("data/gpus.yaml").get("ambiguous") or {}
+    wanted = _norm(name)
+    return next((tuple(gpus) for key, gpus in table.items() if _norm(key) == wanted), ())
+
+
+def user_gpu(name: str, field: str) -> str | None:
+    """canonical_gpu for a name a person typed in `field`: None when unknown.
+
+    Raises:
+        SpecError: the name means more than one GPU (`ambiguous`), naming `field` and the choices.
+    """
+    choices = ambiguous(name)
+    if choices:
+        raise errors.SpecError(f"{field}: {name!r} names {len(choices)} GPUs, {' and '.join(choices)}, which differ "
+                               f"in memory. To fix: use {' or '.join(choices)}" + (" (or list both)" if field.endswith("gpus") else ""),
+                               field)
+    return canonical_gpu(name)
+
+
 def canonical_gpu(name: str) -> str | None:
     """Canonical GPU name for a user or provider spelling ("nvidia-l4", "a100 80gb"), or None."""
     wanted = _norm(name)

@@ -123,10 +123,14 @@ def resolved_model(w: Workload) -> dict:
         requested, how = ref.hf_config, "hf_config"
     else:
         requested, how = None, "architecture"
+    # The checkpoint: the Hugging Face id the spec wrote (meta-llama/Llama-3.1-8B-Instruct, which the server loads,
+    # components/serving.model_id), else the registry entry's; registry_hf_id is the entry's own (its base model).
+    named = requested if how == "name" and requested and "/" in requested else None
     return {
         "name": m.key,
         "display_name": m.display_name,
-        "hf_id": m.hf_id or ref.hf_id or (ref.name if how == "hf_id" else None),
+        "hf_id": ref.hf_id or named or m.hf_id or (ref.name if how == "hf_id" else None),
+        "registry_hf_id": m.hf_id if how in ("name", "loose-alias") else None,
         "max_context": m.max_context,
         "context_limit": registry.context_limit(m, ref.rope_scaling and ref.rope_scaling.factor),
         "rope_scaling": ref.rope_scaling.model_dump() if ref.rope_scaling else None,

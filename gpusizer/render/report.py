@@ -81,6 +81,8 @@ def model_line(w) -> str:
             line += f" (trained {r['max_context']:,} x RoPE {r['rope_scaling']['type']} {r['rope_scaling']['factor']:g})"
     if r["matched_by"] in ("name", "loose-alias") and r["requested"] != r["name"]:
         line += f"; from model.name {r['requested']!r}"
+        if r["registry_hf_id"] and r["registry_hf_id"] != r["hf_id"]:
+            line += f", sized by the registry entry of {r['registry_hf_id']} (same architecture)"
         line += ", a loose alias: name a version to choose another" if r["matched_by"] == "loose-alias" else ""
     return line
 
