@@ -477,6 +477,7 @@ def check(plan: Decision, args) -> None:
     check_capacity(plan)
     scaling.check_signal(plan)
     if plan.workload.spec.task == "inference":
+        serving.check_one_node(plan)
         serving.vllm_args(plan)  # a model without weights, or an image without the flags, fails here
 
 

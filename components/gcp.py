@@ -401,6 +401,7 @@ def check(plan: Decision, args) -> None:
     model = provisioning_model(c.offer.instance_type, c.purchase, reservation)
     scaling.check_signal(plan)
     if spec.task == "inference":
+        serving.check_one_node(plan)
         serving.vllm_args(plan)
         if model == "FLEX_START":
             raise errors.SpecError(

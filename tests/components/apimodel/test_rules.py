@@ -68,6 +68,8 @@ AWS_MISTAKES = [
     ("efa", SG, "EFA group without self egress", lambda i: i.update(egress=[e for e in i["egress"] if not e.get("self")])),
     ("efa", SG, "EFA group without self ingress", lambda i: i.update(ingress=[])),
     ("block", LT, "capacity block without its reservation", lambda i: i.pop("capacityReservationSpecification")),
+    ("group", LT, "user data beyond 16 KB", lambda i: i.update(userData=__import__("base64").b64encode(
+        b"#cloud-config\n" + b"#" * 17000).decode())),
 ]
 
 
