@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 
 from gpusizer.base import cost as cost_mod
+from gpusizer.catalog import consumption
 from gpusizer.decide import misses
 from gpusizer.render import plan_json, price_age, rows
 from gpusizer.decide.candidate import Candidate
@@ -144,7 +145,13 @@ def scaling_text(r: dict) -> str:
 def _bought_as(d: Decision) -> str:
     """The purchase, and the consumption model where it differs (flex-start, a reservation, a Capacity Block)."""
     bought = plan_json.consumption_model(d)
-    return d.chosen.purchase if bought == d.chosen.purchase else f"{d.chosen.purchase} as {bought}"
+    text = d.chosen.purchase if bought == d.chosen.purchase else f"{d.chosen.purchase} as {bought}"
+    if bought == "capacity-block":
+        o = d.chosen.offer
+        rate = consumption.capacity_block_usd(o.instance_type, o.region)
+        text += (f" (published block rate {_money(rate)}/h per instance, {consumption.CAPACITY_BLOCK_AS_OF})" if rate
+                 else " (no published block rate for this type and region: the price shown is on-demand)")
+    return text
 
 
 def _choice_lines(d: Decision) -> list[str]:

@@ -324,6 +324,12 @@ def test_p5_capacity_comes_from_the_named_reservation_or_capacity_block(reservat
     assert lt.get("instanceMarketOptions") == market
     assert asg["launchTemplate"]["id"] == "pretrain-aws-lt-id" and not asg.get("mixedInstancesPolicy")
     assert asg["waitForCapacityTimeout"] != "0"  # no capacity fails `up`
+    consumption = "capacity-block" if block else "capacity-reservation"
+    assert lt["tags"]["gpusizer:consumption"] == consumption
+    if block:  # priced at the published Capacity Block rate, $39.33/h per p5.48xlarge in us-east-1 (2024-12)
+        assert lt["tags"]["gpusizer:hourly-usd"] == "39.3300"
+        assert float(asg["tags"][[t["key"] for t in asg["tags"]].index("gpusizer:hourly-usd")]["value"]) == \
+            pytest.approx(39.33 * gpusizer.plan(spec, catalog=P5).chosen.instances)
 
 
 @pytest.mark.parametrize("deploy, words", [
