@@ -142,7 +142,7 @@ def scaling_text(r: dict) -> str:
     return text
 
 
-def _bought_as(d: Decision) -> str:
+def bought_as(d: Decision) -> str:
     """The purchase, and the consumption model where it differs (flex-start, a reservation, a Capacity Block)."""
     bought = plan_json.consumption_model(d)
     text = d.chosen.purchase if bought == d.chosen.purchase else f"{d.chosen.purchase} as {bought}"
@@ -162,7 +162,7 @@ def _choice_lines(d: Decision) -> list[str]:
         return lines + [f"    {m.line()}" for m in misses.nearest(d.workload, d.judged)]
     per_mtok = "" if c.usd_per_mtok is None else f"; {_money(c.usd_per_mtok)} per million tokens"
     lines = [
-        f"CHOICE: {c.offer.provider} {rows.where(c)} {c.offer.instance_type}: {_shape(c)}, {_bought_as(d)}",
+        f"CHOICE: {c.offer.provider} {rows.where(c)} {c.offer.instance_type}: {_shape(c)}, {bought_as(d)}",
         f"  cost: {cost_text(c.cost)}{per_mtok} (price as of {c.offer.price_as_of(c.purchase)})",
         f"  {ranked}",
         f"  performance: {_performance(c)}",
