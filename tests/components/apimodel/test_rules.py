@@ -139,6 +139,9 @@ GCP_MISTAKES = [
     ("flex-vm", VM, "flex-start without a max run duration", lambda i: _sched(i).pop("maxRunDuration")),
     ("flex-vm", VM, "flex-start that stops instead of deleting",
      lambda i: _sched(i).update(instanceTerminationAction="STOP")),
+    ("flex-vm", VM, "flex-start consuming a reservation", lambda i: i.update(reservationAffinity={
+        "type": "SPECIFIC_RESERVATION", "specificReservation": {"key": "compute.googleapis.com/reservation-name",
+                                                                "values": ["res"]}})),
     ("flex-vm", VM, "a run of 8 days", lambda i: _sched(i).update(maxRunDuration={"seconds": 8 * 24 * 3600})),
     ("roce", "gcp:compute/resizeRequest:ResizeRequest", "resize request without a run duration",
      lambda i: i.pop("requestedRunDuration")),
