@@ -41,6 +41,7 @@ import pulumi
 
 from gpusizer import components
 import gpusizer
+import gpusizer.render.plan_json
 import gpusizer.render.report
 import gpusizer.reuse
 
@@ -125,7 +126,8 @@ def _summary(d: gpusizer.Decision) -> str:
     """One line for `pulumi preview`: the choice, its price and what the next cheaper offer lacked."""
     c = d.chosen
     where = c.offer.zone or c.offer.region
-    line = (f"{c.offer.provider} {where} {c.offer.instance_type}: {c.gpu_count} x {c.offer.gpu}, {c.purchase}, "
+    line = (f"{c.offer.provider} {where} {c.offer.instance_type}: {c.gpu_count} x {c.offer.gpu}, "
+            f"{gpusizer.render.report.bought_as(d)}, "
             f"{gpusizer.render.report.cost_text(c.cost)} for {d.required_gpu_memory_gib:g} GiB of GPU memory (sized by {d.sized_by})")
     if d.next_cheaper is not None:
         line += f"; next cheaper {d.next_cheaper.offer.instance_type} lacked: {d.next_cheaper.rejection.detail}"
@@ -195,6 +197,7 @@ def main() -> None:
             "instance_type": workload.instance_type,
             "gpu": f"{c.gpu_count} x {c.offer.gpu}",
             "purchase": c.purchase,
+            "consumption": gpusizer.render.plan_json.consumption_model(decision),
             "nodes": c.nodes,
             "replicas": c.replicas,
             "required_gpu_memory_gib": decision.required_gpu_memory_gib,

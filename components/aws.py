@@ -15,6 +15,8 @@ import pulumi_aws as aws
 from gpusizer.components import aws_network, boot, scaling, serving
 from gpusizer.components import tags as tagging
 from gpusizer.base import errors
+from gpusizer.catalog import consumption
+from gpusizer.render import plan_json
 from gpusizer.facts import images
 from gpusizer.decide.decision import Decision
 
@@ -131,7 +133,11 @@ class AwsGpuCapacity(pulumi.ComponentResource):
         grouped = uses_group(d)
         efa = c.nodes > 1 and c.offer.fabric == "efa"
         cards = aws_network.network_cards(c.offer.instance_type) if efa else 1
-        tags = tagging.aws_tags(d)  # per node: templates, instances, volumes
+        block_rate = consumption.capacity_block_usd(c.offer.instance_type, c.offer.region) \
+            if spec.deploy.capacity_block else None
+        # per node: templates, instances, volumes; a Capacity Block at its published rate where there is one
+        tags = tagging.aws_tags(d, hourly_usd=block_rate)
+        tags[tagging.AWS_CONSUMPTION] = plan_json.consumption_model(d)
 
         role = aws.iam.Role(
             f"{name}-role",
@@ -327,7 +333,10 @@ class AwsGpuCapacity(pulumi.ComponentResource):
         size = low = high = c.instances
         scaled = d.autoscaling is not None
         spot = c.purchase == "spot"
-        group_tags = tagging.aws_tags(d, hourly_usd=c.hourly_usd)  # the whole group's price
+        rate = consumption.capacity_block_usd(c.offer.instance_type, c.offer.region)
+        block = d.workload.spec.deploy.capacity_block and rate is not None
+        group_tags = tagging.aws_tags(d, hourly_usd=rate * c.instances if block else c.hourly_usd)  # the whole group's price
+        group_tags[tagging.AWS_CONSUMPTION] = plan_json.consumption_model(d)
         if scaled:  # min..max nodes, and no warm pool: GPU groups scale from cold (issue 14)
             low, high = scaling.bounds(d)
             group_tags[scaling.AWS_MAX_REPLICAS] = str(d.autoscaling.max_replicas)
@@ -477,6 +486,7 @@ def check(plan: Decision, args) -> None:
     check_capacity(plan)
     scaling.check_signal(plan)
     if plan.workload.spec.task == "inference":
+        serving.check_one_node(plan)
         serving.vllm_args(plan)  # a model without weights, or an image without the flags, fails here
 
 

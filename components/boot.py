@@ -141,6 +141,10 @@ umask 077
 mkdir -p "$(dirname "$ENV_FILE")"
 : > "$ENV_FILE"
 {fetch}
+if ! command -v docker >/dev/null; then
+  echo "gpusizer: the image has no docker; serving needs Docker with the NVIDIA Container Toolkit (deploy.machine_image)" >&2
+  exit 1
+fi
 docker rm -f {CONTAINER} >/dev/null 2>&1 || true
 exec {docker}
 """

@@ -151,7 +151,9 @@ class GcpGpuCapacity(pulumi.ComponentResource):
         if flex_group:  # a flex-start MIG's run time is the resize request's (GCP docs, "Create a MIG with flex-start VMs")
             scheduling.pop("max_run_duration")
         affinity = None
-        if reservation:
+        # Only standard and reservation-bound VMs consume a reservation; spot and flex-start VMs take none
+        # (GCP docs, "Consume reservations": spot VMs cannot; flex-start: reservation affinity none).
+        if reservation and model in ("STANDARD", "RESERVATION_BOUND"):
             affinity = dict(type="SPECIFIC_RESERVATION", specific_reservation=dict(
                 key="compute.googleapis.com/reservation-name", values=[reservation]))
         elif model == "FLEX_START":
@@ -401,6 +403,7 @@ def check(plan: Decision, args) -> None:
     model = provisioning_model(c.offer.instance_type, c.purchase, reservation)
     scaling.check_signal(plan)
     if spec.task == "inference":
+        serving.check_one_node(plan)
         serving.vllm_args(plan)
         if model == "FLEX_START":
             raise errors.SpecError(

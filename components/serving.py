@@ -114,6 +114,22 @@ def load_seconds(d: decision_mod.Decision) -> int:
     return START_SECONDS + math.ceil(gb / LOAD_GBPS)
 
 
+def check_one_node(d: decision_mod.Decision) -> None:
+    """One server per node: a choice spanning several nodes (pipeline stages) cannot be served.
+
+    Raises:
+        errors.SpecError: multi-node serving needs a Ray (or LeaderWorkerSet) cluster, which the
+            components do not create.
+    """
+    c = d.chosen
+    if c.fit is not None and c.fit.pipeline_stages > 1:
+        raise errors.SpecError(
+            f"placement: the choice ({c.offer.instance_type}) spans {c.nodes} nodes per replica; the components run one "
+            "vLLM server per node, and serving across nodes needs a Ray or LeaderWorkerSet cluster, which they do not "
+            "create. To fix: allow a type with more GPU memory per node (placement.gpus), or lower "
+            "inference.context_length / batch_size", field="placement.gpus")
+
+
 def vllm_args(d: decision_mod.Decision, image: str | None = None) -> list[str]:
     """vLLM server arguments for the decision's model and layout (task inference), only flags that
     the image's release has (FLAG_SINCE).

@@ -31,6 +31,7 @@ K8S_SIZED_BY = metadata.K8S_SIZED_BY
 AWS_GPU = "gpusizer:gpu"  # "1x L4"
 AWS_INSTANCE_TYPE = "gpusizer:instance-type"
 AWS_PURCHASE = "gpusizer:purchase"  # on-demand | spot
+AWS_CONSUMPTION = "gpusizer:consumption"  # gpusizer.catalog.consumption.MODELS: on-demand, capacity-block, ...
 AWS_HOURLY_USD = metadata.AWS_HOURLY_USD
 GCP_GPU = "gpusizer-gpu"  # "l4"
 GCP_GPU_COUNT = "gpusizer-gpu-count"

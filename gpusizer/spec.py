@@ -278,7 +278,9 @@ class Deploy(fields.Strict):
         False, description="AWS: an Auto Scaling group over the top adequate types, so capacity errors fall back."
     )
     failover_types: fields.count(20) = pydantic.Field(3, description="How many ranked types the failover lists.")
-    image: fields.Label | None = pydantic.Field(None, description="Container image to run (on-prem Kubernetes pools).")
+    image: fields.Label | None = pydantic.Field(
+        None, description="Container image: serving, a pinned vllm/vllm-openai:vX.Y.Z (VMs default to the pinned "
+        "release); on-prem pools, the Deployment's image.")
     machine_image: fields.Label | None = pydantic.Field(None, description="AMI id or GCP image; default: Deep Learning image.")
     disk_gib: fields.DiskGib | None = pydantic.Field(None, description="Root disk; default: weights plus margin.")
     autoscaling: autoscaling_mod.Autoscaling | None = pydantic.Field(

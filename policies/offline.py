@@ -205,7 +205,10 @@ def _decision_line(e: dict) -> str:
 
     plan = e.get("decision") if isinstance(e.get("decision"), dict) else {}
     choice = plan.get("choice") or {}
-    line = f"{e.get('provider')} {e.get('region')} {e.get('instance_type')} ({e.get('gpu')}), {e.get('purchase')}"
+    bought = e.get("purchase")
+    if choice.get("consumption") not in (None, bought):  # flex-start, a reservation, a Capacity Block
+        bought = f"{bought} as {choice['consumption']}"
+    line = f"{e.get('provider')} {e.get('region')} {e.get('instance_type')} ({e.get('gpu')}), {bought}"
     if choice.get("hourly_usd") is not None:
         line += f": {report.cost_text(cost.from_choice(choice))}"
         if plan.get("objective"):

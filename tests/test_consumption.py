@@ -30,7 +30,13 @@ def test_plan_names_the_consumption_model_of_a_reservation():
     assert gpusizer.document(d)["choice"]["consumption"] == "capacity-reservation"
     assert "on-demand as capacity-reservation" in report.render(d, "table")
     block = gpusizer.plan({**spec, "deploy": {**spec["deploy"], "capacity_block": True}})
-    assert gpusizer.document(block)["choice"]["consumption"] == "capacity-block"
+    choice = gpusizer.document(block)["choice"]
+    assert choice["consumption"] == "capacity-block"
+    if block.chosen.offer.instance_type == "p5.48xlarge":
+        # The published Capacity Block rate, $39.33 per p5.48xlarge-hour in us-east-1 (rates until 2025-01-01),
+        # for each node of a replica; the on-demand list price (~$55) is not what a block costs.
+        assert choice["capacity_block_hourly_usd"] == round(39.33 * block.chosen.nodes, 4)
+        assert "published block rate $39.33/h per instance" in report.render(block, "table")
     plain = gpusizer.plan({**spec, "deploy": {}})
     assert gpusizer.document(plain)["choice"]["consumption"] == "on-demand"
 

@@ -13,13 +13,26 @@ no VM is billed at). Only A4 and A3 Ultra VMs can be RESERVATION_BOUND.
 
 AWS: an On-Demand Capacity Reservation is billed at the on-demand rate
 ("capacity-reservation"); an EC2 Capacity Block for ML is prepaid at the
-block's own rate ("capacity-block"), which the packaged catalog does not hold.
+block's own rate ("capacity-block"): CAPACITY_BLOCK_RATES where published.
 """
 
 from __future__ import annotations
 
 GCP_NOT_ON_DEMAND = ("a4-highgpu-", "a3-ultragpu-", "a3-highgpu-1g", "a3-highgpu-2g", "a3-highgpu-4g")
 GCP_RESERVATION_BOUND = ("a4-highgpu-", "a3-ultragpu-")
+# EC2 Capacity Blocks for ML, effective instance hourly rate of the reservation fee, USD, by (type, Region)
+# (aws.amazon.com/ec2/capacityblocks/pricing, "current reservation rates", scheduled to be updated on
+# 2025-01-01; read 2026-11-26 from a copy of that page). The H200 row names no type in that copy: it is
+# p5e.48xlarge, the H200 type the EC2 User Guide ("Capacity Blocks for ML") lists in US East (Ohio).
+# AWS updates these rates with supply and demand, and a block is charged at the rate when bought: the
+# quote from DescribeCapacityBlockOfferings is the price; these are what was published.
+CAPACITY_BLOCK_AS_OF = "2024-12"
+CAPACITY_BLOCK_SOURCE = "aws.amazon.com/ec2/capacityblocks/pricing (rates until 2025-01-01)"
+CAPACITY_BLOCK_RATES = {
+    ("p5.48xlarge", "us-east-1"): 39.33, ("p5.48xlarge", "us-east-2"): 39.33,
+    ("p5e.48xlarge", "us-east-2"): 43.26,
+    ("p4d.24xlarge", "us-east-2"): 14.75, ("p4d.24xlarge", "us-west-2"): 14.75,
+}
 MODELS = ("on-demand", "spot", "flex-start", "reservation", "capacity-reservation", "capacity-block")
 
 
@@ -53,3 +66,12 @@ def model(provider: str, instance_type: str, purchase: str, reservation: bool = 
     if provider == "gcp" and reservation:
         return "reservation"
     return "on-demand" if sold_on_demand(provider, instance_type) else "flex-start"
+
+
+def capacity_block_usd(instance_type: str, region: str) -> float | None:
+    """The published Capacity Block rate of one instance for an hour, or None where none was published.
+
+    >>> capacity_block_usd("p5.48xlarge", "us-east-1"), capacity_block_usd("p5.48xlarge", "eu-west-1")
+    (39.33, None)
+    """
+    return CAPACITY_BLOCK_RATES.get((instance_type, region))

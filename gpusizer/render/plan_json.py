@@ -84,6 +84,11 @@ def choice(d: Decision) -> dict | None:
     scaled = d.autoscaling
     chosen["autoscaling"] = scaled.to_dict() if scaled else None
     chosen["consumption"] = consumption_model(d)
+    if chosen["consumption"] == "capacity-block":
+        rate = consumption.capacity_block_usd(d.chosen.offer.instance_type, d.chosen.offer.region)
+        # One replica (all its nodes) for an hour at the published block rate; None where none is published.
+        chosen["capacity_block_hourly_usd"] = None if rate is None else round(rate * d.chosen.nodes, 4)
+        chosen["capacity_block_rate_source"] = f"{consumption.CAPACITY_BLOCK_SOURCE}, {consumption.CAPACITY_BLOCK_AS_OF}"
     return chosen
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 
 from gpusizer.base import cost as cost_mod
+from gpusizer.catalog import consumption
 from gpusizer.decide import misses
 from gpusizer.render import plan_json, price_age, rows, table
 from gpusizer.decide.candidate import Candidate
@@ -160,10 +161,16 @@ def scaling_text(r: dict) -> str:
     return text
 
 
-def _bought_as(d: Decision) -> str:
+def bought_as(d: Decision) -> str:
     """The purchase, and the consumption model where it differs (flex-start, a reservation, a Capacity Block)."""
     bought = plan_json.consumption_model(d)
-    return d.chosen.purchase if bought == d.chosen.purchase else f"{d.chosen.purchase} as {bought}"
+    text = d.chosen.purchase if bought == d.chosen.purchase else f"{d.chosen.purchase} as {bought}"
+    if bought == "capacity-block":
+        o = d.chosen.offer
+        rate = consumption.capacity_block_usd(o.instance_type, o.region)
+        text += (f" (published block rate {_money(rate)}/h per instance, {consumption.CAPACITY_BLOCK_AS_OF})" if rate
+                 else " (no published block rate for this type and region: the price shown is on-demand)")
+    return text
 
 
 def _choice_lines(d: Decision) -> list[str]:
@@ -176,7 +183,7 @@ def _choice_lines(d: Decision) -> list[str]:
         return lines + (["  nearest misses:", *near] if near else [])
     per_mtok = "" if c.usd_per_mtok is None else f"; {_money(c.usd_per_mtok)} per million tokens"
     lines = [
-        f"CHOICE: {c.offer.provider} {rows.where(c)} {c.offer.instance_type}: {_shape(c)}, {_bought_as(d)}",
+        f"CHOICE: {c.offer.provider} {rows.where(c)} {c.offer.instance_type}: {_shape(c)}, {bought_as(d)}",
         f"  cost: {cost_text(c.cost)}{per_mtok} (price as of {c.offer.price_as_of(c.purchase)})",
         f"  {ranked}",
         f"  performance: {_performance(c)}",

@@ -169,6 +169,8 @@ def test_custom_mode_vpc_gets_the_regions_subnetwork_and_nat_can_be_turned_off()
     ("a3-highgpu-2g", "on-demand", None, "FLEX_START"),
     ("a3-highgpu-8g", "on-demand", None, "STANDARD"),  # sold on-demand
     ("a3-ultragpu-8g", "spot", None, "SPOT"),
+    ("a3-highgpu-2g", "on-demand", "my-res", "FLEX_START"),  # cannot be reservation-bound: flex-start, no affinity
+    ("a3-ultragpu-8g", "spot", "my-res", "SPOT"),  # spot consumes no reservation
 ])
 def test_consumption_option_follows_the_family(itype, purchase, reservation, model):
     price = dict(on_demand_usd=None, spot_usd=30.0) if purchase == "spot" else {}
@@ -185,9 +187,13 @@ def test_consumption_option_follows_the_family(itype, purchase, reservation, mod
     if model == "RESERVATION_BOUND":  # the API requires a termination action for reservation-bound VMs
         assert vm["scheduling"]["instanceTerminationAction"] == "DELETE"
         assert vm["scheduling"]["automaticRestart"] is False
-    if reservation:
+    if model == "RESERVATION_BOUND":
         assert vm["reservationAffinity"] == {"type": "SPECIFIC_RESERVATION", "specificReservation": {
             "key": "compute.googleapis.com/reservation-name", "values": [reservation]}}
+    elif model == "FLEX_START":
+        assert vm["reservationAffinity"] == {"type": "NO_RESERVATION"}
+    else:
+        assert not vm.get("reservationAffinity")
 
 
 def test_multi_node_a3_gets_compact_placement_and_gpudirect_nics():

@@ -13,6 +13,7 @@ from tests.conftest import EXAMPLE_SPECS
 STACKS = sorted((REPO / "stacks").glob("Pulumi.*.yaml"))
 EXAMPLES = EXAMPLE_SPECS
 HYBRID = REPO / "stacks/Pulumi.hybrid.yaml"
+DEV = REPO / "stacks/Pulumi.dev.yaml"
 
 
 def _workloads(stack_file) -> list:
@@ -219,3 +220,18 @@ def test_the_decision_output_holds_the_plan_json_whole_known_and_not_secret():
     out.update(resolved)
     assert out["check"] == [True, True, False]  # the very dict, not an element-by-element copy
     assert out["value"] == value
+
+
+def test_preview_names_the_consumption_model():
+    # A p5 reservation named in the spec: the stack output and `gpusizer preview`'s line say what it is bought as.
+    spec = {"name": "p5", "model": {"name": "llama-3.1-70b"}, "task": "training", "training": {"sequence_length": 4096},
+            "placement": {"providers": ["aws"], "regions": ["us-east-1"], "gpus": ["H100"], "purchase": "on-demand"},
+            "deploy": {"capacity_reservation": "cr-0123456789abcdef0", "capacity_block": True}}
+    mocks, exports, _ = run_stack(DEV, {"gpusizer:workloads": [spec]})
+    out = exports["p5"]
+    assert out["consumption"] == "capacity-block"
+    assert "on-demand as capacity-block (published block rate $39.33/h per instance" in out["summary"]
+    from policies import offline
+
+    line = offline._decision_line(out)
+    assert "p5.48xlarge (" in line and "on-demand as capacity-block" in line

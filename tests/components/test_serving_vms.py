@@ -324,6 +324,12 @@ def test_p5_capacity_comes_from_the_named_reservation_or_capacity_block(reservat
     assert lt.get("instanceMarketOptions") == market
     assert asg["launchTemplate"]["id"] == "pretrain-aws-lt-id" and not asg.get("mixedInstancesPolicy")
     assert asg["waitForCapacityTimeout"] != "0"  # no capacity fails `up`
+    consumption = "capacity-block" if block else "capacity-reservation"
+    assert lt["tags"]["gpusizer:consumption"] == consumption
+    if block:  # priced at the published Capacity Block rate, $39.33/h per p5.48xlarge in us-east-1 (2024-12)
+        assert lt["tags"]["gpusizer:hourly-usd"] == "39.3300"
+        assert float(asg["tags"][[t["key"] for t in asg["tags"]].index("gpusizer:hourly-usd")]["value"]) == \
+            pytest.approx(39.33 * gpusizer.plan(spec, catalog=P5).chosen.instances)
 
 
 @pytest.mark.parametrize("deploy, words", [
@@ -379,3 +385,28 @@ def test_aws_check_runs_before_anything_is_registered():
     plan = gpusizer.plan(spec)
     with pytest.raises(errors.SpecError):
         aws.check(plan, AWS_ARGS)
+
+
+def test_serving_across_nodes_is_refused_before_anything_is_registered():
+    # 405B in bf16 (~756 GiB of weights) does not fit one 8 x H100 node: PP across nodes, which one
+    # vLLM server per node cannot serve.
+    spec = {**CHAT, "model": {"name": "llama-3.1-405b"}, "inference": {"batch_size": 1, "context_length": 4096}}
+    d = gpusizer.plan(spec, catalog=P5)
+    assert d.chosen.fit.pipeline_stages > 1
+    errors_seen = []
+
+    def prog():
+        try:
+            GpuWorkload("chat", spec, args=GpuWorkloadArgs(aws_region="us-east-1", catalog=P5))
+        except errors.SpecError as e:
+            errors_seen.append(e)
+
+    mocks, _, _ = run_program(prog)
+    assert errors_seen and errors_seen[0].field == "placement.gpus" and "Ray" in str(errors_seen[0])
+    assert mocks.resources == []
+
+
+def test_user_data_fits_ec2s_16_kb(tmp_path):
+    mocks, _, _ = run_program(lambda: GpuWorkload("chat", {**CHAT, "deploy": {"autoscaling": GPU_SCALING}},
+                                                  args=AWS_ARGS))
+    assert len(_user_data(mocks.one(LT)).encode()) < 16 * 1024

@@ -70,8 +70,9 @@ SPECS = {
                                                   "query": "sum(q)", "target": 10}}},
     "gcp-spot": {**CHAT, "placement": {"providers": ["gcp"], "purchase": "spot"}},
     # A replica over two nodes (pipeline stages): each node holds a share of the 144 GiB requirement.
-    "aws-70b-two-nodes": {"name": "w", "model": {"name": "llama-3.1-70b"}, "inference": {"batch_size": 8},
-                          "placement": {"providers": ["aws"]}},
+    # Training: serving across nodes is refused by the components (one vLLM server per node).
+    "aws-70b-two-nodes": {"name": "w", "model": {"name": "llama-3.1-70b"}, "task": "training",
+                          "training": {"sequence_length": 2048}, "placement": {"providers": ["aws"]}},
 }
 
 

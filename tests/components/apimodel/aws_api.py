@@ -458,6 +458,10 @@ def check_rules(found: list[tuple[Any, Request]]) -> None:
             low, high = EBS_SIZES.get(ebs.get("VolumeType", "gp2"), (1, 16384))
             if "VolumeSize" in ebs and not low <= ebs["VolumeSize"] <= high:
                 _fail(r.name, f"{ebs.get('VolumeType')} VolumeSize {ebs['VolumeSize']} GiB outside {low}-{high}")
+        if data.get("UserData"):  # EC2 User Guide, "Run commands when you launch an EC2 instance with user data"
+            raw = len(__import__("base64").b64decode(data["UserData"]))
+            if raw > 16 * 1024:
+                _fail(r.name, f"user data of {raw} bytes: EC2 takes at most 16 KB before base64")
         market = data.get("InstanceMarketOptions") or {}
         target = (data.get("CapacityReservationSpecification") or {}).get("CapacityReservationTarget") or {}
         if market.get("MarketType") == "capacity-block" and not target.get("CapacityReservationId"):

@@ -418,8 +418,10 @@ def _vm_rules(where: str, machine: str, props, disks) -> None:
         raise ApiModelError(f"{where}: FLEX_START needs instanceTerminationAction DELETE")
     if "max_run_duration" in sched and sched.max_run_duration.seconds > FLEX_MAX_SECONDS:
         raise ApiModelError(f"{where}: maxRunDuration above 7 days")
+    ra = props.reservation_affinity
+    if model in ("SPOT", "FLEX_START") and "reservation_affinity" in props and ra.consume_reservation_type == "SPECIFIC_RESERVATION":
+        raise ApiModelError(f"{where}: {model} VMs consume no reservation")
     if model == "RESERVATION_BOUND":
-        ra = props.reservation_affinity
         if ra.consume_reservation_type != "SPECIFIC_RESERVATION" or not list(ra.values):
             raise ApiModelError(f"{where}: RESERVATION_BOUND needs a named reservation (SPECIFIC_RESERVATION)")
         if not sched.instance_termination_action:

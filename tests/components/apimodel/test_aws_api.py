@@ -149,6 +149,14 @@ def test_moto_accepts_the_failover_group_with_its_mixed_instances_policy(moto_en
     assert policy["InstancesDistribution"]["OnDemandAllocationStrategy"] == "prioritized"
     assert group["DesiredCapacity"] == len(group["Instances"]) == 2
     assert {i["InstanceType"] for i in group["Instances"]} <= {o["InstanceType"] for o in policy["LaunchTemplate"]["Overrides"]}
+    # Serving: the group sits behind the target group that checks GET /health, and uses its health.
+    elbv2 = moto_replay.clients(moto_endpoint)["elbv2"]
+    (arn,) = group["TargetGroupARNs"]
+    (tg,) = elbv2.describe_target_groups(TargetGroupArns=[arn])["TargetGroups"]
+    assert (tg["HealthCheckProtocol"], tg["HealthCheckPath"], tg["Port"]) == ("HTTP", "/health", 8000)
+    assert group["HealthCheckType"] == "ELB"
+    (lb,) = elbv2.describe_load_balancers(LoadBalancerArns=tg["LoadBalancerArns"])["LoadBalancers"]
+    assert (lb["Type"], lb["Scheme"]) == ("network", "internal")
 
 
 @pytest.mark.slow

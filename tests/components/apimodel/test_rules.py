@@ -68,6 +68,8 @@ AWS_MISTAKES = [
     ("efa", SG, "EFA group without self egress", lambda i: i.update(egress=[e for e in i["egress"] if not e.get("self")])),
     ("efa", SG, "EFA group without self ingress", lambda i: i.update(ingress=[])),
     ("block", LT, "capacity block without its reservation", lambda i: i.pop("capacityReservationSpecification")),
+    ("group", LT, "user data beyond 16 KB", lambda i: i.update(userData=__import__("base64").b64encode(
+        b"#cloud-config\n" + b"#" * 17000).decode())),
 ]
 
 
@@ -137,6 +139,9 @@ GCP_MISTAKES = [
     ("flex-vm", VM, "flex-start without a max run duration", lambda i: _sched(i).pop("maxRunDuration")),
     ("flex-vm", VM, "flex-start that stops instead of deleting",
      lambda i: _sched(i).update(instanceTerminationAction="STOP")),
+    ("flex-vm", VM, "flex-start consuming a reservation", lambda i: i.update(reservationAffinity={
+        "type": "SPECIFIC_RESERVATION", "specificReservation": {"key": "compute.googleapis.com/reservation-name",
+                                                                "values": ["res"]}})),
     ("flex-vm", VM, "a run of 8 days", lambda i: _sched(i).update(maxRunDuration={"seconds": 8 * 24 * 3600})),
     ("roce", "gcp:compute/resizeRequest:ResizeRequest", "resize request without a run duration",
      lambda i: i.pop("requestedRunDuration")),
