@@ -231,7 +231,7 @@ def test_preview_names_the_consumption_model():
     out = exports["p5"]
     assert out["consumption"] == "capacity-block"
     assert "on-demand as capacity-block (published block rate $39.33/h per instance" in out["summary"]
-    from policies import offline
+    from gpusizer.policies import offline
 
     line = offline._decision_line(out)
     assert "p5.48xlarge (" in line and "on-demand as capacity-block" in line
