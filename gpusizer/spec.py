@@ -235,7 +235,8 @@ class Sizing(fields.Strict):
     # --gpu-memory-utilization, "defaults to 0.9"; docs.vllm.ai, 2025).
     memory_headroom: fields.positive_float(1.0, lower=0.5) = pydantic.Field(
         0.90,
-        description="Fraction of driver-reported GPU memory the workload may use (vLLM default 0.90).",
+        description="Fraction of driver-reported GPU memory the workload may use; default 0.90 for LLM serving "
+        "(vLLM's gpu_memory_utilization), 0.95 for runtimes that allocate on demand (training, diffusion, vision).",
     )
     precision_fallback: fields.StrictBool = pydantic.Field(
         False,

@@ -111,7 +111,16 @@ def test_short_qlora_picks_one_gpu_and_prices_the_fixed_time():
 
 def test_min_count_is_the_physical_minimum_and_estimate_reports_speed():
     rows = {r["gpu"]: r for r in gpusizer.estimate({"name": "f", "model": {"name": "flux.1-dev"}}).per_gpu}
-    assert rows["A100-40GB"]["min_count"] == 2  # was 16: 2 stages x the catalog's 8-GPU node
+    # Was 16 (2 pipeline stages x the catalog's 8-GPU node): one 40 GB A100 runs FLUX.1-dev.
+    assert rows["A100-40GB"]["min_count"] == 1
+    # FLUX.1-dev in bf16 is 33.8 GB (31.5 GiB) in all, 23.8 GB (22.2 GiB) of it the transformer: at 85% of
+    # 39.4 GiB (33.5 GiB) it fits only with the text encoders and VAE offloaded (diffusers), + 3 GiB
+    # activations + 1.5 GiB overhead = 26.7 GiB, never by splitting it across nodes.
+    spec = {"name": "f", "model": {"name": "flux.1-dev"}, "placement": {"gpus": ["A100-40GB"]},
+            "sizing": {"memory_headroom": 0.85}}
+    choice = gpusizer.document(gpusizer.plan(spec))["choice"]
+    assert choice["gpu_count"] == 1 and choice["nodes"] == 1 and "offloaded" in choice["performance"]["placement"]
+    assert choice["performance"]["gpu_memory_needed_gib_per_gpu"] == pytest.approx(26.7, abs=0.1)
     rows = {r["gpu"]: r for r in gpusizer.estimate({"name": "c", "model": {"name": "llama-3.1-8b"}}).per_gpu}
     assert rows["L4"]["speed"]["tpot_ms"] > rows["H100"]["speed"]["tpot_ms"] > 0
 

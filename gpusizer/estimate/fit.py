@@ -92,7 +92,8 @@ class Fit(typing.NamedTuple):
     pipeline_stages: int = 1
     replicas_per_node: int = 1
     precision_note: str = ""
-    fixed: jobcost.FixedTime | None = None  # a training run's boot, pulls, downloads, checkpoint (estimate.jobcost)
+    fixed: jobcost.FixedTime | None = None
+    placement_note: str = ""  # how a diffusion pipeline's components are placed (offload), else ""  # a training run's boot, pulls, downloads, checkpoint (estimate.jobcost)
 
     @property
     def run_hours(self) -> float | None:
@@ -123,7 +124,7 @@ def fit(w: Workload, shape: Shape) -> Fit:
     reason given.
     """
     gpu = hardware.load_gpus()[shape.gpu]
-    usable = shape.gpu_memory_gib * w.spec.sizing.memory_headroom
+    usable = shape.gpu_memory_gib * w.memory_headroom
     if w.spec.task == "inference":
         f = _fit_inference(w, shape, gpu, usable)
     else:
@@ -212,6 +213,9 @@ def _fit_inference(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: flo
     needs a fabric (EFA/GPUDirect). When no layout passes, the failure of the
     widest layout (the most memory per replica) is the reason given.
     """
+    if shape.nodes > 1 and w.model.kind != "llm":
+        return Fit("interconnect", f"{shape.label}: {w.model.kind} models are not split into pipeline stages across "
+                   "nodes; their components share one GPU or are offloaded to CPU", 0.0, usable)
     if shape.nodes > 1 and not shape.fabric:
         return Fit("interconnect", f"{shape.label}: pipeline stages across nodes need EFA/GPUDirect; none here", 0.0, usable)
     n = shape.gpu_count
@@ -255,14 +259,24 @@ def _layout(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: float, tp:
     layout = dict(tensor_parallel=tp, pipeline_stages=stages, replicas_per_node=per_node)
     need = w.memo(("serving-gib", tp, stages), lambda: units.gib(
         memory.per_gpu_inference_bytes(m, w.breakdown, tp, stages) + memory.overhead_bytes("inference", tp * stages)))
+    note = ""
+    if need > usable and m.kind == "diffusion" and m.denoiser_params:
+        # Diffusion pipelines keep the denoiser resident and load the text encoders and VAE only when they
+        # run (diffusers enable_model_cpu_offload: one component on the GPU at a time; diffusers "Reduce
+        # memory usage" docs, 2025): the GPU holds the denoiser, the activations and the overhead.
+        offload = units.gib(memory.weight_bytes(m, w.spec.precision) * m.denoiser_params / m.params
+                            + w.breakdown.activations + memory.overhead_bytes("inference", 1))
+        if offload <= usable:
+            need, note = offload, ("text encoders and VAE offloaded to CPU between uses (diffusers "
+                                   "enable_model_cpu_offload): slower first step per prompt")
     if need > usable:
         return _memory_fail(shape._replace(gpu_count=tp) if per_node > 1 else shape, usable, need)
     problem = tensor_parallel_problem(w, tp, stages)
     if problem:
         return Fit("interconnect", f"{_label(shape, per_node, tp)}: {problem}", need, usable, **layout)
     base = max(w.spec.deploy.replicas, _pinned(w).data_parallel or 1)
-    if m.kind != "llm":
-        return Fit("", "", need, usable, replicas=base, **layout)  # images, not tokens: sized by memory at the batch
+    if m.kind != "llm":  # images, not tokens: sized by memory at the batch
+        return Fit("", "", need, usable, replicas=base, placement_note=note, **layout)
     max_c = _max_concurrency(w, tp, stages, usable - need)
     speed_at = lambda c: w.serving_speed(gpu, tp * shape.gpu_fraction, shape.nvlink, stages, shape.network_gbps, c)  # noqa: E731
     batch = w.spec.serving.batch_size

@@ -22,6 +22,11 @@ VCPUS_PER_GPU = {"inference": 2, "training": 4, "finetune": 4}
 # 25 GiB of margin and the model files (weights; training also keeps two
 # checkpoints of weights + optimizer states).
 BASE_DISK_GIB = 100
+# Runtimes that allocate on demand (PyTorch's caching allocator: diffusers, timm, training loops) reserve
+# nothing up front beyond the CUDA context (counted in memory.overhead_bytes); the margin left is for the
+# allocator's fragmentation, which PyTorch's "CUDA semantics" notes address with expandable_segments:
+# 5% (unverified: no published fragmentation figure for these workloads was found).
+ON_DEMAND_HEADROOM = 0.95
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -63,6 +68,18 @@ class Workload:
         if found is None:
             found = self._memo[key] = compute()
         return found
+
+    @property
+    def memory_headroom(self) -> float:
+        """Share of GPU memory the workload may use: sizing.memory_headroom when the spec sets it, else the
+        runtime's: 0.90 for LLM serving (vLLM reserves gpu_memory_utilization, default 0.9, up front),
+        ON_DEMAND_HEADROOM for runtimes that allocate on demand (diffusers, timm, PyTorch training)."""
+        sizing = self.spec.sizing
+        if "memory_headroom" in sizing.model_fields_set:
+            return sizing.memory_headroom
+        if self.spec.task == "inference" and self.model.kind == "llm":
+            return sizing.memory_headroom
+        return ON_DEMAND_HEADROOM
 
     @property
     def weight_format(self) -> str:
