@@ -131,3 +131,20 @@ def test_training_uses_tensor_parallelism_when_zero_cannot_hold_it():
     w = planner.workload(gpusizer.load_spec(spec))
     f = fit_mod.fit(w, fit_mod.Shape("H100", 79.65, 8, 1.0, True, True, 8, 400.0))
     assert f.ok and f.tensor_parallel > 1
+
+
+def test_context_parallelism_splits_activations_and_is_tried_for_long_sequences():
+    from gpusizer.estimate import memory
+
+    b = memory.MemoryBreakdown(weights=8.0, kv_cache=0.0, activations=100.0, gradients=8.0, optimizer_states=32.0,
+                               overhead=0.0)
+    # 8 GPUs, no ZeRO: the states stay whole; 4-way context parallel holds a quarter of each sequence's activations.
+    assert memory.per_gpu_training_bytes(b, 8, "none", cp=4) == 8 + 8 + 32 + 25
+    assert memory.per_gpu_training_bytes(b, 8, "none", tp=2, cp=4) == (8 + 8 + 32) / 2 + 100 / 8
+    shape = fit_mod.Shape("H100", 79.65, 8, 1.0, True)
+    spec = {"name": "t", "model": {"name": "llama-3.1-8b"}, "task": "training", "training": {"sequence_length": 32768}}
+    long = planner.workload(planner.load_spec(spec))
+    short = planner.workload(planner.load_spec({**spec, "training": {"sequence_length": 4096}}))
+    assert all(c == 1 for _, _, c in fit_mod._training_layouts(short, shape))
+    assert (1, 1, 8) in fit_mod._training_layouts(long, shape)
+    assert fit_mod.fit(long, shape).ok

@@ -93,7 +93,8 @@ class Fit(typing.NamedTuple):
     replicas_per_node: int = 1
     precision_note: str = ""
     fixed: jobcost.FixedTime | None = None
-    placement_note: str = ""  # how a diffusion pipeline's components are placed (offload), else ""  # a training run's boot, pulls, downloads, checkpoint (estimate.jobcost)
+    placement_note: str = ""  # how a diffusion pipeline's components are placed (offload), else ""
+    context_parallel: int = 1  # training: ranks one sequence is split over (ring attention)  # a training run's boot, pulls, downloads, checkpoint (estimate.jobcost)
 
     @property
     def run_hours(self) -> float | None:
@@ -416,17 +417,26 @@ def tensor_parallel_problem(w: Workload, tp: int, stages: int = 1) -> str:
     return ""
 
 
-def _training_layouts(w: Workload, shape: Shape) -> list[tuple[int, int]]:
-    """(tensor parallel, pipeline stages) to try, least model parallelism first: data parallel alone,
-    then tensor parallel inside a node (degrees dividing the attention heads), then one pipeline stage per node."""
+# Sequence length from which training also tries context parallelism (long-context recipes: Llama 3
+# used it from 8k-token sequences upward in its long-context stage, arXiv:2407.21783 section 3.3.2).
+CP_MIN_SEQUENCE = 8192
+
+
+def _training_layouts(w: Workload, shape: Shape) -> list[tuple[int, int, int]]:
+    """(tensor parallel, pipeline stages, context parallel) to try, least model parallelism first: data parallel
+    alone, then tensor parallel inside a node (degrees dividing the attention heads), then context parallel inside
+    a node for long sequences, then one pipeline stage per node."""
     m = w.model
-    out = [(1, 1)]
+    out = [(1, 1, 1)]
     if m.kind != "llm" or shape.gpu_fraction < 1:
         return out
-    tps = [t for t in TP_DEGREES[1:] if t <= shape.gpu_count and shape.gpu_count % t == 0 and not m.attention_heads % t]
-    out += [(t, 1) for t in tps]
+    n = shape.gpu_count
+    tps = [t for t in TP_DEGREES[1:] if t <= n and n % t == 0 and not m.attention_heads % t]
+    out += [(t, 1, 1) for t in tps]
+    if w.spec.train.sequence_length >= CP_MIN_SEQUENCE:
+        out += [(t, 1, c) for t in [1, *tps] for c in TP_DEGREES[1:] if t * c <= n and n % (t * c) == 0]
     if shape.nodes > 1 and shape.nodes <= m.layers:
-        out += [(t, shape.nodes) for t in [1, *tps]]
+        out += [(t, shape.nodes, 1) for t in [1, *tps]]
     return out
 
 
@@ -436,19 +446,20 @@ def _fit_training(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: floa
     if n == 1:
         levels = ("none",)
     chosen = need = None
-    tp = pp = 1
+    tp = pp = cp = 1
     last_need = 0.0
-    for tp_, pp_ in _training_layouts(w, shape):
-        needs = w.memo(("training-gib", n, tp_, pp_), lambda: [
-            (level, units.gib(memory.per_gpu_training_bytes(w.breakdown, n, level, tp_, pp_) + memory.overhead_bytes(w.spec.task, n)))
+    for tp_, pp_, cp_ in _training_layouts(w, shape):
+        needs = w.memo(("training-gib", n, tp_, pp_, cp_), lambda: [
+            (level, units.gib(memory.per_gpu_training_bytes(w.breakdown, n, level, tp_, pp_, cp_)
+                              + memory.overhead_bytes(w.spec.task, n)))
             for level in levels])
         found = next(((level, nd) for level, nd in needs if nd <= usable), None)
-        last_need = needs[-1][1] if tp_ == pp_ == 1 else min(last_need, needs[-1][1])
+        last_need = needs[-1][1] if tp_ == pp_ == cp_ == 1 else min(last_need, needs[-1][1])
         if found:
-            (chosen, need), tp, pp = found, tp_, pp_
+            (chosen, need), tp, pp, cp = found, tp_, pp_, cp_
             break
     if chosen is None:
-        extra = f" even with {levels[-1]}" + (" and tensor/pipeline parallelism" if len(_training_layouts(w, shape)) > 1 else "") if n > 1 else ""
+        extra = f" even with {levels[-1]}" + (" and model parallelism" if len(_training_layouts(w, shape)) > 1 else "") if n > 1 else ""
         return _memory_fail(shape, usable, last_need, extra)
     if shape.nodes > 1 and not shape.fabric:
         return Fit("interconnect", f"{shape.label}: multi-node training needs EFA/GPUDirect; none here", need, usable, chosen)
@@ -459,7 +470,7 @@ def _fit_training(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: floa
         ckpt_bytes = w.breakdown.weights + (w.breakdown.optimizer_states if w.spec.method == "full" else 0.0)
         hours = speed.training_time(
             w.training_flops, gpu, n * shape.gpu_fraction, w.spec.precision, mfu=w.efficiency(gpu.name)[2],
-            model=w.model, checkpointing=t.activation_checkpointing, tp=tp, pp=pp, nvlink=shape.nvlink,
+            model=w.model, checkpointing=t.activation_checkpointing, tp=tp, pp=pp, cp=cp, nvlink=shape.nvlink,
             nodes=shape.nodes, network_gbps=shape.network_gbps, tokens=t.tokens, seq=t.sequence_length,
             micro_batch=t.micro_batch_size, trainable_params=trainable, checkpoint_bytes=ckpt_bytes,
         ).hours
@@ -480,6 +491,8 @@ def _fit_training(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: floa
                 tensor_parallel=tp,
                 pipeline_stages=pp,
                 fixed=fixed,
+                context_parallel=cp,
             )
-        return Fit("", "", need, usable, chosen, train_hours=hours, tensor_parallel=tp, pipeline_stages=pp, fixed=fixed)
+        return Fit("", "", need, usable, chosen, train_hours=hours, tensor_parallel=tp, pipeline_stages=pp, fixed=fixed,
+                   context_parallel=cp)
     return Fit("", "", need, usable, chosen, train_hours=hours, tensor_parallel=tp, pipeline_stages=pp)

@@ -321,6 +321,7 @@ def training_time(
     checkpointing: bool = False,
     tp: int = 1,
     pp: int = 1,
+    cp: int = 1,
     nvlink: bool = False,
     nodes: int = 1,
     network_gbps: float = 0.0,
@@ -346,14 +347,23 @@ def training_time(
     bubble = (pp - 1) / (m + pp - 1) if pp > 1 else 0.0
     comm_s = 0.0
     if model is not None and model.kind == "llm" and tokens:
-        dp = max(1, int(gpus) // max(1, tp * pp))
+        dp = max(1, int(gpus) // max(1, tp * pp * cp))
+        if cp > 1:
+            # Ring attention passes each rank's K and V chunk around the cp ranks: (cp - 1) chunks of
+            # seq/cp tokens x 2 x kv_heads x head_dim x 2 B per layer, forward and twice backward,
+            # over the node's link, the part not hidden under the attention compute exposed
+            # (Liu et al. 2023, "Ring Attention", arXiv:2310.01889; Megatron-LM context parallelism).
+            link = comm.link_of(gpu, nvlink)
+            chunk = seq / cp * micro_batch * 2 * model.kv_heads * model.head_dim * 2
+            per_micro = 3 * model.layers / pp * (cp - 1) * chunk / (link.gbs * 1e9 * comm.LINK_EFFICIENCY[link.kind])
+            comm_s += (1 - GRAD_OVERLAP) * per_micro * tokens / (seq * micro_batch * dp)
         if tp > 1:
             link = comm.link_of(gpu, nvlink)
             micro_tokens = seq * micro_batch
             per_micro = 4 * model.layers / pp * comm.allreduce_seconds(micro_tokens * model.hidden_size * 2, tp, link)
             comm_s += per_micro * tokens / (micro_tokens * dp)
         if dp > 1 and trainable_params:
-            grad_bytes = 2 * trainable_params / (tp * pp)
+            grad_bytes = 2 * trainable_params / (tp * pp)  # context-parallel ranks also hold their own copy
             if nodes > 1:
                 # hierarchical: reduce-scatter in the node, then each GPU's 1/g shard crosses the node's network
                 bw = (network_gbps or DEFAULT_FABRIC_GBPS) / 8 * 1e9 * comm.FABRIC_EFFICIENCY

@@ -149,6 +149,7 @@ def _performance(f: Fit | None) -> dict:
         out["train_hours"] = round(f.train_hours, 2)
         out["tensor_parallel"] = f.tensor_parallel
         out["pipeline_stages"] = f.pipeline_stages
+        out["context_parallel"] = f.context_parallel
         if f.fixed is not None:
             out["fixed_hours"] = round(f.fixed.total, 4)
     return out
