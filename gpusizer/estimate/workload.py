@@ -95,14 +95,16 @@ class Workload:
     def lengths(self) -> tuple[int, float, int]:
         """(mean prompt, mean output, prompt for time to first token) of a request.
 
-        prompt_tokens given: that prompt, output_tokens' mean or the rest of context_length.
+        prompt_tokens given: that prompt, output_tokens' mean or the rest of context_length (half the
+        context when prompt_tokens fills it).
         Not given: TTFT on context_length tokens (the worst case, as before output_tokens
         existed); speed with output_tokens' mean and the rest as prompt, else half and half.
         """
         inf = self.spec.serving
         ctx = inf.context_length
         if inf.prompt_tokens:
-            out = inf.output_mean or max(1, ctx - inf.prompt_tokens)
+            # No room left for output (prompt_tokens = context_length): half the context, as below.
+            out = inf.output_mean or (ctx - inf.prompt_tokens if ctx > inf.prompt_tokens else max(1, ctx // 2))
             return inf.prompt_tokens, float(out), inf.prompt_tokens
         if inf.output_mean:
             return max(1, ctx - inf.output_max), float(inf.output_mean), ctx
