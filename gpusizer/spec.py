@@ -159,12 +159,20 @@ class InferenceSpec(fields.Strict):
     prompt_tokens: fields.Context | None = pydantic.Field(
         None, description="Prompt length for time to first token; defaults to context_length (worst case)."
     )
-    output_tokens: fields.Context | OutputTokens | None = pydantic.Field(
+    output_tokens: OutputTokens | None = pydantic.Field(
         None, description="Output tokens per request (a number, or mean and max); default context_length - "
         "prompt_tokens. With prompt_tokens and no context_length, context_length = prompt + max output."
     )
     targets: Targets = Targets()
     layout: ServingLayout | None = pydantic.Field(None, description="Pin the serving layout (TP, PP, DP).")
+
+    @pydantic.field_validator("output_tokens", mode="before")
+    @classmethod
+    def _output_number(cls, value: Any) -> Any:
+        """A plain number is the mean (and the max)."""
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return {"mean": value}
+        return value
 
     @pydantic.model_validator(mode="before")
     @classmethod
@@ -186,15 +194,12 @@ class InferenceSpec(fields.Strict):
 
     @property
     def output_mean(self) -> int | None:
-        o = self.output_tokens
-        return o if isinstance(o, int) or o is None else o.mean
+        return None if self.output_tokens is None else self.output_tokens.mean
 
     @property
     def output_max(self) -> int:
         o = self.output_tokens
-        if o is None:
-            return 0
-        return o if isinstance(o, int) else (o.max or o.mean)
+        return 0 if o is None else (o.max or o.mean)
 
 
 class TrainingSpec(fields.Strict):

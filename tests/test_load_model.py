@@ -148,3 +148,11 @@ def test_context_parallelism_splits_activations_and_is_tried_for_long_sequences(
     assert all(c == 1 for _, _, c in fit_mod._training_layouts(short, shape))
     assert (1, 1, 8) in fit_mod._training_layouts(long, shape)
     assert fit_mod.fit(long, shape).ok
+
+
+def test_output_tokens_as_a_number_is_its_mean_and_bad_values_name_the_field():
+    s = gpusizer.load_spec({"name": "x", "model": {"name": "llama-3.1-8b"}, "inference": {"output_tokens": 300}})
+    assert s.serving.output_mean == 300 and s.serving.output_max == 300
+    with pytest.raises(gpusizer.SpecError) as e:
+        gpusizer.load_spec({"name": "x", "model": {"name": "llama-3.1-8b"}, "inference": {"output_tokens": 0}})
+    assert str(e.value).count("inference.output_tokens.mean") == 1 and "function" not in str(e.value)
