@@ -473,6 +473,7 @@ def _fit_training(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: floa
             model=w.model, checkpointing=t.activation_checkpointing, tp=tp, pp=pp, cp=cp, nvlink=shape.nvlink,
             nodes=shape.nodes, network_gbps=shape.network_gbps, tokens=t.tokens, seq=t.sequence_length,
             micro_batch=t.micro_batch_size, trainable_params=trainable, checkpoint_bytes=ckpt_bytes,
+            method=w.spec.method,
         ).hours
         source = memory.weight_bytes(w.model, "bf16") if w.spec.method == "qlora" else w.breakdown.weights
         final = w.breakdown.gradients if w.spec.method in ("lora", "qlora") else ckpt_bytes  # adapters: their fp32 size
