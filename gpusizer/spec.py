@@ -110,7 +110,7 @@ class Targets(fields.Strict):
     tokens_per_second: fields.TokensPerSecond | None = pydantic.Field(None, description="Aggregate output tokens/s.")
     ttft_ms: fields.LatencyMs | None = pydantic.Field(None, description="Time to first token at batch_size concurrent requests, ms.")
     tpot_ms: fields.LatencyMs | None = pydantic.Field(None, description="Time per output token, ms.")
-    requests_per_second: fields.positive_float(1e6) | None = pydantic.Field(
+    requests_per_second: fields.positive_float(1e6, lower=fields.MIN_RATE, inclusive=True) | None = pydantic.Field(
         None, description="Poisson request rate to serve (all replicas); percentile targets include the queueing at it."
     )
     p50: PercentileTargets | None = None
