@@ -27,8 +27,25 @@ from gpusizer.estimate import calibration  # noqa: E402
 from gpusizer.facts import hardware  # noqa: E402
 
 
-def _gpu_name(torch) -> str | None:
-    return hardware.canonical_gpu(torch.cuda.get_device_name(0).replace("NVIDIA ", ""))
+def gpu_name(device: str) -> str | None:
+    """The canonical GPU of a CUDA device name: the longest known name or alias it starts with.
+
+    >>> gpu_name("NVIDIA H100 80GB HBM3"), gpu_name("NVIDIA L40S"), gpu_name("NVIDIA A100-SXM4-40GB")
+    ('H100', 'L40S', 'A100-40GB')
+    """
+    norm = lambda x: "".join(ch for ch in x.lower() if ch.isalnum())  # noqa: E731
+    found = hardware.canonical_gpu(device.replace("NVIDIA ", ""))
+    if found:
+        return found
+    d = norm(device.replace("NVIDIA", ""))
+    best = None
+    for g in hardware.load_gpus().values():
+        for n in (g.name, *g.aliases):
+            k = norm(n)
+            if k and (d.startswith(k) or (k.startswith("a100") and d.startswith("a100") and k[4:] in d)):
+                if best is None or len(k) > best[0]:
+                    best = (len(k), g.name)
+    return best[1] if best else None
 
 
 def measure(dry: bool) -> tuple[str, dict[str, float], list[str]]:
@@ -44,7 +61,7 @@ def measure(dry: bool) -> tuple[str, dict[str, float], list[str]]:
         gpu = hardware.load_gpus()["L4"]
         bw_gbs, tflops = gpu.hbm_bw_gbs * 0.8, gpu.peak_tflops("bf16") * 0.5
         return gpu.name, _factors(gpu, bw_gbs, tflops), ["dry run: synthetic timings (80% bandwidth, 50% matmul), not a measurement"]
-    name = _gpu_name(torch)
+    name = gpu_name(torch.cuda.get_device_name(0))
     if name is None:
         raise SystemExit(f"unknown GPU {torch.cuda.get_device_name(0)!r}: not in gpusizer/data/gpus.yaml")
     gpu = hardware.load_gpus()[name]

@@ -128,7 +128,7 @@ class Targets(fields.Strict):
     tokens_per_second: fields.TokensPerSecond | None = pydantic.Field(None, description="Aggregate output tokens/s.")
     ttft_ms: fields.LatencyMs | None = pydantic.Field(None, description="Time to first token at batch_size concurrent requests, ms.")
     tpot_ms: fields.LatencyMs | None = pydantic.Field(None, description="Time per output token, ms.")
-    requests_per_second: fields.positive_float(1e6) | None = pydantic.Field(
+    requests_per_second: fields.positive_float(1e6, lower=fields.MIN_RATE, inclusive=True) | None = pydantic.Field(
         None, description="Poisson request rate to serve (all replicas); percentile targets include the queueing at it."
     )
     p50: PercentileTargets | None = None
@@ -177,12 +177,20 @@ class InferenceSpec(fields.Strict):
     prompt_tokens: fields.Context | None = pydantic.Field(
         None, description="Prompt length for time to first token; defaults to context_length (worst case)."
     )
-    output_tokens: fields.Context | OutputTokens | None = pydantic.Field(
+    output_tokens: OutputTokens | None = pydantic.Field(
         None, description="Output tokens per request (a number, or mean and max); default context_length - "
         "prompt_tokens. With prompt_tokens and no context_length, context_length = prompt + max output."
     )
     targets: Targets = Targets()
     layout: ServingLayout | None = pydantic.Field(None, description="Pin the serving layout (TP, PP, DP).")
+
+    @pydantic.field_validator("output_tokens", mode="before")
+    @classmethod
+    def _output_number(cls, value: Any) -> Any:
+        """A plain number is the mean (and the max)."""
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return {"mean": value}
+        return value
 
     @pydantic.model_validator(mode="before")
     @classmethod
@@ -204,15 +212,12 @@ class InferenceSpec(fields.Strict):
 
     @property
     def output_mean(self) -> int | None:
-        o = self.output_tokens
-        return o if isinstance(o, int) or o is None else o.mean
+        return None if self.output_tokens is None else self.output_tokens.mean
 
     @property
     def output_max(self) -> int:
         o = self.output_tokens
-        if o is None:
-            return 0
-        return o if isinstance(o, int) else (o.max or o.mean)
+        return 0 if o is None else (o.max or o.mean)
 
 
 class TrainingSpec(fields.Strict):
@@ -253,7 +258,8 @@ class Sizing(fields.Strict):
     # --gpu-memory-utilization, "defaults to 0.9"; docs.vllm.ai, 2025).
     memory_headroom: fields.positive_float(1.0, lower=0.5) = pydantic.Field(
         0.90,
-        description="Fraction of driver-reported GPU memory the workload may use (vLLM default 0.90).",
+        description="Fraction of driver-reported GPU memory the workload may use; default 0.90 for LLM serving "
+        "(vLLM's gpu_memory_utilization), 0.95 for runtimes that allocate on demand (training, diffusion, vision).",
     )
     precision_fallback: fields.StrictBool = pydantic.Field(
         False,

@@ -37,6 +37,9 @@ def predict(case: dict) -> float:
         spec = {"name": "case", "model": _model(case), "task": "training",
                 "training": {"sequence_length": case["seq"], "tokens": tokens, "micro_batch_size": 1,
                              "activation_checkpointing": case["ckpt"]}}
+        if case.get("method"):
+            spec.update(task="finetune", finetune_method=case["method"],
+                        precision="int4" if case["method"] == "qlora" else "bf16")
         w = planner.workload(planner.load_spec(spec))
         nodes = case.get("nodes", 1)
         per_node = case["gpus"] // nodes

@@ -114,14 +114,14 @@ def test_markdown_has_every_column_the_table_has(tiny_catalog):
 
 
 def test_next_cheaper_names_nodes_times_type_with_the_price_of_all_nodes():
-    # Qwen2.5-32B full training needs 2 nodes of 8 x A100-40GB (2 x $21.96/h = $43.92/h) and misses a 25 h
-    # deadline there (about 28 h; at most 2 nodes to be had), while one 8 x H100 node ($55.04/h, about 23 h) makes it.
+    # Qwen2.5-32B full training needs 2 nodes of 8 x A100-40GB (2 x $21.96/h = $43.92/h) and misses a 24 h
+    # deadline there (about 24.7 h; at most 2 nodes to be had), while one 8 x H100 node ($55.04/h, about 23.3 h) makes it.
     offers = (
         make_offer("p4d.24xlarge", "A100-40GB", 8, 40.0, 21.96, fabric="efa", max_nodes=2),
         make_offer("p5.48xlarge", "H100", 8, 79.65, 55.04, fabric="efa"),
     )
     spec = {"name": "t", "model": {"name": "qwen2.5-32b"}, "task": "training",
-            "training": {"sequence_length": 4096, "tokens": 1e9, "deadline_hours": 25}}
+            "training": {"sequence_length": 4096, "tokens": 1e9, "deadline_hours": 24}}
     d = gpusizer.plan(spec, catalog=Catalog(offers))
     assert d.chosen.offer.instance_type == "p5.48xlarge"
     assert (d.next_cheaper.offer.instance_type, d.next_cheaper.nodes) == ("p4d.24xlarge", 2)

@@ -346,7 +346,10 @@ def _pending(w: Workload, objective: str, index: OfferIndex, classes: _Classes) 
     else:
         return None
     b = w.breakdown
-    need_gib = units.gib(b.weights + b.activations + (b.kv_cache if serving else b.gradients + b.optimizer_states))
+    weights = b.weights
+    if serving and w.model.kind == "diffusion" and w.model.denoiser_params:
+        weights *= w.model.denoiser_params / w.model.params  # text encoders and VAE may be offloaded (estimate.fit)
+    need_gib = units.gib(weights + b.activations + (b.kv_cache if serving else b.gradients + b.optimizer_states))
     out = []
     for floor, c in by_floor:
         nodes = _fewest_nodes(w, c, need_gib)
@@ -365,7 +368,7 @@ def _fewest_nodes(w: Workload, c: OfferClass, need_gib: float) -> int:
     a replica needs at least need / usable-per-GPU GPUs.
     """
     one = c.shape
-    usable = one.gpu_memory_gib * w.spec.sizing.memory_headroom
+    usable = one.gpu_memory_gib * w.memory_headroom
     nodes = max(1, math.ceil(need_gib / (one.gpu_count * usable) * _BOUND_SLACK))
     single = one.gpu_fraction < 1 or (w.spec.task == "inference" and w.model.kind != "llm")
     most = 1 if single else min(c.sample.max_nodes or TRAINING_NODES[-1], TRAINING_NODES[-1])

@@ -92,7 +92,9 @@ class Fit(typing.NamedTuple):
     pipeline_stages: int = 1
     replicas_per_node: int = 1
     precision_note: str = ""
-    fixed: jobcost.FixedTime | None = None  # a training run's boot, pulls, downloads, checkpoint (estimate.jobcost)
+    fixed: jobcost.FixedTime | None = None
+    placement_note: str = ""  # how a diffusion pipeline's components are placed (offload), else ""
+    context_parallel: int = 1  # training: ranks one sequence is split over (ring attention)  # a training run's boot, pulls, downloads, checkpoint (estimate.jobcost)
 
     @property
     def run_hours(self) -> float | None:
@@ -123,7 +125,7 @@ def fit(w: Workload, shape: Shape) -> Fit:
     reason given.
     """
     gpu = hardware.load_gpus()[shape.gpu]
-    usable = shape.gpu_memory_gib * w.spec.sizing.memory_headroom
+    usable = shape.gpu_memory_gib * w.memory_headroom
     if w.spec.task == "inference":
         f = _fit_inference(w, shape, gpu, usable)
     else:
@@ -212,6 +214,9 @@ def _fit_inference(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: flo
     needs a fabric (EFA/GPUDirect). When no layout passes, the failure of the
     widest layout (the most memory per replica) is the reason given.
     """
+    if shape.nodes > 1 and w.model.kind != "llm":
+        return Fit("interconnect", f"{shape.label}: {w.model.kind} models are not split into pipeline stages across "
+                   "nodes; their components share one GPU or are offloaded to CPU", 0.0, usable)
     if shape.nodes > 1 and not shape.fabric:
         return Fit("interconnect", f"{shape.label}: pipeline stages across nodes need EFA/GPUDirect; none here", 0.0, usable)
     n = shape.gpu_count
@@ -255,14 +260,24 @@ def _layout(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: float, tp:
     layout = dict(tensor_parallel=tp, pipeline_stages=stages, replicas_per_node=per_node)
     need = w.memo(("serving-gib", tp, stages), lambda: units.gib(
         memory.per_gpu_inference_bytes(m, w.breakdown, tp, stages) + memory.overhead_bytes("inference", tp * stages)))
+    note = ""
+    if need > usable and m.kind == "diffusion" and m.denoiser_params:
+        # Diffusion pipelines keep the denoiser resident and load the text encoders and VAE only when they
+        # run (diffusers enable_model_cpu_offload: one component on the GPU at a time; diffusers "Reduce
+        # memory usage" docs, 2025): the GPU holds the denoiser, the activations and the overhead.
+        offload = units.gib(memory.weight_bytes(m, w.spec.precision) * m.denoiser_params / m.params
+                            + w.breakdown.activations + memory.overhead_bytes("inference", 1))
+        if offload <= usable:
+            need, note = offload, ("text encoders and VAE offloaded to CPU between uses (diffusers "
+                                   "enable_model_cpu_offload): slower first step per prompt")
     if need > usable:
         return _memory_fail(shape._replace(gpu_count=tp) if per_node > 1 else shape, usable, need)
     problem = tensor_parallel_problem(w, tp, stages)
     if problem:
         return Fit("interconnect", f"{_label(shape, per_node, tp)}: {problem}", need, usable, **layout)
     base = max(w.spec.deploy.replicas, _pinned(w).data_parallel or 1)
-    if m.kind != "llm":
-        return Fit("", "", need, usable, replicas=base, **layout)  # images, not tokens: sized by memory at the batch
+    if m.kind != "llm":  # images, not tokens: sized by memory at the batch
+        return Fit("", "", need, usable, replicas=base, placement_note=note, **layout)
     max_c = _max_concurrency(w, tp, stages, usable - need)
     speed_at = lambda c: w.serving_speed(gpu, tp * shape.gpu_fraction, shape.nvlink, stages, shape.network_gbps, c)  # noqa: E731
     batch = w.spec.serving.batch_size
@@ -402,17 +417,26 @@ def tensor_parallel_problem(w: Workload, tp: int, stages: int = 1) -> str:
     return ""
 
 
-def _training_layouts(w: Workload, shape: Shape) -> list[tuple[int, int]]:
-    """(tensor parallel, pipeline stages) to try, least model parallelism first: data parallel alone,
-    then tensor parallel inside a node (degrees dividing the attention heads), then one pipeline stage per node."""
+# Sequence length from which training also tries context parallelism (long-context recipes: Llama 3
+# used it from 8k-token sequences upward in its long-context stage, arXiv:2407.21783 section 3.3.2).
+CP_MIN_SEQUENCE = 8192
+
+
+def _training_layouts(w: Workload, shape: Shape) -> list[tuple[int, int, int]]:
+    """(tensor parallel, pipeline stages, context parallel) to try, least model parallelism first: data parallel
+    alone, then tensor parallel inside a node (degrees dividing the attention heads), then context parallel inside
+    a node for long sequences, then one pipeline stage per node."""
     m = w.model
-    out = [(1, 1)]
+    out = [(1, 1, 1)]
     if m.kind != "llm" or shape.gpu_fraction < 1:
         return out
-    tps = [t for t in TP_DEGREES[1:] if t <= shape.gpu_count and shape.gpu_count % t == 0 and not m.attention_heads % t]
-    out += [(t, 1) for t in tps]
+    n = shape.gpu_count
+    tps = [t for t in TP_DEGREES[1:] if t <= n and n % t == 0 and not m.attention_heads % t]
+    out += [(t, 1, 1) for t in tps]
+    if w.spec.train.sequence_length >= CP_MIN_SEQUENCE:
+        out += [(t, 1, c) for t in [1, *tps] for c in TP_DEGREES[1:] if t * c <= n and n % (t * c) == 0]
     if shape.nodes > 1 and shape.nodes <= m.layers:
-        out += [(t, shape.nodes) for t in [1, *tps]]
+        out += [(t, shape.nodes, 1) for t in [1, *tps]]
     return out
 
 
@@ -422,19 +446,20 @@ def _fit_training(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: floa
     if n == 1:
         levels = ("none",)
     chosen = need = None
-    tp = pp = 1
+    tp = pp = cp = 1
     last_need = 0.0
-    for tp_, pp_ in _training_layouts(w, shape):
-        needs = w.memo(("training-gib", n, tp_, pp_), lambda: [
-            (level, units.gib(memory.per_gpu_training_bytes(w.breakdown, n, level, tp_, pp_) + memory.overhead_bytes(w.spec.task, n)))
+    for tp_, pp_, cp_ in _training_layouts(w, shape):
+        needs = w.memo(("training-gib", n, tp_, pp_, cp_), lambda: [
+            (level, units.gib(memory.per_gpu_training_bytes(w.breakdown, n, level, tp_, pp_, cp_)
+                              + memory.overhead_bytes(w.spec.task, n)))
             for level in levels])
         found = next(((level, nd) for level, nd in needs if nd <= usable), None)
-        last_need = needs[-1][1] if tp_ == pp_ == 1 else min(last_need, needs[-1][1])
+        last_need = needs[-1][1] if tp_ == pp_ == cp_ == 1 else min(last_need, needs[-1][1])
         if found:
-            (chosen, need), tp, pp = found, tp_, pp_
+            (chosen, need), tp, pp, cp = found, tp_, pp_, cp_
             break
     if chosen is None:
-        extra = f" even with {levels[-1]}" + (" and tensor/pipeline parallelism" if len(_training_layouts(w, shape)) > 1 else "") if n > 1 else ""
+        extra = f" even with {levels[-1]}" + (" and model parallelism" if len(_training_layouts(w, shape)) > 1 else "") if n > 1 else ""
         return _memory_fail(shape, usable, last_need, extra)
     if shape.nodes > 1 and not shape.fabric:
         return Fit("interconnect", f"{shape.label}: multi-node training needs EFA/GPUDirect; none here", need, usable, chosen)
@@ -445,9 +470,10 @@ def _fit_training(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: floa
         ckpt_bytes = w.breakdown.weights + (w.breakdown.optimizer_states if w.spec.method == "full" else 0.0)
         hours = speed.training_time(
             w.training_flops, gpu, n * shape.gpu_fraction, w.spec.precision, mfu=w.efficiency(gpu.name)[2],
-            model=w.model, checkpointing=t.activation_checkpointing, tp=tp, pp=pp, nvlink=shape.nvlink,
+            model=w.model, checkpointing=t.activation_checkpointing, tp=tp, pp=pp, cp=cp, nvlink=shape.nvlink,
             nodes=shape.nodes, network_gbps=shape.network_gbps, tokens=t.tokens, seq=t.sequence_length,
             micro_batch=t.micro_batch_size, trainable_params=trainable, checkpoint_bytes=ckpt_bytes,
+            method=w.spec.method,
         ).hours
         source = memory.weight_bytes(w.model, "bf16") if w.spec.method == "qlora" else w.breakdown.weights
         final = w.breakdown.gradients if w.spec.method in ("lora", "qlora") else ckpt_bytes  # adapters: their fp32 size
@@ -466,6 +492,8 @@ def _fit_training(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: floa
                 tensor_parallel=tp,
                 pipeline_stages=pp,
                 fixed=fixed,
+                context_parallel=cp,
             )
-        return Fit("", "", need, usable, chosen, train_hours=hours, tensor_parallel=tp, pipeline_stages=pp, fixed=fixed)
+        return Fit("", "", need, usable, chosen, train_hours=hours, tensor_parallel=tp, pipeline_stages=pp, fixed=fixed,
+                   context_parallel=cp)
     return Fit("", "", need, usable, chosen, train_hours=hours, tensor_parallel=tp, pipeline_stages=pp)

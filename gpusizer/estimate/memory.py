@@ -247,7 +247,7 @@ def overhead_bytes(task: str, gpus: int) -> float:
 SHARDING_LEVELS = ("none", "zero1", "zero2", "zero3")
 
 
-def per_gpu_training_bytes(b: MemoryBreakdown, gpus: int, sharding: str, tp: int = 1, pp: int = 1) -> float:
+def per_gpu_training_bytes(b: MemoryBreakdown, gpus: int, sharding: str, tp: int = 1, pp: int = 1, cp: int = 1) -> float:
     """Bytes on each of `gpus` GPUs: tensor parallel `tp` x pipeline stages `pp` x data parallel the rest, under a ZeRO stage.
 
     Tensor and pipeline parallelism split weights, gradients and optimizer
@@ -257,16 +257,19 @@ def per_gpu_training_bytes(b: MemoryBreakdown, gpus: int, sharding: str, tp: int
     (Rajbhandari et al. 2020, Figure 1). Activations: tensor parallelism with
     sequence parallelism divides them by tp (Korthikanti et al. 2022, section
     4.2.2); a 1F1B pipeline stage holds its L/pp layers for pp micro-batches in
-    flight, the same total. Excludes the per-GPU overhead (overhead_bytes).
+    flight, the same total. Context parallelism over `cp` ranks splits each
+    sequence, so activations divide by cp too; the model states are replicated
+    across cp ranks and ZeRO shards them over dp x cp (Megatron-LM context
+    parallelism). Excludes the per-GPU overhead (overhead_bytes).
     """
     level = SHARDING_LEVELS.index(sharding)
     mp = tp * pp
-    dp = max(1, gpus // mp)
+    dp = max(1, gpus // mp)  # ZeRO shards over every rank holding the same layers: data x context parallel
     opt, grads, weights = b.optimizer_states / mp, b.gradients / mp, b.weights / mp
     opt = opt / dp if level >= 1 else opt
     grads = grads / dp if level >= 2 else grads
     weights = weights / dp if level >= 3 else weights
-    return weights + grads + opt + b.activations / tp
+    return weights + grads + opt + b.activations / (tp * cp)
 
 
 def per_gpu_inference_bytes(model: registry.ModelArch, b: MemoryBreakdown, gpus: int, stages: int = 1) -> float:

@@ -300,6 +300,18 @@ RESTART_H = 10 / 60
 CHECKPOINT_INTERVAL_H = 1.0
 
 
+# Parameter-efficient fine-tuning (Hugging Face Trainer + PEFT, the common LoRA/QLoRA stack), fitted to the
+# Qwen README's single-A100-80GB profile (github.com/QwenLM/Qwen README.md "Profiling of Memory and Speed",
+# batch 1 x gradient accumulation 8, flash attention 2, read 2026-11-26): seconds per iteration grow
+# linearly in sequence length with the same slope for LoRA and Q-LoRA (7B: 0.29 ms/token = 0.75 of the
+# A100's full-training MFU on LoRA's FLOPs), plus a fixed cost per micro-batch: ~0.1 s for LoRA (trainer
+# and adapter bookkeeping) and, for Q-LoRA, ~0.035 s more per billion parameters (bitsandbytes
+# dequantises every NF4 weight in each forward, recomputed forward and backward: 7B +0.2 s, 14B +0.46 s).
+PEFT_MFU_FACTOR = 0.75
+PEFT_MICROBATCH_S = 0.1
+QLORA_DEQUANT_S_PER_BPARAM = 0.035
+
+
 class TrainingTime(typing.NamedTuple):
     """Hours of a training run and what they are made of."""
 
@@ -321,6 +333,7 @@ def training_time(
     checkpointing: bool = False,
     tp: int = 1,
     pp: int = 1,
+    cp: int = 1,
     nvlink: bool = False,
     nodes: int = 1,
     network_gbps: float = 0.0,
@@ -329,6 +342,7 @@ def training_time(
     micro_batch: int = 1,
     trainable_params: float = 0.0,
     checkpoint_bytes: float = 0.0,
+    method: str = "full",
 ) -> TrainingTime:
     """Wall-clock of training `flops` model FLOPs on `gpus` GPUs (tp x pp x data parallel).
 
@@ -340,20 +354,33 @@ def training_time(
     """
     compute = "bf16" if precision in ("int4", "int8", "fp4") else precision  # QLoRA computes in 16-bit
     mfu = efficiency.training_mfu(gpu.name) if mfu is None else mfu
-    rate = gpus * gpu.peak_tflops(compute) * units.TERA * mfu
+    peft = method in ("lora", "qlora")
+    rate = gpus * gpu.peak_tflops(compute) * units.TERA * mfu * (PEFT_MFU_FACTOR if peft else 1.0)
     compute_s = flops * (RECOMPUTE_TIME if checkpointing else 1.0) / rate
+    if peft and tokens and model is not None:
+        per_micro = PEFT_MICROBATCH_S + (QLORA_DEQUANT_S_PER_BPARAM * model.params / 1e9 if method == "qlora" else 0.0)
+        compute_s += per_micro * tokens / (seq * micro_batch * max(1.0, gpus))
     m = MICROBATCHES_PER_STAGE * pp
     bubble = (pp - 1) / (m + pp - 1) if pp > 1 else 0.0
     comm_s = 0.0
     if model is not None and model.kind == "llm" and tokens:
-        dp = max(1, int(gpus) // max(1, tp * pp))
+        dp = max(1, int(gpus) // max(1, tp * pp * cp))
+        if cp > 1:
+            # Ring attention passes each rank's K and V chunk around the cp ranks: (cp - 1) chunks of
+            # seq/cp tokens x 2 x kv_heads x head_dim x 2 B per layer, forward and twice backward,
+            # over the node's link, the part not hidden under the attention compute exposed
+            # (Liu et al. 2023, "Ring Attention", arXiv:2310.01889; Megatron-LM context parallelism).
+            link = comm.link_of(gpu, nvlink)
+            chunk = seq / cp * micro_batch * 2 * model.kv_heads * model.head_dim * 2
+            per_micro = 3 * model.layers / pp * (cp - 1) * chunk / (link.gbs * 1e9 * comm.LINK_EFFICIENCY[link.kind])
+            comm_s += (1 - GRAD_OVERLAP) * per_micro * tokens / (seq * micro_batch * dp)
         if tp > 1:
             link = comm.link_of(gpu, nvlink)
             micro_tokens = seq * micro_batch
             per_micro = 4 * model.layers / pp * comm.allreduce_seconds(micro_tokens * model.hidden_size * 2, tp, link)
             comm_s += per_micro * tokens / (micro_tokens * dp)
         if dp > 1 and trainable_params:
-            grad_bytes = 2 * trainable_params / (tp * pp)
+            grad_bytes = 2 * trainable_params / (tp * pp)  # context-parallel ranks also hold their own copy
             if nodes > 1:
                 # hierarchical: reduce-scatter in the node, then each GPU's 1/g shard crosses the node's network
                 bw = (network_gbps or DEFAULT_FABRIC_GBPS) / 8 * 1e9 * comm.FABRIC_EFFICIENCY

@@ -22,6 +22,11 @@ VCPUS_PER_GPU = {"inference": 2, "training": 4, "finetune": 4}
 # 25 GiB of margin and the model files (weights; training also keeps two
 # checkpoints of weights + optimizer states).
 BASE_DISK_GIB = 100
+# Runtimes that allocate on demand (PyTorch's caching allocator: diffusers, timm, training loops) reserve
+# nothing up front beyond the CUDA context (counted in memory.overhead_bytes); the margin left is for the
+# allocator's fragmentation, which PyTorch's "CUDA semantics" notes address with expandable_segments:
+# 5% (unverified: no published fragmentation figure for these workloads was found).
+ON_DEMAND_HEADROOM = 0.95
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -66,6 +71,18 @@ class Workload:
         return found
 
     @property
+    def memory_headroom(self) -> float:
+        """Share of GPU memory the workload may use: sizing.memory_headroom when the spec sets it, else the
+        runtime's: 0.90 for LLM serving (vLLM reserves gpu_memory_utilization, default 0.9, up front),
+        ON_DEMAND_HEADROOM for runtimes that allocate on demand (diffusers, timm, PyTorch training)."""
+        sizing = self.spec.sizing
+        if "memory_headroom" in sizing.model_fields_set:
+            return sizing.memory_headroom
+        if self.spec.task == "inference" and self.model.kind == "llm":
+            return sizing.memory_headroom
+        return ON_DEMAND_HEADROOM
+
+    @property
     def weight_format(self) -> str:
         """The efficiency table's weight-format key: the quantization scheme's kernels, else the precision's."""
         q = self.spec.model.quantization
@@ -79,14 +96,16 @@ class Workload:
     def lengths(self) -> tuple[int, float, int]:
         """(mean prompt, mean output, prompt for time to first token) of a request.
 
-        prompt_tokens given: that prompt, output_tokens' mean or the rest of context_length.
+        prompt_tokens given: that prompt, output_tokens' mean or the rest of context_length (half the
+        context when prompt_tokens fills it).
         Not given: TTFT on context_length tokens (the worst case, as before output_tokens
         existed); speed with output_tokens' mean and the rest as prompt, else half and half.
         """
         inf = self.spec.serving
         ctx = inf.context_length
         if inf.prompt_tokens:
-            out = inf.output_mean or max(1, ctx - inf.prompt_tokens)
+            # No room left for output (prompt_tokens = context_length): half the context, as below.
+            out = inf.output_mean or (ctx - inf.prompt_tokens if ctx > inf.prompt_tokens else max(1, ctx // 2))
             return inf.prompt_tokens, float(out), inf.prompt_tokens
         if inf.output_mean:
             return max(1, ctx - inf.output_max), float(inf.output_mean), ctx

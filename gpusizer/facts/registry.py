@@ -40,6 +40,8 @@ class ModelArch:
         experts, experts_per_token: MoE routed experts and top-k; None for dense.
         activation_gib_per_item: non-LLMs: peak inference activation memory per
             batch item (one image at the model's default resolution), GiB.
+        denoiser_params: diffusion: parameters of the denoiser (transformer/UNet) that runs every
+            step; the rest (text encoders, VAE) runs once per image and may be offloaded to CPU.
         tied_embeddings: the LM head shares the input embedding matrix.
         hf_id: Hugging Face repo id; aliases: other spellings of exactly this model (accepted silently).
         loose_aliases: names that leave out a version or variant ("mistral-7b"), resolved to this
@@ -68,6 +70,7 @@ class ModelArch:
     experts: int | None = None
     experts_per_token: int | None = None
     activation_gib_per_item: float | None = None
+    denoiser_params: int | None = None
     tied_embeddings: bool = False
     hf_id: str | None = None
     aliases: tuple[str, ...] = ()

@@ -128,7 +128,7 @@ def recommend(w: Workload, obs: dcgm.Observation, catalog: Catalog, current: Cur
     savings = None if new_monthly is None or current is None else round(current.monthly_usd - new_monthly, 2)
     if choice is not None:
         choice["monthly_usd"] = round(new_monthly, 2)
-    headroom = w.spec.sizing.memory_headroom
+    headroom = w.memory_headroom
     used = peak / total_gib if total_gib else None
     util = "no utilization data" if obs.mean_util is None else f"mean utilization {obs.mean_util:.0%}" + (
         "" if obs.p95_util is None else f", p95 {obs.p95_util:.0%}")

@@ -186,10 +186,13 @@ def _performance(f: Fit | None) -> dict:
         )
     if f.precision_note:
         out["precision_fallback"] = f.precision_note
+    if f.placement_note:
+        out["placement"] = f.placement_note
     if f.train_hours is not None:
         out["train_hours"] = round(f.train_hours, 2)
         out["tensor_parallel"] = f.tensor_parallel
         out["pipeline_stages"] = f.pipeline_stages
+        out["context_parallel"] = f.context_parallel
         if f.fixed is not None:
             out["fixed_hours"] = round(f.fixed.total, 4)
     return out

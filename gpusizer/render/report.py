@@ -67,6 +67,10 @@ def _targets_line(d: Decision | Estimate) -> str | None:
         parts.append(f"TTFT <= {t.ttft_ms:g} ms")
     if t.tpot_ms:
         parts.append(f"TPOT <= {t.tpot_ms:g} ms")
+    if t.requests_per_second:
+        pct = [f"p{q * 100:g} " + ", ".join(f"{k.removesuffix('_ms')} <= {v:g} ms" for k, v in pt.model_dump(exclude_none=True).items())
+               for q, pt in w.spec.serving.targets.percentiles()]
+        parts.append(f"{t.requests_per_second:g} requests/s" + (f" ({'; '.join(pct)})" if pct else ""))
     return ", ".join(parts) or None
 
 
@@ -118,7 +122,8 @@ def _performance(c: Candidate) -> str:
         return ""
     parts = [f"{f.need_gib:.1f}/{f.usable_gib:.1f} GiB per GPU"]
     if f.speed:
-        parts.append(f"TTFT {f.speed.ttft_ms:,.0f} ms, TPOT {f.speed.tpot_ms:.1f} ms, {f.speed.tokens_per_second:,.0f} tok/s")
+        parts.append(f"TTFT {f.speed.ttft_ms:,.0f} ms, TPOT {f.speed.tpot_ms:.1f} ms, {f.speed.tokens_per_second:,.0f} tok/s"
+                     f" at {f.speed.concurrency} concurrent")
         if f.tensor_parallel > 1 or f.pipeline_stages > 1 or f.replicas_per_node > 1:
             parts.append(_layout(f))
         if f.speed.allreduce_ms:
@@ -127,6 +132,8 @@ def _performance(c: Candidate) -> str:
             parts.append(f"pipeline hops {f.speed.pipeline_ms:.2f} ms/token")
     if f.precision_note:
         parts.append(f"precision fallback: {f.precision_note}")
+    if f.placement_note:
+        parts.append(f.placement_note)
     if f.train_hours is not None:
         parts.append(f"{f.train_hours:,.1f} h")
     if f.sharding and f.sharding != "none":
@@ -249,8 +256,11 @@ def _estimate_text(e: Estimate, markdown: bool) -> str:
         if r["min_count"] is not None and r.get("tensor_parallel"):
             layout = f"TP {r['tensor_parallel']}" + (f" x PP {r['pipeline_stages']}" if r["pipeline_stages"] > 1 else "")
             layout += f" x {r['replicas']} replicas" if r["replicas"] > 1 else ""
-        rows.append((r["gpu"], "-" if r["min_count"] is None else str(r["min_count"]), r["limiting"], layout, offer))
-    head = ("GPU", "min count", "limiting", "layout", "smallest offer")
+        sp = r.get("speed") or {}
+        speed = (f"TPOT {sp['tpot_ms']:.1f} ms, {sp['tokens_per_second']:,.0f} tok/s" if "tpot_ms" in sp
+                 else f"{sp['run_hours']:,.2f} h" if "run_hours" in sp else "")
+        rows.append((r["gpu"], "-" if r["min_count"] is None else str(r["min_count"]), r["limiting"], layout, speed, offer))
+    head = ("GPU", "min count", "limiting", "layout", "speed", "smallest offer")
     if markdown:
         out = [f"### gpusizer estimate: `{e.workload.spec.name}`", ""]
         out += [f"- **{k}**: {v}" for k, v in _header(e)]
