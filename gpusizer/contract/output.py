@@ -26,6 +26,23 @@ Hours = Annotated[float, pydantic.Field(ge=0, allow_inf_nan=False), fields.NotBo
 Count = Annotated[int, pydantic.Field(ge=0, strict=True)]
 Positive = Annotated[int, pydantic.Field(ge=1, strict=True)]
 Text = Annotated[str, pydantic.Field(strict=True)]
+MAX_WORKLOADS = 10_000
+"""Workloads one preview document may hold (a stack of 50 is large); checked before any is validated."""
+
+
+def _list(item):
+    """A list validated up to its first bad item (pydantic.FailFast): a hostile document of a million bad items
+    costs one error, not a million (each a dict in the ValidationError: gigabytes)."""
+    return Annotated[list[item], pydantic.FailFast()]
+
+
+def _at_most_workloads(value: Any) -> Any:
+    if isinstance(value, (dict, list)) and len(value) > MAX_WORKLOADS:
+        raise ValueError(f"{len(value):,} workloads, more than {MAX_WORKLOADS:,}: split the stack")
+    return value
+
+
+Workloads = pydantic.BeforeValidator(_at_most_workloads)
 
 
 class _Open(pydantic.BaseModel):
@@ -54,7 +71,7 @@ class Candidate(Offer):
     """One row of `candidates`: an offer judged, feasible or with its reasons."""
 
     feasible: bool
-    reasons: list[Text] = []
+    reasons: _list(Text) = []
     reason_code: Text | None = None
 
 
@@ -66,6 +83,13 @@ class Choice(Offer):
     run_hours: Hours | None = None
     total_usd: Usd | None = None
     performance: dict[str, Any] = {}
+
+    @pydantic.model_validator(mode="after")
+    def _a_run_states_its_hours(self):
+        """A training run's cost is its hours x the hourly price: `total_usd` and `run_hours` come together."""
+        if (self.total_usd is None) != (self.run_hours is None):
+            raise ValueError("total_usd and run_hours come together (a run's cost and its hours): give both or neither")
+        return self
 
 
 class Plan(_Open):
@@ -80,8 +104,8 @@ class Plan(_Open):
     requirements: dict[str, Any] = {}
     choice: Choice | None
     candidates_total: Count | None = None
-    candidates: list[Candidate] = []
-    notes: list[Text] = []
+    candidates: _list(Candidate) = []
+    notes: _list(Text) = []
 
 
 class Estimate(_Open):
@@ -92,7 +116,7 @@ class Estimate(_Open):
     model: Text | None = None
     task: Literal["inference", "training", "finetune"]
     requirements: dict[str, Any]
-    per_gpu: list[dict[str, Any]]
+    per_gpu: _list(dict[str, Any])
 
 
 class Policy(_Open):
@@ -101,14 +125,14 @@ class Policy(_Open):
     resources: Count
     mandatory: Count
     passed: bool
-    findings: list[dict[str, Any]] = []
+    findings: _list(dict[str, Any]) = []
 
 
 class Preview(_Open):
     """`gpusizer preview --format json`: every workload's plan and the pack's results."""
 
     version: Literal[KNOWN_VERSIONS] = "0"  # type: ignore[valid-type]
-    workloads: dict[Text, Plan]
+    workloads: Annotated[dict[Text, Plan], Workloads]
     policy: Policy | None = None
 
 
@@ -123,14 +147,14 @@ class Change(_Open):
     monthly_delta_usd: float
     base_run_usd: Usd | None = None
     head_run_usd: Usd | None = None
-    why: list[Text]
+    why: _list(Text)
 
 
 class Diff(_Open):
     """`gpusizer diff --format json`."""
 
     version: Literal[KNOWN_VERSIONS] = "0"  # type: ignore[valid-type]
-    workloads: list[Change]
+    workloads: Annotated[_list(Change), Workloads]
     monthly_delta_usd: float
     run_delta_usd: float = 0.0
     policy: dict[str, Any] | None = None
