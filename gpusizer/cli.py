@@ -18,6 +18,7 @@ from gpusizer import startup
 from gpusizer.base import redact
 
 EXIT_OK, EXIT_INVALID, EXIT_INFEASIBLE, EXIT_BUG = 0, 2, 3, 1
+EXIT_OUTPUT = startup.EXIT_OUTPUT  # the output could not be written (a full disk): 120, as the interpreter
 DEBUG_HELP = "show tracebacks of internal errors (accepted anywhere on the command line)"
 
 
@@ -457,12 +458,16 @@ def _main(argv: list[str] | None) -> int:
     from gpusizer.base import errors
 
     try:
-        return _COMMANDS[args.command].run(args)
+        with startup.guarded_output():
+            return _COMMANDS[args.command].run(args)
     except errors.SizingError as exc:
         print(f"gpusizer: error: {redact.redact(str(exc))}", file=sys.stderr)
         return EXIT_INVALID
     except BrokenPipeError:
         return EXIT_OK
+    except startup.OutputError as exc:
+        startup.report_output_error(exc)
+        return EXIT_OUTPUT
     except Exception as exc:  # a bug: say so plainly; --debug shows the traceback, redacted
         if args.debug:
             import traceback

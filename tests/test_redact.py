@@ -87,7 +87,7 @@ def test_observe_error_line_and_debug_traceback_show_no_password():
     for url in ("http://admin:S3cretPw@nonexistent.invalid", "http://admin:p@ss/w@rd@nonexistent.invalid",
                 "http://admin:S3cretPw@[::1", "http://admin:S3cretPw@host:99999"):
         for debug in ((), ("--debug",)):
-            r = conftest.cli("observe", "--prometheus", url, *debug, conftest.REPO / "examples/chat.yaml")
+            r = conftest.cli("observe", "--prometheus", url, *debug, conftest.REPO / "stacks/examples/chat-8b.yaml")
             assert r.returncode == 2, r.stderr
             for part in ("S3cretPw", "p@ss", "w@rd"):
                 assert part not in r.stderr + r.stdout, (url, r.stderr)
@@ -101,7 +101,7 @@ def test_debug_traceback_of_an_internal_error_is_redacted(capsys, monkeypatch):
 
     monkeypatch.setattr(gpusizer, "plan", broken)
     for debug in ([], ["--debug"]):
-        code = cli.main([*debug, "plan", str(conftest.REPO / "examples/chat.yaml")])
+        code = cli.main([*debug, "plan", str(conftest.REPO / "stacks/examples/chat-8b.yaml")])
         err = capsys.readouterr().err
         assert code == 1 and "hunter2-pw" not in err and "AKIAIOSFODNN7EXAMPLE" not in err, err
         assert ("Traceback" in err) == bool(debug) and "prices.example.com" in err

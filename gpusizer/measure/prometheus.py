@@ -248,6 +248,10 @@ def split_url(url: str, what: str = "--prometheus") -> urllib.parse.SplitResult:
         parts = None
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
         raise errors.SpecError(redact.redact(f"{what}: {shown} is not an http(s) URL with a host. {fix}"), what)
+    if "@" in parts.path:  # http://user:pa/ss@host: a raw '/' ended the authority inside the password
+        raise errors.SpecError(redact.redact(f"{what}: {shown} has an '@' after a '/': a password holding '/', '?', "
+                                             "'#' or '@' must be percent-encoded (%2F, %3F, %23, %40). To fix: "
+                                             "encode it, or use --user with --password-file"), what)
     if parts.query or parts.fragment or any(ord(c) < 33 or ord(c) == 127 for c in url.strip()):
         raise errors.SpecError(redact.redact(f"{what}: {shown} has a query, a fragment or a control character. "
                                              f"To fix: give the base URL only, {fix.removeprefix('To fix: ')}"), what)
