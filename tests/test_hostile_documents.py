@@ -65,3 +65,17 @@ def test_too_many_workloads_are_refused_before_any_is_validated(tmp_path):
     with pytest.raises(inputs.errors.SpecError) as e:
         diff.load(path, "HEAD")
     assert "split the stack" in str(e.value)
+
+
+def test_costs_that_would_overflow_when_added_are_refused(tmp_path, tiny_catalog):
+    """Two workloads at 1e308 $/h each would total inf, and the JSON report would say Infinity."""
+    import gpusizer
+
+    plan = gpusizer.document(gpusizer.plan({"name": "a", "model": {"name": "llama-3.1-8b"}}, catalog=tiny_catalog))
+    for key in ("hourly_usd", "monthly_usd"):
+        plan["choice"][key] = 1e308
+    path = tmp_path / "preview.json"
+    path.write_text(json.dumps({"workloads": {"a": plan, "b": {**plan, "workload": "b"}}}))
+    with pytest.raises(inputs.errors.SpecError) as e:
+        diff.load(path, "HEAD")
+    assert "hourly_usd" in str(e.value) and "To fix" in str(e.value)

@@ -123,3 +123,10 @@ def test_catalog_list_redacts_a_credential_bearing_source(tmp_path, fmt):
     assert "Pr1ceFeedPw" not in r.stdout and "abcdef0123456789" not in r.stdout
     if fmt == "json":  # the table has no source column
         assert "feed.example.com" in json.loads(r.stdout)[0]["source"]
+
+
+def test_a_url_whose_slashes_a_path_collapsed_is_still_masked():
+    """`--catalog http://u:pw@h/x.csv` comes back from pathlib as http:/u:pw@h/x.csv in the error line."""
+    r = conftest.cli("catalog", "list", "--catalog", "http://u:Hunter2xx@h/x.csv")
+    assert r.returncode == 2 and "Hunter2xx" not in r.stderr and "h/x.csv" in r.stderr, r.stderr
+    assert redact.redact("C:/Users/x and mailto:a@b.c") == "C:/Users/x and mailto:a@b.c"

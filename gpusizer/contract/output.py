@@ -21,10 +21,14 @@ from gpusizer.contract import OUTPUT_VERSION
 KNOWN_VERSIONS = ("0", OUTPUT_VERSION)
 """Versions this reader understands: "0" (written before the field existed, no `version`) and the current one."""
 
-Usd = Annotated[float, pydantic.Field(ge=0, allow_inf_nan=False), fields.NotBool]
-Hours = Annotated[float, pydantic.Field(ge=0, allow_inf_nan=False), fields.NotBool]
-Count = Annotated[int, pydantic.Field(ge=0, strict=True)]
-Positive = Annotated[int, pydantic.Field(ge=1, strict=True)]
+# Upper bounds keep arithmetic on a validated document finite: a diff adds up to MAX_WORKLOADS of each
+# (1e4 x 1e12 = 1e16), and a cost multiplies hourly by replicas and 730 h (1e12 x 1e6 x 730 < 1e21).
+MAX_USD = 1e12
+MAX_HOURS = 1e7  # over a thousand years
+Usd = Annotated[float, pydantic.Field(ge=0, le=MAX_USD, allow_inf_nan=False), fields.NotBool]
+Hours = Annotated[float, pydantic.Field(ge=0, le=MAX_HOURS, allow_inf_nan=False), fields.NotBool]
+Count = Annotated[int, pydantic.Field(ge=0, le=10**9, strict=True)]
+Positive = Annotated[int, pydantic.Field(ge=1, le=10**6, strict=True)]
 Text = Annotated[str, pydantic.Field(strict=True)]
 MAX_WORKLOADS = 10_000
 """Workloads one preview document may hold (a stack of 50 is large); checked before any is validated."""

@@ -171,7 +171,9 @@ class Client:
             raise PrometheusError(redact.redact(f"cannot reach {where}: {detail}. To fix: check --prometheus")) from None
         if status >= 400 or status < 200:
             detail = _error_of(body) or reason
-            hint = " To fix: check the credentials (docs/observe.md, Authentication)" if status in (401, 403) else ""
+            hint = (" To fix: check the credentials (docs/observe.md, Authentication)" if status in (401, 403)
+                    else " To fix: check that Prometheus is up and healthy" if status >= 500
+                    else " To fix: check --prometheus (its path prefix) and the query")
             raise PrometheusError(redact.redact(f"{where} answered HTTP {status} to /api/v1/{endpoint}: {detail}.{hint}"))
         if status >= 300:
             raise PrometheusError(f"{where} answered HTTP {status} (a redirect) to /api/v1/{endpoint}. To fix: give "
