@@ -241,3 +241,10 @@ def test_google_without_adc_exits_2(capsys, spec, monkeypatch, tmp_path):
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "missing.json"))
     code, out, err = run(capsys, "--prometheus", "http://127.0.0.1:9", "--auth", "google", spec)
     assert code == 2 and "--auth google" in err and "To fix" in err, err
+
+
+def test_sigv4_with_a_missing_profile_exits_2(capsys, spec, aws_env, monkeypatch):
+    """botocore's own errors (a profile that is not there, an expired SSO token) are a fix for the user."""
+    monkeypatch.setenv("AWS_PROFILE", "no-such-profile")
+    code, out, err = run(capsys, "--prometheus", "http://127.0.0.1:9", "--auth", "sigv4", spec, secrets=[AWS_SECRET])
+    assert code == 2 and "no-such-profile" in err and "To fix" in err, err
