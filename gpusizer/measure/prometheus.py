@@ -166,6 +166,8 @@ class Client:
         except _TooLarge:
             raise PrometheusError(f"{where} answered /api/v1/{endpoint} with more than {MAX_RESPONSE_BYTES >> 20} MiB: "
                                   "not a Prometheus aggregation. To fix: check --prometheus") from None
+        except errors.SizingError:  # the way of authenticating refused (SpecError is a ValueError too)
+            raise
         except (OSError, http.client.HTTPException, ValueError, UnicodeError) as exc:
             detail = getattr(exc, "reason", None) or getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
             raise PrometheusError(redact.redact(f"cannot reach {where}: {detail}. To fix: check --prometheus")) from None
