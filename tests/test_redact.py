@@ -82,6 +82,7 @@ def test_registered_secrets_are_masked_in_any_form():
     assert "Tr1cky" not in out and out.count(redact.MASK) == 2
 
 
+@pytest.mark.slow  # eight fresh processes
 def test_observe_error_line_and_debug_traceback_show_no_password():
     """The adversarial case: a URL with no port, the password in the error line and again under --debug."""
     for url in ("http://admin:S3cretPw@nonexistent.invalid", "http://admin:p@ss/w@rd@nonexistent.invalid",
