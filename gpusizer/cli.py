@@ -111,7 +111,7 @@ def _add_catalog(cat: argparse.ArgumentParser) -> None:
     lst.add_argument("--provider", choices=providers.NAMES)
     lst.add_argument("--region")
     lst.add_argument("--gpu")
-    lst.add_argument("--min-gpu-memory-gib", type=float)
+    lst.add_argument("--min-gpu-memory-gib", type=_finite("--min-gpu-memory-gib"))
     lst.add_argument("--purchase", choices=PURCHASES)
     lst.add_argument("--catalog")
     lst.add_argument("--pools", help="on-prem pools YAML: list their offers at the amortized price")
@@ -176,6 +176,20 @@ def _whole(option: str) -> Callable[[str], int]:
         value = int(digits) if digits.isascii() and digits.isdecimal() else 0
         if value < 1:
             raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1; to fix: give {option} 1 or more")
+        return value
+
+    return parse
+
+
+def _finite(option: str) -> Callable[[str], float]:
+    """An argparse type for `option`: a finite number >= 0 (nan and inf would filter nothing, or everything)."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = -1.0
+        if not (0 <= value < float("inf")):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a finite number >= 0; to fix: give {option} e.g. 24")
         return value
 
     return parse

@@ -79,3 +79,14 @@ def test_costs_that_would_overflow_when_added_are_refused(tmp_path, tiny_catalog
     with pytest.raises(inputs.errors.SpecError) as e:
         diff.load(path, "HEAD")
     assert "hourly_usd" in str(e.value) and "To fix" in str(e.value)
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "1e999", "-1", "x"])
+def test_catalog_list_memory_filter_is_a_finite_number(value, capsys):
+    """nan compared false with every offer, so `--min-gpu-memory-gib nan` listed them all."""
+    from gpusizer import cli
+
+    with pytest.raises(SystemExit) as e:
+        cli.main(["catalog", "list", "--min-gpu-memory-gib", value])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "--min-gpu-memory-gib" in err and "to fix" in err
