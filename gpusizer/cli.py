@@ -18,6 +18,7 @@ from gpusizer import startup
 from gpusizer.base import redact
 
 EXIT_OK, EXIT_INVALID, EXIT_INFEASIBLE, EXIT_BUG = 0, 2, 3, 1
+EXIT_OUTPUT = startup.EXIT_OUTPUT  # the output could not be written (a full disk): 120, as the interpreter
 DEBUG_HELP = "show tracebacks of internal errors (accepted anywhere on the command line)"
 
 
@@ -111,7 +112,7 @@ def _add_catalog(cat: argparse.ArgumentParser) -> None:
     lst.add_argument("--provider", choices=providers.NAMES)
     lst.add_argument("--region")
     lst.add_argument("--gpu")
-    lst.add_argument("--min-gpu-memory-gib", type=float)
+    lst.add_argument("--min-gpu-memory-gib", type=_finite("--min-gpu-memory-gib"))
     lst.add_argument("--purchase", choices=PURCHASES)
     lst.add_argument("--catalog")
     lst.add_argument("--pools", help="on-prem pools YAML: list their offers at the amortized price")
@@ -176,6 +177,20 @@ def _whole(option: str) -> Callable[[str], int]:
         value = int(digits) if digits.isascii() and digits.isdecimal() else 0
         if value < 1:
             raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1; to fix: give {option} 1 or more")
+        return value
+
+    return parse
+
+
+def _finite(option: str) -> Callable[[str], float]:
+    """An argparse type for `option`: a finite number >= 0 (nan and inf would filter nothing, or everything)."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = -1.0
+        if not (0 <= value < float("inf")):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a finite number >= 0; to fix: give {option} e.g. 24")
         return value
 
     return parse
@@ -496,12 +511,16 @@ def _main(argv: list[str] | None) -> int:
     from gpusizer.base import errors
 
     try:
-        return _COMMANDS[args.command].run(args)
+        with startup.guarded_output():
+            return _COMMANDS[args.command].run(args)
     except errors.SizingError as exc:
         print(f"gpusizer: error: {redact.redact(str(exc))}", file=sys.stderr)
         return EXIT_INVALID
     except BrokenPipeError:
         return EXIT_OK
+    except startup.OutputError as exc:
+        startup.report_output_error(exc)
+        return EXIT_OUTPUT
     except Exception as exc:  # a bug: say so plainly; --debug shows the traceback, redacted
         if args.debug:
             import traceback

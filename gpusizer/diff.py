@@ -29,6 +29,9 @@ import pathlib
 from gpusizer.base import cost, errors, inputs
 
 FORMATS = ("table", "markdown", "json")
+MAX_DOCUMENT_BYTES = 16 << 20
+"""One side's cap: both sides are held at once, so half of inputs.MAX_RESULT_BYTES (a plan with the full
+catalog's candidates is ~780 KB; a preview of 20 such plans fits)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -105,16 +108,16 @@ def load(path: str | pathlib.Path, side: str) -> tuple[dict[str, dict], dict | N
 
     p = pathlib.Path(path)
     try:
-        doc = inputs.read_json(p, "plan JSON", side, max_bytes=inputs.MAX_RESULT_BYTES)
+        doc = inputs.read_json(p, "plan JSON", side, max_bytes=MAX_DOCUMENT_BYTES)
     except errors.SpecError as exc:
         message = str(exc)
         if "To fix" not in message:
             message += ". To fix: pass `gpusizer plan --format json` or `gpusizer preview --format json` output"
         raise errors.SpecError(f"{side}: {message}", side) from None
-    read = output.read(doc, side).model_dump(mode="json", exclude_unset=True)
-    if isinstance(read.get("workloads"), dict):
-        return read["workloads"], read.get("policy")
-    return {read["workload"]: read}, None
+    output.read(doc, side)  # validated; the document itself is used (a model_dump would copy all of it again)
+    if isinstance(doc.get("workloads"), dict):
+        return doc["workloads"], doc.get("policy")
+    return {doc["workload"]: doc}, None
 
 
 def compare(base: dict[str, dict], head: dict[str, dict]) -> list[Change]:

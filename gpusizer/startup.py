@@ -27,6 +27,73 @@ import sys
 from collections.abc import Iterator
 
 
+EXIT_OUTPUT = 120
+"""The exit code when the output could not be written (a full disk), as the interpreter's own at exit."""
+_reported: list[bool] = []
+
+
+class OutputError(Exception):
+    """Standard output refused a write (a full disk, an I/O error): the command's output is incomplete."""
+
+    def __init__(self, cause: OSError):
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+class _Output:
+    """sys.stdout while a command runs: its write errors become OutputError, told apart from any other OSError
+    (a full disk while printing a large report is not an internal error); a reader that left stays
+    BrokenPipeError. Everything else is the stream's own."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise OutputError(exc) from None
+
+    def flush(self):
+        try:
+            return self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise OutputError(exc) from None
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def guarded_output() -> Iterator[None]:
+    """Run a command with sys.stdout wrapped (:class:`_Output`), flushed at the end so that a write error
+    surfaces inside the command, in-process as well as run as the command."""
+    _reported.clear()
+    stream = sys.stdout
+    if stream is None:
+        yield
+        return
+    sys.stdout = _Output(stream)
+    try:
+        yield
+        sys.stdout.flush()
+    finally:
+        sys.stdout = stream
+
+
+def report_output_error(exc: BaseException) -> None:
+    """Say once, on stderr (itself perhaps the failing stream: then nothing), that the output is incomplete."""
+    if _reported:
+        return
+    _reported.append(True)
+    with contextlib.suppress(OSError, ValueError):
+        os.write(2, f"gpusizer: error: cannot write the output: {exc}\n".encode(errors="replace"))
+
+
 @contextlib.contextmanager
 def command_settings() -> Iterator[None]:
     """Process settings for one command, restored afterwards (main() also runs in-process, as in tests).
@@ -80,8 +147,7 @@ def end_process(code: int) -> None:
                 stream.flush()
         except (BrokenPipeError, ValueError):  # the reader left, or the stream was closed: nothing to tell
             pass
-        except OSError as exc:  # a full disk: the output is incomplete
-            with contextlib.suppress(OSError):  # stderr itself may be the stream that failed
-                os.write(2, f"gpusizer: error: cannot write the output: {exc}\n".encode(errors="replace"))
-            os._exit(120)
+        except OSError as exc:  # a full disk: the output is incomplete (said once, if the command did not yet)
+            report_output_error(exc)
+            os._exit(EXIT_OUTPUT)
     os._exit(code)

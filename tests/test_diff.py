@@ -121,10 +121,8 @@ def test_diff_inputs_go_through_the_input_boundary_naming_the_side(tmp_path, con
 
 
 def test_diff_input_over_the_result_cap_is_refused(tmp_path, tiny_catalog, monkeypatch):
-    from gpusizer.base import inputs
-
     path = _write(tmp_path / "plan.json", _plan(CHAT_8B, tiny_catalog))
-    monkeypatch.setattr(inputs, "MAX_RESULT_BYTES", path.stat().st_size - 1)
+    monkeypatch.setattr(diff, "MAX_DOCUMENT_BYTES", path.stat().st_size - 1)
     with pytest.raises(gpusizer.SpecError) as e:
         diff.load(path, "BASE")
     assert str(e.value).startswith("BASE: ") and "-byte limit" in str(e.value)

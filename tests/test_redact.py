@@ -82,12 +82,13 @@ def test_registered_secrets_are_masked_in_any_form():
     assert "Tr1cky" not in out and out.count(redact.MASK) == 2
 
 
+@pytest.mark.slow  # eight fresh processes
 def test_observe_error_line_and_debug_traceback_show_no_password():
     """The adversarial case: a URL with no port, the password in the error line and again under --debug."""
     for url in ("http://admin:S3cretPw@nonexistent.invalid", "http://admin:p@ss/w@rd@nonexistent.invalid",
                 "http://admin:S3cretPw@[::1", "http://admin:S3cretPw@host:99999"):
         for debug in ((), ("--debug",)):
-            r = conftest.cli("observe", "--prometheus", url, *debug, conftest.REPO / "examples/chat.yaml")
+            r = conftest.cli("observe", "--prometheus", url, *debug, conftest.REPO / "stacks/examples/chat-8b.yaml")
             assert r.returncode == 2, r.stderr
             for part in ("S3cretPw", "p@ss", "w@rd"):
                 assert part not in r.stderr + r.stdout, (url, r.stderr)
@@ -101,7 +102,7 @@ def test_debug_traceback_of_an_internal_error_is_redacted(capsys, monkeypatch):
 
     monkeypatch.setattr(gpusizer, "plan", broken)
     for debug in ([], ["--debug"]):
-        code = cli.main([*debug, "plan", str(conftest.REPO / "examples/chat.yaml")])
+        code = cli.main([*debug, "plan", str(conftest.REPO / "stacks/examples/chat-8b.yaml")])
         err = capsys.readouterr().err
         assert code == 1 and "hunter2-pw" not in err and "AKIAIOSFODNN7EXAMPLE" not in err, err
         assert ("Traceback" in err) == bool(debug) and "prices.example.com" in err
@@ -123,3 +124,10 @@ def test_catalog_list_redacts_a_credential_bearing_source(tmp_path, fmt):
     assert "Pr1ceFeedPw" not in r.stdout and "abcdef0123456789" not in r.stdout
     if fmt == "json":  # the table has no source column
         assert "feed.example.com" in json.loads(r.stdout)[0]["source"]
+
+
+def test_a_url_whose_slashes_a_path_collapsed_is_still_masked():
+    """`--catalog http://u:pw@h/x.csv` comes back from pathlib as http:/u:pw@h/x.csv in the error line."""
+    r = conftest.cli("catalog", "list", "--catalog", "http://u:Hunter2xx@h/x.csv")
+    assert r.returncode == 2 and "Hunter2xx" not in r.stderr and "h/x.csv" in r.stderr, r.stderr
+    assert redact.redact("C:/Users/x and mailto:a@b.c") == "C:/Users/x and mailto:a@b.c"

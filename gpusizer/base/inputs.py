@@ -49,14 +49,23 @@ from gpusizer.base import errors, redact
 # a stack file holding kubeconfigs tens of KB. Bounding the input bounds the
 # time (libyaml parses 1 MiB in tens of ms) and the memory of everything after.
 MAX_INPUT_BYTES = 1 << 20
-# 64 MiB. Machine-written JSON read back: `gpusizer diff`'s plan/preview JSON (one
+# 32 MiB. Machine-written JSON read back: `gpusizer diff`'s plan/preview JSON (one
 # plan is up to ~780 KB with the full catalog's candidates, measured here; a preview
 # holds one per workload) and vLLM benchmark_serving.py --save-result files, which
 # with --save-detailed keep per-request arrays, "itls" holding one float per output
 # token (vLLM repository, benchmarks/benchmark_serving.py, read 2026-11-23). At about
-# 21 bytes per float in JSON (hand-derived: repr of a float plus ", "), the default
-# 1,000 prompts x 2,000 output tokens is ~42 MB, under the cap; larger sweeps split.
-MAX_RESULT_BYTES = 64 << 20
+# 21 bytes per float in JSON (hand-derived: repr of a float plus ", "), 1,000 prompts x
+# 1,000 output tokens is ~21 MB; calibrate reads only the summary fields, so larger
+# sweeps are saved without --save-detailed. The cap with MAX_JSON_VALUES keeps a hostile
+# document under 300 MiB of peak memory (issue 24; measured in tests/test_hostile_documents.py).
+MAX_RESULT_BYTES = 32 << 20
+# Values in one JSON document, counted before parsing (commas, brackets and braces: an upper bound).
+# Parsed, a value costs 30-90 bytes (a float 32 with its pointer, a short string up to ~90, an empty
+# object 64 + its pointer; CPython 3.11, sys.getsizeof), so a million keep a MAX_RESULT_BYTES document
+# well under 300 MiB of peak memory with its text, while the largest one above (1,000 prompts x 1,000
+# output tokens: a million latencies) still reads. Containers are capped apart (objects cost most).
+MAX_JSON_VALUES = 1_050_000
+MAX_JSON_CONTAINERS = 250_000
 # Specs nest 4 levels, pools with tolerations 4, stack files with inline
 # kubeconfigs about 8. 64 leaves room and stays far from Python's recursion
 # limit (1000 frames; the constructor uses about 3 per level).
@@ -323,6 +332,11 @@ def load_json(text: str, name: str, field: str = "") -> Any:
     Raises:
         SpecError: naming `name`, the line, and what is wrong.
     """
+    if len(text) > MAX_JSON_CONTAINERS:  # a cheap count (C-level scans) before any object is built
+        containers = text.count("{") + text.count("[")
+        if containers > MAX_JSON_CONTAINERS or containers + text.count(",") > MAX_JSON_VALUES:
+            raise _fail(f"{name}: more than {MAX_JSON_VALUES:,} values or {MAX_JSON_CONTAINERS:,} objects and lists. "
+                        "To fix: split it, or write it without per-item detail", field)
     try:
         doc = json.loads(text, object_pairs_hook=_pairs, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:

@@ -68,6 +68,8 @@ _PATTERNS: tuple[tuple[tuple[str, int], str | Callable[[re.Match[str]], str], tu
     # scheme://userinfo@host: userinfo may hold ':' but not '/', '@' or whitespace.
     ((r"://[^\s\"'<>`]*@[^\s\"'<>`]*", 0), lambda m: "".join(
         _mask_userinfo("://" + p) if i else p for i, p in enumerate(("_" + m.group(0)).split("://")))[1:], ("://",)),
+    # scheme:/userinfo@host: a URL whose '//' a path normalization collapsed (pathlib: "http:/u:pw@h/x").
+    ((r"(\b[A-Za-z][A-Za-z0-9+.\-]*:/)(?!/)[^\s\"'<>`/]+@", 0), rf"\g<1>{MASK}@", (":/",)),
     ((r"([?&](?:X-Amz-Signature|X-Amz-Credential|X-Amz-Security-Token|access_token|token|key|sig|signature"
       r"|api_key|apikey|password)=)[^&\s\"'<>]+", re.I), rf"\g<1>{MASK}",
      ("x-amz-", "token=", "key=", "sig=", "signature=", "password=")),

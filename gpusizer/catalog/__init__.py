@@ -22,6 +22,10 @@ STALE_AFTER_DAYS = 90
 MAX_AGE_DAYS = 36_500  # a century; a larger bound is a typo
 
 
+CLOCK_SKEW_HOURS = 5 / 60
+"""A refresh time this far ahead of this machine's clock is flagged (gpusizer.catalog.cache.CLOCK_SKEW)."""
+
+
 @dataclasses.dataclass(frozen=True)
 class Catalog:
     """The offers a decision may choose from, with where and when they came from.
@@ -73,7 +77,10 @@ class Catalog:
                 offers += entry.offers
                 quotas.update(entry.quotas)
                 hours = (datetime.datetime.now(datetime.timezone.utc) - entry.fetched_at).total_seconds() / 3600
-                notes.append(f"{provider}: refreshed cache fetched {entry.fetched_at:%Y-%m-%d %H:%MZ} ({hours:.0f} h old)"
+                age = f"{hours:.0f} h old" if hours > -CLOCK_SKEW_HOURS else (
+                    f"WARNING: {-hours:.1f} h ahead of this machine's clock: a host with a clock ahead refreshed it; "
+                    "prices kept. To fix: sync the clocks (NTP)")
+                notes.append(f"{provider}: refreshed cache fetched {entry.fetched_at:%Y-%m-%d %H:%MZ} ({age})"
                              + (f"; not refreshed then: {'; '.join(entry.errors)}" if entry.errors else ""))
                 notes += age_notes(entry.offers, today, bound)
             else:

@@ -24,8 +24,9 @@ files.
 
 Reading trusts nothing: CURRENT, the manifest and each CSV are read as regular
 files under a size cap and as strict UTF-8/JSON; the manifest is validated
-(known providers only, fetched_at timezone-aware and not in the future, a
-sha256, whole row counts); a CSV whose checksum or row count disagrees is
+(known providers only, fetched_at timezone-aware, a sha256, whole row
+counts; a fetched_at ahead of this machine's clock is kept and flagged, since
+another host's clock may lead this one's); a CSV whose checksum or row count disagrees is
 ignored whole. Every problem is one line in the notes of each plan, with
 credentials redacted, and the embedded snapshot stands in.
 
@@ -75,15 +76,21 @@ class CachedProvider:
     errors: tuple[str, ...] = ()
 
 
-def _aware_past(value: Any) -> datetime.datetime:
+def _aware(value: Any) -> datetime.datetime:
+    """An ISO 8601 time with a timezone. One ahead of this machine's clock is kept (another host with a clock
+    ahead refreshed it: the prices are good); Catalog.load flags it (:func:`ahead`)."""
     if not isinstance(value, str):
         raise ValueError("must be an ISO 8601 string")
     stamp = datetime.datetime.fromisoformat(value)
     if stamp.tzinfo is None:
         raise ValueError(f"{inputs.quote(value)} has no timezone")
-    if stamp > datetime.datetime.now(datetime.timezone.utc) + CLOCK_SKEW:
-        raise ValueError(f"{inputs.quote(value)} is in the future")
     return stamp
+
+
+def ahead(fetched_at: datetime.datetime, now: datetime.datetime | None = None) -> datetime.timedelta | None:
+    """How far `fetched_at` leads this machine's clock beyond CLOCK_SKEW, or None: a flag, never a reason to drop."""
+    lead = fetched_at - (now or datetime.datetime.now(datetime.timezone.utc))
+    return lead if lead > CLOCK_SKEW else None
 
 
 _Quota = tuple[fields.Label, fields.Label, fields.Label, fields.Label,
@@ -95,7 +102,7 @@ class _Entry(pydantic.BaseModel):
 
     model_config = pydantic.ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
-    fetched_at: Annotated[datetime.datetime, pydantic.BeforeValidator(_aware_past)]
+    fetched_at: Annotated[datetime.datetime, pydantic.BeforeValidator(_aware)]
     sha256: Annotated[str, pydantic.Field(pattern=r"^[0-9a-f]{64}$")]
     rows: fields.count(10_000_000, lower=0)
     quotas: list[_Quota] = []
@@ -145,8 +152,13 @@ def generation_dir(root: pathlib.Path | None = None) -> pathlib.Path | None:
     if not pointer.exists():
         return root if (root / MANIFEST).exists() else None  # pre-generation layout
     name = _read(pointer, "cache pointer", 256).strip()
-    if not _GENERATION.match(name) or not (root / name).is_dir():
-        raise errors.CatalogError(f"cache pointer {pointer} names no generation ({inputs.quote(name)})")
+    if not _GENERATION.match(name) or not os.path.lexists(root / name / MANIFEST):
+        # A crash (power loss) may keep the pointer's rename and lose the generation's: the newest complete
+        # generation stands in (its manifest written last, so a generation with one is whole).
+        whole = [p for p in root.iterdir() if _GENERATION.match(p.name) and (p / MANIFEST).is_file()]
+        if not whole:
+            raise errors.CatalogError(f"cache pointer {pointer} names no generation ({inputs.quote(name)})")
+        return max(whole, key=lambda p: ((p / MANIFEST).stat().st_mtime, p.name))
     return root / name
 
 
@@ -245,22 +257,23 @@ class Transaction:
             OSError: the file system refused (full disk, read-only, permissions); CURRENT still
                 names the previous, complete generation.
         """
-        current, _ = _entries(self.root)
+        carried = _carried(self.root, entry.provider)
         stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%S")
         name = f"gen-{stamp}-{os.getpid()}-{secrets.token_hex(3)}"
         tmp = self.root / f".tmp-{name}"
         tmp.mkdir()
         try:
-            manifest = {}
-            texts = {p: text for p, (_, text) in current.items() if p != entry.provider}
-            texts[entry.provider] = store.format_offers(entry.offers)
-            for provider, text in sorted(texts.items()):
-                _write_durably(tmp / f"{provider}.csv", text.encode())
-                old = current[provider][0] if provider != entry.provider else entry
-                manifest[provider] = _manifest_entry(old, text)
+            manifest = {provider: raw for provider, (raw, _) in carried.items()}
+            files = {provider: data for provider, (_, data) in carried.items()}
+            text = store.format_offers(entry.offers)
+            files[entry.provider] = text.encode()
+            manifest[entry.provider] = _manifest_entry(entry, text)
+            for provider, data in sorted(files.items()):
+                _write_durably(tmp / f"{provider}.csv", data)
             _write_durably(tmp / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True, allow_nan=False).encode())
             _fsync_dir(tmp)
             os.rename(tmp, self.root / name)
+            _fsync_dir(self.root)  # the generation is in place (durably) before the pointer names it
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
@@ -288,6 +301,29 @@ class Transaction:
                     shutil.rmtree(p, ignore_errors=True)
                 else:
                     p.unlink(missing_ok=True)
+
+
+def _carried(root: pathlib.Path, provider: str) -> dict[str, tuple[Any, bytes]]:
+    """The current generation's other providers, verbatim: each manifest entry as written and its CSV's bytes.
+
+    Nothing is re-validated or re-dated on the way (a fetched_at ahead of this machine's clock, an entry
+    this version would read differently): a refresh of one provider never changes another's prices. An
+    entry whose CSV cannot be read is left behind (readers could not use it either).
+    """
+    try:
+        gen = generation_dir(root)
+        manifest = {} if gen is None else _manifest(gen)
+    except (OSError, errors.SizingError):
+        return {}
+    out = {}
+    for other, raw in manifest.items():
+        if other == provider or other not in providers.NAMES:
+            continue
+        try:
+            out[other] = (raw, _read(gen / f"{other}.csv", "cached catalog", store.MAX_CSV_BYTES).encode())
+        except (OSError, errors.SizingError):
+            continue
+    return out
 
 
 def _manifest_entry(entry: CachedProvider, text: str) -> dict:

@@ -21,11 +21,32 @@ from gpusizer.contract import OUTPUT_VERSION
 KNOWN_VERSIONS = ("0", OUTPUT_VERSION)
 """Versions this reader understands: "0" (written before the field existed, no `version`) and the current one."""
 
-Usd = Annotated[float, pydantic.Field(ge=0, allow_inf_nan=False), fields.NotBool]
-Hours = Annotated[float, pydantic.Field(ge=0, allow_inf_nan=False), fields.NotBool]
-Count = Annotated[int, pydantic.Field(ge=0, strict=True)]
-Positive = Annotated[int, pydantic.Field(ge=1, strict=True)]
+# Upper bounds keep arithmetic on a validated document finite: a diff adds up to MAX_WORKLOADS of each
+# (1e4 x 1e12 = 1e16), and a cost multiplies hourly by replicas and 730 h (1e12 x 1e6 x 730 < 1e21).
+MAX_USD = 1e12
+MAX_HOURS = 1e7  # over a thousand years
+Usd = Annotated[float, pydantic.Field(ge=0, le=MAX_USD, allow_inf_nan=False), fields.NotBool]
+Hours = Annotated[float, pydantic.Field(ge=0, le=MAX_HOURS, allow_inf_nan=False), fields.NotBool]
+Count = Annotated[int, pydantic.Field(ge=0, le=10**9, strict=True)]
+Positive = Annotated[int, pydantic.Field(ge=1, le=10**6, strict=True)]
 Text = Annotated[str, pydantic.Field(strict=True)]
+MAX_WORKLOADS = 10_000
+"""Workloads one preview document may hold (a stack of 50 is large); checked before any is validated."""
+
+
+def _list(item):
+    """A list validated up to its first bad item (pydantic.FailFast): a hostile document of a million bad items
+    costs one error, not a million (each a dict in the ValidationError: gigabytes)."""
+    return Annotated[list[item], pydantic.FailFast()]
+
+
+def _at_most_workloads(value: Any) -> Any:
+    if isinstance(value, (dict, list)) and len(value) > MAX_WORKLOADS:
+        raise ValueError(f"{len(value):,} workloads, more than {MAX_WORKLOADS:,}: split the stack")
+    return value
+
+
+Workloads = pydantic.BeforeValidator(_at_most_workloads)
 
 
 class _Open(pydantic.BaseModel):
@@ -54,7 +75,7 @@ class Candidate(Offer):
     """One row of `candidates`: an offer judged, feasible or with its reasons."""
 
     feasible: bool
-    reasons: list[Text] = []
+    reasons: _list(Text) = []
     reason_code: Text | None = None
 
 
@@ -66,6 +87,13 @@ class Choice(Offer):
     run_hours: Hours | None = None
     total_usd: Usd | None = None
     performance: dict[str, Any] = {}
+
+    @pydantic.model_validator(mode="after")
+    def _a_run_states_its_hours(self):
+        """A training run's cost is its hours x the hourly price: `total_usd` and `run_hours` come together."""
+        if (self.total_usd is None) != (self.run_hours is None):
+            raise ValueError("total_usd and run_hours come together (a run's cost and its hours): give both or neither")
+        return self
 
 
 class ResolvedModel(_Open):
@@ -95,8 +123,8 @@ class Plan(_Open):
     requirements: dict[str, Any] = {}
     choice: Choice | None
     candidates_total: Count | None = None
-    candidates: list[Candidate] = []
-    notes: list[Text] = []
+    candidates: _list(Candidate) = []
+    notes: _list(Text) = []
 
 
 class Estimate(_Open):
@@ -108,7 +136,7 @@ class Estimate(_Open):
     resolved_model: ResolvedModel | None = None
     task: Literal["inference", "training", "finetune"]
     requirements: dict[str, Any]
-    per_gpu: list[dict[str, Any]]
+    per_gpu: _list(dict[str, Any])
 
 
 class Policy(_Open):
@@ -117,7 +145,7 @@ class Policy(_Open):
     resources: Count
     mandatory: Count
     passed: bool
-    findings: list[dict[str, Any]] = []
+    findings: _list(dict[str, Any]) = []
 
 
 class Resource(_Open):
@@ -133,8 +161,8 @@ class Preview(_Open):
     """`gpusizer preview --format json`: every workload's plan, the resources and the pack's results."""
 
     version: Literal[KNOWN_VERSIONS] = "0"  # type: ignore[valid-type]
-    workloads: dict[Text, Plan]
-    resources: list[Resource] = []
+    workloads: Annotated[dict[Text, Plan], Workloads]
+    resources: Annotated[list[Resource], pydantic.Field(max_length=100_000)] = []
     policy: Policy | None = None
 
 
@@ -149,14 +177,14 @@ class Change(_Open):
     monthly_delta_usd: float
     base_run_usd: Usd | None = None
     head_run_usd: Usd | None = None
-    why: list[Text]
+    why: _list(Text)
 
 
 class Diff(_Open):
     """`gpusizer diff --format json`."""
 
     version: Literal[KNOWN_VERSIONS] = "0"  # type: ignore[valid-type]
-    workloads: list[Change]
+    workloads: Annotated[_list(Change), Workloads]
     monthly_delta_usd: float
     run_delta_usd: float = 0.0
     policy: dict[str, Any] | None = None

@@ -53,10 +53,15 @@ def fit_file(path: str | pathlib.Path, gpu: str | None = None, gpu_count: int | 
     """
     p = pathlib.Path(path)
     doc = inputs.read_json(p, "result file", "RESULT.json", max_bytes=inputs.MAX_RESULT_BYTES)
-    if isinstance(doc, dict) and doc.get("format") == TRAINING_FORMAT:
-        return [_fit_training(p.name, doc)]
-    if isinstance(doc, dict) and "mean_tpot_ms" in doc and "model_id" in doc:
-        return _fit_serving(p.name, doc, gpu, gpu_count)
+    try:
+        if isinstance(doc, dict) and doc.get("format") == TRAINING_FORMAT:
+            return [_fit_training(p.name, doc)]
+        if isinstance(doc, dict) and "mean_tpot_ms" in doc and "model_id" in doc:
+            return _fit_serving(p.name, doc, gpu, gpu_count)
+    except errors.SpecError as exc:  # the run's shape as a spec (model, context) refused: say which file
+        if str(exc).startswith(f"{p.name}: "):
+            raise
+        raise errors.SpecError(f"{p.name}: {exc}", exc.field) from None
     raise errors.SpecError(
         f"{p}: neither a vLLM benchmark_serving.py result (model_id, mean_tpot_ms, ...) nor a "
         f'"format": "{TRAINING_FORMAT}" training run. To fix: pass one of those')

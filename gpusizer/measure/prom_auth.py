@@ -94,13 +94,20 @@ class SigV4:
             import botocore.session
         except ImportError as exc:
             raise _missing("aws", "botocore", exc) from None
-        session = session or botocore.session.get_session()
-        found = _AMP_HOST.match(host or "")
-        self.region = region or (found.group(1) if found else None) or session.get_config_variable("region")
+        import botocore.exceptions
+
+        try:
+            session = session or botocore.session.get_session()
+            found = _AMP_HOST.match(host or "")
+            self.region = region or (found.group(1) if found else None) or session.get_config_variable("region")
+            credentials = None if not self.region else session.get_credentials()
+        except botocore.exceptions.BotoCoreError as exc:  # a missing profile, an expired SSO token ...
+            raise errors.SpecError(redact.redact(f"--auth sigv4: the AWS credential chain failed: {exc}. To fix: "
+                                                 "check AWS_PROFILE and the credentials as for the AWS CLI"),
+                                   "--auth") from None
         if not self.region:
             raise errors.SpecError("--auth sigv4: no AWS region. To fix: pass --aws-region (e.g. us-east-1) or set "
                                    "AWS_REGION", "--aws-region")
-        credentials = session.get_credentials()
         if credentials is None:
             raise errors.SpecError("--auth sigv4: no AWS credentials found (environment, shared credentials file, SSO "
                                    "or instance role). To fix: configure credentials as for the AWS CLI", "--auth")

@@ -166,12 +166,16 @@ class Client:
         except _TooLarge:
             raise PrometheusError(f"{where} answered /api/v1/{endpoint} with more than {MAX_RESPONSE_BYTES >> 20} MiB: "
                                   "not a Prometheus aggregation. To fix: check --prometheus") from None
+        except errors.SizingError:  # the way of authenticating refused (SpecError is a ValueError too)
+            raise
         except (OSError, http.client.HTTPException, ValueError, UnicodeError) as exc:
             detail = getattr(exc, "reason", None) or getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
             raise PrometheusError(redact.redact(f"cannot reach {where}: {detail}. To fix: check --prometheus")) from None
         if status >= 400 or status < 200:
             detail = _error_of(body) or reason
-            hint = " To fix: check the credentials (docs/observe.md, Authentication)" if status in (401, 403) else ""
+            hint = (" To fix: check the credentials (docs/observe.md, Authentication)" if status in (401, 403)
+                    else " To fix: check that Prometheus is up and healthy" if status >= 500
+                    else " To fix: check --prometheus (its path prefix) and the query")
             raise PrometheusError(redact.redact(f"{where} answered HTTP {status} to /api/v1/{endpoint}: {detail}.{hint}"))
         if status >= 300:
             raise PrometheusError(f"{where} answered HTTP {status} (a redirect) to /api/v1/{endpoint}. To fix: give "
@@ -248,6 +252,10 @@ def split_url(url: str, what: str = "--prometheus") -> urllib.parse.SplitResult:
         parts = None
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
         raise errors.SpecError(redact.redact(f"{what}: {shown} is not an http(s) URL with a host. {fix}"), what)
+    if "@" in parts.path:  # http://user:pa/ss@host: a raw '/' ended the authority inside the password
+        raise errors.SpecError(redact.redact(f"{what}: {shown} has an '@' after a '/': a password holding '/', '?', "
+                                             "'#' or '@' must be percent-encoded (%2F, %3F, %23, %40). To fix: "
+                                             "encode it, or use --user with --password-file"), what)
     if parts.query or parts.fragment or any(ord(c) < 33 or ord(c) == 127 for c in url.strip()):
         raise errors.SpecError(redact.redact(f"{what}: {shown} has a query, a fragment or a control character. "
                                              f"To fix: give the base URL only, {fix.removeprefix('To fix: ')}"), what)

@@ -241,3 +241,21 @@ def test_google_without_adc_exits_2(capsys, spec, monkeypatch, tmp_path):
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "missing.json"))
     code, out, err = run(capsys, "--prometheus", "http://127.0.0.1:9", "--auth", "google", spec)
     assert code == 2 and "--auth google" in err and "To fix" in err, err
+
+
+def test_sigv4_with_a_missing_profile_exits_2(capsys, spec, aws_env, monkeypatch):
+    """botocore's own errors (a profile that is not there, an expired SSO token) are a fix for the user."""
+    monkeypatch.setenv("AWS_PROFILE", "no-such-profile")
+    code, out, err = run(capsys, "--prometheus", "http://127.0.0.1:9", "--auth", "sigv4", spec, secrets=[AWS_SECRET])
+    assert code == 2 and "no-such-profile" in err and "To fix" in err, err
+
+
+def test_google_token_refresh_failure_is_one_line_with_its_own_fix(capsys, spec, monkeypatch, tmp_path):
+    adc = tmp_path / "adc.json"
+    adc.write_text(json.dumps({"type": "external_account", "audience": "x", "subject_token_type": "y",
+                               "token_url": "http://127.0.0.1:9/token", "credential_source": {"file": "/nonexistent"}}))
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(adc))
+    monkeypatch.setenv("GCE_METADATA_HOST", "127.0.0.1:9")
+    code, out, err = run(capsys, "--prometheus", "http://127.0.0.1:9", "--auth", "google", spec)
+    assert code == 2 and err.startswith("gpusizer: error: --auth google: could not get an access token"), err
+    assert "cannot reach" not in err and len(err.strip().splitlines()) == 1

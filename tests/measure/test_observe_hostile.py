@@ -5,9 +5,6 @@ request, and every problem a one-line exit 2 (or a finding in the report), never
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 
 import pytest
@@ -15,7 +12,7 @@ import yaml
 
 from gpusizer import cli
 from gpusizer.measure import dcgm, prometheus
-from tests.conftest import REPO
+from tests import peak
 from tests.measure import dcgm_openmetrics as om
 from tests.measure import fake_prometheus as fake
 
@@ -132,27 +129,9 @@ def test_a_trickling_server_is_cut_off_at_the_total_deadline(capsys, spec):
     assert code == 2 and "within 2 s" in err and took < 5, (took, err)
 
 
-# Runs `gpusizer ARGS` as its only child and reports the child's exit code, peak RSS and wall time.
-_WRAPPER = """
-import json, resource, subprocess, sys, time
-start = time.monotonic()
-r = subprocess.run([sys.executable, "-m", "gpusizer.cli", *sys.argv[1:]], stdout=subprocess.DEVNULL,
-                   stderr=subprocess.PIPE, timeout=float(__import__("os").environ["T"]))
-peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # Linux: KiB
-print(json.dumps([r.returncode, r.stderr.decode(), peak, time.monotonic() - start]))
-"""
-
-
 @pytest.fixture
 def measured():
-    """`gpusizer ARGS` as the command: (exit code, stderr, peak RSS in MiB, wall seconds)."""
-    def run(args, timeout=60):
-        out = subprocess.run([sys.executable, "-c", _WRAPPER, *map(str, args)], cwd=REPO, capture_output=True,
-                             timeout=timeout + 10, env={**os.environ, "T": str(timeout)})
-        assert out.returncode == 0, out.stderr.decode()[-2000:]
-        return tuple(json.loads(out.stdout))
-
-    return run
+    return peak.run
 
 
 HUGE = 512 * 1000 * 1000  # the 512 MB answer of the adversarial pass
