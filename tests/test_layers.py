@@ -153,3 +153,11 @@ def test_nothing_imports_the_folders_by_their_uninstalled_top_level_names():
         for node in ast.walk(ast.parse(path.read_text())):
             for n in _imported(node):
                 assert n.split(".")[0] not in MAPPED, f"{path.relative_to(REPO)} imports {n}"
+
+
+def test_the_architecture_doc_names_every_module_and_package():
+    doc = (REPO / "docs" / "architecture.md").read_text()
+    files = [p for pkg in PACKAGES for p in (REPO / pkg).rglob("*.py")]
+    missing = [str(p.relative_to(REPO)) for p in files
+               if str(p.relative_to(REPO)) not in doc and not (p.parent.name in ("builder", "refresh") and p.name in doc)]
+    assert missing == [], f"docs/architecture.md does not name: {', '.join(missing)}"
