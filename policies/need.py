@@ -88,6 +88,18 @@ def compare(workload: sizing.StackResource, removed, cfg=None) -> Pinned | None:
     a, b = metric(pinned), metric(free)
     if a is None or b is None or b <= 0:
         return None
+    if pinned.chosen is not None and free.chosen is not None and pinned.chosen.purchase != free.chosen.purchase:
+        # Like for like: an H100 pinned on spot against an L4 on demand hides the pin's cost (both pins removed,
+        # the comparison crosses purchase options). The need at the pinned choice's own purchase option counts too.
+        same = _without(spec, pins)
+        same = {**same, "placement": {**same["placement"], "purchase": pinned.chosen.purchase}}
+        try:
+            alike = _plan(same, pools)
+        except gpusizer.SizingError:
+            alike = None
+        c = None if alike is None else metric(alike)
+        if c is not None and 0 < c < b:
+            free, b = alike, c
     return Pinned(spec.get("name") or workload.name, pins, pinned, free, a / b)
 
 

@@ -422,7 +422,10 @@ class TestPins:
         assert 'placement.gpus: ["H100"]' in msg and "L4" in msg and "without them" in msg
 
     @pytest.mark.parametrize("placement", [{"gpus": ["A100-80GB"]}, {"gpus": ["H100"], "providers": ["aws"]},
-                                           {"gpus": ["H200", "B200"]}])
+                                           {"gpus": ["H200", "B200"]},
+                                           # a spot pin beside the GPU pin: compared like for like (an H100 on spot
+                                           # against an L4 on spot), not against the L4's on-demand price
+                                           {"gpus": ["H100"], "purchase": "spot"}, {"gpus": ["H100"], "purchase": "any"}])
     def test_other_expensive_pins(self, pack_stub, placement):
         spec = {**PINNED, "placement": placement}
         assert any(p == "gpusizer-no-overprovisioning" for p, _ in
@@ -432,6 +435,10 @@ class TestPins:
         cfg = {"gpusizer-no-overprovisioning": {"allowPins": [{"workload": "chat-3b", "pins": ["gpus"],
                                                                 "reason": "H100-only reserved capacity"}]}}
         assert mandatory(pack_stub, [R(WL, "chat-3b", _recorded(PINNED))], cfg) == []
+
+    def test_a_spot_pin_alone_passes(self, pack_stub):
+        spec = {**PINNED, "placement": {"purchase": "spot"}}
+        assert mandatory(pack_stub, [R(WL, "chat-3b", _recorded(spec))]) == []
 
     def test_an_unpinned_workload_passes(self, pack_stub):
         spec = {**PINNED, "placement": {"providers": ["aws"], "regions": ["us-east-1"]}}
