@@ -35,6 +35,8 @@ model, or into a finding when no precise model exists.
 from __future__ import annotations
 
 import base64
+import gzip
+import io
 import dataclasses
 import re
 from collections.abc import Mapping, Sequence
@@ -116,11 +118,20 @@ def normal(value: str) -> str:
     return value.strip().lower().rstrip("/").rsplit("/", 1)[-1].strip()
 
 
+# An extended resource name whose vendor domain is an accelerator maker's or names one: device plugins
+# register GPUs and TPUs under their own domain (KubeVirt passthrough `nvidia.com/GH100_H100_SXM5_80GB`,
+# `cloud-tpus.google.com/v3`, `habana.ai/gaudi`, `xilinx.com/fpga-*`), whatever the name after the slash;
+# a name with a dot is a node label of the same vendor (GPU feature discovery: nvidia.com/gpu.present,
+# nvidia.com/mig.strategy, nvidia.com/cuda.driver.major), not a resource.
+_VENDOR_RESOURCE = re.compile(r"^(?:[a-z0-9-]+\.)*(?:nvidia\.com|amd\.com|habana\.ai|xilinx\.com|"
+                              r"[a-z0-9-]*(?:gpu|tpu|neuron)[a-z0-9-]*\.[a-z0-9.-]+)/[A-Za-z0-9_-]+$", re.I)
+
+
 def is_resource_name(key: str) -> bool:
     k = key.strip().lower()
     for prefix in ("requests.", "limits."):  # ResourceQuota spells requests.nvidia.com/gpu
         k = k.removeprefix(prefix)
-    return k in RESOURCE_NAMES or k.startswith(RESOURCE_PREFIXES)
+    return k in RESOURCE_NAMES or k.startswith(RESOURCE_PREFIXES) or bool(_VENDOR_RESOURCE.match(k))
 
 
 def gpu_label(key: str) -> bool:
@@ -285,6 +296,8 @@ class _Walk:
         if not docs and len(s) <= MAX_DOCUMENT:
             for t in in_text(s):
                 self.add(where, "type", t)
+            for r in requests_in_text(s):
+                self.add(where, "resource", r)
             decoded = _base64(s)
             if decoded is not None:  # user data a provider decodes (userDataBase64, a cloud-init part)
                 stack.append((decoded, f"{where}<base64>", field))
@@ -299,8 +312,11 @@ def _base64(s: str) -> str | None:
     if len(t) < 24 or len(t) % 4 or not _B64.match(t):
         return None
     try:
-        out = base64.b64decode(t, validate=True).decode("utf-8")
-    except (ValueError, UnicodeDecodeError):
+        raw = base64.b64decode(t, validate=True)
+        if raw[:2] == b"\x1f\x8b":  # gzip: cloud-init and EC2 accept compressed user data
+            raw = gzip.GzipFile(fileobj=io.BytesIO(raw)).read(MAX_DOCUMENT + 1)[:MAX_DOCUMENT]
+        out = raw.decode("utf-8")
+    except (ValueError, UnicodeDecodeError, OSError, EOFError):
         return None
     return out if out.isprintable() or "\n" in out else None
 
@@ -308,6 +324,19 @@ def _base64(s: str) -> str | None:
 def _categories(values) -> bool:
     vals = values if isinstance(values, list) else [values]
     return any(isinstance(x, str) and x.strip().lower() in _ACCELERATED_CATEGORIES for x in vals)
+
+
+# Accelerators requested inside command text: `gcloud ... --accelerator=type=nvidia-tesla-v100,count=8`,
+# `kubectl run ... --limits=nvidia.com/gpu=8`, `helm ... --set resources.limits.nvidia\.com/gpu=8`,
+# `docker run --gpus all`, and DRA device expressions naming a GPU driver (`device.driver == "gpu.nvidia.com"`).
+_REQUEST_IN_TEXT = re.compile(r"--accelerator[= ](?:type=)?[a-z0-9-]*(?:nvidia|tpu|gaudi)|--gpus[= ]\S|"
+                              r"(?:nvidia|amd)\\?\.com/gpu|google\\?\.com/tpu|aws\.amazon\\?\.com/neuron|"
+                              r"gpu\.nvidia\.com|gpu\.amd\.com|tpu\.google\.com", re.I)
+
+
+def requests_in_text(text: str) -> list[str]:
+    """Accelerator requests written inside free text (commands, expressions), each once."""
+    return list(dict.fromkeys(m.group(0) for m in _REQUEST_IN_TEXT.finditer(text)))
 
 
 def in_text(text: str) -> list[str]:

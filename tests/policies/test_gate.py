@@ -7,6 +7,7 @@ none. Cases through `gpusizer preview` are at the end (slow: each runs a whole p
 from __future__ import annotations
 
 import base64
+import gzip
 import json
 import subprocess
 import sys
@@ -158,6 +159,23 @@ EVIDENCE = {
         "userDataBase64": base64.b64encode(b"#!/bin/bash\naws ec2 run-instances --instance-type p5.48xlarge\n").decode()})],
     "cli-command": [R("command:local:Command", "cmd", {
         "create": "aws ec2 run-instances --instance-type p5.48xlarge --count 10"})],
+    # From an adversarial review (2026-11-26): accelerators requested inside command text, a vendor's own
+    # extended resource names, gzip-compressed user data, and a DRA device class selecting a GPU driver.
+    "cli-gcloud-accelerator": [R("command:local:Command", "cmd", {"create": "gcloud compute instances create x "
+                                 "--machine-type=n1-standard-8 --accelerator=type=nvidia-tesla-v100,count=8"})],
+    "cli-kubectl-limits": [R("command:local:Command", "cmd", {
+        "create": "kubectl run vllm --image=vllm/vllm-openai --limits=nvidia.com/gpu=8"})],
+    "cli-helm-set": [R("command:local:Command", "cmd", {
+        "create": "helm install llm ./chart --set resources.limits.nvidia\\.com/gpu=8"})],
+    "passthrough-resource-name": [R("kubernetes:apps/v1:Deployment", "d", {"spec": {"template": {"spec": {
+        "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/GH100_H100_SXM5_80GB": 8}}}]}}}})],
+    "tpu-device-plugin-name": [R("kubernetes:apps/v1:Deployment", "d", {"spec": {"template": {"spec": {
+        "containers": [{"name": "c", "resources": {"limits": {"cloud-tpus.google.com/v3": 8}}}]}}}})],
+    "gzip-user-data": [R("aws:ec2/instance:Instance", "i", {"instanceType": "t3.micro", **SECURE,
+        "userDataBase64": base64.b64encode(gzip.compress(
+            b"#!/bin/bash\naws ec2 run-instances --instance-type p5.48xlarge --count 10\n")).decode()})],
+    "dra-device-class-expression": [R("kubernetes:resource.k8s.io/v1beta1:DeviceClass", "big", {"spec": {
+        "selectors": [{"cel": {"expression": 'device.driver == "gpu.nvidia.com"'}}]}})],
     "gpu-in-overhead-only": [R("kubernetes:core/v1:Pod", "p", {"spec": {"overhead": {"nvidia.com/gpu": 8},
                                                                         "containers": [{"name": "c"}]}})],
     "eks-cluster": [R("eks:index:Cluster", "eks", {"instanceType": "p5.48xlarge", "desiredCapacity": 4})],
