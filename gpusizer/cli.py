@@ -288,8 +288,17 @@ def _cmd_tco(args) -> int:
     if args.format == "png":
         import pathlib
 
+        from gpusizer.base import errors, inputs
+
         path = pathlib.Path(args.out or f"tco-{doc['workload']}.png").resolve()
-        tco_view.chart(doc, str(path))
+        if path.suffix.lower() != ".png" or path.is_dir():
+            raise errors.SpecError(f"--out: {inputs.quote(args.out)} is {'a directory' if path.is_dir() else 'not a .png file'}"
+                                   ". To fix: give a file name ending in .png, e.g. --out tco.png", "--out")
+        try:
+            tco_view.chart(doc, str(path))
+        except OSError as exc:
+            raise errors.SpecError(f"--out: cannot write {inputs.quote(str(path))}: {exc.strerror or exc}. To fix: give "
+                                   "a file in an existing directory you can write to", "--out") from None
         default = "" if args.out else " (the default: tco-<workload>.png in the current directory; --out FILE.png to choose)"
         print(f"wrote {path}{default}")
         return EXIT_OK
@@ -297,9 +306,8 @@ def _cmd_tco(args) -> int:
     if args.out:
         import pathlib
 
-        path = pathlib.Path(args.out).resolve()
-        path.write_text(text + "\n")
-        print(f"wrote {path}")
+        _write_out(args.out, text + "\n")
+        print(f"wrote {pathlib.Path(args.out).resolve()}")
     else:
         print(text)
     return EXIT_OK

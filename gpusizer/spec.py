@@ -245,12 +245,14 @@ class TrainingSpec(fields.Strict):
 
 
 class Placement(fields.Strict):
-    providers: list[Provider] | None = pydantic.Field(None, description="Default: all configured.")
-    regions: list[fields.Label] | None = pydantic.Field(None, description="Default: every region in the catalog.")
+    # min_length 1: an empty list would allow nothing and reject every offer "by placement" (exit 3 with
+    # nothing to act on); leaving the field out is how a spec allows all.
+    providers: list[Provider] | None = pydantic.Field(None, min_length=1, description="Default: all configured.")
+    regions: list[fields.Label] | None = pydantic.Field(None, min_length=1, description="Default: every region in the catalog.")
     purchase: Literal["on-demand", "spot", "any"] = "on-demand"
     max_hourly_usd: fields.HourlyUsd | None = pydantic.Field(None, description="Ceiling, $/hour for all nodes.")
     allow_opt_in: fields.StrictBool = pydantic.Field(False, description="Allow AWS Local Zones and opt-in regions.")
-    gpus: list[fields.Label] | None = pydantic.Field(None, description="Only these GPU models (canonical names).")
+    gpus: list[fields.Label] | None = pydantic.Field(None, min_length=1, description="Only these GPU models (canonical names).")
 
 
 class Sizing(fields.Strict):
@@ -414,6 +416,7 @@ _FIXES = {
     "finite_number": "give a finite number",
     "string_too_long": "shorten it",
     "string_too_short": "give a value",
+    "too_short": "give at least one item, or leave the field out (its default allows all)",
     "int_from_float": "give a whole number",
     "bool_type": "give true or false (unquoted)",
 }

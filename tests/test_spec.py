@@ -138,3 +138,11 @@ def test_the_schema_rejects_what_the_spec_rejects(patch):
 def test_an_empty_document_is_named_as_one():
     with pytest.raises(gpusizer.SpecError, match="got an empty document"):
         gpusizer.load_spec(None)
+
+
+@pytest.mark.parametrize("field", ["regions", "providers", "gpus"])
+def test_an_empty_placement_list_is_refused_naming_the_field(field):
+    # An empty list would allow nothing: every offer rejected "by placement", exit 3 with nothing to act on.
+    with pytest.raises(gpusizer.SpecError) as err:
+        gpusizer.load_spec({**BASE, "placement": {field: []}})
+    assert f"placement.{field}" in str(err.value) and "leave the field out" in str(err.value)

@@ -99,3 +99,17 @@ def test_bad_months_exits_2(files):
     spec, pools = files
     r = run("tco", spec, "--pools", pools, "--months", "0")
     assert r.returncode == 2 and "--months" in r.stderr
+
+
+@pytest.mark.parametrize("fmt, out, why", [
+    ("png", "{tmp}", "is a directory"),
+    ("png", "{tmp}/chart.txt", "is not a .png file"),
+    ("png", "{tmp}/missing/chart.png", "No such file or directory"),
+    ("table", "{tmp}", "Is a directory"),
+    ("json", "{tmp}/missing/tco.json", "No such file or directory"),
+])
+def test_an_out_path_that_cannot_be_written_exits_2_naming_it(files, tmp_path, fmt, out, why):
+    spec, pools = files
+    r = run("tco", spec, "--pools", pools, "--format", fmt, "--out", out.format(tmp=tmp_path))
+    assert r.returncode == 2 and r.stderr.startswith("gpusizer: error: --out:") and why in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and list(tmp_path.glob("*.png")) == []

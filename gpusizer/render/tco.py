@@ -69,6 +69,6 @@ def chart(doc: dict, path: str) -> str:
     ax.legend(loc="upper left", fontsize=9)
     fig.text(0.01, 0.01, doc["commitments"], fontsize=7, color="gray")
     fig.tight_layout(rect=(0, 0.03, 1, 1))
-    fig.savefig(path)
+    fig.savefig(path, format="png")  # exactly `path`: no extension added, none guessed
     plt.close(fig)
     return path
