@@ -78,9 +78,18 @@ class Change:
                 "monthly_delta_usd": self.monthly_delta_usd, "base_run_usd": _usd(self.costs[0], "total_usd"),
                 "head_run_usd": _usd(self.costs[1], "total_usd"), "why": list(self.why)}
 
+    @property
+    def infeasible(self) -> bool:
+        """Whether a side plans the workload but nothing is feasible there: no price to compare, so the change is
+        left out of every total (a workload that breaks is not a saving, nor one that is fixed a cost)."""
+        return (self.base_plan is not None and self.base is None) or (self.head_plan is not None and self.head is None)
+
     def totals(self) -> tuple[tuple[float, float], tuple[float, float]]:
         """((base, head) $/month of the sides that run until stopped, (base, head) $ of the sides that are
-        one run): a run of hours costs its total once, not hourly x 730 every month."""
+        one run): a run of hours costs its total once, not hourly x 730 every month. All zero when a side
+        has nothing feasible (`infeasible`)."""
+        if self.infeasible:
+            return (0.0, 0.0), (0.0, 0.0)
         monthly = tuple(0.0 if c is None or c.total_usd is not None else c.monthly_usd for c in self.costs)
         runs = tuple(0.0 if c is None or c.total_usd is None else c.total_usd for c in self.costs)
         return monthly, runs

@@ -154,3 +154,19 @@ def test_a_training_run_is_totalled_once_not_as_a_month_of_hours(tiny_catalog):
     text = diff_view.render(diff.compare(base, head), "table")
     assert "ft: - -> $" in text and "per run" in text
     assert "Total: $587.65/month -> $587.65/month (±$0.00/month); training runs, once: $0 -> $" in text
+
+
+def test_a_workload_with_nothing_feasible_on_a_side_is_no_saving(tmp_path, tiny_catalog):
+    # A change that breaks a workload (nothing feasible in head) has no price to compare: it is named, and
+    # left out of the totals rather than counted as $0 (which read as saving its whole cost).
+    base = _write(tmp_path / "base.json", _plan(CHAT_8B, tiny_catalog))
+    broken = {**CHAT_8B, "inference": {"context_length": 4096, "batch_size": 4, "targets": {"ttft_ms": 0.01}}}
+    head_doc = _plan(broken, tiny_catalog)
+    assert head_doc["choice"] is None
+    head = _write(tmp_path / "head.json", head_doc)
+    r = _cli("diff", base, head)
+    assert r.returncode == 0, r.stderr
+    assert "chat: $587.65/month -> none feasible (not in the totals" in r.stdout
+    assert "Total: $0/month -> $0/month" in r.stdout and "not counted, nothing feasible on one side: chat" in r.stdout
+    doc = json.loads(_cli("diff", base, head, "--format", "json").stdout)
+    assert doc["monthly_delta_usd"] == 0 and doc["not_counted"] == ["chat"]

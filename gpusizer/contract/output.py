@@ -187,6 +187,7 @@ class Diff(_Open):
     workloads: Annotated[_list(Change), Workloads]
     monthly_delta_usd: float
     run_delta_usd: float = 0.0
+    not_counted: _list(Text) = []  # workloads with nothing feasible on a side: in no total
     policy: dict[str, Any] | None = None
 
 

@@ -16,7 +16,8 @@ def render(changes: list[diff.Change], fmt: str, policy: tuple[dict | None, dict
         (b, h), (rb, rh) = diff.totals(changes)
         out = {"version": OUTPUT_VERSION, "workloads": [c.to_dict() for c in changes],
                "monthly_delta_usd": round(h - b, cost.USD_DECIMALS),
-               "run_delta_usd": round(rh - rb, cost.USD_DECIMALS)}
+               "run_delta_usd": round(rh - rb, cost.USD_DECIMALS),
+               "not_counted": [c.workload for c in changes if c.infeasible]}
         if any(policy):
             out["policy"] = {"base": policy[0], "head": policy[1]}
         return json.dumps(out, indent=2)
@@ -28,6 +29,9 @@ def render(changes: list[diff.Change], fmt: str, policy: tuple[dict | None, dict
     total = f"Total: {rows.money(b)}/month -> {rows.money(h)}/month ({_signed(h - b)}/month)"
     if rb or rh:
         total += f"; training runs, once: {rows.money(rb)} -> {rows.money(rh)} ({_signed(rh - rb)})"
+    left_out = [c.workload for c in changes if c.infeasible]
+    if left_out:
+        total += f"; not counted, nothing feasible on one side: {', '.join(left_out)}"
     out.append(f"**{total}**" if md else total)
     for side, p in zip(("base", "head"), policy):
         if p:
@@ -69,15 +73,18 @@ def _signed(x: float) -> str:
 
 def _headline(c: diff.Change) -> str:
     """"chat: $587.65/month -> $235.06/month (-$352.59/month)"; a training run in $ per run."""
-    def side(k: cost.Cost | None) -> str:
+    def side(k: cost.Cost | None, plan: dict | None) -> str:
         if k is None:
-            return "-"
+            return "none feasible" if plan is not None else "-"
         return f"{rows.money(k.total_usd)} per run" if k.total_usd is not None else f"{rows.money(k.monthly_usd)}/month"
 
+    if c.infeasible:
+        return (f"{c.workload}: {side(c.costs[0], c.base_plan)} -> {side(c.costs[1], c.head_plan)} "
+                "(not in the totals: nothing feasible on one side)")
     (b, h), (rb, rh) = c.totals()
     deltas = [f"{_signed(h - b)}/month"] if b or h or not c.is_run else []
     deltas += [f"{_signed(rh - rb)} per run"] if c.is_run else []
-    return f"{c.workload}: {side(c.costs[0])} -> {side(c.costs[1])} ({', '.join(deltas)})"
+    return f"{c.workload}: {side(c.costs[0], c.base_plan)} -> {side(c.costs[1], c.head_plan)} ({', '.join(deltas)})"
 
 
 _FIELDS = ("choice", "GPUs", "purchase", "replicas", "$/h each", "$/month", "$/run", "ranked by")
