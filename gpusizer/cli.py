@@ -358,9 +358,10 @@ def _write_out(path: str, text: str) -> None:
 def _add_schema(sch: argparse.ArgumentParser) -> None:
     from gpusizer.contract import output
 
-    sch.add_argument("--output", choices=tuple(output.DOCUMENTS), metavar="|".join(output.DOCUMENTS),
-                     help="print the JSON Schema of a command's JSON output instead of the spec's")
-    sch.add_argument("--pools", action="store_true", help="print the JSON Schema of a pools file (--pools) instead")
+    which = sch.add_mutually_exclusive_group()  # one schema per call: the spec's, a pools file's, or an output's
+    which.add_argument("--output", choices=tuple(output.DOCUMENTS), metavar="|".join(output.DOCUMENTS),
+                       help="print the JSON Schema of a command's JSON output instead of the spec's")
+    which.add_argument("--pools", action="store_true", help="print the JSON Schema of a pools file (--pools) instead")
 
 
 def _cmd_schema(args) -> int:
