@@ -80,7 +80,7 @@ def _add_calibrate(cal: argparse.ArgumentParser) -> None:
     cal.add_argument("results", nargs="+", metavar="RESULT.json")
     cal.add_argument("--out", metavar="FILE", help="write the calibration YAML here (default: print it)")
     cal.add_argument("--gpu", help="GPU of vLLM results that lack --metadata gpu=...")
-    cal.add_argument("--gpu-count", type=int, help="tensor-parallel GPUs of vLLM results that lack tensor_parallel_size")
+    cal.add_argument("--gpu-count", type=_whole("--gpu-count"), help="tensor-parallel GPUs of vLLM results that lack tensor_parallel_size")
 
 
 def _add_observe(obs: argparse.ArgumentParser) -> None:
@@ -227,7 +227,8 @@ def _cmd_estimate(args) -> int:
     est = gpusizer.estimate(args.spec, catalog=_catalog(args.catalog))
     _model_note(est.workload)
     print(redact.redact(report.render(est, args.format)))
-    return EXIT_OK
+    # No GPU model runs it with any layout: nothing feasible, as `plan` says with exit 3.
+    return EXIT_OK if any(r.get("min_count") is not None for r in est.per_gpu) else EXIT_INFEASIBLE
 
 
 def _model_note(w) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gpusizer
 from gpusizer.catalog import Catalog
+from tests import conftest
 from tests.conftest import make_offer
 
 # The contract's acceptance case: an 8B bf16 chat spec.
@@ -73,3 +74,13 @@ def test_image_model_is_not_split_across_gpus():
     d = gpusizer.plan(SDXL, catalog=four_t4)
     assert d.chosen is None
     assert d.candidates[0].rejection.code == "memory"
+
+
+def test_estimate_exits_3_when_no_gpu_model_runs_it(tmp_path):
+    # README, exit codes: 3 is "valid input but nothing feasible", for estimate as for plan.
+    spec = tmp_path / "s.yaml"
+    spec.write_text("name: e\nmodel: {name: llama-3.1-8b}\ninference: {context_length: 4096, batch_size: 1, "
+                    "targets: {ttft_ms: 0.01}}\n")  # 10 us to first token: no GPU reaches it
+    r = conftest.cli("estimate", spec)
+    assert r.returncode == 3 and "Traceback" not in r.stderr
+    assert conftest.cli("estimate", conftest.REPO / "stacks/examples/chat-8b.yaml").returncode == 0
