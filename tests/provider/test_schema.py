@@ -97,9 +97,25 @@ def test_no_property_is_untyped_and_every_reference_resolves(package_schema):
             assert ref.removeprefix("#/types/") in package_schema["types"], (path, ref)
     for name, t in package_schema["types"].items():
         for key, prop in t.get("properties", {}).items():
-            assert "type" in prop or "$ref" in prop, (name, key)
-            if prop.get("type") == "object":
-                assert "additionalProperties" in prop, (name, key)  # a map of a known type, not any object
+            # A union (Pulumi's oneOf) is typed when each of its members is.
+            for member in prop.get("oneOf", [prop]):
+                assert "type" in member or "$ref" in member, (name, key)
+                if member.get("type") == "object":
+                    assert "additionalProperties" in member, (name, key)  # a map of a known type, not any object
+
+
+def test_a_union_field_is_a_pulumi_union_and_takes_each_of_its_forms(package_schema):
+    # InferenceSpec.output_tokens is a number, or mean and max (the speed model's output length distribution).
+    prop = package_schema["types"]["gpusizer:index:InferenceSpec"]["properties"]["outputTokens"]
+    assert prop["oneOf"] == [{"type": "integer"}, {"$ref": "#/types/gpusizer:index:OutputTokens"}]
+    _, types = schema.build("0.0.0")
+    to_python = types.to_python
+    section = "#/types/gpusizer:index:InferenceSpec"
+    assert to_python(section, {"outputTokens": 256.0}, "spec.inference") == {"output_tokens": 256}
+    assert to_python(section, {"outputTokens": {"mean": 256.0, "max": 1024.0}}, "spec.inference") == {
+        "output_tokens": {"mean": 256, "max": 1024}}
+    with pytest.raises(schema.PropertyError, match=r"spec.inference.outputTokens.p50"):
+        to_python(section, {"outputTokens": {"p50": 256.0}}, "spec.inference")
 
 
 def test_every_component_input_and_output_is_described(package_schema):
