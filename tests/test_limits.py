@@ -45,7 +45,7 @@ def test_placement_rejections_stay_out_of_the_why_not_rows():
     offers = (make_offer("g6.xlarge", "L4", 1, 22.35, 0.8),
               make_offer("g6.2xlarge", "L4", 1, 22.35, 0.9, on_demand_usd=None, spot_usd=0.3),
               make_offer("g4dn.xlarge", "T4", 1, 15.0, 0.5))
-    d = gpusizer.plan(CHAT_8B, catalog=Catalog(offers))
+    d = gpusizer.plan({**CHAT_8B, "precision": "fp16"}, catalog=Catalog(offers))  # fp16: a T4 runs it (if larger)
     codes = {c.offer.instance_type: c.rejection.code for c in d.candidates if not c.feasible}
     assert codes == {"g6.2xlarge": "purchase", "g4dn.xlarge": "memory"}
     table = report.render(d, "table")

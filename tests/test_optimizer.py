@@ -21,7 +21,11 @@ CHAT_8B = {"name": "chat", "model": {"name": "llama-3.1-8b"}, "inference": {"con
 def test_cheapest_adequate_offer_wins(tiny_catalog):
     d = gpusizer.plan(CHAT_8B, catalog=tiny_catalog)
     assert d.chosen.offer.instance_type == "g6.xlarge"
-    # The T4 is cheaper but too small, and the plan says so with numbers.
+    # A T4 (Turing) cannot run bf16 at any size, so it is no "next cheaper" for the bf16 spec ...
+    assert d.next_cheaper is None or d.next_cheaper.offer.gpu != "T4"
+    # ... but in fp16 it is cheaper and only too small, and the plan says so with numbers.
+    d = gpusizer.plan({**CHAT_8B, "precision": "fp16"}, catalog=tiny_catalog)
+    assert d.chosen.offer.instance_type == "g6.xlarge"
     assert d.next_cheaper.offer.instance_type == "g4dn.xlarge"
     assert d.next_cheaper.rejection.code == "memory"
     assert "GiB usable per GPU <" in d.next_cheaper.rejection.detail

@@ -22,7 +22,7 @@ import random
 import pytest
 
 import gpusizer
-from gpusizer.facts import images
+from gpusizer.facts import hardware, images
 from gpusizer.decide import optimize
 from gpusizer import planner as plan_mod
 from gpusizer.base import providers
@@ -177,7 +177,10 @@ def _judge(w, o, purchase: str, quotas: dict) -> dict:
     """One candidate, judged from scratch: its code (None when feasible), nodes, $/hour and $/Mtok."""
     s = w.spec
     price = o.on_demand_usd if purchase == "on-demand" else o.spot_usd
-    out = {"code": _placement_code(s, o), "nodes": 1, "hourly": price, "per_mtok": None}
+    # Whether the GPU can run the spec's precision at any size (or its allowed fallback): "next cheaper" names
+    # only offers that could (a P4 rejected for memory could not run bf16 on any count).
+    runs = not fit_mod.precision_problem(w, hardware.load_gpus()[o.gpu])[0]
+    out = {"code": _placement_code(s, o), "nodes": 1, "hourly": price, "per_mtok": None, "runs_precision": runs}
     if out["code"]:
         return out
     if price is None:
@@ -247,9 +250,11 @@ def oracle(spec: dict, offers: list, quotas: dict) -> dict:
         nearest.setdefault(judged[k]["code"], k)
     next_cheaper = None
     if ranked:
-        # The closest cheaper rejection on a sizing, host, capacity or budget limit; of equal prices, the first.
+        # The closest cheaper rejection on a sizing, host, capacity or budget limit, on a GPU that can run the
+        # spec's precision; of equal prices, the first.
         chosen = judged[ranked[0]]["hourly"]
-        cheaper = [k for k in rejected if judged[k]["code"] not in PLACEMENT_CODES and judged[k]["hourly"] < chosen]
+        cheaper = [k for k in rejected if judged[k]["code"] not in PLACEMENT_CODES and judged[k]["hourly"] < chosen
+                   and judged[k]["runs_precision"]]
         next_cheaper = max(cheaper, key=lambda k: judged[k]["hourly"], default=None)
     return {"judged": judged, "ranked": ranked, "nearest": nearest, "next_cheaper": next_cheaper,
             "counts": collections.Counter(v["code"] for v in judged.values() if v["code"])}
