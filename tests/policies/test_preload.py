@@ -24,7 +24,8 @@ pytestmark = pytest.mark.slow
 QUEUE = {"min_replicas": 0, "max_replicas": 4, "metric": "queue_depth",
          "query": 'sum(rate(nginx_ingress_controller_requests{service="chat"}[2m]))', "target": 10}
 CHAT = {"model": {"name": "llama-3.1-8b"}, "inference": {"batch_size": 4}}
-POOL = {"name": "rack-a", "location": "fra-dc1", "gpu": "L40S", "gpus_per_node": 8, "usd_per_gpu_hour": 0.4}
+POOL = {"name": "rack-a", "location": "fra-dc1", "gpu": "L40S", "gpus_per_node": 8, "usd_per_gpu_hour": 0.4,
+        "node_selector": {"nvidia.com/gpu.product": "NVIDIA-L40S"}}  # deploy.image needs the GPU model
 WORKLOADS = [
     {**CHAT, "name": "pool-keda", "placement": {"providers": ["onprem"]},
      "deploy": {"image": "vllm/vllm-openai:v0.6.3", "autoscaling": QUEUE}},
