@@ -27,7 +27,7 @@ import pathlib
 
 import gpusizer
 from gpusizer import reuse
-from gpusizer.estimate import calibration, efficiency
+from gpusizer.estimate import calibration
 from policies import sizing
 
 PIN_FIELDS = {"gpus": None, "providers": None, "regions": None, "purchase": "on-demand"}
@@ -180,9 +180,8 @@ def calibration_problem(workload: sizing.StackResource, cfg) -> tuple[dict | Non
     if any(t.sha256 == digest for t in getattr(cfg, "trusted_calibrations", ())):
         return None, None
     band = getattr(cfg, "calibration_band", 0.5)
-    # The default a factor replaces is its GPU's row of the efficiency table (the speed model's per-GPU figures).
-    off = [f"{gpu} {k} {val:g} (default {efficiency.value(gpu, k):g})" for gpu, factors in cal.gpus.items()
-           for k, val in factors.items() if abs(val / efficiency.value(gpu, k) - 1) > band]
+    off = [f"{gpu} {k} {val:g} (default {calibration.default(gpu, k):g})" for gpu, factors in cal.gpus.items()
+           for k, val in factors.items() if abs(val / calibration.default(gpu, k) - 1) > band]
     if not off:
         return None, None
     try:
