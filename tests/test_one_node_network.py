@@ -12,13 +12,20 @@ import gpusizer
 from gpusizer.catalog import Catalog
 from tests.conftest import make_offer
 
-LORA = {"name": "lora", "model": {"name": "llama-3.1-8b"}, "task": "finetune", "finetune_method": "lora",
-        "training": {"sequence_length": 4096, "tokens": 1e8}}
+LORA = {
+    "name": "lora",
+    "model": {"name": "llama-3.1-8b"},
+    "task": "finetune",
+    "finetune_method": "lora",
+    "training": {"sequence_length": 4096, "tokens": 1e8},
+}
 
 
 def test_a_one_node_run_downloads_at_its_instances_network_rate():
-    offers = (make_offer("fast.h100", "H100", 1, 79.65, 4.0, network_gbps=100.0),
-              make_offer("slow.h100", "H100", 1, 79.65, 4.0, network_gbps=0.0))  # 0: unknown, 10 Gbit/s
+    offers = (
+        make_offer("fast.h100", "H100", 1, 79.65, 4.0, network_gbps=100.0),
+        make_offer("slow.h100", "H100", 1, 79.65, 4.0, network_gbps=0.0),
+    )  # 0: unknown, 10 Gbit/s
     d = gpusizer.plan(LORA, catalog=Catalog(offers))
     fixed = {c.offer.instance_type: c.fit.fixed for c in d.candidates if c.purchase == "on-demand"}
     # 100 Gbit/s x 0.8 = 10 GB/s, capped at 1.25 GB/s; the fallback 10 Gbit/s x 0.8 / 8 = 1.0 GB/s: 1.25x faster.
