@@ -13,8 +13,9 @@ comparison and shown with its reason (`exceptions`).
 
 A `sizing.calibration` file the spec names moves a decision only when the
 pack config trusts its sha256 (`trustedCalibrations`) or every factor in it
-lies within `calibrationBand` of the default; otherwise the decision without
-it is the one the workload's resources are judged against.
+lies within `calibrationBand` of its GPU's default (data/efficiency.yaml);
+otherwise the decision without it is the one the workload's resources are
+judged against.
 """
 
 from __future__ import annotations
@@ -191,8 +192,8 @@ def calibration_problem(workload: sizing.StackResource, cfg) -> tuple[dict | Non
     if any(t.sha256 == digest for t in getattr(cfg, "trusted_calibrations", ())):
         return None, None
     band = getattr(cfg, "calibration_band", 0.5)
-    off = [f"{gpu} {k} {val:g} (default {calibration.DEFAULTS[k]:g})" for gpu, factors in cal.gpus.items()
-           for k, val in factors.items() if abs(val / calibration.DEFAULTS[k] - 1) > band]
+    off = [f"{gpu} {k} {val:g} (default {calibration.default(gpu, k):g})" for gpu, factors in cal.gpus.items()
+           for k, val in factors.items() if abs(val / calibration.default(gpu, k) - 1) > band]
     if not off:
         return None, None
     try:

@@ -65,8 +65,10 @@ FIELDS = (
 
 ENDPOINT = Field("endpoint", "string", "The serving endpoint, where one exists: on-prem serving (task inference "
                  f"with deploy.image) gets a ClusterIP Service, http://<service>.<namespace>.svc.cluster.local:"
-                 f"{serving.PORT}/v1 (vLLM's OpenAI API; reachable inside the cluster). Absent for cloud VMs, "
-                 "which run no server.", always=False)
+                 f"{serving.PORT}/v1 (vLLM's OpenAI API; reachable inside the cluster); serving on cloud VMs "
+                 f"behind an internal load balancer gets http://<load balancer>:{serving.PORT} (AWS NLB DNS name, "
+                 "GCP forwarding rule address; reachable inside the network). Absent for training and for "
+                 "deploy.expose none.", always=False)
 DECISION = Field("decisionJson", "string", "The decision as JSON text: the plan JSON of `gpusizer plan --format json` "
                  "(docs/contract.md section 2), candidates trimmed to the top 20 and the nearest miss per reason.",
                  lambda doc: json.dumps(doc, sort_keys=True))
@@ -105,15 +107,20 @@ def plan_result(doc: dict) -> dict[str, Any]:
 
 
 def ids(provisioned: Mapping[str, Any]) -> dict[str, Any]:
-    """The component's cloud ids under their schema names; an id no IDS entry names is an error (add it there)."""
-    known = {camel_case(k) for k in provisioned} - {f.name for f in IDS}
+    """The component's cloud ids under their schema names (its `endpoint` is ENDPOINT, see `endpoint`); an id no
+    IDS entry names is an error (add it there)."""
+    cloud_ids = {k: v for k, v in provisioned.items() if k != ENDPOINT.name}
+    known = {camel_case(k) for k in cloud_ids} - {f.name for f in IDS}
     if known:
         raise KeyError(f"provider.outputs.IDS does not name {', '.join(sorted(known))}")
-    return {camel_case(k): v for k, v in provisioned.items() if v is not None}
+    return {camel_case(k): v for k, v in cloud_ids.items() if v is not None}
 
 
 def endpoint(provisioned: Mapping[str, Any]) -> Any:
-    """The serving endpoint (an Output) where the component created a Service, else None."""
+    """The serving endpoint (an Output): the one a cloud component returns (its load balancer), else the
+    Service's where the on-prem component created one, else None."""
+    if provisioned.get(ENDPOINT.name) is not None:
+        return provisioned[ENDPOINT.name]
     service, namespace = provisioned.get("service_name"), provisioned.get("namespace")
     if service is None or namespace is None:
         return None

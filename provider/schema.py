@@ -93,6 +93,7 @@ class Types:
     def __init__(self) -> None:
         self.types: dict[str, dict] = {}
         self.fields: dict[str, dict[str, str]] = {}
+        self._defs: dict[str, dict] = {}  # the JSON Schema definitions of the model being defined
 
     def _define(self, name: str, definition: dict) -> str:
         if name in self.types and self.types[name] != definition:
@@ -112,6 +113,7 @@ class Types:
         """
         js = model.model_json_schema(ref_template="#/$defs/{model}")
         defs = js.pop("$defs", {})
+        self._defs = {**defs, js["title"]: js}
         for name, definition in {**defs, js["title"]: js}.items():
             if undocumented and not definition.get("description"):
                 definition = {**definition, "description": undocumented.format(name=name)}
@@ -137,9 +139,14 @@ class Types:
     def _json_property(self, owner: str, field: str, js: dict) -> dict:
         if "anyOf" in js:
             kinds = [k for k in js["anyOf"] if k != {"type": "null"}]
-            if len(kinds) != 1:
-                raise UntypedField(f"{owner}.{field}: a union of {len(kinds)} types")
-            return self._json_property(owner, field, kinds[0])
+            if len(kinds) == 1:
+                return self._json_property(owner, field, kinds[0])
+            # A real union (output_tokens: a number, or mean and max): Pulumi's union type, each member typed.
+            members = [self._json_property(owner, field, k) for k in kinds]
+            shapes = [self._shape(m) for m in members]
+            if len(set(shapes)) != len(shapes):
+                raise UntypedField(f"{owner}.{field}: a union of two {shapes} a value cannot be told apart in")
+            return {"oneOf": members}
         if "$ref" in js:
             return {"$ref": ref(js["$ref"].rsplit("/", 1)[-1])}
         if "enum" in js or "const" in js:
@@ -159,6 +166,15 @@ class Types:
         if kind in ("string", "integer", "number", "boolean"):
             return {"type": kind}
         raise UntypedField(f"{owner}.{field}: JSON Schema {js}")
+
+    def _shape(self, prop: dict) -> str:
+        """What a value of `prop` looks like on the wire: object, array, number (integers arrive as floats),
+        string or boolean; a union's members must differ in it, so `_value` can tell which one a value is."""
+        target = prop.get("$ref")
+        if target and type_name(target) not in self.types:  # a model of the one being defined, defined after it
+            return "object" if "properties" in self._defs[type_name(target)] else self._defs[type_name(target)]["type"]
+        kind = self.types[type_name(target)]["type"] if target else prop["type"]
+        return "number" if kind == "integer" else kind
 
     # ---- dataclasses, through their annotations and attribute docstrings ----
 
@@ -226,6 +242,13 @@ class Types:
         return out
 
     def _value(self, prop: dict, value: Any, path: str) -> Any:
+        if "oneOf" in prop:
+            wire = {Mapping: "object", list: "array", bool: "boolean", str: "string", int: "number", float: "number"}
+            shape = next((s for t, s in wire.items() if isinstance(value, t)), None)
+            member = next((m for m in prop["oneOf"] if self._shape(m) == shape), None)
+            if member is None:
+                return value  # not one of the members: the spec's own validation names the field and the fix
+            return self._value(member, value, path)
         target = prop.get("$ref")
         if target and "properties" in self.types[type_name(target)]:
             return self.to_python(target, value, path)

@@ -87,8 +87,12 @@ class _Sizer:
 
     def fit(self, one: fit_mod.Shape, nodes: int) -> fit_mod.Fit:
         """The fit of `one` (a node's shape) on `nodes` nodes, evaluated once per shape."""
-        if nodes == 1:  # one node has no fabric hops: its fabric and network do not change the fit
-            shape = fit_mod.Shape(one.gpu, one.gpu_memory_gib, one.gpu_count, one.gpu_fraction, one.nvlink)
+        if nodes == 1:  # one node has no fabric hops: its fabric does not change the fit, nor does its network
+            # when serving; a training run downloads its weights and data at the node's network rate (the fixed
+            # time, gpusizer.estimate.jobcost), so there the network stays in the shape.
+            network = one.network_gbps if self.w.spec.task != "inference" else 0.0
+            shape = fit_mod.Shape(one.gpu, one.gpu_memory_gib, one.gpu_count, one.gpu_fraction, one.nvlink,
+                                  network_gbps=network)
         else:
             shape = fit_mod.Shape(one.gpu, one.gpu_memory_gib, one.gpu_count, one.gpu_fraction, one.nvlink, one.fabric,
                                   nodes, one.network_gbps)

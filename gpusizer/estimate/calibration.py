@@ -67,6 +67,11 @@ class Calibration:
         return {"version": VERSION, "gpus": {g: {**f, "sources": list(self.sources.get(g, ()))} for g, f in sorted(self.gpus.items())}}
 
 
+def default(gpu: str, factor: str) -> float:
+    """The figure a calibrated `factor` replaces on `gpu`: its row of data/efficiency.yaml."""
+    return efficiency.value(gpu, factor)
+
+
 def parse(doc, path: str) -> Calibration:
     """Validate a calibration document (a mapping with `gpus:`).
 

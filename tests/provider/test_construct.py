@@ -94,7 +94,10 @@ def test_construct_returns_the_choice_and_the_decision(plugin, case):
         assert state["endpoint"] == (f"http://{exported['service_name']}.support-chat-hybrid.svc.cluster.local:"
                                      f"{serving.PORT}/v1")
     else:
-        assert state["asgName"] == exported["asg_name"] and "endpoint" not in state
+        # Serving on VMs runs vLLM behind an internal NLB (the serving branch): the endpoint the program exports.
+        assert state["asgName"] == exported["asg_name"]
+        assert state["endpoint"] == exported["endpoint"]
+        assert state["endpoint"].startswith("http://") and state["endpoint"].endswith(f".elb.us-east-1.amazonaws.com:{serving.PORT}")
 
 
 def test_the_component_records_the_spec_and_pools_the_pack_replans(plugin):
