@@ -89,10 +89,12 @@ def compare(workload: sizing.StackResource, removed, cfg=None) -> Pinned | None:
     a, b = metric(pinned), metric(free)
     if a is None or b is None or b <= 0:
         return None
-    if pinned.chosen is not None and free.chosen is not None and pinned.chosen.purchase != free.chosen.purchase:
-        # Like for like: an H100 pinned on spot against an L4 on demand hides the pin's cost (both pins removed,
-        # the comparison crosses purchase options). The need at the pinned choice's own purchase option counts too.
-        same = _without(spec, pins)
+    if "gpus" in pins and pinned.chosen is not None and free.chosen is not None \
+            and pinned.chosen.purchase != free.chosen.purchase:
+        # Like for like: an H100 pinned on spot against an L4 on demand hides the GPU pin's cost (removing every
+        # pin crosses purchase options). The GPU pin alone is judged too: the same places and purchase option as
+        # the pinned choice, any GPU. Provider and region pins on spot are not (spot prices differ by region).
+        same = _without(spec, {"gpus": pins["gpus"]})
         same = {**same, "placement": {**same["placement"], "purchase": pinned.chosen.purchase}}
         try:
             alike = _plan(same, pools)
