@@ -39,11 +39,11 @@ from typing import Any
 
 import pulumi
 
-from gpusizer import components
 import gpusizer
 import gpusizer.render.plan_json
 import gpusizer.render.report
 import gpusizer.reuse
+from gpusizer import components
 
 PROJECT = pathlib.Path(__file__).resolve().parent
 
@@ -56,8 +56,10 @@ def _fail(where: str, exc: Exception) -> pulumi.RunError:
 
 def _specs(items: Any) -> list[gpusizer.WorkloadSpec]:
     if not isinstance(items, list) or not items:
-        raise pulumi.RunError("stack config gpusizer:workloads must be a non-empty list of workload specs "
-                              "(objects, or paths of spec files such as stacks/examples/chat-8b.yaml)")
+        raise pulumi.RunError(
+            "stack config gpusizer:workloads must be a non-empty list of workload specs "
+            "(objects, or paths of spec files such as stacks/examples/chat-8b.yaml)"
+        )
     specs = []
     for i, item in enumerate(items):
         where = f"gpusizer:workloads[{i}]" + (f" ({item})" if isinstance(item, str) else "")
@@ -68,8 +70,10 @@ def _specs(items: Any) -> list[gpusizer.WorkloadSpec]:
     names = [s.name for s in specs]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
-        raise pulumi.RunError(f"stack config gpusizer:workloads: duplicate workload name(s) {', '.join(dupes)}. "
-                              "To fix: give each workload its own name (it names its resources)")
+        raise pulumi.RunError(
+            f"stack config gpusizer:workloads: duplicate workload name(s) {', '.join(dupes)}. "
+            "To fix: give each workload its own name (it names its resources)"
+        )
     return specs
 
 
@@ -79,8 +83,10 @@ def _warn_if_plain(key: str, given: Any, setting: str | None = None) -> None:
     `setting` is what the fix's `pulumi config set --secret` names (default: the key itself).
     """
     if given and not pulumi.runtime.is_config_secret(f"gpusizer:{key}"):
-        pulumi.log.warn(f"gpusizer:{key} is stored in plain text. "
-                        f"To fix: pulumi config set --secret {setting or f'gpusizer:{key}'} ...")
+        pulumi.log.warn(
+            f"gpusizer:{key} is stored in plain text. "
+            f"To fix: pulumi config set --secret {setting or f'gpusizer:{key}'} ..."
+        )
 
 
 def _kubeconfigs(config: pulumi.Config, pools: list[gpusizer.Pool]) -> dict[str, pulumi.Output[str]]:
@@ -90,8 +96,10 @@ def _kubeconfigs(config: pulumi.Config, pools: list[gpusizer.Pool]) -> dict[str,
         raise pulumi.RunError("stack config gpusizer:kubeconfigs must map pool names to kubeconfig text")
     unknown = sorted(set(per_pool) - {p.name for p in pools})
     if unknown:
-        raise pulumi.RunError(f"stack config gpusizer:kubeconfigs names unknown pool(s) {', '.join(unknown)}. "
-                              f"To fix: use one of {', '.join(p.name for p in pools) or '(no pools configured)'}")
+        raise pulumi.RunError(
+            f"stack config gpusizer:kubeconfigs names unknown pool(s) {', '.join(unknown)}. "
+            f"To fix: use one of {', '.join(p.name for p in pools) or '(no pools configured)'}"
+        )
     shared = config.get("kubeconfig")
     _warn_if_plain("kubeconfigs", per_pool, "--path 'gpusizer:kubeconfigs.<pool>'")
     _warn_if_plain("kubeconfig", shared)
@@ -110,8 +118,9 @@ def _aws_networks(raw: Any) -> dict[str, components.AwsNetwork]:
             networks[region] = components.AwsNetwork(vpc_id=str(net["vpcId"]), subnet_ids=list(net["subnetIds"]))
         return networks
     except (KeyError, TypeError, ValueError):
-        raise pulumi.RunError("stack config gpusizer:awsNetworks must map regions to {vpcId: vpc-..., "
-                              "subnetIds: [subnet-..., ...]}") from None
+        raise pulumi.RunError(
+            "stack config gpusizer:awsNetworks must map regions to {vpcId: vpc-..., subnetIds: [subnet-..., ...]}"
+        ) from None
 
 
 def _str_map(raw: Any, key: str, what: str, value: str) -> dict[str, str]:
@@ -126,9 +135,11 @@ def _summary(d: gpusizer.Decision) -> str:
     """One line for `pulumi preview`: the choice, its price and what the next cheaper offer lacked."""
     c = d.chosen
     where = c.offer.zone or c.offer.region
-    line = (f"{c.offer.provider} {where} {c.offer.instance_type}: {c.gpu_count} x {c.offer.gpu}, "
-            f"{gpusizer.render.report.bought_as(d)}, "
-            f"{gpusizer.render.report.cost_text(c.cost)} for {d.required_gpu_memory_gib:g} GiB of GPU memory (sized by {d.sized_by})")
+    line = (
+        f"{c.offer.provider} {where} {c.offer.instance_type}: {c.gpu_count} x {c.offer.gpu}, "
+        f"{gpusizer.render.report.bought_as(d)}, "
+        f"{gpusizer.render.report.cost_text(c.cost)} for {d.required_gpu_memory_gib:g} GiB of GPU memory (sized by {d.sized_by})"
+    )
     if d.next_cheaper is not None:
         line += f"; next cheaper {d.next_cheaper.offer.instance_type} lacked: {d.next_cheaper.rejection.detail}"
     if d.burst:
@@ -166,16 +177,27 @@ def main() -> None:
     workloads = []
     for i, (spec, (decision, pools_then)) in enumerate(zip(specs, gpusizer.reuse.in_order(specs, pools))):
         if decision.chosen is None:
-            raise pulumi.RunError(f"stack config gpusizer:workloads[{i}]: {components.workload.infeasible_message(decision)}")
+            raise pulumi.RunError(
+                f"stack config gpusizer:workloads[{i}]: {components.workload.infeasible_message(decision)}"
+            )
         c = decision.chosen
         nat = gcp_cloud_nat and c.offer.provider == "gcp" and c.offer.region not in nat_regions
         if nat:
             nat_regions.add(c.offer.region)
         args = components.GpuWorkloadArgs(
-            pools=pools_then, kubeconfigs=kubeconfigs, hf_token=hf_token, aws_region=aws_region, aws_networks=aws_networks,
-            aws_egress=aws_egress, aws_private_cidr=aws_private_cidr,
-            gcp_network=gcp_network, gcp_secure_boot=gcp_secure_boot, gcp_subnetworks=gcp_subnetworks,
-            gcp_cloud_nat=nat, gcp_reservations=gcp_reservations, decision=decision,
+            pools=pools_then,
+            kubeconfigs=kubeconfigs,
+            hf_token=hf_token,
+            aws_region=aws_region,
+            aws_networks=aws_networks,
+            aws_egress=aws_egress,
+            aws_private_cidr=aws_private_cidr,
+            gcp_network=gcp_network,
+            gcp_secure_boot=gcp_secure_boot,
+            gcp_subnetworks=gcp_subnetworks,
+            gcp_cloud_nat=nat,
+            gcp_reservations=gcp_reservations,
+            decision=decision,
         )
         # Every workload's provider checks, before the first is created (GpuWorkload checks its own only).
         try:
@@ -189,24 +211,27 @@ def main() -> None:
     for spec, decision, args in workloads:
         c = decision.chosen
         workload = components.GpuWorkload(spec.name, spec, args=args)
-        pulumi.export(spec.name, {
-            "summary": _summary(decision),
-            "provider": c.offer.provider,
-            "region": c.offer.region,
-            "zone": c.offer.zone,
-            "instance_type": workload.instance_type,
-            "gpu": f"{c.gpu_count} x {c.offer.gpu}",
-            "purchase": c.purchase,
-            "consumption": gpusizer.render.plan_json.consumption_model(decision),
-            "nodes": c.nodes,
-            "replicas": c.replicas,
-            "required_gpu_memory_gib": decision.required_gpu_memory_gib,
-            "hourly_usd": workload.hourly_usd,
-            "monthly_usd": workload.monthly_usd,
-            "burst": decision.burst,
-            **{k: v for k, v in workload.ids.items() if v is not None},
-            "decision": workload.decision,
-        })
+        pulumi.export(
+            spec.name,
+            {
+                "summary": _summary(decision),
+                "provider": c.offer.provider,
+                "region": c.offer.region,
+                "zone": c.offer.zone,
+                "instance_type": workload.instance_type,
+                "gpu": f"{c.gpu_count} x {c.offer.gpu}",
+                "purchase": c.purchase,
+                "consumption": gpusizer.render.plan_json.consumption_model(decision),
+                "nodes": c.nodes,
+                "replicas": c.replicas,
+                "required_gpu_memory_gib": decision.required_gpu_memory_gib,
+                "hourly_usd": workload.hourly_usd,
+                "monthly_usd": workload.monthly_usd,
+                "burst": decision.burst,
+                **{k: v for k, v in workload.ids.items() if v is not None},
+                "decision": workload.decision,
+            },
+        )
 
 
 main()

@@ -33,7 +33,9 @@ def main() -> int:
             full = {k: v for k, v in os.environ.items() if k != "HF_HUB_OFFLINE"}
             full.update(env, HF_HUB_CACHE=os.path.join(tmp, "cache"))
             start = time.perf_counter()
-            r = subprocess.run([sys.executable, "-m", "gpusizer", "plan", spec], capture_output=True, text=True, env=full)
+            r = subprocess.run(
+                [sys.executable, "-m", "gpusizer", "plan", spec], capture_output=True, text=True, env=full
+            )
             took = time.perf_counter() - start
             worst = max(worst, took)
             print(f"{name:<18} {took:5.2f} s  exit {r.returncode}  {r.stderr.count(chr(10))} stderr line(s)")

@@ -54,8 +54,11 @@ from gpusizer.render import plan_json  # noqa: E402
 
 SPECS = [
     {"name": "chat-8b", "model": {"name": "llama-3.1-8b"}, "inference": {"context_length": 8192, "batch_size": 8}},
-    {"name": "chat-8b-tps", "model": {"name": "llama-3.1-8b"},
-     "inference": {"batch_size": 32, "targets": {"tokens_per_second": 1500, "tpot_ms": 40}}},
+    {
+        "name": "chat-8b-tps",
+        "model": {"name": "llama-3.1-8b"},
+        "inference": {"batch_size": 32, "targets": {"tokens_per_second": 1500, "tpot_ms": 40}},
+    },
     {"name": "chat-8b-spot", "model": {"name": "llama-3.1-8b"}, "placement": {"purchase": "spot"}},
     {"name": "serve-70b", "model": {"name": "llama-3.1-70b"}, "inference": {"batch_size": 16}},
     {"name": "serve-70b-int4", "model": {"name": "llama-3.1-70b"}, "precision": "int4"},
@@ -64,20 +67,35 @@ SPECS = [
     {"name": "deepseek", "model": {"name": "deepseek-v3"}, "precision": "fp8"},
     {"name": "qwen-7b-gcp", "model": {"name": "qwen2.5-7b"}, "placement": {"providers": ["gcp"]}},
     {"name": "gemma-27b", "model": {"name": "gemma-2-27b"}, "inference": {"context_length": 8192}},
-    {"name": "mistral-east", "model": {"name": "mistral-7b-v0.1"}, "placement": {"regions": ["us-east-1", "us-central1"]}},
+    {
+        "name": "mistral-east",
+        "model": {"name": "mistral-7b-v0.1"},
+        "placement": {"regions": ["us-east-1", "us-central1"]},
+    },
     {"name": "sdxl", "model": {"name": "sdxl-1.0-base"}, "precision": "fp16", "inference": {"batch_size": 4}},
     {"name": "lora-8b", "model": {"name": "llama-3.1-8b"}, "task": "finetune", "finetune_method": "lora"},
     {"name": "qlora-70b", "model": {"name": "llama-3.1-70b"}, "task": "finetune", "finetune_method": "qlora"},
     {"name": "full-ft-8b", "model": {"name": "llama-3.1-8b"}, "task": "finetune", "finetune_method": "full"},
-    {"name": "pretrain-1b", "model": {"name": "llama-3.2-1b"}, "task": "training",
-     "training": {"tokens": 2e10, "deadline_hours": 48}},
+    {
+        "name": "pretrain-1b",
+        "model": {"name": "llama-3.2-1b"},
+        "task": "training",
+        "training": {"tokens": 2e10, "deadline_hours": 48},
+    },
 ]
 TRAINING = [s for s in SPECS if s.get("task", "inference") != "inference"]
 SERVING = [s for s in SPECS if s.get("task", "inference") == "inference"]
 # Pool hardware: (GPU, GPUs per node, NVLink, fabric), as on-prem racks are bought.
-POOL_HARDWARE = [("H100", 8, True, "rdma"), ("A100-80GB", 8, True, "rdma"), ("L40S", 4, False, None),
-                 ("L4", 8, False, None), ("A10G", 4, False, None), ("H200", 8, True, "rdma"), ("T4", 4, False, None),
-                 ("A100-40GB", 8, True, None)]
+POOL_HARDWARE = [
+    ("H100", 8, True, "rdma"),
+    ("A100-80GB", 8, True, "rdma"),
+    ("L40S", 4, False, None),
+    ("L4", 8, False, None),
+    ("A10G", 4, False, None),
+    ("H200", 8, True, "rdma"),
+    ("T4", 4, False, None),
+    ("A100-40GB", 8, True, None),
+]
 
 
 def per_decision(specs: list, repeat: int, review: bool = False, **kw) -> float:
@@ -88,6 +106,7 @@ def per_decision(specs: list, repeat: int, review: bool = False, **kw) -> float:
     (`to_dict(top=5)`: counts by reason, nearest misses, next cheaper), which
     judges every class.
     """
+
     def once(s):
         d = gpusizer.plan(s, **kw)
         if review:
@@ -111,10 +130,15 @@ def scaled(catalog: Catalog, copies: int) -> Catalog:
     for k in range(1, copies):
         for o in catalog.offers:
             f = 1 + rng.uniform(-0.05, 0.05)
-            offers.append(dataclasses.replace(
-                o, region=f"{o.region}-x{k}", zone=o.zone and f"{o.zone}-x{k}",
-                on_demand_usd=o.on_demand_usd and round(o.on_demand_usd * f, 6),
-                spot_usd=o.spot_usd and round(o.spot_usd * f, 6)))
+            offers.append(
+                dataclasses.replace(
+                    o,
+                    region=f"{o.region}-x{k}",
+                    zone=o.zone and f"{o.zone}-x{k}",
+                    on_demand_usd=o.on_demand_usd and round(o.on_demand_usd * f, 6),
+                    spot_usd=o.spot_usd and round(o.spot_usd * f, 6),
+                )
+            )
     return Catalog(tuple(offers), catalog.notes, catalog.quotas)
 
 
@@ -124,10 +148,20 @@ def pools(n: int) -> tuple:
     for i in range(n):
         gpu, per_node, nvlink, fabric = rng.choice(POOL_HARDWARE)
         nodes = rng.choice([1, 2, 4, 8])
-        out.append(gpusizer.Pool(
-            name=f"rack-{i}", location=f"dc-{i % 20}", gpu=gpu, gpus_per_node=per_node, nodes=nodes,
-            gpus_free=rng.randint(0, per_node * nodes), nvlink=nvlink, fabric=fabric,
-            usd_per_gpu_hour=round(rng.uniform(0.3, 4.0), 2), as_of="2026-11-01"))
+        out.append(
+            gpusizer.Pool(
+                name=f"rack-{i}",
+                location=f"dc-{i % 20}",
+                gpu=gpu,
+                gpus_per_node=per_node,
+                nodes=nodes,
+                gpus_free=rng.randint(0, per_node * nodes),
+                nvlink=nvlink,
+                fabric=fabric,
+                usd_per_gpu_hour=round(rng.uniform(0.3, 4.0), 2),
+                as_of="2026-11-01",
+            )
+        )
     return tuple(out)
 
 
@@ -135,26 +169,45 @@ def gpuhunt_ratio(catalog: Catalog, ours: dict[str, float], repeat: int) -> str:
     """The same question of gpuhunt: cheapest offer with >= the required GPU memory (GiB, as our offers report it)."""
     try:
         import gpuhunt
-        from gpuhunt._internal import catalog as gh_catalog, models as gh_models
+        from gpuhunt._internal import catalog as gh_catalog
+        from gpuhunt._internal import models as gh_models
     except ImportError:
         return "gpuhunt not installed (pip install -e '.[bench]'): no ratio"
     gh = gpuhunt.Catalog(balance_resources=False, auto_reload=False)
     for provider in ("aws", "gcp"):
-        items = [gh_models.CatalogItem(
-            provider=provider, instance_name=o.instance_type, location=o.zone or o.region, price=price, cpu=o.vcpus,
-            memory=o.ram_gib, gpu_count=o.gpu_count, gpu_name=o.gpu, gpu_memory=o.gpu_memory_gib, spot=spot,
-            disk_size=None, gpu_vendor=gh_models.AcceleratorVendor.NVIDIA)
-            for o in catalog.offers if o.provider == provider
-            for price, spot in ((o.on_demand_usd, False), (o.spot_usd, True)) if price is not None]
+        items = [
+            gh_models.CatalogItem(
+                provider=provider,
+                instance_name=o.instance_type,
+                location=o.zone or o.region,
+                price=price,
+                cpu=o.vcpus,
+                memory=o.ram_gib,
+                gpu_count=o.gpu_count,
+                gpu_name=o.gpu,
+                gpu_memory=o.gpu_memory_gib,
+                spot=spot,
+                disk_size=None,
+                gpu_vendor=gh_models.AcceleratorVendor.NVIDIA,
+            )
+            for o in catalog.offers
+            if o.provider == provider
+            for price, spot in ((o.on_demand_usd, False), (o.spot_usd, True))
+            if price is not None
+        ]
         gh.catalog[provider] = gh_catalog.ProviderCatalog(version="local", items=items)
     gh.loaded_at = time.monotonic()
     questions = []
     for s in SPECS:
         d = gpusizer.plan(s, catalog=catalog)
         p = d.workload.spec.placement
-        questions.append(dict(provider=[x for x in (p.providers or ["aws", "gcp"]) if x != "onprem"],
-                              min_total_gpu_memory=d.required_gpu_memory_gib,
-                              spot={"spot": True, "on-demand": False}.get(p.purchase)))
+        questions.append(
+            dict(
+                provider=[x for x in (p.providers or ["aws", "gcp"]) if x != "onprem"],
+                min_total_gpu_memory=d.required_gpu_memory_gib,
+                spot={"spot": True, "on-demand": False}.get(p.purchase),
+            )
+        )
     runs = []
     for _ in range(repeat):
         t0 = time.perf_counter()
@@ -183,8 +236,10 @@ def cold_start(repeat: int) -> str:
                 subprocess.run(cmd, check=True, capture_output=True, cwd=REPO)
                 ts.append(time.perf_counter() - t0)
         (base, ours), (base_min, ours_min) = ([statistics.median(ts) for ts in times], [min(ts) for ts in times])
-        return (f"{what} {ours:.3f} s vs `import pydantic, yaml` {base:.3f} s: ratio {ours / base:.2f} "
-                f"(of minima {ours_min / base_min:.2f}; target <= 2.5)")
+        return (
+            f"{what} {ours:.3f} s vs `import pydantic, yaml` {base:.3f} s: ratio {ours / base:.2f} "
+            f"(of minima {ours_min / base_min:.2f}; target <= 2.5)"
+        )
 
     line = measure("CLI plan")
     if not sys.dont_write_bytecode:
@@ -207,8 +262,10 @@ def preview(n: int, repeat: int) -> str:
     import yaml
 
     models = ["llama-3.1-8b", "qwen2.5-7b", "mistral-7b-v0.1", "gemma-2-9b", "llama-3.2-3b"]
-    workloads = [{"name": f"w{i}", "model": {"name": models[i % len(models)]},
-                  "inference": {"batch_size": 1 + i % 8}} for i in range(n)]
+    workloads = [
+        {"name": f"w{i}", "model": {"name": models[i % len(models)]}, "inference": {"batch_size": 1 + i % 8}}
+        for i in range(n)
+    ]
     walls, cpus = [], []
     with tempfile.TemporaryDirectory() as tmp:
         stack = pathlib.Path(tmp, f"Pulumi.bench{n}.yaml")
@@ -216,16 +273,22 @@ def preview(n: int, repeat: int) -> str:
         for _ in range(max(repeat, 3)):
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.perf_counter()
-            r = subprocess.run([sys.executable, "-m", "gpusizer.cli", "preview", "--stack", f"bench{n}",
-                                "--stacks-dir", tmp], capture_output=True, text=True, cwd=REPO)
+            r = subprocess.run(
+                [sys.executable, "-m", "gpusizer.cli", "preview", "--stack", f"bench{n}", "--stacks-dir", tmp],
+                capture_output=True,
+                text=True,
+                cwd=REPO,
+            )
             walls.append(time.perf_counter() - t0)
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
             if r.returncode not in (0, 1):
                 return f"preview of {n} workloads failed, exit {r.returncode}: {r.stderr.strip()[-300:]}"
     wall = statistics.median(walls)
-    return (f"preview of {n} workloads: {wall:.2f} s wall (median of {len(walls)}, min {min(walls):.2f}), "
-            f"{statistics.median(cpus):.2f} s CPU; {'meets' if wall <= 5 else 'misses'} the target <= 5 s")
+    return (
+        f"preview of {n} workloads: {wall:.2f} s wall (median of {len(walls)}, min {min(walls):.2f}), "
+        f"{statistics.median(cpus):.2f} s CPU; {'meets' if wall <= 5 else 'misses'} the target <= 5 s"
+    )
 
 
 def main() -> None:
@@ -236,10 +299,13 @@ def main() -> None:
 
     t0 = time.perf_counter()
     catalog = gpusizer.load_catalog()
-    shapes = {(o.gpu, o.gpu_memory_gib, o.gpu_count, o.gpu_fraction, o.nvlink, o.fabric is not None)
-              for o in catalog.offers}
-    print(f"catalog: {len(catalog.offers)} offers, {len(shapes)} distinct GPU shapes; "
-          f"loaded in {(time.perf_counter() - t0) * 1e3:.0f} ms")
+    shapes = {
+        (o.gpu, o.gpu_memory_gib, o.gpu_count, o.gpu_fraction, o.nvlink, o.fabric is not None) for o in catalog.offers
+    }
+    print(
+        f"catalog: {len(catalog.offers)} offers, {len(shapes)} distinct GPU shapes; "
+        f"loaded in {(time.perf_counter() - t0) * 1e3:.0f} ms"
+    )
 
     one = per_decision(SPECS, args.repeat, catalog=catalog)
     reviewed = per_decision(SPECS, args.repeat, review=True, catalog=catalog)
@@ -250,20 +316,26 @@ def main() -> None:
         big = scaled(catalog, copies)
         t = per_decision(SPECS, max(1, args.repeat // 2), catalog=big)
         r = per_decision(SPECS, max(1, args.repeat // 2), review=True, catalog=big)
-        print(f"catalog {copies}x ({len(big.offers)} offers): {t * 1e3:.2f} ms per decision, {t / one:.1f}x the 1x time; "
-              f"with review {r * 1e3:.2f} ms, {r / reviewed:.1f}x" + (" (target <= 8x)" if copies == 100 else ""))
+        print(
+            f"catalog {copies}x ({len(big.offers)} offers): {t * 1e3:.2f} ms per decision, {t / one:.1f}x the 1x time; "
+            f"with review {r * 1e3:.2f} ms, {r / reviewed:.1f}x" + (" (target <= 8x)" if copies == 100 else "")
+        )
 
     many = pools(1000)
     with_pools = per_decision(SPECS, args.repeat, catalog=catalog, pools=many)
     r = per_decision(SPECS, args.repeat, review=True, catalog=catalog, pools=many)
-    print(f"1,000 pools: {with_pools * 1e3:.2f} ms per decision, {with_pools / one:.2f}x none; "
-          f"with review {r * 1e3:.2f} ms, {r / reviewed:.2f}x (target <= 1.5)")
+    print(
+        f"1,000 pools: {with_pools * 1e3:.2f} ms per decision, {with_pools / one:.2f}x none; "
+        f"with review {r * 1e3:.2f} ms, {r / reviewed:.2f}x (target <= 1.5)"
+    )
 
     for review in (False, True):
         train = per_decision(TRAINING, args.repeat, review=review, catalog=catalog)
         serve = per_decision(SERVING, args.repeat, review=review, catalog=catalog)
-        print(f"training {train * 1e3:.2f} ms vs serving {serve * 1e3:.2f} ms per decision{' with review' if review else ''}: "
-              f"{train / serve:.2f}x (target <= 1.5)")
+        print(
+            f"training {train * 1e3:.2f} ms vs serving {serve * 1e3:.2f} ms per decision{' with review' if review else ''}: "
+            f"{train / serve:.2f}x (target <= 1.5)"
+        )
 
     print(cold_start(args.repeat))
     if not args.quick:

@@ -54,13 +54,18 @@ def measure(dry: bool) -> tuple[str, dict[str, float], list[str]]:
     if not dry:
         try:
             import torch  # noqa: F811
+
             dry = not torch.cuda.is_available()
         except ImportError:
             dry = True
     if dry:
         gpu = hardware.load_gpus()["L4"]
         bw_gbs, tflops = gpu.hbm_bw_gbs * 0.8, gpu.peak_tflops("bf16") * 0.5
-        return gpu.name, _factors(gpu, bw_gbs, tflops), ["dry run: synthetic timings (80% bandwidth, 50% matmul), not a measurement"]
+        return (
+            gpu.name,
+            _factors(gpu, bw_gbs, tflops),
+            ["dry run: synthetic timings (80% bandwidth, 50% matmul), not a measurement"],
+        )
     name = gpu_name(torch.cuda.get_device_name(0))
     if name is None:
         raise SystemExit(f"unknown GPU {torch.cuda.get_device_name(0)!r}: not in gpusizer/data/gpus.yaml")
@@ -88,9 +93,12 @@ def measure(dry: bool) -> tuple[str, dict[str, float], list[str]]:
         x @ y
     torch.cuda.synchronize()
     tflops = 2 * m**3 * 10 / (time.perf_counter() - t) / 1e12
-    sources = [f"validate_gpu.py on {torch.cuda.get_device_name(0)}: copy {bw_gbs:,.0f} GB/s, bf16 GEMM {tflops:,.0f} TFLOPS"]
+    sources = [
+        f"validate_gpu.py on {torch.cuda.get_device_name(0)}: copy {bw_gbs:,.0f} GB/s, bf16 GEMM {tflops:,.0f} TFLOPS"
+    ]
     try:
         import vllm  # noqa: F401
+
         sources.append(_vllm_line())
     except ImportError:
         sources.append("vLLM not installed: no serving benchmark")
@@ -108,8 +116,10 @@ def _vllm_line() -> str:
 
 
 def _factors(gpu: hardware.GpuSpec, bw_gbs: float, tflops: float) -> dict[str, float]:
-    return {"decode_mbu": round(min(1.0, bw_gbs / gpu.hbm_bw_gbs), 4),
-            "inference_mfu": round(min(1.0, tflops / gpu.peak_tflops("bf16")), 4)}
+    return {
+        "decode_mbu": round(min(1.0, bw_gbs / gpu.hbm_bw_gbs), 4),
+        "inference_mfu": round(min(1.0, tflops / gpu.peak_tflops("bf16")), 4),
+    }
 
 
 def main(argv=None) -> int:

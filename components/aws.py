@@ -12,13 +12,13 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_aws as aws
 
-from gpusizer.components import aws_network, boot, scaling, serving
-from gpusizer.components import tags as tagging
 from gpusizer.base import errors
 from gpusizer.catalog import consumption
-from gpusizer.render import plan_json
-from gpusizer.facts import images
+from gpusizer.components import aws_network, boot, scaling, serving
+from gpusizer.components import tags as tagging
 from gpusizer.decide.decision import Decision
+from gpusizer.facts import images
+from gpusizer.render import plan_json
 
 # Machine images come per instance family from gpusizer/data/images.yaml (each row with its
 # source); deploy.machine_image overrides them.
@@ -50,14 +50,26 @@ CW_AGENT_NAMESPACE = "CWAgent"
 HEALTH_INTERVAL = 30
 HEALTH_THRESHOLD = 3
 # The SDK subpackages provision() uses (gpusizer.base.providers.Provider.component says why).
-SDK_MODULES = ("pulumi_aws.ec2", "pulumi_aws.autoscaling", "pulumi_aws.iam", "pulumi_aws.lb",
-               "pulumi_aws.secretsmanager")
+SDK_MODULES = (
+    "pulumi_aws.ec2",
+    "pulumi_aws.autoscaling",
+    "pulumi_aws.iam",
+    "pulumi_aws.lb",
+    "pulumi_aws.secretsmanager",
+)
 # AWS Region codes, one pattern per partition (aws, aws-cn, aws-us-gov, the ISO partitions, aws-eusc):
 # each partition's regionRegex in botocore's endpoints model (botocore/data/endpoints.json, read
 # 2026-11-25); tests/components/test_aws.py compares them with the installed botocore's.
-REGION_PATTERNS = (r"^(us|eu|ap|sa|ca|me|af|il|mx)\-\w+\-\d+$", r"^cn\-\w+\-\d+$", r"^us\-gov\-\w+\-\d+$",
-                   r"^us\-iso\-\w+\-\d+$", r"^us\-isob\-\w+\-\d+$", r"^eu\-isoe\-\w+\-\d+$",
-                   r"^us\-isof\-\w+\-\d+$", r"^eusc\-(de)\-\w+\-\d+$")
+REGION_PATTERNS = (
+    r"^(us|eu|ap|sa|ca|me|af|il|mx)\-\w+\-\d+$",
+    r"^cn\-\w+\-\d+$",
+    r"^us\-gov\-\w+\-\d+$",
+    r"^us\-iso\-\w+\-\d+$",
+    r"^us\-isob\-\w+\-\d+$",
+    r"^eu\-isoe\-\w+\-\d+$",
+    r"^us\-isof\-\w+\-\d+$",
+    r"^eusc\-(de)\-\w+\-\d+$",
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -126,25 +138,33 @@ class AwsGpuCapacity(pulumi.ComponentResource):
         provider = None
         if c.offer.region != args.default_region:
             # The engine may choose any allowed region; the stack's default provider serves one.
-            provider = aws.Provider(f"{name}-{c.offer.region}", region=c.offer.region,
-                                    opts=pulumi.ResourceOptions(parent=self))
+            provider = aws.Provider(
+                f"{name}-{c.offer.region}", region=c.offer.region, opts=pulumi.ResourceOptions(parent=self)
+            )
         child = pulumi.ResourceOptions(parent=self, provider=provider)
         invoke = pulumi.InvokeOptions(provider=provider) if provider else None
         grouped = uses_group(d)
         efa = c.nodes > 1 and c.offer.fabric == "efa"
         cards = aws_network.network_cards(c.offer.instance_type) if efa else 1
-        block_rate = consumption.capacity_block_usd(c.offer.instance_type, c.offer.region) \
-            if spec.deploy.capacity_block else None
+        block_rate = (
+            consumption.capacity_block_usd(c.offer.instance_type, c.offer.region)
+            if spec.deploy.capacity_block
+            else None
+        )
         # per node: templates, instances, volumes; a Capacity Block at its published rate where there is one
         tags = tagging.aws_tags(d, hourly_usd=block_rate)
         tags[tagging.AWS_CONSUMPTION] = plan_json.consumption_model(d)
 
         role = aws.iam.Role(
             f"{name}-role",
-            assume_role_policy=json.dumps({
-                "Version": "2012-10-17",
-                "Statement": [{"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}],
-            }),
+            assume_role_policy=json.dumps(
+                {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}
+                    ],
+                }
+            ),
             tags=tags,
             opts=child,
         )
@@ -154,15 +174,28 @@ class AwsGpuCapacity(pulumi.ComponentResource):
         secret = None
         if serve and args.hf_token is not None:
             secret = aws.secretsmanager.Secret(
-                f"{name}-hf-token", description=f"gpusizer {spec.name}: Hugging Face token, read at boot",
-                recovery_window_in_days=0, tags=tags, opts=child)
-            aws.secretsmanager.SecretVersion(f"{name}-hf-token-value", secret_id=secret.id,
-                                             secret_string=pulumi.Output.secret(args.hf_token), opts=child)
+                f"{name}-hf-token",
+                description=f"gpusizer {spec.name}: Hugging Face token, read at boot",
+                recovery_window_in_days=0,
+                tags=tags,
+                opts=child,
+            )
+            aws.secretsmanager.SecretVersion(
+                f"{name}-hf-token-value",
+                secret_id=secret.id,
+                secret_string=pulumi.Output.secret(args.hf_token),
+                opts=child,
+            )
         statements = instance_statements(secret.arn if secret else None, gpu_metric)
         if statements:
-            aws.iam.RolePolicy(f"{name}-serve", role=role.name, opts=child, policy=pulumi.Output.all(*[
-                pulumi.Output.from_input(st) for st in statements]).apply(
-                    lambda sts: json.dumps({"Version": "2012-10-17", "Statement": sts})))
+            aws.iam.RolePolicy(
+                f"{name}-serve",
+                role=role.name,
+                opts=child,
+                policy=pulumi.Output.all(*[pulumi.Output.from_input(st) for st in statements]).apply(
+                    lambda sts: json.dumps({"Version": "2012-10-17", "Statement": sts})
+                ),
+            )
         profile = aws.iam.InstanceProfile(f"{name}-profile", role=role.name, tags=tags, opts=child)
 
         # Zones come from EC2: the chosen type's offered zones (the priced zone when the row has one).
@@ -180,8 +213,15 @@ class AwsGpuCapacity(pulumi.ComponentResource):
         if cards > 1 and args.network is None and args.egress != "none":
             # Several interfaces rule out a public IP: a private subnet in the same zone, with egress.
             subnets = aws_network.private_subnet(
-                name, vpc_id=vpc_id, zone_id=zone_id, public_subnet=subnets[0], egress=args.egress,
-                cidr=args.private_cidr, region=c.offer.region, tags=tags, opts=child,
+                name,
+                vpc_id=vpc_id,
+                zone_id=zone_id,
+                public_subnet=subnets[0],
+                egress=args.egress,
+                cidr=args.private_cidr,
+                region=c.offer.region,
+                tags=tags,
+                opts=child,
             ).apply(lambda sid: [sid])
         exposed = serve and spec.deploy.expose == "internal"
         lb_sg = None
@@ -192,14 +232,27 @@ class AwsGpuCapacity(pulumi.ComponentResource):
             vpc_cidr = aws.ec2.get_vpc_output(id=vpc_id, opts=invoke).cidr_block
             # The load balancer's own group: the server port from inside the VPC only.
             lb_sg = aws.ec2.SecurityGroup(
-                f"{name}-lb-sg", description=f"gpusizer {spec.name}: the server port from inside the VPC",
-                vpc_id=vpc_id, tags=tags, opts=child,
-                ingress=[aws.ec2.SecurityGroupIngressArgs(protocol="tcp", from_port=serving.PORT, to_port=serving.PORT,
-                                                          cidr_blocks=[vpc_cidr])],
-                egress=[aws.ec2.SecurityGroupEgressArgs(protocol="tcp", from_port=serving.PORT, to_port=serving.PORT,
-                                                        cidr_blocks=[vpc_cidr])])
-            ingress.append(aws.ec2.SecurityGroupIngressArgs(protocol="tcp", from_port=serving.PORT, to_port=serving.PORT,
-                                                            security_groups=[lb_sg.id]))
+                f"{name}-lb-sg",
+                description=f"gpusizer {spec.name}: the server port from inside the VPC",
+                vpc_id=vpc_id,
+                tags=tags,
+                opts=child,
+                ingress=[
+                    aws.ec2.SecurityGroupIngressArgs(
+                        protocol="tcp", from_port=serving.PORT, to_port=serving.PORT, cidr_blocks=[vpc_cidr]
+                    )
+                ],
+                egress=[
+                    aws.ec2.SecurityGroupEgressArgs(
+                        protocol="tcp", from_port=serving.PORT, to_port=serving.PORT, cidr_blocks=[vpc_cidr]
+                    )
+                ],
+            )
+            ingress.append(
+                aws.ec2.SecurityGroupIngressArgs(
+                    protocol="tcp", from_port=serving.PORT, to_port=serving.PORT, security_groups=[lb_sg.id]
+                )
+            )
         egress = [aws.ec2.SecurityGroupEgressArgs(protocol="-1", from_port=0, to_port=0, cidr_blocks=["0.0.0.0/0"])]
         if efa:  # and all traffic out to them: NCCL over EFA fails without the self egress rule (same guide)
             egress.append(aws.ec2.SecurityGroupEgressArgs(protocol="-1", from_port=0, to_port=0, self=True))
@@ -217,7 +270,9 @@ class AwsGpuCapacity(pulumi.ComponentResource):
         spot = c.purchase == "spot"
         # deploy.disk_gib, else the OS image + model files (+ checkpoints); never below the AMI's snapshot.
         disk = snapshot_gib.apply(lambda snap: max(d.workload.disk_gib, snap))
-        metadata_options = dict(http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=IMDS_HOP_LIMIT)
+        metadata_options = dict(
+            http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=IMDS_HOP_LIMIT
+        )
         spot_options = dict(instance_interruption_behavior="terminate", spot_instance_type="one-time")
         # The default image is found by name; a later release must not change the template (and so
         # every instance): the first lookup sticks until the user sets deploy.machine_image or
@@ -225,24 +280,39 @@ class AwsGpuCapacity(pulumi.ComponentResource):
         pinned = [] if spec.deploy.machine_image else ["imageId"]
         user_data = None
         if serve:
-            b = dict(cloud="aws", workload=spec.name, image=serving.server_image(d), args=tuple(serving.vllm_args(d)),
-                     weights_bytes=int(d.workload.breakdown.weights), region=c.offer.region, gpu_metric=gpu_metric)
+            b = dict(
+                cloud="aws",
+                workload=spec.name,
+                image=serving.server_image(d),
+                args=tuple(serving.vllm_args(d)),
+                weights_bytes=int(d.workload.breakdown.weights),
+                region=c.offer.region,
+                gpu_metric=gpu_metric,
+            )
             user_data = (secret.arn if secret else pulumi.Output.from_input(None)).apply(
-                lambda arn: base64.b64encode(boot.cloud_config(boot.Boot(**b, token_secret=arn)).encode()).decode())
+                lambda arn: base64.b64encode(boot.cloud_config(boot.Boot(**b, token_secret=arn)).encode()).decode()
+            )
         reservation = spec.deploy.capacity_reservation
         capacity = None
         if reservation:
-            target = (dict(capacity_reservation_id=reservation) if reservation.startswith("cr-")
-                      else dict(capacity_reservation_resource_group_arn=reservation))
+            target = (
+                dict(capacity_reservation_id=reservation)
+                if reservation.startswith("cr-")
+                else dict(capacity_reservation_resource_group_arn=reservation)
+            )
             capacity = aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
                 capacity_reservation_target=aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
-                    **target))
+                    **target
+                )
+            )
         market = None
         if spec.deploy.capacity_block:  # EC2 Capacity Blocks for ML: market type capacity-block plus the block's id
             market = aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(market_type="capacity-block")
         elif spot and not grouped:
             market = aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(
-                market_type="spot", spot_options=aws.ec2.LaunchTemplateInstanceMarketOptionsSpotOptionsArgs(**spot_options))
+                market_type="spot",
+                spot_options=aws.ec2.LaunchTemplateInstanceMarketOptionsSpotOptionsArgs(**spot_options),
+            )
         lt = aws.ec2.LaunchTemplate(
             f"{name}-lt",
             image_id=image_id,
@@ -251,20 +321,27 @@ class AwsGpuCapacity(pulumi.ComponentResource):
             vpc_security_group_ids=None if efa else [sg.id],
             # Default VPC, one interface: a public IP so SSM is reachable; several: the private subnet.
             network_interfaces=aws_network.efa_interfaces(
-                c.offer.instance_type, sg.id, True if args.network is None and cards == 1 else None) if efa else None,
+                c.offer.instance_type, sg.id, True if args.network is None and cards == 1 else None
+            )
+            if efa
+            else None,
             metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(**metadata_options),
-            block_device_mappings=[aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
-                device_name=root_device,
-                ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
-                    volume_size=disk, volume_type="gp3", encrypted="true", delete_on_termination="true"
-                ),
-            )],
+            block_device_mappings=[
+                aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
+                    device_name=root_device,
+                    ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+                        volume_size=disk, volume_type="gp3", encrypted="true", delete_on_termination="true"
+                    ),
+                )
+            ],
             # A mixed-instances group buys spot through its distribution, and rejects templates that ask.
             instance_market_options=market,
             capacity_reservation_specification=capacity,
             user_data=user_data,
-            tag_specifications=[aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=tags)
-                                for kind in ("instance", "volume", "network-interface")],
+            tag_specifications=[
+                aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=tags)
+                for kind in ("instance", "volume", "network-interface")
+            ],
             tags=tags,
             opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(ignore_changes=pinned)),
         )
@@ -276,22 +353,45 @@ class AwsGpuCapacity(pulumi.ComponentResource):
         target_group = None
         if exposed:
             target_group = aws.lb.TargetGroup(
-                f"{name}-tg", port=serving.PORT, protocol="TCP", target_type="instance", vpc_id=vpc_id,
+                f"{name}-tg",
+                port=serving.PORT,
+                protocol="TCP",
+                target_type="instance",
+                vpc_id=vpc_id,
                 health_check=aws.lb.TargetGroupHealthCheckArgs(
-                    enabled=True, protocol="HTTP", path=serving.HEALTH_PATH, port="traffic-port", matcher="200",
-                    interval=HEALTH_INTERVAL, healthy_threshold=HEALTH_THRESHOLD, unhealthy_threshold=HEALTH_THRESHOLD),
-                tags=tags, opts=child)
+                    enabled=True,
+                    protocol="HTTP",
+                    path=serving.HEALTH_PATH,
+                    port="traffic-port",
+                    matcher="200",
+                    interval=HEALTH_INTERVAL,
+                    healthy_threshold=HEALTH_THRESHOLD,
+                    unhealthy_threshold=HEALTH_THRESHOLD,
+                ),
+                tags=tags,
+                opts=child,
+            )
             balancer = aws.lb.LoadBalancer(
-                f"{name}-nlb", load_balancer_type="network", internal=True, subnets=subnets,
-                security_groups=[lb_sg.id], tags=tags, opts=child)
+                f"{name}-nlb",
+                load_balancer_type="network",
+                internal=True,
+                subnets=subnets,
+                security_groups=[lb_sg.id],
+                tags=tags,
+                opts=child,
+            )
             aws.lb.Listener(
-                f"{name}-listener", load_balancer_arn=balancer.arn, port=serving.PORT, protocol="TCP",
+                f"{name}-listener",
+                load_balancer_arn=balancer.arn,
+                port=serving.PORT,
+                protocol="TCP",
                 default_actions=[aws.lb.ListenerDefaultActionArgs(type="forward", target_group_arn=target_group.arn)],
-                tags=tags, opts=child)
+                tags=tags,
+                opts=child,
+            )
             self.endpoint = balancer.dns_name.apply(lambda dns: f"http://{dns}:{serving.PORT}")
         if grouped:
-            types = pulumi.Output.all(offered, group_zones).apply(
-                lambda a: overrides(d, candidates, a[0], a[1]))
+            types = pulumi.Output.all(offered, group_zones).apply(lambda a: overrides(d, candidates, a[0], a[1]))
             self.asg_name = self._group(name, d, lt, subnets, types, child, target_group).name
         else:
             # Type, IMDS, disk and market are set on the instance too, so an Instance policy sees
@@ -307,27 +407,44 @@ class AwsGpuCapacity(pulumi.ComponentResource):
                     volume_size=disk, volume_type="gp3", encrypted=True, delete_on_termination=True, tags=tags
                 ),
                 instance_market_options=aws.ec2.InstanceInstanceMarketOptionsArgs(
-                    market_type="spot", spot_options=aws.ec2.InstanceInstanceMarketOptionsSpotOptionsArgs(**spot_options),
-                ) if spot and not spec.deploy.capacity_block else None,
+                    market_type="spot",
+                    spot_options=aws.ec2.InstanceInstanceMarketOptionsSpotOptionsArgs(**spot_options),
+                )
+                if spot and not spec.deploy.capacity_block
+                else None,
                 tags=tags,
                 opts=child,
             )
             self.instance_id = instance.id
             if target_group is not None:
-                aws.lb.TargetGroupAttachment(f"{name}-target", target_group_arn=target_group.arn,
-                                             target_id=instance.id, port=serving.PORT, opts=child)
-        self.register_outputs({
-            "region": self.region,
-            "instance_id": self.instance_id,
-            "asg_name": self.asg_name,
-            "launch_template_id": self.launch_template_id,
-            "security_group_id": self.security_group_id,
-            "endpoint": self.endpoint,
-        })
+                aws.lb.TargetGroupAttachment(
+                    f"{name}-target",
+                    target_group_arn=target_group.arn,
+                    target_id=instance.id,
+                    port=serving.PORT,
+                    opts=child,
+                )
+        self.register_outputs(
+            {
+                "region": self.region,
+                "instance_id": self.instance_id,
+                "asg_name": self.asg_name,
+                "launch_template_id": self.launch_template_id,
+                "security_group_id": self.security_group_id,
+                "endpoint": self.endpoint,
+            }
+        )
 
-    def _group(self, name: str, d: Decision, lt: aws.ec2.LaunchTemplate, subnets: pulumi.Output[list[str]],
-               types: pulumi.Output[list[str]], child: pulumi.ResourceOptions,
-               target_group: aws.lb.TargetGroup | None = None) -> aws.autoscaling.Group:
+    def _group(
+        self,
+        name: str,
+        d: Decision,
+        lt: aws.ec2.LaunchTemplate,
+        subnets: pulumi.Output[list[str]],
+        types: pulumi.Output[list[str]],
+        child: pulumi.ResourceOptions,
+        target_group: aws.lb.TargetGroup | None = None,
+    ) -> aws.autoscaling.Group:
         """The Auto Scaling group: every node of every replica (Candidate.instances) over the ranked adequate types."""
         c = d.chosen
         size = low = high = c.instances
@@ -335,7 +452,9 @@ class AwsGpuCapacity(pulumi.ComponentResource):
         spot = c.purchase == "spot"
         rate = consumption.capacity_block_usd(c.offer.instance_type, c.offer.region)
         block = d.workload.spec.deploy.capacity_block and rate is not None
-        group_tags = tagging.aws_tags(d, hourly_usd=rate * c.instances if block else c.hourly_usd)  # the whole group's price
+        group_tags = tagging.aws_tags(
+            d, hourly_usd=rate * c.instances if block else c.hourly_usd
+        )  # the whole group's price
         group_tags[tagging.AWS_CONSUMPTION] = plan_json.consumption_model(d)
         if scaled:  # min..max nodes, and no warm pool: GPU groups scale from cold (issue 14)
             low, high = scaling.bounds(d)
@@ -349,8 +468,11 @@ class AwsGpuCapacity(pulumi.ComponentResource):
                 launch_template_specification=aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateLaunchTemplateSpecificationArgs(
                     launch_template_id=lt.id, version="$Latest"
                 ),
-                overrides=types.apply(lambda ts: [
-                    aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateOverrideArgs(instance_type=t) for t in ts]),
+                overrides=types.apply(
+                    lambda ts: [
+                        aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateOverrideArgs(instance_type=t) for t in ts
+                    ]
+                ),
             ),
             instances_distribution=aws.autoscaling.GroupMixedInstancesPolicyInstancesDistributionArgs(
                 # "prioritized" launches on-demand capacity in override order, i.e. the engine's
@@ -382,7 +504,9 @@ class AwsGpuCapacity(pulumi.ComponentResource):
             launch_template=aws.autoscaling.GroupLaunchTemplateArgs(id=lt.id, version="$Latest") if reserved else None,
             mixed_instances_policy=None if reserved else mixed,
             # Instances and volumes get per-node tags from the launch template; these stay on the group.
-            tags=[aws.autoscaling.GroupTagArgs(key=k, value=v, propagate_at_launch=False) for k, v in group_tags.items()],
+            tags=[
+                aws.autoscaling.GroupTagArgs(key=k, value=v, propagate_at_launch=False) for k, v in group_tags.items()
+            ],
             opts=child,
         )
         if scaled:
@@ -395,11 +519,20 @@ def instance_statements(secret_arn: pulumi.Input[str] | None, gpu_metric: bool) 
     metric to the CloudWatch agent's namespace only (and DescribeTags, for its group dimension)."""
     out: list = []
     if secret_arn is not None:
-        out.append(pulumi.Output.from_input(secret_arn).apply(lambda arn: {
-            "Effect": "Allow", "Action": "secretsmanager:GetSecretValue", "Resource": arn}))
+        out.append(
+            pulumi.Output.from_input(secret_arn).apply(
+                lambda arn: {"Effect": "Allow", "Action": "secretsmanager:GetSecretValue", "Resource": arn}
+            )
+        )
     if gpu_metric:
-        out.append({"Effect": "Allow", "Action": "cloudwatch:PutMetricData", "Resource": "*",
-                    "Condition": {"StringEquals": {"cloudwatch:namespace": CW_AGENT_NAMESPACE}}})
+        out.append(
+            {
+                "Effect": "Allow",
+                "Action": "cloudwatch:PutMetricData",
+                "Resource": "*",
+                "Condition": {"StringEquals": {"cloudwatch:namespace": CW_AGENT_NAMESPACE}},
+            }
+        )
         out.append({"Effect": "Allow", "Action": "ec2:DescribeTags", "Resource": "*"})
     return out
 
@@ -435,26 +568,37 @@ def _zones(offered: dict[str, list[str]], itype: str, zone: str | None, region: 
     zones = [z for z in offered.get(itype, []) if zone is None or z == zone]
     if not zones:
         where = f"zone {zone}" if zone else region
-        raise pulumi.RunError(f"EC2 does not offer {itype} in {where} for this account. To fix: pin "
-                              "placement.regions (or gpus) to where it is offered, or refresh the catalog")
+        raise pulumi.RunError(
+            f"EC2 does not offer {itype} in {where} for this account. To fix: pin "
+            "placement.regions (or gpus) to where it is offered, or refresh the catalog"
+        )
     return zones
 
 
-def _image(machine_image: str | None, row: images.MachineImage, invoke: pulumi.InvokeOptions | None,
-           ) -> tuple[pulumi.Output[str], pulumi.Output[str], pulumi.Output[int]]:
+def _image(
+    machine_image: str | None,
+    row: images.MachineImage,
+    invoke: pulumi.InvokeOptions | None,
+) -> tuple[pulumi.Output[str], pulumi.Output[str], pulumi.Output[int]]:
     """(image id, root device name, root snapshot GiB): the family's image row, or deploy.machine_image."""
     if machine_image and not machine_image.startswith("ami-"):  # e.g. "resolve:ssm:/aws/service/..."
-        return (pulumi.Output.from_input(machine_image), pulumi.Output.from_input(DEFAULT_ROOT_DEVICE),
-                pulumi.Output.from_input(0))
+        return (
+            pulumi.Output.from_input(machine_image),
+            pulumi.Output.from_input(DEFAULT_ROOT_DEVICE),
+            pulumi.Output.from_input(0),
+        )
     if machine_image:
-        ami = aws.ec2.get_ami_output(filters=[aws.ec2.GetAmiFilterArgs(name="image-id", values=[machine_image])],
-                                     opts=invoke)
+        ami = aws.ec2.get_ami_output(
+            filters=[aws.ec2.GetAmiFilterArgs(name="image-id", values=[machine_image])], opts=invoke
+        )
     else:
         ami = aws.ec2.get_ami_output(
             owners=[row.owner],
             most_recent=True,
-            filters=[aws.ec2.GetAmiFilterArgs(name="name", values=[row.name]),
-                     aws.ec2.GetAmiFilterArgs(name="architecture", values=[row.architecture or "x86_64"])],
+            filters=[
+                aws.ec2.GetAmiFilterArgs(name="name", values=[row.name]),
+                aws.ec2.GetAmiFilterArgs(name="architecture", values=[row.architecture or "x86_64"]),
+            ],
             opts=invoke,
         )
     root = ami.root_device_name.apply(lambda dev: dev or DEFAULT_ROOT_DEVICE)
@@ -505,13 +649,21 @@ def check_capacity(plan: Decision) -> None:
         raise errors.SpecError(
             f"deploy.capacity_reservation {r!r} is no EC2 capacity reservation. To fix: an On-Demand Capacity "
             "Reservation or Capacity Block id (cr-0123456789abcdef0) or a capacity reservation group ARN "
-            "(arn:aws:resource-groups:<region>:<account>:group/<name>)", field="deploy.capacity_reservation")
+            "(arn:aws:resource-groups:<region>:<account>:group/<name>)",
+            field="deploy.capacity_reservation",
+        )
     if deploy.capacity_block and not r.startswith("cr-"):
-        raise errors.SpecError("deploy.capacity_block: a Capacity Block is targeted by its reservation id (cr-...). "
-                               "To fix: set capacity_reservation to the block's id", field="deploy.capacity_reservation")
+        raise errors.SpecError(
+            "deploy.capacity_block: a Capacity Block is targeted by its reservation id (cr-...). "
+            "To fix: set capacity_reservation to the block's id",
+            field="deploy.capacity_reservation",
+        )
     if plan.chosen.purchase == "spot":
-        raise errors.SpecError("deploy.capacity_reservation: a reservation is on-demand capacity, the choice is spot. "
-                               "To fix: set placement.purchase: on-demand", field="deploy.capacity_reservation")
+        raise errors.SpecError(
+            "deploy.capacity_reservation: a reservation is on-demand capacity, the choice is spot. "
+            "To fix: set placement.purchase: on-demand",
+            field="deploy.capacity_reservation",
+        )
 
 
 def check_settings(egress: str, private_cidr: str, region: str | None = None) -> None:
@@ -530,18 +682,23 @@ def check_settings(egress: str, private_cidr: str, region: str | None = None) ->
     ValueError: gpusizer:awsEgress 'public' is not an egress. To fix: use one of nat, endpoints, none
     """
     if egress not in aws_network.EGRESS:
-        raise ValueError(f"gpusizer:awsEgress {egress!r} is not an egress. To fix: use one of "
-                         f"{', '.join(aws_network.EGRESS)}")
+        raise ValueError(
+            f"gpusizer:awsEgress {egress!r} is not an egress. To fix: use one of {', '.join(aws_network.EGRESS)}"
+        )
     try:
         block = ipaddress.IPv4Network(private_cidr)  # strict: host bits set ("172.31.240.1/20") fail
     except (TypeError, ValueError):
         block = None
     if block is None or not 16 <= block.prefixlen <= 28:
-        raise ValueError(f"gpusizer:awsPrivateCidr {private_cidr!r} is not an IPv4 subnet block from /16 to /28. "
-                         f"To fix: a free block of the default VPC's 172.31.0.0/16 (default {aws_network.PRIVATE_CIDR})")
+        raise ValueError(
+            f"gpusizer:awsPrivateCidr {private_cidr!r} is not an IPv4 subnet block from /16 to /28. "
+            f"To fix: a free block of the default VPC's 172.31.0.0/16 (default {aws_network.PRIVATE_CIDR})"
+        )
     if region is not None and not any(re.match(p, str(region)) for p in REGION_PATTERNS):
-        raise ValueError(f"aws:region {region!r} is not an AWS Region code. To fix: pulumi config set aws:region "
-                         "us-east-1 (or another Region: aws ec2 describe-regions)")
+        raise ValueError(
+            f"aws:region {region!r} is not an AWS Region code. To fix: pulumi config set aws:region "
+            "us-east-1 (or another Region: aws ec2 describe-regions)"
+        )
 
 
 def provision(name: str, plan: Decision, args, opts: pulumi.ResourceOptions) -> dict[str, object]:
@@ -553,9 +710,22 @@ def provision(name: str, plan: Decision, args, opts: pulumi.ResourceOptions) -> 
         args: the workload's GpuWorkloadArgs (aws_networks by region, aws_region).
         opts: options for the child (its parent).
     """
-    cap = AwsGpuCapacity(name, AwsGpuCapacityArgs(
-        plan, args.aws_networks.get(plan.chosen.offer.region), args.aws_region, egress=args.aws_egress,
-        private_cidr=args.aws_private_cidr, hf_token=args.hf_token), opts)
-    return {"instance_id": cap.instance_id, "asg_name": cap.asg_name,
-            "launch_template_id": cap.launch_template_id, "security_group_id": cap.security_group_id,
-            "endpoint": cap.endpoint}
+    cap = AwsGpuCapacity(
+        name,
+        AwsGpuCapacityArgs(
+            plan,
+            args.aws_networks.get(plan.chosen.offer.region),
+            args.aws_region,
+            egress=args.aws_egress,
+            private_cidr=args.aws_private_cidr,
+            hf_token=args.hf_token,
+        ),
+        opts,
+    )
+    return {
+        "instance_id": cap.instance_id,
+        "asg_name": cap.asg_name,
+        "launch_template_id": cap.launch_template_id,
+        "security_group_id": cap.security_group_id,
+        "endpoint": cap.endpoint,
+    }

@@ -45,7 +45,9 @@ ENV_FILE = "/run/gpusizer/env"  # tmpfs: the token never reaches a disk or the u
 CONTAINER = "vllm"
 # CloudWatch agent package per Region and architecture (Amazon CloudWatch User Guide, "Download and
 # install the CloudWatch agent using the command line": the Region-specific S3 links).
-CW_AGENT_URL = "https://amazoncloudwatch-agent-{region}.s3.{region}.amazonaws.com/ubuntu/{arch}/latest/amazon-cloudwatch-agent.deb"
+CW_AGENT_URL = (
+    "https://amazoncloudwatch-agent-{region}.s3.{region}.amazonaws.com/ubuntu/{arch}/latest/amazon-cloudwatch-agent.deb"
+)
 CW_AGENT_CTL = "/opt/aws/amazon-cloudwatch-agent/bin/amazon-cloudwatch-agent-ctl"
 # GCP Ops Agent (GCP docs, "Install the Ops Agent on an individual VM": the repository script with --also-install).
 OPS_AGENT_URL = "https://dl.google.com/cloudagents/add-google-cloud-ops-agent-repo.sh"
@@ -85,20 +87,41 @@ def cloudwatch_config() -> dict:
         "agent": {"metrics_collection_interval": 60},
         "metrics": {
             "namespace": "CWAgent",
-            "append_dimensions": {"AutoScalingGroupName": "${aws:AutoScalingGroupName}",
-                                  "InstanceId": "${aws:InstanceId}"},
+            "append_dimensions": {
+                "AutoScalingGroupName": "${aws:AutoScalingGroupName}",
+                "InstanceId": "${aws:InstanceId}",
+            },
             "aggregation_dimensions": [["AutoScalingGroupName"]],
-            "metrics_collected": {"nvidia_gpu": {"measurement": ["utilization_gpu", "memory_used", "memory_total"],
-                                                 "metrics_collection_interval": 60}},
+            "metrics_collected": {
+                "nvidia_gpu": {
+                    "measurement": ["utilization_gpu", "memory_used", "memory_total"],
+                    "metrics_collection_interval": 60,
+                }
+            },
         },
     }
 
 
 def server_command(b: Boot) -> list[str]:
     """The exact command serve.sh ends with (cache path without GPUSIZER_ROOT)."""
-    return ["docker", "run", "--rm", "--name", CONTAINER, "--gpus", "all", "--ipc=host",
-            "-p", f"{serving.PORT}:{serving.PORT}", "-v", f"{CACHE}:{CONTAINER_CACHE}",
-            "--env-file", ENV_FILE, b.image, *b.args]
+    return [
+        "docker",
+        "run",
+        "--rm",
+        "--name",
+        CONTAINER,
+        "--gpus",
+        "all",
+        "--ipc=host",
+        "-p",
+        f"{serving.PORT}:{serving.PORT}",
+        "-v",
+        f"{CACHE}:{CONTAINER_CACHE}",
+        "--env-file",
+        ENV_FILE,
+        b.image,
+        *b.args,
+    ]
 
 
 def serve_script(b: Boot) -> str:
@@ -106,21 +129,33 @@ def serve_script(b: Boot) -> str:
     if b.token_secret is None:
         fetch = ": # no Hugging Face token configured (gpusizer:hfToken): public weights only"
     elif b.cloud == "aws":
-        fetch = ("TOKEN=$(aws secretsmanager get-secret-value --region " + shlex.quote(b.region)
-                 + " --secret-id " + shlex.quote(b.token_secret) + " --query SecretString --output text)\n"
-                 "printf '%s=%s\\n' " + serving.HF_TOKEN_ENV + ' "$TOKEN" > "$ENV_FILE"')
+        fetch = (
+            "TOKEN=$(aws secretsmanager get-secret-value --region "
+            + shlex.quote(b.region)
+            + " --secret-id "
+            + shlex.quote(b.token_secret)
+            + " --query SecretString --output text)\n"
+            "printf '%s=%s\\n' " + serving.HF_TOKEN_ENV + ' "$TOKEN" > "$ENV_FILE"'
+        )
     else:
         project, _, secret = b.token_secret.removeprefix("projects/").partition("/secrets/")
-        fetch = ("TOKEN=$(gcloud secrets versions access latest --secret=" + shlex.quote(secret)
-                 + " --project=" + shlex.quote(project) + ")\n"
-                 "printf '%s=%s\\n' " + serving.HF_TOKEN_ENV + ' "$TOKEN" > "$ENV_FILE"')
+        fetch = (
+            "TOKEN=$(gcloud secrets versions access latest --secret="
+            + shlex.quote(secret)
+            + " --project="
+            + shlex.quote(project)
+            + ")\n"
+            "printf '%s=%s\\n' " + serving.HF_TOKEN_ENV + ' "$TOKEN" > "$ENV_FILE"'
+        )
     if b.cloud == "aws":  # instance store volumes report this model (AWS EC2 User Guide, "Instance store volumes")
         nvme = "lsblk -dnpo NAME,MODEL | awk '/Instance Storage/ {print $1; exit}'"
     else:  # local SSDs are listed by id (GCP docs, "Format and mount a Local SSD device")
         nvme = "readlink -f /dev/disk/by-id/google-local-nvme-ssd-0 2>/dev/null || true"
-    docker = " ".join(shlex.quote(a) for a in server_command(b)).replace(
-        shlex.quote(f"{CACHE}:{CONTAINER_CACHE}"), f'"$CACHE:{CONTAINER_CACHE}"').replace(
-        f"--env-file {ENV_FILE}", '--env-file "$ENV_FILE"')
+    docker = (
+        " ".join(shlex.quote(a) for a in server_command(b))
+        .replace(shlex.quote(f"{CACHE}:{CONTAINER_CACHE}"), f'"$CACHE:{CONTAINER_CACHE}"')
+        .replace(f"--env-file {ENV_FILE}", '--env-file "$ENV_FILE"')
+    )
     return f"""#!/bin/bash
 # gpusizer: start the vLLM server sized for workload {b.workload} (written by cloud-init).
 set -euo pipefail
@@ -183,14 +218,22 @@ WantedBy=multi-user.target
 
 def cloud_config(b: Boot) -> str:
     """The #cloud-config document (write_files + runcmd; cloud-init module reference)."""
-    files = [{"path": SCRIPT, "permissions": "0755", "owner": "root:root", "content": serve_script(b)},
-             {"path": UNIT, "permissions": "0644", "owner": "root:root", "content": unit(b)}]
+    files = [
+        {"path": SCRIPT, "permissions": "0755", "owner": "root:root", "content": serve_script(b)},
+        {"path": UNIT, "permissions": "0644", "owner": "root:root", "content": unit(b)},
+    ]
     run: list[list[str]] = []
     if b.gpu_metric:
         files.append({"path": AGENT_SCRIPT, "permissions": "0755", "owner": "root:root", "content": agent_script(b)})
         if b.cloud == "aws":
-            files.append({"path": CW_CONFIG, "permissions": "0644", "owner": "root:root",
-                          "content": json.dumps(cloudwatch_config(), indent=2) + "\n"})
+            files.append(
+                {
+                    "path": CW_CONFIG,
+                    "permissions": "0644",
+                    "owner": "root:root",
+                    "content": json.dumps(cloudwatch_config(), indent=2) + "\n",
+                }
+            )
         run.append([AGENT_SCRIPT])
     run += [["systemctl", "daemon-reload"], ["systemctl", "enable", "--now", "gpusizer-serve.service"]]
     doc = {"write_files": files, "runcmd": run}

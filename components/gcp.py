@@ -8,10 +8,10 @@ import re
 import pulumi
 import pulumi_gcp as gcp
 
-from gpusizer.components import boot, gcp_network, names, scaling, serving
-from gpusizer.components import tags as tagging
 from gpusizer.base import errors
 from gpusizer.catalog import consumption
+from gpusizer.components import boot, gcp_network, names, scaling, serving
+from gpusizer.components import tags as tagging
 from gpusizer.decide.decision import Decision
 
 # Deep Learning VM image family with the NVIDIA driver installed (project
@@ -51,8 +51,13 @@ MAX_HEALING_DELAY = 3600
 # Manager access control": access scopes); IAM then limits the account to that one secret.
 CLOUD_PLATFORM = "https://www.googleapis.com/auth/cloud-platform"
 # The SDK subpackages provision() uses (gpusizer.base.providers.Provider.component says why).
-SDK_MODULES = ("pulumi_gcp.compute", "pulumi_gcp.serviceaccount", "pulumi_gcp.secretmanager", "pulumi_gcp.projects",
-               "pulumi_gcp.organizations")
+SDK_MODULES = (
+    "pulumi_gcp.compute",
+    "pulumi_gcp.serviceaccount",
+    "pulumi_gcp.secretmanager",
+    "pulumi_gcp.projects",
+    "pulumi_gcp.organizations",
+)
 
 
 @dataclasses.dataclass
@@ -148,32 +153,48 @@ class GcpGpuCapacity(pulumi.ComponentResource):
         exposed = serve and spec.deploy.expose == "internal"
         flex_group = model == "FLEX_START" and grouped
         scheduling = scheduling_args(model, grouped)
-        if flex_group:  # a flex-start MIG's run time is the resize request's (GCP docs, "Create a MIG with flex-start VMs")
+        if (
+            flex_group
+        ):  # a flex-start MIG's run time is the resize request's (GCP docs, "Create a MIG with flex-start VMs")
             scheduling.pop("max_run_duration")
         affinity = None
         # Only standard and reservation-bound VMs consume a reservation; spot and flex-start VMs take none
         # (GCP docs, "Consume reservations": spot VMs cannot; flex-start: reservation affinity none).
         if reservation and model in ("STANDARD", "RESERVATION_BOUND"):
-            affinity = dict(type="SPECIFIC_RESERVATION", specific_reservation=dict(
-                key="compute.googleapis.com/reservation-name", values=[reservation]))
+            affinity = dict(
+                type="SPECIFIC_RESERVATION",
+                specific_reservation=dict(key="compute.googleapis.com/reservation-name", values=[reservation]),
+            )
         elif model == "FLEX_START":
             affinity = dict(type="NO_RESERVATION")
         if args.cloud_nat:
-            gcp_network.cloud_nat(name, stack=stack, region=region, network=args.network,
-                                  subnetwork=args.subnetwork, opts=child)
+            gcp_network.cloud_nat(
+                name, stack=stack, region=region, network=args.network, subnetwork=args.subnetwork, opts=child
+            )
         nics = [dict(network=args.network, subnetwork=args.subnetwork)]  # no access config: no external IP
         policies = None
         if c.nodes > 1 and c.offer.fabric in gcp_network.GPUDIRECT:
             # Multi-node A3/A4: the nodes share one compact placement (low latency) and get the
             # GPUDirect data NICs the catalog priced the fabric for; gVNIC on every NIC.
             nics[0]["nic_type"] = "GVNIC"
-            nics += gcp_network.data_nics(name, stack=stack, workload=spec.name, fabric=c.offer.fabric,
-                                          region=region, zone=c.offer.zone, opts=child)
+            nics += gcp_network.data_nics(
+                name,
+                stack=stack,
+                workload=spec.name,
+                fabric=c.offer.fabric,
+                region=region,
+                zone=c.offer.zone,
+                opts=child,
+            )
             policy = gcp.compute.ResourcePolicy(
-                f"{name}-placement", name=names.per_stack(spec.name, stack), region=region,
+                f"{name}-placement",
+                name=names.per_stack(spec.name, stack),
+                region=region,
                 group_placement_policy=gcp.compute.ResourcePolicyGroupPlacementPolicyArgs(
-                    collocation="COLLOCATED", vm_count=c.nodes),
-                opts=child)
+                    collocation="COLLOCATED", vm_count=c.nodes
+                ),
+                opts=child,
+            )
             policies = policy
         image = spec.deploy.machine_image or DLVM_IMAGE
         disk_gib = d.workload.disk_gib  # deploy.disk_gib, else the OS image + model files (+ checkpoints)
@@ -189,35 +210,75 @@ class GcpGpuCapacity(pulumi.ComponentResource):
         if serve:
             if args.hf_token is not None:
                 secret = gcp.secretmanager.Secret(
-                    f"{name}-hf-token", secret_id=names.per_stack(f"{spec.name}-hf-token", stack),
-                    replication=gcp.secretmanager.SecretReplicationArgs(auto=gcp.secretmanager.SecretReplicationAutoArgs()),
-                    labels=labels, opts=child)
-                gcp.secretmanager.SecretVersion(f"{name}-hf-token-value", secret=secret.id,
-                                                secret_data=pulumi.Output.secret(args.hf_token), opts=child)
+                    f"{name}-hf-token",
+                    secret_id=names.per_stack(f"{spec.name}-hf-token", stack),
+                    replication=gcp.secretmanager.SecretReplicationArgs(
+                        auto=gcp.secretmanager.SecretReplicationAutoArgs()
+                    ),
+                    labels=labels,
+                    opts=child,
+                )
+                gcp.secretmanager.SecretVersion(
+                    f"{name}-hf-token-value",
+                    secret=secret.id,
+                    secret_data=pulumi.Output.secret(args.hf_token),
+                    opts=child,
+                )
                 gcp.secretmanager.SecretIamMember(
-                    f"{name}-hf-token-reader", secret_id=secret.id, role="roles/secretmanager.secretAccessor",
-                    member=account.email.apply(lambda e: f"serviceAccount:{e}"), opts=child)
+                    f"{name}-hf-token-reader",
+                    secret_id=secret.id,
+                    role="roles/secretmanager.secretAccessor",
+                    member=account.email.apply(lambda e: f"serviceAccount:{e}"),
+                    opts=child,
+                )
             if gpu_metric:  # the Ops Agent writes agent.googleapis.com/gpu/* as this account
                 project = gcp.organizations.get_client_config_output(opts=pulumi.InvokeOptions(parent=self)).project
-                gcp.projects.IAMMember(f"{name}-metric-writer", project=project, role="roles/monitoring.metricWriter",
-                                       member=account.email.apply(lambda e: f"serviceAccount:{e}"), opts=child)
-            b = dict(cloud="gcp", workload=spec.name, image=serving.server_image(d), args=tuple(serving.vllm_args(d)),
-                     weights_bytes=int(d.workload.breakdown.weights), region=region, gpu_metric=gpu_metric)
+                gcp.projects.IAMMember(
+                    f"{name}-metric-writer",
+                    project=project,
+                    role="roles/monitoring.metricWriter",
+                    member=account.email.apply(lambda e: f"serviceAccount:{e}"),
+                    opts=child,
+                )
+            b = dict(
+                cloud="gcp",
+                workload=spec.name,
+                image=serving.server_image(d),
+                args=tuple(serving.vllm_args(d)),
+                weights_bytes=int(d.workload.breakdown.weights),
+                region=region,
+                gpu_metric=gpu_metric,
+            )
             metadata["user-data"] = (secret.name if secret else pulumi.Output.from_input(None)).apply(
-                lambda ref: boot.cloud_config(boot.Boot(**b, token_secret=ref)))
+                lambda ref: boot.cloud_config(boot.Boot(**b, token_secret=ref))
+            )
         sa = dict(email=account.email, scopes=SCOPES + [CLOUD_PLATFORM] if secret else SCOPES)
         network_tags = [serve_tag(spec.name)] if exposed else None
         health = None
         if exposed:
             health = gcp.compute.RegionHealthCheck(
-                f"{name}-health", name=names.per_stack(f"{spec.name}-health", stack), region=region,
-                check_interval_sec=30, timeout_sec=10, healthy_threshold=2, unhealthy_threshold=3,
+                f"{name}-health",
+                name=names.per_stack(f"{spec.name}-health", stack),
+                region=region,
+                check_interval_sec=30,
+                timeout_sec=10,
+                healthy_threshold=2,
+                unhealthy_threshold=3,
                 http_health_check=gcp.compute.RegionHealthCheckHttpHealthCheckArgs(
-                    port=serving.PORT, request_path=serving.HEALTH_PATH), opts=child)
+                    port=serving.PORT, request_path=serving.HEALTH_PATH
+                ),
+                opts=child,
+            )
             gcp.compute.Firewall(
-                f"{name}-serve-fw", name=names.per_stack(f"{spec.name}-serve", stack), network=args.network,
-                direction="INGRESS", source_ranges=HEALTH_CHECK_RANGES + INTERNAL_RANGES, target_tags=network_tags,
-                allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(serving.PORT)])], opts=child)
+                f"{name}-serve-fw",
+                name=names.per_stack(f"{spec.name}-serve", stack),
+                network=args.network,
+                direction="INGRESS",
+                source_ranges=HEALTH_CHECK_RANGES + INTERNAL_RANGES,
+                target_tags=network_tags,
+                allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(serving.PORT)])],
+                opts=child,
+            )
         self.instance_self_link = None
         self.group_self_link = None
         if grouped:
@@ -227,11 +288,19 @@ class GcpGpuCapacity(pulumi.ComponentResource):
                 # (at most 37 characters: pulumi-gcp InstanceTemplate.namePrefix).
                 name_prefix=f"{names.per_stack(spec.name, stack, 36)}-",
                 machine_type=machine,
-                disks=[gcp.compute.InstanceTemplateDiskArgs(
-                    source_image=image, disk_size_gb=disk_gib, disk_type=disk_type, boot=True, auto_delete=True,
-                )],
+                disks=[
+                    gcp.compute.InstanceTemplateDiskArgs(
+                        source_image=image,
+                        disk_size_gb=disk_gib,
+                        disk_type=disk_type,
+                        boot=True,
+                        auto_delete=True,
+                    )
+                ],
                 guest_accelerators=[gcp.compute.InstanceTemplateGuestAcceleratorArgs(**a) for a in accels] or None,
-                scheduling=gcp.compute.InstanceTemplateSchedulingArgs(**_scheduling(gcp.compute, "InstanceTemplate", scheduling)),
+                scheduling=gcp.compute.InstanceTemplateSchedulingArgs(
+                    **_scheduling(gcp.compute, "InstanceTemplate", scheduling)
+                ),
                 shielded_instance_config=gcp.compute.InstanceTemplateShieldedInstanceConfigArgs(**shielded),
                 network_interfaces=[gcp.compute.InstanceTemplateNetworkInterfaceArgs(**n) for n in nics],
                 resource_policies=policies.name if policies else None,  # one policy, by name
@@ -253,21 +322,33 @@ class GcpGpuCapacity(pulumi.ComponentResource):
                 target_size=0 if flex_group else None if scaled else c.instances,
                 # Serving: a VM failing GET /health is recreated, after the time the model load may take.
                 auto_healing_policies=gcp.compute.InstanceGroupManagerAutoHealingPoliciesArgs(
-                    health_check=health.id, initial_delay_sec=min(MAX_HEALING_DELAY, serving.load_seconds(d)),
-                ) if health is not None else None,
+                    health_check=health.id,
+                    initial_delay_sec=min(MAX_HEALING_DELAY, serving.load_seconds(d)),
+                )
+                if health is not None
+                else None,
                 # Flex-start MIGs: no repair of a failed VM, which would request capacity again (GCP docs,
                 # "Create a MIG with flex-start VMs": --default-action-on-vm-failure=do-nothing).
                 instance_lifecycle_policy=gcp.compute.InstanceGroupManagerInstanceLifecyclePolicyArgs(
-                    default_action_on_failure="DO_NOTHING") if flex_group else None,
+                    default_action_on_failure="DO_NOTHING"
+                )
+                if flex_group
+                else None,
                 opts=child,
             )
             if flex_group:
                 gcp.compute.ResizeRequest(
-                    f"{name}-resize", name=names.per_stack(spec.name, stack), zone=c.offer.zone,
-                    instance_group_manager=group.name, resize_by=c.instances,
+                    f"{name}-resize",
+                    name=names.per_stack(spec.name, stack),
+                    zone=c.offer.zone,
+                    instance_group_manager=group.name,
+                    resize_by=c.instances,
                     requested_run_duration=gcp.compute.ResizeRequestRequestedRunDurationArgs(
-                        seconds=str(FLEX_START_MAX_SECONDS)),
-                    description=f"gpusizer {spec.name}: {c.instances} flex-start VMs, at most 7 days", opts=child)
+                        seconds=str(FLEX_START_MAX_SECONDS)
+                    ),
+                    description=f"gpusizer {spec.name}: {c.instances} flex-start VMs, at most 7 days",
+                    opts=child,
+                )
             if scaled:
                 scaling.gcp_autoscaler(name, d, group, c.offer.zone, child)
             self.group_self_link = group.self_link
@@ -283,7 +364,10 @@ class GcpGpuCapacity(pulumi.ComponentResource):
                 zone=c.offer.zone,
                 boot_disk=gcp.compute.InstanceBootDiskArgs(
                     initialize_params=gcp.compute.InstanceBootDiskInitializeParamsArgs(
-                        image=image, size=disk_gib, type=disk_type, labels=labels,
+                        image=image,
+                        size=disk_gib,
+                        type=disk_type,
+                        labels=labels,
                     ),
                 ),
                 guest_accelerators=[gcp.compute.InstanceGuestAcceleratorArgs(**a) for a in accels] or None,
@@ -303,27 +387,48 @@ class GcpGpuCapacity(pulumi.ComponentResource):
             backend_group = None
             if exposed:  # a lone VM joins the load balancer through an unmanaged instance group
                 backend_group = gcp.compute.InstanceGroup(
-                    f"{name}-ig", name=names.per_stack(spec.name, stack), zone=c.offer.zone,
-                    instances=[instance.self_link], opts=child).self_link
+                    f"{name}-ig",
+                    name=names.per_stack(spec.name, stack),
+                    zone=c.offer.zone,
+                    instances=[instance.self_link],
+                    opts=child,
+                ).self_link
         self.endpoint = None
         if exposed:
             backend = gcp.compute.RegionBackendService(
-                f"{name}-backend", name=names.per_stack(spec.name, stack), region=region,
-                load_balancing_scheme="INTERNAL", protocol="TCP", health_checks=health.id,
-                backends=[gcp.compute.RegionBackendServiceBackendArgs(group=backend_group, balancing_mode="CONNECTION")],
-                opts=child)
+                f"{name}-backend",
+                name=names.per_stack(spec.name, stack),
+                region=region,
+                load_balancing_scheme="INTERNAL",
+                protocol="TCP",
+                health_checks=health.id,
+                backends=[
+                    gcp.compute.RegionBackendServiceBackendArgs(group=backend_group, balancing_mode="CONNECTION")
+                ],
+                opts=child,
+            )
             rule = gcp.compute.ForwardingRule(
-                f"{name}-rule", name=names.per_stack(spec.name, stack), region=region,
-                load_balancing_scheme="INTERNAL", backend_service=backend.id, ip_protocol="TCP",
-                ports=[str(serving.PORT)], network=args.network, subnetwork=args.subnetwork, opts=child)
+                f"{name}-rule",
+                name=names.per_stack(spec.name, stack),
+                region=region,
+                load_balancing_scheme="INTERNAL",
+                backend_service=backend.id,
+                ip_protocol="TCP",
+                ports=[str(serving.PORT)],
+                network=args.network,
+                subnetwork=args.subnetwork,
+                opts=child,
+            )
             self.endpoint = rule.ip_address.apply(lambda ip: f"http://{ip}:{serving.PORT}")
         self.service_account_email = account.email
-        self.register_outputs({
-            "instance_self_link": self.instance_self_link,
-            "group_self_link": self.group_self_link,
-            "service_account_email": self.service_account_email,
-            "endpoint": self.endpoint,
-        })
+        self.register_outputs(
+            {
+                "instance_self_link": self.instance_self_link,
+                "group_self_link": self.group_self_link,
+                "service_account_email": self.service_account_email,
+                "endpoint": self.endpoint,
+            }
+        )
 
 
 def serve_tag(workload: str) -> str:
@@ -352,7 +457,9 @@ def provisioning_model(instance_type: str, purchase: str, reservation: str | Non
     if purchase == "spot":
         return "SPOT"
     if instance_type.startswith(NOT_ON_DEMAND):
-        return "RESERVATION_BOUND" if reservation and instance_type.startswith(RESERVATION_BOUND_TYPES) else "FLEX_START"
+        return (
+            "RESERVATION_BOUND" if reservation and instance_type.startswith(RESERVATION_BOUND_TYPES) else "FLEX_START"
+        )
     return "STANDARD"
 
 
@@ -361,8 +468,12 @@ def scheduling_args(model: str, grouped: bool) -> dict:
     automatic restart; a reclaimed lone spot VM stops (keeps its disk), a group's is deleted and
     recreated; flex-start VMs are deleted at the end of their run (at most 7 days)."""
     spot, flex = model == "SPOT", model == "FLEX_START"
-    out = dict(on_host_maintenance="TERMINATE", automatic_restart=not (spot or flex), preemptible=spot,
-               provisioning_model=model)
+    out = dict(
+        on_host_maintenance="TERMINATE",
+        automatic_restart=not (spot or flex),
+        preemptible=spot,
+        provisioning_model=model,
+    )
     if spot:
         out["instance_termination_action"] = "DELETE" if grouped else "STOP"
     if flex:
@@ -386,7 +497,9 @@ def _affinity(kind: str, affinity: dict | None):
     return getattr(gcp.compute, f"{kind}ReservationAffinityArgs")(
         type=affinity["type"],
         specific_reservation=getattr(gcp.compute, f"{kind}ReservationAffinitySpecificReservationArgs")(**specific)
-        if specific else None)
+        if specific
+        else None,
+    )
 
 
 def check(plan: Decision, args) -> None:
@@ -411,15 +524,24 @@ def check(plan: Decision, args) -> None:
                 "flex-start, which Compute Engine deletes after at most 7 days, and a server runs until stopped. "
                 "To fix: set deploy.capacity_reservation (or gpusizer:gcpReservations) to a reservation in "
                 f"{c.offer.zone}, use placement.purchase: spot, or exclude the type (placement.gpus)",
-                field="placement.purchase")
-    if spec.deploy.capacity_reservation and c.offer.instance_type.startswith(NOT_ON_DEMAND) and model != "RESERVATION_BOUND":
+                field="placement.purchase",
+            )
+    if (
+        spec.deploy.capacity_reservation
+        and c.offer.instance_type.startswith(NOT_ON_DEMAND)
+        and model != "RESERVATION_BOUND"
+    ):
         raise errors.SpecError(
             f"deploy.capacity_reservation: {c.offer.instance_type} cannot be bound to a reservation (only "
             f"{', '.join(t.rstrip('-') for t in RESERVATION_BOUND_TYPES)} can). To fix: drop it",
-            field="deploy.capacity_reservation")
+            field="deploy.capacity_reservation",
+        )
     if spec.deploy.capacity_reservation and c.purchase == "spot":
-        raise errors.SpecError("deploy.capacity_reservation: a reservation is not spot capacity. To fix: set "
-                               "placement.purchase: on-demand", field="deploy.capacity_reservation")
+        raise errors.SpecError(
+            "deploy.capacity_reservation: a reservation is not spot capacity. To fix: set "
+            "placement.purchase: on-demand",
+            field="deploy.capacity_reservation",
+        )
 
 
 def provision(name: str, plan: Decision, args, opts: pulumi.ResourceOptions) -> dict[str, object]:
@@ -433,8 +555,22 @@ def provision(name: str, plan: Decision, args, opts: pulumi.ResourceOptions) -> 
         opts: options for the child (its parent).
     """
     o = plan.chosen.offer
-    cap = GcpGpuCapacity(name, GcpGpuCapacityArgs(
-        plan, args.gcp_network, args.gcp_secure_boot, subnetwork=args.gcp_subnetworks.get(o.region),
-        cloud_nat=args.gcp_cloud_nat, reservation=args.gcp_reservations.get(o.zone or ""), hf_token=args.hf_token), opts)
-    return {"instance_self_link": cap.instance_self_link, "group_self_link": cap.group_self_link,
-            "service_account_email": cap.service_account_email, "endpoint": cap.endpoint}
+    cap = GcpGpuCapacity(
+        name,
+        GcpGpuCapacityArgs(
+            plan,
+            args.gcp_network,
+            args.gcp_secure_boot,
+            subnetwork=args.gcp_subnetworks.get(o.region),
+            cloud_nat=args.gcp_cloud_nat,
+            reservation=args.gcp_reservations.get(o.zone or ""),
+            hf_token=args.hf_token,
+        ),
+        opts,
+    )
+    return {
+        "instance_self_link": cap.instance_self_link,
+        "group_self_link": cap.group_self_link,
+        "service_account_email": cap.service_account_email,
+        "endpoint": cap.endpoint,
+    }

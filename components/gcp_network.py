@@ -22,25 +22,38 @@ DATA_CIDR = "192.168.{i}.0/24"
 GVNIC1_CIDR = "192.168.100.0/24"  # the second gVNIC's subnet of A3 Ultra / A4
 
 
-def cloud_nat(name: str, *, stack: str, region: str, network: str, subnetwork: str | None,
-              opts: pulumi.ResourceOptions) -> gcp.compute.RouterNat:
+def cloud_nat(
+    name: str, *, stack: str, region: str, network: str, subnetwork: str | None, opts: pulumi.ResourceOptions
+) -> gcp.compute.RouterNat:
     """A Cloud Router and NAT in `region` of `network`, so VMs without an external IP reach the
     internet (model weights, packages, images). With a subnetwork, only that subnetwork is NATed,
     so another stack can NAT its own subnetwork of the same network."""
-    router = gcp.compute.Router(f"{name}-router", name=names.rfc1035(f"gpusizer-{stack}-{region}"),
-                                network=network, region=region, opts=opts)
+    router = gcp.compute.Router(
+        f"{name}-router", name=names.rfc1035(f"gpusizer-{stack}-{region}"), network=network, region=region, opts=opts
+    )
     scope = dict(source_subnetwork_ip_ranges_to_nat="ALL_SUBNETWORKS_ALL_IP_RANGES")
     if subnetwork:
-        scope = dict(source_subnetwork_ip_ranges_to_nat="LIST_OF_SUBNETWORKS", subnetworks=[
-            gcp.compute.RouterNatSubnetworkArgs(name=subnetwork, source_ip_ranges_to_nats=["ALL_IP_RANGES"])])
+        scope = dict(
+            source_subnetwork_ip_ranges_to_nat="LIST_OF_SUBNETWORKS",
+            subnetworks=[
+                gcp.compute.RouterNatSubnetworkArgs(name=subnetwork, source_ip_ranges_to_nats=["ALL_IP_RANGES"])
+            ],
+        )
     return gcp.compute.RouterNat(
-        f"{name}-nat", name=names.rfc1035(f"gpusizer-{stack}-{region}-nat"), router=router.name, region=region,
+        f"{name}-nat",
+        name=names.rfc1035(f"gpusizer-{stack}-{region}-nat"),
+        router=router.name,
+        region=region,
         nat_ip_allocate_option="AUTO_ONLY",
-        log_config=gcp.compute.RouterNatLogConfigArgs(enable=True, filter="ERRORS_ONLY"), **scope, opts=opts)
+        log_config=gcp.compute.RouterNatLogConfigArgs(enable=True, filter="ERRORS_ONLY"),
+        **scope,
+        opts=opts,
+    )
 
 
-def data_nics(name: str, *, stack: str, workload: str, fabric: str, region: str, zone: str,
-              opts: pulumi.ResourceOptions) -> list[dict]:
+def data_nics(
+    name: str, *, stack: str, workload: str, fabric: str, region: str, zone: str, opts: pulumi.ResourceOptions
+) -> list[dict]:
     """The GPUDirect data NICs of a multi-node A3/A4 VM, each on a network this component creates,
     with a firewall rule letting the nodes' data subnets talk to each other (nothing else comes in).
 
@@ -52,29 +65,57 @@ def data_nics(name: str, *, stack: str, workload: str, fabric: str, region: str,
     nics = []
     shared = None
     if nic_type == "MRDMA":  # the second gVNIC in a regular VPC of its own, then one RoCE VPC, one subnet per NIC
-        net = gcp.compute.Network(f"{name}-gvnic1", name=names.fit(f"{base}-gvnic1", 63), auto_create_subnetworks=False,
-                                  mtu=mtu, opts=opts)
-        sub = gcp.compute.Subnetwork(f"{name}-gvnic1-sub", name=names.fit(f"{base}-gvnic1", 63), network=net.id,
-                                     region=region, ip_cidr_range=GVNIC1_CIDR, opts=opts)
+        net = gcp.compute.Network(
+            f"{name}-gvnic1", name=names.fit(f"{base}-gvnic1", 63), auto_create_subnetworks=False, mtu=mtu, opts=opts
+        )
+        sub = gcp.compute.Subnetwork(
+            f"{name}-gvnic1-sub",
+            name=names.fit(f"{base}-gvnic1", 63),
+            network=net.id,
+            region=region,
+            ip_cidr_range=GVNIC1_CIDR,
+            opts=opts,
+        )
         gcp.compute.Firewall(
-            f"{name}-gvnic1-fw", name=names.fit(f"{base}-gvnic1-internal", 63), network=net.id,
-            direction="INGRESS", source_ranges=[GVNIC1_CIDR], allows=[gcp.compute.FirewallAllowArgs(protocol="all")],
-            opts=opts)
+            f"{name}-gvnic1-fw",
+            name=names.fit(f"{base}-gvnic1-internal", 63),
+            network=net.id,
+            direction="INGRESS",
+            source_ranges=[GVNIC1_CIDR],
+            allows=[gcp.compute.FirewallAllowArgs(protocol="all")],
+            opts=opts,
+        )
         nics.append(dict(network=net.id, subnetwork=sub.id, nic_type="GVNIC"))
         shared = gcp.compute.Network(
-            f"{name}-rdma", name=names.fit(f"{base}-rdma", 63), auto_create_subnetworks=False, mtu=mtu,
-            network_profile=f"global/networkProfiles/{zone}-vpc-roce", opts=opts)
+            f"{name}-rdma",
+            name=names.fit(f"{base}-rdma", 63),
+            auto_create_subnetworks=False,
+            mtu=mtu,
+            network_profile=f"global/networkProfiles/{zone}-vpc-roce",
+            opts=opts,
+        )
     for i in range(count):
         net = shared or gcp.compute.Network(
-            f"{name}-data{i}", name=names.fit(f"{base}-data{i}", 63), auto_create_subnetworks=False, mtu=mtu,
-            opts=opts)
+            f"{name}-data{i}", name=names.fit(f"{base}-data{i}", 63), auto_create_subnetworks=False, mtu=mtu, opts=opts
+        )
         cidr = DATA_CIDR.format(i=i)
-        sub = gcp.compute.Subnetwork(f"{name}-data{i}-sub", name=names.fit(f"{base}-data{i}", 63), network=net.id,
-                                     region=region, ip_cidr_range=cidr, opts=opts)
+        sub = gcp.compute.Subnetwork(
+            f"{name}-data{i}-sub",
+            name=names.fit(f"{base}-data{i}", 63),
+            network=net.id,
+            region=region,
+            ip_cidr_range=cidr,
+            opts=opts,
+        )
         if shared is None:  # a RoCE network takes no firewall rule
             gcp.compute.Firewall(
-                f"{name}-data{i}-fw", name=names.fit(f"{base}-data{i}-internal", 63), network=net.id,
-                direction="INGRESS", source_ranges=["192.168.0.0/16"],
-                allows=[gcp.compute.FirewallAllowArgs(protocol="all")], opts=opts)
+                f"{name}-data{i}-fw",
+                name=names.fit(f"{base}-data{i}-internal", 63),
+                network=net.id,
+                direction="INGRESS",
+                source_ranges=["192.168.0.0/16"],
+                allows=[gcp.compute.FirewallAllowArgs(protocol="all")],
+                opts=opts,
+            )
         nics.append(dict(network=net.id, subnetwork=sub.id, nic_type=nic_type))
     return nics

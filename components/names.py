@@ -29,7 +29,7 @@ def fit(name: str, limit: int) -> str:
     if len(name) <= limit:
         return name
     digest = hashlib.sha1(name.encode()).hexdigest()[:4]
-    return f"{name[:limit - 5].rstrip('-')}-{digest}"
+    return f"{name[: limit - 5].rstrip('-')}-{digest}"
 
 
 def rfc1035(name: str, limit: int = 63) -> str:

@@ -10,12 +10,10 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from gpusizer.components import names
-from gpusizer.components import scaling
-from gpusizer.components import serving
-from gpusizer.components import tags as tagging
 from gpusizer.base import errors
 from gpusizer.catalog.onprem import Pool
+from gpusizer.components import names, scaling, serving
+from gpusizer.components import tags as tagging
 from gpusizer.decide.decision import Decision
 
 GPU_RESOURCE = "nvidia.com/gpu"  # the NVIDIA device plugin's extended resource
@@ -33,11 +31,22 @@ CACHE_MARGIN = 1.1
 CACHE_PATH = "/root/.cache/huggingface"  # Hugging Face's cache inside vLLM's image
 PROBE_PERIOD = 10
 # The SDK subpackages provision() uses (gpusizer.base.providers.Provider.component says why).
-SDK_MODULES = ("pulumi_kubernetes.core.v1", "pulumi_kubernetes.apps.v1", "pulumi_kubernetes.meta.v1",
-               "pulumi_kubernetes.autoscaling.v2", "pulumi_kubernetes.apiextensions")
+SDK_MODULES = (
+    "pulumi_kubernetes.core.v1",
+    "pulumi_kubernetes.apps.v1",
+    "pulumi_kubernetes.meta.v1",
+    "pulumi_kubernetes.autoscaling.v2",
+    "pulumi_kubernetes.apiextensions",
+)
 # Kubernetes toleration fields as written in pool YAML (camelCase) -> the SDK's argument names.
-_TOLERATION_FIELDS = {"key": "key", "operator": "operator", "value": "value", "effect": "effect",
-                      "tolerationSeconds": "toleration_seconds", "toleration_seconds": "toleration_seconds"}
+_TOLERATION_FIELDS = {
+    "key": "key",
+    "operator": "operator",
+    "value": "value",
+    "effect": "effect",
+    "tolerationSeconds": "toleration_seconds",
+    "toleration_seconds": "toleration_seconds",
+}
 
 
 @dataclasses.dataclass
@@ -87,8 +96,11 @@ class OnPremGpuCapacity(pulumi.ComponentResource):
         spec = d.workload.spec
         provider = None
         if args.kubeconfig is not None:
-            provider = k8s.Provider(f"{name}-cluster", kubeconfig=pulumi.Output.secret(args.kubeconfig),
-                                    opts=pulumi.ResourceOptions(parent=self))
+            provider = k8s.Provider(
+                f"{name}-cluster",
+                kubeconfig=pulumi.Output.secret(args.kubeconfig),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
         child = pulumi.ResourceOptions(parent=self, provider=provider)
         annotations = tagging.k8s_annotations(d)
         labels = {"app.kubernetes.io/name": spec.name, "app.kubernetes.io/managed-by": "gpusizer"}
@@ -99,15 +111,17 @@ class OnPremGpuCapacity(pulumi.ComponentResource):
             pods, most = scaling.bounds(d)
         ns = k8s.core.v1.Namespace(
             f"{name}-ns",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=names.per_stack(spec.name, stack), annotations=annotations,
-                                                labels=labels),
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=names.per_stack(spec.name, stack), annotations=annotations, labels=labels
+            ),
             opts=child,
         )
         gpus = str(most * c.offer.gpu_count)
         k8s.core.v1.ResourceQuota(
             f"{name}-quota",
-            metadata=k8s.meta.v1.ObjectMetaArgs(namespace=ns.metadata.name, name="gpu", annotations=annotations,
-                                                labels=labels),
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                namespace=ns.metadata.name, name="gpu", annotations=annotations, labels=labels
+            ),
             # Extended resources take only the requests. prefix in a quota (Kubernetes docs, "Resource
             # Quotas": "quota items prefixed with requests. are allowed"); requests == limits for GPUs.
             spec=k8s.core.v1.ResourceQuotaSpecArgs(hard={f"requests.{GPU_RESOURCE}": gpus}),
@@ -117,16 +131,28 @@ class OnPremGpuCapacity(pulumi.ComponentResource):
         self.service_name = None
         if spec.deploy.image:
             self.deployment_name, self.service_name = _workload(
-                name, d, args, ns.metadata.name, pods, scaled, tolerations, annotations, labels, child)
+                name, d, args, ns.metadata.name, pods, scaled, tolerations, annotations, labels, child
+            )
         if scaled:  # the workload's Deployment (deploy.image), or the user's of the same name in the namespace
             scaling.k8s_scaler(name, d, ns.metadata.name, spec.name, args.prometheus_url, child)
         self.namespace = ns.metadata.name
-        self.register_outputs({"namespace": self.namespace, "deployment_name": self.deployment_name,
-                               "service_name": self.service_name})
+        self.register_outputs(
+            {"namespace": self.namespace, "deployment_name": self.deployment_name, "service_name": self.service_name}
+        )
 
 
-def _workload(name: str, d: Decision, args: OnPremGpuCapacityArgs, namespace: pulumi.Output[str], pods: int,
-              scaled: bool, tolerations: list, annotations: dict, labels: dict, child: pulumi.ResourceOptions):
+def _workload(
+    name: str,
+    d: Decision,
+    args: OnPremGpuCapacityArgs,
+    namespace: pulumi.Output[str],
+    pods: int,
+    scaled: bool,
+    tolerations: list,
+    annotations: dict,
+    labels: dict,
+    child: pulumi.ResourceOptions,
+):
     """The Deployment (and, for serving, its Secret and Service); returns (deployment, service) names."""
     spec = d.workload.spec
     c = d.chosen
@@ -142,20 +168,27 @@ def _workload(name: str, d: Decision, args: OnPremGpuCapacityArgs, namespace: pu
         ports = [k8s.core.v1.ContainerPortArgs(name="http", container_port=serving.PORT, protocol="TCP")]
         health = k8s.core.v1.HTTPGetActionArgs(path=serving.HEALTH_PATH, port="http")
         # Startup: the weights download and load (serving.load_seconds); then readiness and liveness.
-        startup = k8s.core.v1.ProbeArgs(http_get=health, period_seconds=PROBE_PERIOD,
-                                        failure_threshold=math.ceil(serving.load_seconds(d) / PROBE_PERIOD))
+        startup = k8s.core.v1.ProbeArgs(
+            http_get=health,
+            period_seconds=PROBE_PERIOD,
+            failure_threshold=math.ceil(serving.load_seconds(d) / PROBE_PERIOD),
+        )
         probe = k8s.core.v1.ProbeArgs(http_get=health, period_seconds=PROBE_PERIOD, failure_threshold=3)
         liveness = k8s.core.v1.ProbeArgs(http_get=health, period_seconds=PROBE_PERIOD, failure_threshold=6)
         volumes, mounts, cache_on_node = _cache_volume(d, args.pool)
         shm = SHM_GIB if gpus_per_pod > 1 else 0
         if shm:  # tensor-parallel workers share tensors through /dev/shm (vLLM docs, Kubernetes)
-            volumes.append(k8s.core.v1.VolumeArgs(name="shm", empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs(
-                medium="Memory", size_limit=f"{shm}Gi")))
+            volumes.append(
+                k8s.core.v1.VolumeArgs(
+                    name="shm", empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs(medium="Memory", size_limit=f"{shm}Gi")
+                )
+            )
             mounts.append(k8s.core.v1.VolumeMountArgs(name="shm", mount_path="/dev/shm"))
         memory = math.ceil(d.workload.min_ram_gib(gpus_per_pod) * gpus_per_pod + SERVER_RAM_GIB + shm)
         disk = LOG_GIB + (cache_gib(d) if cache_on_node else 0)
-        requests.update({"cpu": str(d.workload.min_vcpus(gpus_per_pod)), "memory": f"{memory}Gi",
-                         "ephemeral-storage": f"{disk}Gi"})
+        requests.update(
+            {"cpu": str(d.workload.min_vcpus(gpus_per_pod)), "memory": f"{memory}Gi", "ephemeral-storage": f"{disk}Gi"}
+        )
         limits["memory"] = f"{memory}Gi"
         if args.hf_token is not None:
             secret = k8s.core.v1.Secret(
@@ -165,8 +198,14 @@ def _workload(name: str, d: Decision, args: OnPremGpuCapacityArgs, namespace: pu
                 string_data={"token": pulumi.Output.secret(args.hf_token)},
                 opts=child,
             )
-            env = [k8s.core.v1.EnvVarArgs(name=serving.HF_TOKEN_ENV, value_from=k8s.core.v1.EnvVarSourceArgs(
-                secret_key_ref=k8s.core.v1.SecretKeySelectorArgs(name=secret.metadata.name, key="token")))]
+            env = [
+                k8s.core.v1.EnvVarArgs(
+                    name=serving.HF_TOKEN_ENV,
+                    value_from=k8s.core.v1.EnvVarSourceArgs(
+                        secret_key_ref=k8s.core.v1.SecretKeySelectorArgs(name=secret.metadata.name, key="token")
+                    ),
+                )
+            ]
     selector = {"app.kubernetes.io/name": spec.name}
     deployment = k8s.apps.v1.Deployment(
         f"{name}-deploy",
@@ -183,27 +222,30 @@ def _workload(name: str, d: Decision, args: OnPremGpuCapacityArgs, namespace: pu
                     tolerations=tolerations or None,
                     automount_service_account_token=False,
                     volumes=volumes or None,
-                    containers=[k8s.core.v1.ContainerArgs(
-                        name="workload",
-                        image=spec.deploy.image,
-                        args=container_args,
-                        env=env,
-                        ports=ports,
-                        readiness_probe=probe,
-                        startup_probe=startup,
-                        liveness_probe=liveness,
-                        volume_mounts=mounts or None,
-                        resources=k8s.core.v1.ResourceRequirementsArgs(requests=requests, limits=limits),
-                        security_context=k8s.core.v1.SecurityContextArgs(
-                            allow_privilege_escalation=False,
-                            capabilities=k8s.core.v1.CapabilitiesArgs(drop=["ALL"]),
-                        ),
-                    )],
+                    containers=[
+                        k8s.core.v1.ContainerArgs(
+                            name="workload",
+                            image=spec.deploy.image,
+                            args=container_args,
+                            env=env,
+                            ports=ports,
+                            readiness_probe=probe,
+                            startup_probe=startup,
+                            liveness_probe=liveness,
+                            volume_mounts=mounts or None,
+                            resources=k8s.core.v1.ResourceRequirementsArgs(requests=requests, limits=limits),
+                            security_context=k8s.core.v1.SecurityContextArgs(
+                                allow_privilege_escalation=False,
+                                capabilities=k8s.core.v1.CapabilitiesArgs(drop=["ALL"]),
+                            ),
+                        )
+                    ],
                 ),
             ),
         ),
-        opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(
-            ignore_changes=["spec.replicas"] if scaled else None)),
+        opts=pulumi.ResourceOptions.merge(
+            child, pulumi.ResourceOptions(ignore_changes=["spec.replicas"] if scaled else None)
+        ),
     )
     if not serve:
         return deployment.metadata.name, None
@@ -231,15 +273,24 @@ def _cache_volume(d: Decision, pool: Pool) -> tuple[list, list, bool]:
     the node's disk with a size limit. Returns (volumes, mounts, whether it uses the node's disk)."""
     size = f"{cache_gib(d)}Gi"
     if pool.cache_storage_class:
-        source = dict(ephemeral=k8s.core.v1.EphemeralVolumeSourceArgs(
-            volume_claim_template=k8s.core.v1.PersistentVolumeClaimTemplateArgs(
-                spec=k8s.core.v1.PersistentVolumeClaimSpecArgs(
-                    access_modes=["ReadWriteOnce"], storage_class_name=pool.cache_storage_class,
-                    resources=k8s.core.v1.VolumeResourceRequirementsArgs(requests={"storage": size})))))
+        source = dict(
+            ephemeral=k8s.core.v1.EphemeralVolumeSourceArgs(
+                volume_claim_template=k8s.core.v1.PersistentVolumeClaimTemplateArgs(
+                    spec=k8s.core.v1.PersistentVolumeClaimSpecArgs(
+                        access_modes=["ReadWriteOnce"],
+                        storage_class_name=pool.cache_storage_class,
+                        resources=k8s.core.v1.VolumeResourceRequirementsArgs(requests={"storage": size}),
+                    )
+                )
+            )
+        )
     else:
         source = dict(empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs(size_limit=size))
-    return ([k8s.core.v1.VolumeArgs(name="model-cache", **source)],
-            [k8s.core.v1.VolumeMountArgs(name="model-cache", mount_path=CACHE_PATH)], not pool.cache_storage_class)
+    return (
+        [k8s.core.v1.VolumeArgs(name="model-cache", **source)],
+        [k8s.core.v1.VolumeMountArgs(name="model-cache", mount_path=CACHE_PATH)],
+        not pool.cache_storage_class,
+    )
 
 
 def pod_toleration(t: Mapping[str, Any], pool: str) -> k8s.core.v1.TolerationArgs:
@@ -318,6 +369,11 @@ def provision(name: str, plan: Decision, args, opts: pulumi.ResourceOptions) -> 
         opts: options for the child (its parent).
     """
     pool = _pool(plan, args)
-    cap = OnPremGpuCapacity(name, OnPremGpuCapacityArgs(plan, pool, args.kubeconfigs.get(pool.name),
-                                                        hf_token=args.hf_token, prometheus_url=args.prometheus_url), opts)
+    cap = OnPremGpuCapacity(
+        name,
+        OnPremGpuCapacityArgs(
+            plan, pool, args.kubeconfigs.get(pool.name), hf_token=args.hf_token, prometheus_url=args.prometheus_url
+        ),
+        opts,
+    )
     return {"namespace": cap.namespace, "deployment_name": cap.deployment_name, "service_name": cap.service_name}

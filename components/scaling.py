@@ -25,9 +25,9 @@ import pulumi_aws as aws
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from gpusizer.components import tags as tagging
 from gpusizer import autoscaling
 from gpusizer.base import errors
+from gpusizer.components import tags as tagging
 from gpusizer.decide import scaling as scaling_cost
 from gpusizer.decide.decision import Decision
 
@@ -76,7 +76,9 @@ def check_signal(d: Decision) -> None:
             "emit; at zero replicas there is no series and nothing scales 0 -> 1. To fix: set "
             "min_replicas to 1, or query a signal that exists without pods (a gateway or ingress request "
             "metric, e.g. the ingress controller's request count for this service, or the KEDA HTTP add-on's "
-            "interceptor queue)", field="deploy.autoscaling.min_replicas")
+            "interceptor queue)",
+            field="deploy.autoscaling.min_replicas",
+        )
 
 
 def bounds(d: Decision) -> tuple[int, int]:
@@ -95,36 +97,60 @@ def _annotations(d: Decision) -> dict[str, str]:
     return {**tagging.k8s_annotations(d), K8S_MAX_REPLICAS: str(d.autoscaling.max_replicas)}
 
 
-def k8s_scaler(name: str, d: Decision, namespace: pulumi.Input[str], target: str, prometheus_url: str,
-               child: pulumi.ResourceOptions) -> pulumi.CustomResource:
+def k8s_scaler(
+    name: str,
+    d: Decision,
+    namespace: pulumi.Input[str],
+    target: str,
+    prometheus_url: str,
+    child: pulumi.ResourceOptions,
+) -> pulumi.CustomResource:
     """A KEDA ScaledObject (a query, a schedule, or min 0) or an HPA (gpu_utilization) for Deployment `target`."""
     a = d.workload.spec.deploy.autoscaling
     low, high = bounds(d)
-    meta = k8s.meta.v1.ObjectMetaArgs(namespace=namespace, name=target, annotations=_annotations(d),
-                                      labels={"app.kubernetes.io/managed-by": "gpusizer"})
+    meta = k8s.meta.v1.ObjectMetaArgs(
+        namespace=namespace,
+        name=target,
+        annotations=_annotations(d),
+        labels={"app.kubernetes.io/managed-by": "gpusizer"},
+    )
     if a.metric == "gpu_utilization":
         return k8s.autoscaling.v2.HorizontalPodAutoscaler(
-            f"{name}-hpa", metadata=meta,
+            f"{name}-hpa",
+            metadata=meta,
             spec=k8s.autoscaling.v2.HorizontalPodAutoscalerSpecArgs(
                 scale_target_ref=k8s.autoscaling.v2.CrossVersionObjectReferenceArgs(
-                    api_version="apps/v1", kind="Deployment", name=target),
-                min_replicas=low, max_replicas=high,
-                metrics=[k8s.autoscaling.v2.MetricSpecArgs(
-                    type="Pods",
-                    pods=k8s.autoscaling.v2.PodsMetricSourceArgs(
-                        metric=k8s.autoscaling.v2.MetricIdentifierArgs(name=autoscaling.DCGM_GPU_UTIL),
-                        target=k8s.autoscaling.v2.MetricTargetArgs(type="AverageValue", average_value=f"{a.target:g}"),
-                    ),
-                )],
+                    api_version="apps/v1", kind="Deployment", name=target
+                ),
+                min_replicas=low,
+                max_replicas=high,
+                metrics=[
+                    k8s.autoscaling.v2.MetricSpecArgs(
+                        type="Pods",
+                        pods=k8s.autoscaling.v2.PodsMetricSourceArgs(
+                            metric=k8s.autoscaling.v2.MetricIdentifierArgs(name=autoscaling.DCGM_GPU_UTIL),
+                            target=k8s.autoscaling.v2.MetricTargetArgs(
+                                type="AverageValue", average_value=f"{a.target:g}"
+                            ),
+                        ),
+                    )
+                ],
             ),
-            opts=child)
+            opts=child,
+        )
     return k8s.apiextensions.CustomResource(
-        f"{name}-scaledobject", api_version="keda.sh/v1alpha1", kind="ScaledObject", metadata=meta,
-        spec=scaled_object_spec(a, target, low, high, prometheus_url, lambda n: units(d, n)), opts=child)
+        f"{name}-scaledobject",
+        api_version="keda.sh/v1alpha1",
+        kind="ScaledObject",
+        metadata=meta,
+        spec=scaled_object_spec(a, target, low, high, prometheus_url, lambda n: units(d, n)),
+        opts=child,
+    )
 
 
-def scaled_object_spec(a: autoscaling.Autoscaling, target: str, low: int, high: int, prometheus_url: str,
-                       size=lambda replicas: replicas) -> dict:
+def scaled_object_spec(
+    a: autoscaling.Autoscaling, target: str, low: int, high: int, prometheus_url: str, size=lambda replicas: replicas
+) -> dict:
     """The ScaledObject spec (KEDA docs, "ScaledObject specification", "Prometheus" and "Cron" scalers, v2.16).
 
     Prometheus: `threshold` is the target value per replica (KEDA divides the query's value by it);
@@ -132,13 +158,31 @@ def scaled_object_spec(a: autoscaling.Autoscaling, target: str, low: int, high: 
     trigger before scaling to zero: scale_to_zero_after. `size` turns replicas into pods.
     """
     if a.metric == "schedule":
-        triggers = [{"type": "cron", "metadata": {"timezone": w.timezone, "start": w.start, "end": w.end,
-                                                  "desiredReplicas": str(size(w.replicas))}} for w in a.schedule]
+        triggers = [
+            {
+                "type": "cron",
+                "metadata": {
+                    "timezone": w.timezone,
+                    "start": w.start,
+                    "end": w.end,
+                    "desiredReplicas": str(size(w.replicas)),
+                },
+            }
+            for w in a.schedule
+        ]
     else:
-        triggers = [{"type": "prometheus", "metadata": {"serverAddress": prometheus_url, "query": a.query,
-                                                        "threshold": f"{a.target:g}"}}]
-    spec = {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": target},
-            "minReplicaCount": low, "maxReplicaCount": high, "triggers": triggers}
+        triggers = [
+            {
+                "type": "prometheus",
+                "metadata": {"serverAddress": prometheus_url, "query": a.query, "threshold": f"{a.target:g}"},
+            }
+        ]
+    spec = {
+        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": target},
+        "minReplicaCount": low,
+        "maxReplicaCount": high,
+        "triggers": triggers,
+    }
     if a.scale_to_zero_after:
         spec["cooldownPeriod"] = autoscaling.seconds(a.scale_to_zero_after)
     return spec
@@ -153,17 +197,31 @@ def aws_scaling(name: str, d: Decision, group: aws.autoscaling.Group, child: pul
         for i, w in enumerate(a.schedule):
             # The window raises the floor to its replicas; its end puts the floor back to min_replicas.
             for when, cron, size in (("start", w.start, units(d, w.replicas)), ("end", w.end, low)):
-                out.append(aws.autoscaling.Schedule(
-                    f"{name}-window{i}-{when}", autoscaling_group_name=group.name,
-                    scheduled_action_name=f"{d.workload.spec.name}-window{i}-{when}",
-                    recurrence=cron, time_zone=w.timezone,
-                    min_size=size, max_size=high, desired_capacity=size, opts=child))
+                out.append(
+                    aws.autoscaling.Schedule(
+                        f"{name}-window{i}-{when}",
+                        autoscaling_group_name=group.name,
+                        scheduled_action_name=f"{d.workload.spec.name}-window{i}-{when}",
+                        recurrence=cron,
+                        time_zone=w.timezone,
+                        min_size=size,
+                        max_size=high,
+                        desired_capacity=size,
+                        opts=child,
+                    )
+                )
         return out
-    return [aws.autoscaling.Policy(
-        f"{name}-target", autoscaling_group_name=group.name, policy_type="TargetTrackingScaling",
-        target_tracking_configuration=aws.autoscaling.PolicyTargetTrackingConfigurationArgs(
-            target_value=a.target, customized_metric_specification=aws_metric(d, group.name)),
-        opts=child)]
+    return [
+        aws.autoscaling.Policy(
+            f"{name}-target",
+            autoscaling_group_name=group.name,
+            policy_type="TargetTrackingScaling",
+            target_tracking_configuration=aws.autoscaling.PolicyTargetTrackingConfigurationArgs(
+                target_value=a.target, customized_metric_specification=aws_metric(d, group.name)
+            ),
+            opts=child,
+        )
+    ]
 
 
 def aws_metric(d: Decision, group_name: pulumi.Input[str]):
@@ -177,25 +235,54 @@ def aws_metric(d: Decision, group_name: pulumi.Input[str]):
     a = d.workload.spec.deploy.autoscaling
     spec = aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationArgs
     if a.metric == "gpu_utilization":
-        return spec(metric_name=CW_GPU_METRIC, namespace=CW_GPU_NAMESPACE, statistic="Average", metric_dimensions=[
-            aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationMetricDimensionArgs(
-                name="AutoScalingGroupName", value=group_name)])
+        return spec(
+            metric_name=CW_GPU_METRIC,
+            namespace=CW_GPU_NAMESPACE,
+            statistic="Average",
+            metric_dimensions=[
+                aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationMetricDimensionArgs(
+                    name="AutoScalingGroupName", value=group_name
+                )
+            ],
+        )
     m = aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationMetricArgs
     stat = aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationMetricMetricStatArgs
     metric = aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationMetricMetricStatMetricArgs
     dim = aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationMetricMetricStatMetricDimensionArgs
-    return spec(metrics=[
-        m(id="m1", return_data=False, metric_stat=stat(stat="Average", metric=metric(
-            namespace=CW_NAMESPACE, metric_name=a.metric, dimensions=[dim(name="Workload", value=d.workload.spec.name)]))),
-        m(id="m2", return_data=False, metric_stat=stat(stat="Average", metric=metric(
-            namespace="AWS/AutoScaling", metric_name="GroupInServiceInstances",
-            dimensions=[dim(name="AutoScalingGroupName", value=group_name)]))),
-        m(id="e1", expression="IF(m2 > 0, m1 / m2, m1)", label=f"{a.metric} per replica", return_data=True),
-    ])
+    return spec(
+        metrics=[
+            m(
+                id="m1",
+                return_data=False,
+                metric_stat=stat(
+                    stat="Average",
+                    metric=metric(
+                        namespace=CW_NAMESPACE,
+                        metric_name=a.metric,
+                        dimensions=[dim(name="Workload", value=d.workload.spec.name)],
+                    ),
+                ),
+            ),
+            m(
+                id="m2",
+                return_data=False,
+                metric_stat=stat(
+                    stat="Average",
+                    metric=metric(
+                        namespace="AWS/AutoScaling",
+                        metric_name="GroupInServiceInstances",
+                        dimensions=[dim(name="AutoScalingGroupName", value=group_name)],
+                    ),
+                ),
+            ),
+            m(id="e1", expression="IF(m2 > 0, m1 / m2, m1)", label=f"{a.metric} per replica", return_data=True),
+        ]
+    )
 
 
-def gcp_autoscaler(name: str, d: Decision, group: gcp.compute.InstanceGroupManager, zone: str,
-                   child: pulumi.ResourceOptions) -> gcp.compute.Autoscaler:
+def gcp_autoscaler(
+    name: str, d: Decision, group: gcp.compute.InstanceGroupManager, zone: str, child: pulumi.ResourceOptions
+) -> gcp.compute.Autoscaler:
     """A zonal Autoscaler for the group (pulumi-gcp compute.Autoscaler; Compute API autoscalers.insert)."""
     a = d.workload.spec.deploy.autoscaling
     low, high = bounds(d)
@@ -204,20 +291,39 @@ def gcp_autoscaler(name: str, d: Decision, group: gcp.compute.InstanceGroupManag
     if a.metric == "gpu_utilization":
         metrics = [P.AutoscalerAutoscalingPolicyMetricArgs(name=GCP_GPU_METRIC, target=a.target, type="GAUGE")]
     elif a.metric == "schedule":
-        schedules = [P.AutoscalerAutoscalingPolicyScalingScheduleArgs(
-            name=f"window{i}", schedule=w.start, duration_sec=w.minutes * 60,
-            min_required_replicas=units(d, w.replicas), time_zone=w.timezone) for i, w in enumerate(a.schedule)]
+        schedules = [
+            P.AutoscalerAutoscalingPolicyScalingScheduleArgs(
+                name=f"window{i}",
+                schedule=w.start,
+                duration_sec=w.minutes * 60,
+                min_required_replicas=units(d, w.replicas),
+                time_zone=w.timezone,
+            )
+            for i, w in enumerate(a.schedule)
+        ]
     else:
         # A per-group metric: the autoscaler runs value / single_instance_assignment instances (GCP docs,
         # "Scaling based on Cloud Monitoring metrics", per-group metrics), and can then scale to zero.
-        metrics = [P.AutoscalerAutoscalingPolicyMetricArgs(
-            name=f"{GCP_CUSTOM_PREFIX}/{a.metric}", single_instance_assignment=a.target,
-            filter=f'resource.type = "global" AND metric.labels.workload = "{d.workload.spec.name}"')]
+        metrics = [
+            P.AutoscalerAutoscalingPolicyMetricArgs(
+                name=f"{GCP_CUSTOM_PREFIX}/{a.metric}",
+                single_instance_assignment=a.target,
+                filter=f'resource.type = "global" AND metric.labels.workload = "{d.workload.spec.name}"',
+            )
+        ]
     meta = {**tagging.gcp_labels(d), GCP_MAX_REPLICAS: str(d.autoscaling.max_replicas)}
     return P.Autoscaler(
-        f"{name}-autoscaler", zone=zone, target=group.id,
+        f"{name}-autoscaler",
+        zone=zone,
+        target=group.id,
         description="gpusizer " + " ".join(f"{k}={v}" for k, v in sorted(meta.items())),
         autoscaling_policy=P.AutoscalerAutoscalingPolicyArgs(
-            min_replicas=low, max_replicas=high, cooldown_period=60, mode="ON",
-            metrics=metrics, scaling_schedules=schedules),
-        opts=child)
+            min_replicas=low,
+            max_replicas=high,
+            cooldown_period=60,
+            mode="ON",
+            metrics=metrics,
+            scaling_schedules=schedules,
+        ),
+        opts=child,
+    )

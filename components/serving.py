@@ -88,17 +88,23 @@ def image_version(image: str) -> tuple[int, int, int]:
     if repo.removeprefix("docker.io/") != VLLM_REPOSITORY:
         raise errors.SpecError(
             f"deploy.image {image!r}: serving runs vLLM's OpenAI server, whose flags are generated per "
-            f"release. To fix: use {VLLM_IMAGE} (or another pinned vllm/vllm-openai:vX.Y.Z)", field="deploy.image")
+            f"release. To fix: use {VLLM_IMAGE} (or another pinned vllm/vllm-openai:vX.Y.Z)",
+            field="deploy.image",
+        )
     m = _TAG.match(tag)
     if not m:
         raise errors.SpecError(
             f"deploy.image {image!r}: the tag {tag or '(none)'!r} pins no vLLM release, so the flags it takes are "
-            f"unknown. To fix: pin a release tag, e.g. {VLLM_IMAGE}", field="deploy.image")
+            f"unknown. To fix: pin a release tag, e.g. {VLLM_IMAGE}",
+            field="deploy.image",
+        )
     version = tuple(int(x) for x in m.groups())
     if version < MIN_VERSION:
         raise errors.SpecError(
             f"deploy.image {image!r}: vLLM before v{'.'.join(map(str, MIN_VERSION))} is not supported. "
-            f"To fix: use {VLLM_IMAGE}", field="deploy.image")
+            f"To fix: use {VLLM_IMAGE}",
+            field="deploy.image",
+        )
     return version  # type: ignore[return-value]
 
 
@@ -127,7 +133,9 @@ def check_one_node(d: decision_mod.Decision) -> None:
             f"placement: the choice ({c.offer.instance_type}) spans {c.nodes} nodes per replica; the components run one "
             "vLLM server per node, and serving across nodes needs a Ray or LeaderWorkerSet cluster, which they do not "
             "create. To fix: allow a type with more GPU memory per node (placement.gpus), or lower "
-            "inference.context_length / batch_size", field="placement.gpus")
+            "inference.context_length / batch_size",
+            field="placement.gpus",
+        )
 
 
 def vllm_args(d: decision_mod.Decision, image: str | None = None) -> list[str]:
@@ -143,13 +151,19 @@ def vllm_args(d: decision_mod.Decision, image: str | None = None) -> list[str]:
     spec = d.workload.spec
     f = d.chosen.fit
     args = [
-        "--model", model_id(d),
-        "--tensor-parallel-size", str(f.tensor_parallel),
-        "--max-model-len", str(spec.serving.context_length),
-        "--max-num-seqs", str(spec.serving.batch_size),
+        "--model",
+        model_id(d),
+        "--tensor-parallel-size",
+        str(f.tensor_parallel),
+        "--max-model-len",
+        str(spec.serving.context_length),
+        "--max-num-seqs",
+        str(spec.serving.batch_size),
         # The engine sized the model to fit in this share of each GPU's memory (sizing.memory_headroom).
-        "--gpu-memory-utilization", f"{spec.sizing.memory_headroom:g}",
-        "--port", str(PORT),
+        "--gpu-memory-utilization",
+        f"{spec.sizing.memory_headroom:g}",
+        "--port",
+        str(PORT),
     ]
     if f.pipeline_stages > 1:
         args += ["--pipeline-parallel-size", str(f.pipeline_stages)]
@@ -168,5 +182,6 @@ def vllm_args(d: decision_mod.Decision, image: str | None = None) -> list[str]:
             raise errors.SpecError(
                 f"deploy.image {image!r}: the decision needs {flag} ({d.chosen.fit.replicas_per_node} replicas on "
                 f"one node), which vLLM v{have} does not have (since v{need}). To fix: use {VLLM_IMAGE}",
-                field="deploy.image")
+                field="deploy.image",
+            )
     return args

@@ -9,10 +9,10 @@ from typing import Any
 import pulumi
 
 import gpusizer
-from gpusizer.components import aws, scaling
-from gpusizer.base import limits, providers
-from gpusizer.render import plan_json
 from gpusizer import reuse
+from gpusizer.base import limits, providers
+from gpusizer.components import aws, scaling
+from gpusizer.render import plan_json
 
 # Candidates kept in the `decision` output: enough for a reviewer, small enough for the state file
 # (the full list runs to ~2,000 offers, ~1 MB of JSON).
@@ -126,15 +126,24 @@ class GpuWorkload(pulumi.ComponentResource):
         recorded = recorded_inputs(spec, args.pools)
         super().__init__("gpusizer:index:GpuWorkload", name, recorded, opts)
         self.plan = plan
-        ids: dict[str, Any] = component.provision(f"{name}-{c.offer.provider}", plan, args, pulumi.ResourceOptions(parent=self))
+        ids: dict[str, Any] = component.provision(
+            f"{name}-{c.offer.provider}", plan, args, pulumi.ResourceOptions(parent=self)
+        )
         self.ids = ids
         self.instance_type = pulumi.Output.from_input(c.offer.instance_type)
         self.hourly_usd = pulumi.Output.from_input(c.cost.hourly_usd)
         self.monthly_usd = pulumi.Output.from_input(c.cost.monthly_usd)
         self.decision = known(decision_summary(plan))
-        self.register_outputs({"instance_type": self.instance_type, "hourly_usd": self.hourly_usd,
-                               "monthly_usd": self.monthly_usd,
-                               "decision": self.decision, **recorded, **ids})
+        self.register_outputs(
+            {
+                "instance_type": self.instance_type,
+                "hourly_usd": self.hourly_usd,
+                "monthly_usd": self.monthly_usd,
+                "decision": self.decision,
+                **recorded,
+                **ids,
+            }
+        )
 
 
 def check(plan: gpusizer.Decision, args: GpuWorkloadArgs) -> None:
@@ -177,6 +186,8 @@ def infeasible_message(plan: gpusizer.Decision) -> str:
     # Offers excluded by the spec's own placement say nothing about why the workload does not fit.
     judged = [c for c in plan.candidates if c.rejection.code not in limits.PLACEMENT]
     shown = "; ".join(f"{c.offer.instance_type}: {c.rejection.detail}" for c in judged[:5])
-    return (f"workload {plan.workload.spec.name}: no feasible offer among {len(plan.candidates)} candidates. "
-            f"Cheapest rejections: {shown or 'every offer excluded by placement'}. "
-            "To fix: relax placement (providers, regions, purchase, max_hourly_usd, gpus) or the targets")
+    return (
+        f"workload {plan.workload.spec.name}: no feasible offer among {len(plan.candidates)} candidates. "
+        f"Cheapest rejections: {shown or 'every offer excluded by placement'}. "
+        "To fix: relax placement (providers, regions, purchase, max_hourly_usd, gpus) or the targets"
+    )

@@ -15,10 +15,10 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the same names for type checkers and editors; at run time __getattr__ imports them
+    from gpusizer.base.errors import CatalogError, SizingError, SpecError, UnknownModelError
     from gpusizer.catalog import Catalog, load_catalog
     from gpusizer.catalog.onprem import Pool, load_pools, parse_pools
     from gpusizer.decide.decision import Decision
-    from gpusizer.base.errors import CatalogError, SizingError, SpecError, UnknownModelError
     from gpusizer.planner import Estimate, estimate, load_spec, plan
     from gpusizer.render.plan_json import document
     from gpusizer.spec import WorkloadSpec

@@ -36,6 +36,7 @@ def _matching(pattern: str, fix: str):
         if not compiled.match(value):
             raise ValueError(f"{value[:60]!r} is not valid. To fix: {fix}")
         return value
+
     return pydantic.AfterValidator(check)
 
 
@@ -50,8 +51,11 @@ _CRON_DAYS = r"(\*|[0-9A-Za-z]+([-,/][0-9A-Za-z]+)*)(/[0-9]+)?"
 CRON_PATTERN = rf"^([0-5]?[0-9]) ([01]?[0-9]|2[0-3]) {_CRON_DAYS} {_CRON_DAYS} {_CRON_DAYS}$"
 Cron = Annotated[str, _matching(CRON_PATTERN, "give 5 cron fields with a plain minute and hour, e.g. '0 8 * * 1-5'")]
 # One line of PromQL: no control characters (it goes into manifests and reports), at most 1,024 characters.
-Query = Annotated[str, pydantic.Field(min_length=1, max_length=1024),
-                  _matching(r"^[^\x00-\x1f\x7f`]+$", "give the query on one line, without backticks")]
+Query = Annotated[
+    str,
+    pydantic.Field(min_length=1, max_length=1024),
+    _matching(r"^[^\x00-\x1f\x7f`]+$", "give the query on one line, without backticks"),
+]
 MAX_TARGET = 1e9  # a queue of a billion requests, or a billion requests/s: past any real target
 
 
@@ -67,18 +71,18 @@ def seconds(duration: str) -> int:
 class Window(fields.Strict):
     """A scheduled window: `replicas` run from `start` to `end` (5-field cron, same day fields)."""
 
-    start: Cron = pydantic.Field(
-        description="5-field cron, minute and hour plain numbers, e.g. '0 8 * * 1-5'.")
-    end: Cron = pydantic.Field(
-        description="Same day fields as start, a later time that day, e.g. '0 20 * * 1-5'.")
+    start: Cron = pydantic.Field(description="5-field cron, minute and hour plain numbers, e.g. '0 8 * * 1-5'.")
+    end: Cron = pydantic.Field(description="Same day fields as start, a later time that day, e.g. '0 20 * * 1-5'.")
     replicas: fields.Replicas = pydantic.Field(description="Replicas during the window.")
     timezone: fields.Label = pydantic.Field("UTC", description="IANA time zone, e.g. Europe/Berlin.")
 
     @pydantic.model_validator(mode="after")
     def _same_day(self) -> Self:
         if self.start.split()[2:] != self.end.split()[2:]:
-            raise ValueError("start and end must have the same day fields (a window within one day). "
-                             "To fix: repeat start's last three fields in end")
+            raise ValueError(
+                "start and end must have the same day fields (a window within one day). "
+                "To fix: repeat start's last three fields in end"
+            )
         if self.minutes <= 0:
             raise ValueError("end must be later the same day than start. To fix: split a window over midnight in two")
         days_per_week(self.start)  # croniter reads the day fields (one it cannot read raises here)
@@ -95,50 +99,71 @@ class Autoscaling(fields.Strict):
     """deploy.autoscaling: replicas between min and max, scaled on `metric` (docs/contract.md section 8)."""
 
     min_replicas: fields.count(fields.MAX_REPLICAS, lower=0) = pydantic.Field(
-        1, description="Fewest replicas; 0 scales an idle workload to zero and releases its GPUs.")
+        1, description="Fewest replicas; 0 scales an idle workload to zero and releases its GPUs."
+    )
     max_replicas: fields.Replicas | None = pydantic.Field(
-        None, description="Most replicas; default: what the throughput target x growth needs.")
+        None, description="Most replicas; default: what the throughput target x growth needs."
+    )
     metric: Metric = pydantic.Field(description="gpu_utilization | queue_depth | requests_per_second | schedule.")
     query: Query | None = pydantic.Field(None, description="PromQL for queue_depth / requests_per_second.")
     target: fields.positive_float(MAX_TARGET) | None = pydantic.Field(
-        None, description="Per-replica target: % GPU utilization (1-100), queued requests, or requests/s.")
+        None, description="Per-replica target: % GPU utilization (1-100), queued requests, or requests/s."
+    )
     scale_to_zero_after: Duration | None = pydantic.Field(
-        None, description="Idle time before scaling to zero, e.g. 15m; only with min_replicas: 0.")
+        None, description="Idle time before scaling to zero, e.g. 15m; only with min_replicas: 0."
+    )
     schedule: list[Window] | None = pydantic.Field(None, description="metric: schedule: the windows.", max_length=50)
 
     @pydantic.model_validator(mode="after")
     def _consistent(self) -> Self:
         if self.max_replicas is not None and self.min_replicas > self.max_replicas:
-            raise ValueError(f"min_replicas ({self.min_replicas}) exceeds max_replicas ({self.max_replicas}). "
-                             "To fix: lower min_replicas or raise max_replicas")
+            raise ValueError(
+                f"min_replicas ({self.min_replicas}) exceeds max_replicas ({self.max_replicas}). "
+                "To fix: lower min_replicas or raise max_replicas"
+            )
         if self.scale_to_zero_after is not None and self.min_replicas != 0:
-            raise ValueError("scale_to_zero_after applies only with min_replicas: 0. "
-                             "To fix: set min_replicas: 0 or remove scale_to_zero_after")
+            raise ValueError(
+                "scale_to_zero_after applies only with min_replicas: 0. "
+                "To fix: set min_replicas: 0 or remove scale_to_zero_after"
+            )
         if self.metric in QUERY_METRICS and self.query is None:
-            raise ValueError(f"metric: {self.metric} needs query (PromQL). To fix: add query, "
-                             "e.g. 'sum(vllm:num_requests_waiting{model_name=\"x\"})'")
+            raise ValueError(
+                f"metric: {self.metric} needs query (PromQL). To fix: add query, "
+                "e.g. 'sum(vllm:num_requests_waiting{model_name=\"x\"})'"
+            )
         if self.metric not in QUERY_METRICS and self.query is not None:
-            raise ValueError(f"query applies only to queue_depth and requests_per_second, not {self.metric}. "
-                             "To fix: remove query")
+            raise ValueError(
+                f"query applies only to queue_depth and requests_per_second, not {self.metric}. To fix: remove query"
+            )
         if self.metric == "schedule":
             if not self.schedule:
-                raise ValueError("metric: schedule needs schedule (a list of windows). To fix: add "
-                                 "schedule: [{start: '0 8 * * 1-5', end: '0 20 * * 1-5', replicas: 2}]")
+                raise ValueError(
+                    "metric: schedule needs schedule (a list of windows). To fix: add "
+                    "schedule: [{start: '0 8 * * 1-5', end: '0 20 * * 1-5', replicas: 2}]"
+                )
             if self.target is not None:
                 raise ValueError("target does not apply to metric: schedule. To fix: remove target")
-            big = [w.replicas for w in self.schedule if self.max_replicas is not None and w.replicas > self.max_replicas]
+            big = [
+                w.replicas for w in self.schedule if self.max_replicas is not None and w.replicas > self.max_replicas
+            ]
             if big:
-                raise ValueError(f"a window's replicas ({big[0]}) exceed max_replicas ({self.max_replicas}). "
-                                 "To fix: raise max_replicas or lower the window's replicas")
+                raise ValueError(
+                    f"a window's replicas ({big[0]}) exceed max_replicas ({self.max_replicas}). "
+                    "To fix: raise max_replicas or lower the window's replicas"
+                )
         else:
             if self.schedule is not None:
                 raise ValueError(f"schedule applies only to metric: schedule, not {self.metric}. To fix: remove it")
             if self.target is None:
-                raise ValueError(f"metric: {self.metric} needs target. To fix: add target "
-                                 "(% GPU utilization, queued requests or requests/s per replica)")
+                raise ValueError(
+                    f"metric: {self.metric} needs target. To fix: add target "
+                    "(% GPU utilization, queued requests or requests/s per replica)"
+                )
             if self.metric == "gpu_utilization" and self.min_replicas == 0:
-                raise ValueError("gpu_utilization cannot scale up from zero: no replica reports GPU utilization. "
-                                 "To fix: min_replicas: 1, or scale on queue_depth (a query) to scale to zero")
+                raise ValueError(
+                    "gpu_utilization cannot scale up from zero: no replica reports GPU utilization. "
+                    "To fix: min_replicas: 1, or scale on queue_depth (a query) to scale to zero"
+                )
             if self.metric == "gpu_utilization" and self.target > 100:
                 raise ValueError("target for gpu_utilization is a percentage. To fix: give 1-100, e.g. 70")
         return self

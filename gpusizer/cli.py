@@ -27,11 +27,16 @@ def _add_plan(plan: argparse.ArgumentParser) -> None:
     plan.add_argument("--format", choices=("table", "json", "markdown"), default="table")
     plan.add_argument("--catalog", help="catalog directory or CSV (default: the freshest of cache and snapshot)")
     plan.add_argument("--pools", help="on-prem pools YAML (hybrid)")
-    plan.add_argument("--top", type=_whole("--top"), default=8,
-                      help="feasible candidates listed (table, markdown and json), plus the nearest rejected per reason")
+    plan.add_argument(
+        "--top",
+        type=_whole("--top"),
+        default=8,
+        help="feasible candidates listed (table, markdown and json), plus the nearest rejected per reason",
+    )
     plan.add_argument("--all", action="store_true", help="json: list every candidate, not only the top ones")
-    plan.add_argument("--quiet-age", action="store_true",
-                      help="acknowledge old prices: no price-age line (also GPUSIZER_QUIET_AGE=1)")
+    plan.add_argument(
+        "--quiet-age", action="store_true", help="acknowledge old prices: no price-age line (also GPUSIZER_QUIET_AGE=1)"
+    )
 
 
 def _add_estimate(est: argparse.ArgumentParser) -> None:
@@ -43,11 +48,22 @@ def _add_estimate(est: argparse.ArgumentParser) -> None:
 def _add_tco(tco: argparse.ArgumentParser) -> None:
     tco.add_argument("spec")
     tco.add_argument("--pools", required=True, help="on-prem pools YAML")
-    tco.add_argument("--months", type=_whole("--months"), default=36, help="at most the longest lifetime a pool may declare, in months")
-    tco.add_argument("--utilization", type=float, help="share of hours the workload runs (default: the pool's utilization)")
+    tco.add_argument(
+        "--months",
+        type=_whole("--months"),
+        default=36,
+        help="at most the longest lifetime a pool may declare, in months",
+    )
+    tco.add_argument(
+        "--utilization", type=float, help="share of hours the workload runs (default: the pool's utilization)"
+    )
     tco.add_argument("--format", choices=("table", "markdown", "json", "png"), default="table")
-    tco.add_argument("--out", metavar="FILE", help="write the output here and print its path (--format png: default "
-                     "tco-<workload>.png in the current directory; other formats: default stdout)")
+    tco.add_argument(
+        "--out",
+        metavar="FILE",
+        help="write the output here and print its path (--format png: default "
+        "tco-<workload>.png in the current directory; other formats: default stdout)",
+    )
     tco.add_argument("--catalog")
 
 
@@ -60,19 +76,31 @@ def _add_preview(pre: argparse.ArgumentParser) -> None:
     pre.add_argument("--stacks-dir", help="default: the repository's stacks/")
     pre.add_argument("--program", help="Pulumi program file; default: the repository's __main__.py")
     pre.add_argument("--policy-config", help="JSON file as for `pulumi preview --policy-pack-config`")
-    pre.add_argument("--serial", action="store_true", help="run the first preview and the update one after the "
-                     "other in this process (default on Linux with 2+ CPUs: at once, the first in a forked child)")
-    pre.add_argument("--format", choices=("table", "markdown", "json"), default="table",
-                     help="json: {workloads: {NAME: plan JSON}, policy: {...}}, the input of `gpusizer diff`")
+    pre.add_argument(
+        "--serial",
+        action="store_true",
+        help="run the first preview and the update one after the "
+        "other in this process (default on Linux with 2+ CPUs: at once, the first in a forked child)",
+    )
+    pre.add_argument(
+        "--format",
+        choices=("table", "markdown", "json"),
+        default="table",
+        help="json: {workloads: {NAME: plan JSON}, policy: {...}}, the input of `gpusizer diff`",
+    )
 
 
 def _add_diff(diff: argparse.ArgumentParser) -> None:
     diff.add_argument("base", help="base plan JSON, or `gpusizer preview --format json` output")
     diff.add_argument("head", help="head plan JSON, or `gpusizer preview --format json` output")
     diff.add_argument("--format", choices=("table", "markdown", "json"), default="table")
-    diff.add_argument("--max-chars", type=_whole("--max-chars"), metavar="N",
-                      help="table and markdown: cut the report at a line so it fits N characters, with a note "
-                           "(a GitHub comment holds 65,536)")
+    diff.add_argument(
+        "--max-chars",
+        type=_whole("--max-chars"),
+        metavar="N",
+        help="table and markdown: cut the report at a line so it fits N characters, with a note "
+        "(a GitHub comment holds 65,536)",
+    )
     diff.add_argument("--full-report", metavar="URL", help="with --max-chars: where the note says the whole report is")
 
 
@@ -80,27 +108,45 @@ def _add_calibrate(cal: argparse.ArgumentParser) -> None:
     cal.add_argument("results", nargs="+", metavar="RESULT.json")
     cal.add_argument("--out", metavar="FILE", help="write the calibration YAML here (default: print it)")
     cal.add_argument("--gpu", help="GPU of vLLM results that lack --metadata gpu=...")
-    cal.add_argument("--gpu-count", type=_whole("--gpu-count"), help="tensor-parallel GPUs of vLLM results that lack tensor_parallel_size")
+    cal.add_argument(
+        "--gpu-count",
+        type=_whole("--gpu-count"),
+        help="tensor-parallel GPUs of vLLM results that lack tensor_parallel_size",
+    )
 
 
 def _add_observe(obs: argparse.ArgumentParser) -> None:
-    obs.add_argument("specs", nargs="+", metavar="SPEC", help="workload spec YAML (its name is the gpusizer_workload label)")
-    obs.add_argument("--prometheus", required=True, metavar="URL", help="Prometheus base URL, e.g. http://prometheus:9090")
+    obs.add_argument(
+        "specs", nargs="+", metavar="SPEC", help="workload spec YAML (its name is the gpusizer_workload label)"
+    )
+    obs.add_argument(
+        "--prometheus", required=True, metavar="URL", help="Prometheus base URL, e.g. http://prometheus:9090"
+    )
     obs.add_argument("--window", default="7d", help="how far back to look (Prometheus duration; default 7d)")
     obs.add_argument("--end", metavar="RFC3339", help="end of the window (default: now)")
     obs.add_argument("--format", choices=("table", "json", "markdown"), default="table")
     obs.add_argument("--catalog")
     obs.add_argument("--pools", help="on-prem pools YAML (hybrid)")
-    obs.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
-                     help="total seconds one Prometheus request may take (default 15)")
+    obs.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="total seconds one Prometheus request may take (default 15)",
+    )
     auth = obs.add_argument_group("authentication (docs/observe.md; or user:password in the URL)")
     auth.add_argument("--user", help="basic auth user; the password is read from --password-file")
     auth.add_argument("--password-file", metavar="FILE", help="basic auth password (first line)")
     auth.add_argument("--bearer-token-file", metavar="FILE", help="Authorization: Bearer token (first line)")
-    auth.add_argument("--auth", choices=("sigv4", "google"),
-                      help="sigv4: Amazon Managed Service for Prometheus (AWS credential chain, [aws] extra); "
-                           "google: Google Managed Service for Prometheus (Application Default Credentials, [gcp] extra)")
-    auth.add_argument("--aws-region", help="--auth sigv4: the workspace's region (default: from the URL, else AWS_REGION)")
+    auth.add_argument(
+        "--auth",
+        choices=("sigv4", "google"),
+        help="sigv4: Amazon Managed Service for Prometheus (AWS credential chain, [aws] extra); "
+        "google: Google Managed Service for Prometheus (Application Default Credentials, [gcp] extra)",
+    )
+    auth.add_argument(
+        "--aws-region", help="--auth sigv4: the workspace's region (default: from the URL, else AWS_REGION)"
+    )
 
 
 def _add_catalog(cat: argparse.ArgumentParser) -> None:
@@ -130,7 +176,9 @@ def _parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     warm, and a cold `gpusizer plan` ran 4 ms faster with one (fastest of 12 fresh processes
     each, this machine, 2026-11-25). Without one (`gpusizer --help`, a typo) every subcommand
     is there."""
-    p = _ArgumentParser(prog="gpusizer", description="GPU right-sizing: from a workload spec to the cheapest adequate GPU offer.")
+    p = _ArgumentParser(
+        prog="gpusizer", description="GPU right-sizing: from a workload spec to the cheapest adequate GPU offer."
+    )
     p.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     sub = p.add_subparsers(dest="command", required=True, metavar="{" + ",".join(_COMMANDS) + "}")
     named = _named_command(argv)
@@ -172,6 +220,7 @@ def _debug_anywhere(sub) -> None:
 def _whole(option: str) -> Callable[[str], int]:
     """An argparse type for `option`: a whole number >= 1 in ASCII digits; argparse turns the error
     into a one-line exit-2 message."""
+
     def parse(text: str) -> int:
         digits = text.strip().lstrip("+")
         value = int(digits) if digits.isascii() and digits.isdecimal() else 0
@@ -184,6 +233,7 @@ def _whole(option: str) -> Callable[[str], int]:
 
 def _finite(option: str) -> Callable[[str], float]:
     """An argparse type for `option`: a finite number >= 0 (nan and inf would filter nothing, or everything)."""
+
     def parse(text: str) -> float:
         try:
             value = float(text)
@@ -209,14 +259,21 @@ def _cmd_plan(args) -> int:
     pools = gpusizer.load_pools(args.pools) if args.pools else ()
     decision = gpusizer.plan(args.spec, catalog=_catalog(args.catalog), pools=pools)
     _model_note(decision.workload)
-    print(redact.redact(report.render(decision, args.format, top=None if args.all else args.top, quiet_age=args.quiet_age)))
+    print(
+        redact.redact(
+            report.render(decision, args.format, top=None if args.all else args.top, quiet_age=args.quiet_age)
+        )
+    )
     from gpusizer.base import providers
 
     allowed = decision.workload.spec.placement.providers
     if pools and allowed is not None and not set(providers.OWNED) & set(allowed):
         owned = ", ".join(providers.OWNED)
-        print(f"gpusizer: hint: --pools given, but placement.providers {list(allowed)} leaves out {owned}, so no pool "
-              f"was considered. To use them: add {owned} to placement.providers", file=sys.stderr)
+        print(
+            f"gpusizer: hint: --pools given, but placement.providers {list(allowed)} leaves out {owned}, so no pool "
+            f"was considered. To use them: add {owned} to placement.providers",
+            file=sys.stderr,
+        )
     return EXIT_OK if decision.chosen is not None else EXIT_INFEASIBLE
 
 
@@ -254,10 +311,8 @@ def _cmd_observe(args) -> int:
     """Exit 0 when every workload had data for the whole window, 3 when some had none or part. Each reason is
     printed once: in the table or markdown (stdout), or, with --format json, one line each on stderr."""
     import gpusizer
-    from gpusizer.measure import observe, prometheus
+    from gpusizer.measure import observe, prom_auth, prometheus
     from gpusizer.render import observe as observe_view
-
-    from gpusizer.measure import prom_auth
 
     window_s = prometheus.parse_duration(args.window)
     end = prometheus.parse_time(args.end)
@@ -282,7 +337,9 @@ def _cmd_tco(args) -> int:
     from gpusizer.render import tco as tco_view
 
     try:
-        doc = tco.compare(args.spec, gpusizer.load_pools(args.pools), _catalog(args.catalog), args.months, args.utilization)
+        doc = tco.compare(
+            args.spec, gpusizer.load_pools(args.pools), _catalog(args.catalog), args.months, args.utilization
+        )
     except tco.NoOfferError as exc:
         print(f"gpusizer: {exc}", file=sys.stderr)
         return EXIT_INFEASIBLE
@@ -293,14 +350,22 @@ def _cmd_tco(args) -> int:
 
         path = pathlib.Path(args.out or f"tco-{doc['workload']}.png").resolve()
         if path.suffix.lower() != ".png" or path.is_dir():
-            raise errors.SpecError(f"--out: {inputs.quote(args.out)} is {'a directory' if path.is_dir() else 'not a .png file'}"
-                                   ". To fix: give a file name ending in .png, e.g. --out tco.png", "--out")
+            raise errors.SpecError(
+                f"--out: {inputs.quote(args.out)} is {'a directory' if path.is_dir() else 'not a .png file'}"
+                ". To fix: give a file name ending in .png, e.g. --out tco.png",
+                "--out",
+            )
         try:
             tco_view.chart(doc, str(path))
         except OSError as exc:
-            raise errors.SpecError(f"--out: cannot write {inputs.quote(str(path))}: {exc.strerror or exc}. To fix: give "
-                                   "a file in an existing directory you can write to", "--out") from None
-        default = "" if args.out else " (the default: tco-<workload>.png in the current directory; --out FILE.png to choose)"
+            raise errors.SpecError(
+                f"--out: cannot write {inputs.quote(str(path))}: {exc.strerror or exc}. To fix: give "
+                "a file in an existing directory you can write to",
+                "--out",
+            ) from None
+        default = (
+            "" if args.out else " (the default: tco-<workload>.png in the current directory; --out FILE.png to choose)"
+        )
         print(f"wrote {path}{default}")
         return EXIT_OK
     text = redact.redact(tco_view.render(doc, args.format))
@@ -352,16 +417,23 @@ def _write_out(path: str, text: str) -> None:
             with contextlib.suppress(OSError, ValueError):
                 os.unlink(path)
         reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-        raise errors.SpecError(f"--out: cannot write {inputs.quote(path)}: {reason}. To fix: give a file in an "
-                               "existing directory you can write to", "--out") from None
+        raise errors.SpecError(
+            f"--out: cannot write {inputs.quote(path)}: {reason}. To fix: give a file in an "
+            "existing directory you can write to",
+            "--out",
+        ) from None
 
 
 def _add_schema(sch: argparse.ArgumentParser) -> None:
     from gpusizer.contract import output
 
     which = sch.add_mutually_exclusive_group()  # one schema per call: the spec's, a pools file's, or an output's
-    which.add_argument("--output", choices=tuple(output.DOCUMENTS), metavar="|".join(output.DOCUMENTS),
-                       help="print the JSON Schema of a command's JSON output instead of the spec's")
+    which.add_argument(
+        "--output",
+        choices=tuple(output.DOCUMENTS),
+        metavar="|".join(output.DOCUMENTS),
+        help="print the JSON Schema of a command's JSON output instead of the spec's",
+    )
     which.add_argument("--pools", action="store_true", help="print the JSON Schema of a pools file (--pools) instead")
 
 
@@ -397,15 +469,18 @@ def _cmd_preview(args) -> int:
 
 
 def _cmd_catalog_list(args) -> int:
-    from gpusizer.facts import hardware
-
     import gpusizer
     from gpusizer import planner
+    from gpusizer.facts import hardware
 
-    gpu = planner.known_name("--gpu", args.gpu, hardware.load_gpus(), lambda n: hardware.user_gpu(n, "--gpu")) if args.gpu else None
+    gpu = (
+        planner.known_name("--gpu", args.gpu, hardware.load_gpus(), lambda n: hardware.user_gpu(n, "--gpu"))
+        if args.gpu
+        else None
+    )
+    from gpusizer.base import providers
     from gpusizer.catalog import listing
     from gpusizer.render import listing as listing_view
-    from gpusizer.base import providers
 
     catalog = _catalog(args.catalog).with_pools(gpusizer.load_pools(args.pools) if args.pools else ())
     region = None
@@ -415,8 +490,10 @@ def _cmd_catalog_list(args) -> int:
     listed = listing.rows(catalog.offers, args.provider, region, gpu, args.min_gpu_memory_gib, args.purchase)
     print(redact.redact(listing_view.render(listed, args.format)))
     if not listed:
-        print(f"gpusizer: hint: {listing.why_empty(catalog.offers, args.provider, region, gpu, args.purchase)}",
-              file=sys.stderr)
+        print(
+            f"gpusizer: hint: {listing.why_empty(catalog.offers, args.provider, region, gpu, args.purchase)}",
+            file=sys.stderr,
+        )
     if args.provider in providers.OWNED and not args.pools:
         print("gpusizer: hint: on-prem pools are not in the catalog; list them with --pools FILE", file=sys.stderr)
     return EXIT_OK
@@ -433,9 +510,13 @@ def _cmd_catalog_refresh(args) -> int:
             lines = refresh.refresh(provider, args.region)
         except OSError as exc:  # the file system refused: the previous cache is untouched
             reason = exc.strerror or str(exc) or type(exc).__name__
-            print(redact.redact(f"gpusizer: error: {provider}: could not write the catalog cache "
-                                f"{inputs.quote(str(paths.cache_dir()))}: {reason}; the previous cache is intact"),
-                  file=sys.stderr)
+            print(
+                redact.redact(
+                    f"gpusizer: error: {provider}: could not write the catalog cache "
+                    f"{inputs.quote(str(paths.cache_dir()))}: {reason}; the previous cache is intact"
+                ),
+                file=sys.stderr,
+            )
             return EXIT_BUG
         problems += lines
         status = "refreshed" if not lines else f"{len(lines)} part(s) kept their previous data"
@@ -450,9 +531,17 @@ def _cmd_models(args) -> int:
     from gpusizer.render import table
 
     rows = [
-        {"name": m.key, "display_name": m.display_name, "kind": m.kind, "params_b": round(m.params / 1e9, 2),
-         "active_params_b": round(m.active_params / 1e9, 2), "max_context": m.max_context, "hf_id": m.hf_id,
-         "aliases": list(m.aliases), "loose_aliases": list(m.loose_aliases)}
+        {
+            "name": m.key,
+            "display_name": m.display_name,
+            "kind": m.kind,
+            "params_b": round(m.params / 1e9, 2),
+            "active_params_b": round(m.active_params / 1e9, 2),
+            "max_context": m.max_context,
+            "hf_id": m.hf_id,
+            "aliases": list(m.aliases),
+            "loose_aliases": list(m.loose_aliases),
+        }
         for m in registry.load_models().values()
     ]
     if args.format == "json":
@@ -465,9 +554,11 @@ def _cmd_models(args) -> int:
         also = ", ".join(r["aliases"] + [f"{a}*" for a in r["loose_aliases"]]) or "-"
         lines.append((r["name"], r["kind"], params, str(r["max_context"] or "-"), r["hf_id"] or "-", also))
     print("\n".join(table.text(head, lines)))
-    print(f"{len(rows)} models; names match case- and separator-insensitively, with or without an org/ prefix and "
-          "-Instruct/-it/-chat/-hf/-base. A loose name (*) leaves out a version or variant: the plan says which "
-          "entry it chose. Any other Hugging Face id works as model.hf_id (needs the [hf] extra)")
+    print(
+        f"{len(rows)} models; names match case- and separator-insensitively, with or without an org/ prefix and "
+        "-Instruct/-it/-chat/-hf/-base. A loose name (*) leaves out a version or variant: the plan says which "
+        "entry it chose. Any other Hugging Face id works as model.hf_id (needs the [hf] extra)"
+    )
     return EXIT_OK
 
 
@@ -486,15 +577,22 @@ _COMMANDS: dict[str, _Command] = {
     "plan": _Command("size a workload and choose the cheapest adequate offer", _add_plan, _cmd_plan),
     "estimate": _Command("requirements and the minimum count of each GPU model", _add_estimate, _cmd_estimate),
     "schema": _Command("print the workload spec's JSON Schema (--output: a JSON output's)", _add_schema, _cmd_schema),
-    "tco": _Command("cumulative cost on the cheapest cloud offer vs an owned pool; break-even month", _add_tco, _cmd_tco),
+    "tco": _Command(
+        "cumulative cost on the cheapest cloud offer vs an owned pool; break-even month", _add_tco, _cmd_tco
+    ),
     "models": _Command("list the model registry (names model.name accepts)", _add_models, _cmd_models),
-    "preview": _Command("offline `pulumi preview --policy-pack policies` under mocks (needs the [pulumi] extra)",
-                        _add_preview, _cmd_preview),
+    "preview": _Command(
+        "offline `pulumi preview --policy-pack policies` under mocks (needs the [pulumi] extra)",
+        _add_preview,
+        _cmd_preview,
+    ),
     "diff": _Command("compare two plan (or preview) JSONs: choices, $/month and why they moved", _add_diff, _cmd_diff),
-    "calibrate": _Command("fit per-GPU MBU/MFU from vLLM benchmark_serving.py results or training runs",
-                          _add_calibrate, _cmd_calibrate),
-    "observe": _Command("measured GPU usage from DCGM metrics in Prometheus; re-plan each spec with it",
-                        _add_observe, _cmd_observe),
+    "calibrate": _Command(
+        "fit per-GPU MBU/MFU from vLLM benchmark_serving.py results or training runs", _add_calibrate, _cmd_calibrate
+    ),
+    "observe": _Command(
+        "measured GPU usage from DCGM metrics in Prometheus; re-plan each spec with it", _add_observe, _cmd_observe
+    ),
     "catalog": _Command("inspect the offers", _add_catalog, _cmd_catalog),
 }
 

@@ -73,10 +73,17 @@ class Change:
         return round(head - base, cost.USD_DECIMALS)
 
     def to_dict(self) -> dict:
-        return {"workload": self.workload, "base": self.base, "head": self.head,
-                "base_monthly_usd": self.base_monthly_usd, "head_monthly_usd": self.head_monthly_usd,
-                "monthly_delta_usd": self.monthly_delta_usd, "base_run_usd": _usd(self.costs[0], "total_usd"),
-                "head_run_usd": _usd(self.costs[1], "total_usd"), "why": list(self.why)}
+        return {
+            "workload": self.workload,
+            "base": self.base,
+            "head": self.head,
+            "base_monthly_usd": self.base_monthly_usd,
+            "head_monthly_usd": self.head_monthly_usd,
+            "monthly_delta_usd": self.monthly_delta_usd,
+            "base_run_usd": _usd(self.costs[0], "total_usd"),
+            "head_run_usd": _usd(self.costs[1], "total_usd"),
+            "why": list(self.why),
+        }
 
     @property
     def infeasible(self) -> bool:
@@ -201,8 +208,10 @@ def _why(b: dict | None, h: dict | None) -> list[str]:
     # The base choice seen from head: repriced, rejected or gone.
     again = _find(h, bc)
     if again is not None and again.get("hourly_usd") not in (None, bc.get("hourly_usd")):
-        why.append(f"price change: {_label(bc)} ${bc['hourly_usd']}/h -> ${again['hourly_usd']}/h "
-                   f"(as of {bc.get('as_of')} -> {again.get('as_of')})")
+        why.append(
+            f"price change: {_label(bc)} ${bc['hourly_usd']}/h -> ${again['hourly_usd']}/h "
+            f"(as of {bc.get('as_of')} -> {again.get('as_of')})"
+        )
     if moved and again is not None and again.get("feasible") is False:
         why.append(f"base choice now rejected: {'; '.join(again.get('reasons') or [])}")
     if moved and same_spec and again is None and _complete(h):
@@ -223,5 +232,6 @@ def _why(b: dict | None, h: dict | None) -> list[str]:
 def totals(changes: list[Change]) -> tuple[tuple[float, float], tuple[float, float]]:
     """Every change's totals added up: ((base, head) $/month, (base, head) $ of runs), rounded to the cent."""
     each = [c.totals() for c in changes]
-    return tuple(tuple(round(sum(t[kind][side] for t in each), cost.USD_DECIMALS) for side in (0, 1))
-                 for kind in (0, 1))
+    return tuple(
+        tuple(round(sum(t[kind][side] for t in each), cost.USD_DECIMALS) for side in (0, 1)) for kind in (0, 1)
+    )

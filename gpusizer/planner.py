@@ -9,13 +9,15 @@ import pathlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from gpusizer.base import errors, inputs, providers
-from gpusizer.facts import hardware, registry
-from gpusizer.decide import mismatch, optimize
 from gpusizer import spec as spec_mod
+from gpusizer.base import errors, inputs, providers
 from gpusizer.catalog import Catalog
+from gpusizer.decide import mismatch, optimize
 from gpusizer.decide.decision import Decision
-from gpusizer.estimate import calibration as calibration_mod, fit as fit_mod, workload as workload_mod
+from gpusizer.estimate import calibration as calibration_mod
+from gpusizer.estimate import fit as fit_mod
+from gpusizer.estimate import workload as workload_mod
+from gpusizer.facts import hardware, registry
 
 
 def load_spec(source: str | os.PathLike | Mapping[str, Any] | spec_mod.WorkloadSpec) -> spec_mod.WorkloadSpec:
@@ -85,8 +87,12 @@ def workload(spec: spec_mod.WorkloadSpec) -> workload_mod.Workload:
     limit = registry.context_limit(model, spec.model.rope_scaling and spec.model.rope_scaling.factor)
     if model.kind == "llm" and limit and length > limit:
         named = f"{model.display_name} ({model.hf_id})" if model.hf_id else model.display_name
-        loose = (f" (model.name {resolution.requested!r} leaves out a version or variant and resolved to {model.key}; "
-                 "`gpusizer models` lists the others)" if resolution is not None and resolution.loose else "")
+        loose = (
+            f" (model.name {resolution.requested!r} leaves out a version or variant and resolved to {model.key}; "
+            "`gpusizer models` lists the others)"
+            if resolution is not None and resolution.loose
+            else ""
+        )
         if spec.model.rope_scaling:
             raise errors.SpecError(
                 f"{field}: {length} tokens exceeds {named}'s trained context of {model.max_context} x "
@@ -108,8 +114,10 @@ def workload(spec: spec_mod.WorkloadSpec) -> workload_mod.Workload:
             "inference.targets",
         )
     if spec.placement.gpus:
-        gpus = [known_name("placement.gpus", g, hardware.load_gpus(), lambda n: hardware.user_gpu(n, "placement.gpus"))
-                for g in spec.placement.gpus]
+        gpus = [
+            known_name("placement.gpus", g, hardware.load_gpus(), lambda n: hardware.user_gpu(n, "placement.gpus"))
+            for g in spec.placement.gpus
+        ]
         spec = spec.model_copy(update={"placement": spec.placement.model_copy(update={"gpus": gpus})})
     w = dataclasses.replace(workload_mod.resolve(spec, model), resolution=resolution)
     cal = calibration_mod.for_spec(spec.sizing.calibration)
@@ -151,8 +159,12 @@ def _with_known_regions(w: workload_mod.Workload, catalog: Catalog) -> workload_
     pools_pending = bool(owned & set(p.providers or providers.NAMES)) and not owned & set(catalog.provider_names)
     lowered = {k.lower() for k in known}
     if pools_pending and not any(r.lower() in lowered for r in p.regions):  # nothing could run: raises
-        known_name("placement.regions", p.regions[0], known, also="; or, for an on-prem location, give the pools "
-                    "(--pools FILE)")
+        known_name(
+            "placement.regions",
+            p.regions[0],
+            known,
+            also="; or, for an on-prem location, give the pools (--pools FILE)",
+        )
     regions = []
     for r in p.regions:
         if pools_pending and r.lower() not in lowered:
@@ -175,7 +187,8 @@ def _zone_hint(given: str, catalog: Catalog) -> str:
     aws = any(o.provider == "aws" and o.region.lower() == region.lower() for o in catalog.offers)
     ids = f" (AWS zone IDs, the same in every account, unlike zone names such as {given})" if aws and zones else ""
     return f". {given!r} looks like a zone of {region}; {listed}{ids}. To fix: name the region {region}" + (
-        " or one of those zones" if zones else "")
+        " or one of those zones" if zones else ""
+    )
 
 
 def _default_lengths(spec: spec_mod.WorkloadSpec, model: registry.ModelArch) -> spec_mod.WorkloadSpec:
@@ -220,6 +233,7 @@ class Estimate:
     workload: workload_mod.Workload
     per_gpu: tuple[dict, ...]
 
+
 def estimate(spec, catalog: Catalog | None = None) -> Estimate:
     """Requirements, and per GPU model the fewest GPUs that satisfy them and the cheapest offer that does.
 
@@ -261,7 +275,8 @@ def _layouts(w: workload_mod.Workload, gpu: hardware.GpuSpec, network_gbps: floa
     # minimum (pipeline stages x GPUs per stage), whatever shapes are sold.
     multi = [
         fit_mod.Shape(gpu.name, gpu.memory_gib, c, 1.0, nvlink and c > 1, True, n, network_gbps)
-        for n in optimize.TRAINING_NODES[1:] for c in fit_mod.TP_DEGREES
+        for n in optimize.TRAINING_NODES[1:]
+        for c in fit_mod.TP_DEGREES
     ]
     return one_node + multi
 
@@ -287,9 +302,13 @@ def _min_count(w: workload_mod.Workload, gpu: hardware.GpuSpec, network_gbps: fl
                 "replicas": f.replicas,
             }
             if f.speed is not None:  # the smallest layout's speed (docs/contract.md section 2)
-                row["speed"] = {"ttft_ms": round(f.speed.ttft_ms, 1), "tpot_ms": round(f.speed.tpot_ms, 2),
-                                "tokens_per_second": round(f.speed.tokens_per_second, 1),
-                                "concurrency": f.speed.concurrency, "max_concurrency": f.speed.max_concurrency or None}
+                row["speed"] = {
+                    "ttft_ms": round(f.speed.ttft_ms, 1),
+                    "tpot_ms": round(f.speed.tpot_ms, 2),
+                    "tokens_per_second": round(f.speed.tokens_per_second, 1),
+                    "concurrency": f.speed.concurrency,
+                    "max_concurrency": f.speed.max_concurrency or None,
+                }
             if f.train_hours is not None:
                 row["speed"] = {"train_hours": round(f.train_hours, 2), "run_hours": round(f.run_hours, 2)}
             return row
@@ -333,4 +352,3 @@ def _tightest(w: workload_mod.Workload, f: fit_mod.Fit) -> str:
     if f.train_hours and w.spec.train.deadline_hours:
         ratios["deadline"] = f.run_hours / w.spec.train.deadline_hours
     return max(ratios, key=ratios.get)
-

@@ -35,6 +35,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from gpusizer.base import memo
 
+
 def _json(model) -> str:
     """A pydantic model's JSON with sorted keys: a pool's tolerations read back from stack config
     may list their keys in another order, and mean the same."""
@@ -47,7 +48,8 @@ def plan(spec, catalog=None, pools: Iterable = ()):
     Raises:
         SpecError, SizingError: as gpusizer.plan (a failure is not memoized).
     """
-    from gpusizer import planner, spec as spec_mod
+    from gpusizer import planner
+    from gpusizer import spec as spec_mod
     from gpusizer.catalog import load_catalog
 
     catalog = catalog if catalog is not None else load_catalog()
@@ -57,7 +59,9 @@ def plan(spec, catalog=None, pools: Iterable = ()):
     if not isinstance(spec, spec_mod.WorkloadSpec):
         spec = planner.load_spec(spec)
     key = ("plan", _json(spec), tuple(_json(p) for p in pools), id(catalog))
-    return memo.remembered(key, lambda: (planner.plan(spec, catalog=catalog, pools=pools), catalog))[0]  # failures: not kept
+    return memo.remembered(key, lambda: (planner.plan(spec, catalog=catalog, pools=pools), catalog))[
+        0
+    ]  # failures: not kept
 
 
 def in_order(specs: Sequence, pools: Iterable = (), catalog=None) -> Iterator[tuple]:

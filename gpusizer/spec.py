@@ -20,8 +20,16 @@ Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4", "fp4"]
 QuantScheme = Literal["awq", "gptq", "gptq-exllama", "w8a8-int8", "fp8", "fp8-block", "nvfp4", "mxfp4"]
 
 # The weight precision each quantization scheme stores (model.quantization.scheme -> precision).
-SCHEME_PRECISION = {"awq": "int4", "gptq": "int4", "gptq-exllama": "int4", "w8a8-int8": "int8", "fp8": "fp8",
-                    "fp8-block": "fp8", "nvfp4": "fp4", "mxfp4": "fp4"}
+SCHEME_PRECISION = {
+    "awq": "int4",
+    "gptq": "int4",
+    "gptq-exllama": "int4",
+    "w8a8-int8": "int8",
+    "fp8": "fp8",
+    "fp8-block": "fp8",
+    "nvfp4": "fp4",
+    "mxfp4": "fp4",
+}
 KvPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8"]
 Provider = Literal[providers.NAMES]  # the one registry (gpusizer.base.providers)
 
@@ -30,7 +38,8 @@ class RopeScaling(fields.Strict):
     """An explicit opt-in to serve or train past the model's trained context with RoPE scaling."""
 
     type: Literal["yarn", "linear", "dynamic"] = pydantic.Field(
-        "yarn", description="RoPE scaling method the serving engine applies (YaRN, linear position interpolation, dynamic NTK)."
+        "yarn",
+        description="RoPE scaling method the serving engine applies (YaRN, linear position interpolation, dynamic NTK).",
     )
     # 32: the largest factor published for a RoPE-scaled checkpoint we know of (NousResearch/Yarn-Llama-2-13b-128k,
     # factor 32 over 4096 in its config.json, 2023); beyond it nothing supports the quality.
@@ -86,8 +95,9 @@ class ModelRef(fields.Strict):
     kv_heads: fields.Heads | None = pydantic.Field(None, description="GQA/MQA; defaults to attention_heads.")
     head_dim: fields.HeadDim | None = pydantic.Field(None, description="Defaults to hidden_size / attention_heads.")
     rope_scaling: RopeScaling | None = pydantic.Field(
-        None, description="Opt in to a context beyond the model's trained maximum with RoPE scaling "
-        "({type: yarn, factor: 4}); default: none, and a longer context is refused."
+        None,
+        description="Opt in to a context beyond the model's trained maximum with RoPE scaling "
+        "({type: yarn, factor: 4}); default: none, and a longer context is refused.",
     )
     quantization: Quantization | None = pydantic.Field(
         None, description="Quantization scheme of the weights; sets precision when precision is not given."
@@ -96,21 +106,28 @@ class ModelRef(fields.Strict):
     @pydantic.model_validator(mode="after")
     def _one_way(self) -> Self:
         explicit = [self.params_b, self.layers, self.hidden_size, self.attention_heads]
-        ways = [self.name is not None or self.hf_id is not None, self.hf_config is not None,
-                any(v is not None for v in explicit)]
+        ways = [
+            self.name is not None or self.hf_id is not None,
+            self.hf_config is not None,
+            any(v is not None for v in explicit),
+        ]
         if sum(ways) != 1 or (self.name is not None and self.hf_id is not None):
             raise ValueError(
                 "give exactly one of: name, hf_id, hf_config, or an explicit architecture "
                 "(params_b, layers, hidden_size, attention_heads). To fix: keep one and remove the others"
             )
         if ways[2] and not all(v is not None for v in explicit):
-            raise ValueError("an explicit architecture needs params_b, layers, hidden_size and attention_heads. To fix: add the missing ones")
+            raise ValueError(
+                "an explicit architecture needs params_b, layers, hidden_size and attention_heads. To fix: add the missing ones"
+            )
         if self.active_params_b and self.params_b and self.active_params_b > self.params_b:
             raise ValueError("active_params_b cannot exceed params_b. To fix: give total parameters in params_b")
         if ways[2] and self.kv_heads is not None and self.kv_heads > self.attention_heads:
             raise ValueError("kv_heads cannot exceed attention_heads. To fix: give the key/value head count (GQA)")
         if ways[2] and self.head_dim is None and self.hidden_size < self.attention_heads:
-            raise ValueError("hidden_size is smaller than attention_heads, so no head_dim follows. To fix: give head_dim")
+            raise ValueError(
+                "hidden_size is smaller than attention_heads, so no head_dim follows. To fix: give head_dim"
+            )
         return self
 
 
@@ -126,7 +143,9 @@ class Targets(fields.Strict):
     """Serving targets; all optional. Throughput targets are multiplied by `growth` before sizing."""
 
     tokens_per_second: fields.TokensPerSecond | None = pydantic.Field(None, description="Aggregate output tokens/s.")
-    ttft_ms: fields.LatencyMs | None = pydantic.Field(None, description="Time to first token at batch_size concurrent requests, ms.")
+    ttft_ms: fields.LatencyMs | None = pydantic.Field(
+        None, description="Time to first token at batch_size concurrent requests, ms."
+    )
     tpot_ms: fields.LatencyMs | None = pydantic.Field(None, description="Time per output token, ms.")
     requests_per_second: fields.positive_float(1e6, lower=fields.MIN_RATE, inclusive=True) | None = pydantic.Field(
         None, description="Poisson request rate to serve (all replicas); percentile targets include the queueing at it."
@@ -138,8 +157,10 @@ class Targets(fields.Strict):
     @pydantic.model_validator(mode="after")
     def _percentiles_need_rate(self) -> Self:
         if (self.p50 or self.p95 or self.p99) and self.requests_per_second is None:
-            raise ValueError("percentile targets (p50/p95/p99) need requests_per_second, the load they hold at. "
-                             "To fix: add inference.targets.requests_per_second")
+            raise ValueError(
+                "percentile targets (p50/p95/p99) need requests_per_second, the load they hold at. "
+                "To fix: add inference.targets.requests_per_second"
+            )
         return self
 
     def percentiles(self) -> list[tuple[float, PercentileTargets]]:
@@ -178,8 +199,9 @@ class InferenceSpec(fields.Strict):
         None, description="Prompt length for time to first token; defaults to context_length (worst case)."
     )
     output_tokens: OutputTokens | None = pydantic.Field(
-        None, description="Output tokens per request (a number, or mean and max); default context_length - "
-        "prompt_tokens. With prompt_tokens and no context_length, context_length = prompt + max output."
+        None,
+        description="Output tokens per request (a number, or mean and max); default context_length - "
+        "prompt_tokens. With prompt_tokens and no context_length, context_length = prompt + max output.",
     )
     targets: Targets = Targets()
     layout: ServingLayout | None = pydantic.Field(None, description="Pin the serving layout (TP, PP, DP).")
@@ -205,9 +227,13 @@ class InferenceSpec(fields.Strict):
     @pydantic.model_validator(mode="after")
     def _prompt_fits(self) -> Self:
         if self.prompt_tokens is not None and self.prompt_tokens > self.context_length:
-            raise ValueError("prompt_tokens cannot exceed context_length. To fix: lower prompt_tokens or raise context_length")
+            raise ValueError(
+                "prompt_tokens cannot exceed context_length. To fix: lower prompt_tokens or raise context_length"
+            )
         if self.output_tokens is not None and (self.prompt_tokens or 0) + self.output_max > self.context_length:
-            raise ValueError("prompt_tokens + output_tokens exceed context_length. To fix: raise context_length or lower them")
+            raise ValueError(
+                "prompt_tokens + output_tokens exceed context_length. To fix: raise context_length or lower them"
+            )
         return self
 
     @property
@@ -240,7 +266,9 @@ class TrainingSpec(fields.Strict):
     @pydantic.model_validator(mode="after")
     def _deadline_needs_tokens(self) -> Self:
         if self.deadline_hours is not None and self.tokens is None:
-            raise ValueError("deadline_hours needs tokens. To fix: add training.tokens (total training tokens) or remove deadline_hours")
+            raise ValueError(
+                "deadline_hours needs tokens. To fix: add training.tokens (total training tokens) or remove deadline_hours"
+            )
         return self
 
 
@@ -248,11 +276,15 @@ class Placement(fields.Strict):
     # min_length 1: an empty list would allow nothing and reject every offer "by placement" (exit 3 with
     # nothing to act on); leaving the field out is how a spec allows all.
     providers: list[Provider] | None = pydantic.Field(None, min_length=1, description="Default: all configured.")
-    regions: list[fields.Label] | None = pydantic.Field(None, min_length=1, description="Default: every region in the catalog.")
+    regions: list[fields.Label] | None = pydantic.Field(
+        None, min_length=1, description="Default: every region in the catalog."
+    )
     purchase: Literal["on-demand", "spot", "any"] = "on-demand"
     max_hourly_usd: fields.HourlyUsd | None = pydantic.Field(None, description="Ceiling, $/hour for all nodes.")
     allow_opt_in: fields.StrictBool = pydantic.Field(False, description="Allow AWS Local Zones and opt-in regions.")
-    gpus: list[fields.Label] | None = pydantic.Field(None, min_length=1, description="Only these GPU models (canonical names).")
+    gpus: list[fields.Label] | None = pydantic.Field(
+        None, min_length=1, description="Only these GPU models (canonical names)."
+    )
 
 
 class Sizing(fields.Strict):
@@ -272,7 +304,8 @@ class Sizing(fields.Strict):
         "auto", description="auto: $ per million output tokens when a throughput target is set, else $/hour."
     )
     calibration: str | None = pydantic.Field(
-        None, description="Calibration file from `gpusizer calibrate` (relative to the spec file); default $GPUSIZER_CALIBRATION."
+        None,
+        description="Calibration file from `gpusizer calibrate` (relative to the spec file); default $GPUSIZER_CALIBRATION.",
     )
 
 
@@ -287,31 +320,45 @@ class Deploy(fields.Strict):
     )
     failover_types: fields.count(20) = pydantic.Field(3, description="How many ranked types the failover lists.")
     image: fields.Label | None = pydantic.Field(
-        None, description="Container image: serving, a pinned vllm/vllm-openai:vX.Y.Z (VMs default to the pinned "
-        "release); on-prem pools, the Deployment's image.")
-    machine_image: fields.Label | None = pydantic.Field(None, description="AMI id or GCP image; default: Deep Learning image.")
+        None,
+        description="Container image: serving, a pinned vllm/vllm-openai:vX.Y.Z (VMs default to the pinned "
+        "release); on-prem pools, the Deployment's image.",
+    )
+    machine_image: fields.Label | None = pydantic.Field(
+        None, description="AMI id or GCP image; default: Deep Learning image."
+    )
     disk_gib: fields.DiskGib | None = pydantic.Field(None, description="Root disk; default: weights plus margin.")
     autoscaling: autoscaling_mod.Autoscaling | None = pydantic.Field(
-        None, description="Replicas between min and max on a metric (docs/contract.md section 8); default: fixed replicas."
+        None,
+        description="Replicas between min and max on a metric (docs/contract.md section 8); default: fixed replicas.",
     )
     expose: Literal["internal", "none"] = pydantic.Field(
-        "internal", description="Serving on AWS/GCP VMs: an internal load balancer with a /health check in front "
-        "(internal), or the instances only (none).")
+        "internal",
+        description="Serving on AWS/GCP VMs: an internal load balancer with a /health check in front "
+        "(internal), or the instances only (none).",
+    )
     capacity_reservation: fields.Label | None = pydantic.Field(
-        None, description="AWS: an On-Demand Capacity Reservation id (cr-...) or a capacity reservation group ARN; "
-        "GCP: a reservation name in the chosen zone. The instances launch into it.")
+        None,
+        description="AWS: an On-Demand Capacity Reservation id (cr-...) or a capacity reservation group ARN; "
+        "GCP: a reservation name in the chosen zone. The instances launch into it.",
+    )
     capacity_block: fields.StrictBool = pydantic.Field(
-        False, description="AWS: capacity_reservation is an EC2 Capacity Block for ML (market type capacity-block).")
+        False, description="AWS: capacity_reservation is an EC2 Capacity Block for ML (market type capacity-block)."
+    )
 
     @pydantic.model_validator(mode="after")
     def _bounds_cover_replicas(self) -> Self:
         a = self.autoscaling
         if a is not None and a.max_replicas is not None and a.max_replicas < self.replicas:
-            raise ValueError(f"autoscaling.max_replicas ({a.max_replicas}) is below replicas ({self.replicas}). "
-                             "To fix: raise max_replicas or lower replicas")
+            raise ValueError(
+                f"autoscaling.max_replicas ({a.max_replicas}) is below replicas ({self.replicas}). "
+                "To fix: raise max_replicas or lower replicas"
+            )
         if self.capacity_block and not self.capacity_reservation:
-            raise ValueError("deploy.capacity_block needs deploy.capacity_reservation: the Capacity Block's "
-                             "reservation id (cr-...). To fix: set it, or drop capacity_block")
+            raise ValueError(
+                "deploy.capacity_block needs deploy.capacity_reservation: the Capacity Block's "
+                "reservation id (cr-...). To fix: set it, or drop capacity_block"
+            )
         return self
 
 
@@ -333,7 +380,10 @@ class WorkloadSpec(fields.Strict):
             scheme = q.get("scheme") if isinstance(q, dict) else None
             if isinstance(scheme, str) and scheme in SCHEME_PRECISION:
                 bits = q.get("bits")
-                data = {**data, "precision": "int8" if scheme.startswith("gptq") and bits == 8 else SCHEME_PRECISION[scheme]}
+                data = {
+                    **data,
+                    "precision": "int8" if scheme.startswith("gptq") and bits == 8 else SCHEME_PRECISION[scheme],
+                }
         return data
 
     name: str = pydantic.Field(pattern=r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$", description="[a-z0-9-]")
@@ -356,11 +406,15 @@ class WorkloadSpec(fields.Strict):
             if self.training is not None:
                 raise ValueError("training: applies to task training or finetune. To fix: remove it or change task")
             if self.finetune_method is not None:
-                raise ValueError("finetune_method: applies only to task: finetune. To fix: remove it or set task: finetune")
+                raise ValueError(
+                    "finetune_method: applies only to task: finetune. To fix: remove it or set task: finetune"
+                )
         else:
             if self.deploy.autoscaling is not None:
-                raise ValueError(f"deploy.autoscaling applies to serving (task: inference), not {self.task}. "
-                                 "To fix: remove it; a training job runs a fixed set of GPUs")
+                raise ValueError(
+                    f"deploy.autoscaling applies to serving (task: inference), not {self.task}. "
+                    "To fix: remove it; a training job runs a fixed set of GPUs"
+                )
             if self.inference is not None:
                 raise ValueError(f"inference: does not apply to task: {self.task}. To fix: use a training: section")
             if self.precision in ("int8", "int4") and self.finetune_method != "qlora":
@@ -368,17 +422,23 @@ class WorkloadSpec(fields.Strict):
                     f"precision: {self.precision} weights cannot be trained. To fix: use bf16, or finetune_method: qlora"
                 )
             if self.model.quantization is not None and self.finetune_method != "qlora":
-                raise ValueError("model.quantization applies to serving (and qlora's base). To fix: remove it for training")
+                raise ValueError(
+                    "model.quantization applies to serving (and qlora's base). To fix: remove it for training"
+                )
             if self.task == "training" and self.finetune_method is not None:
-                raise ValueError("finetune_method: applies only to task: finetune. To fix: remove it or set task: finetune")
+                raise ValueError(
+                    "finetune_method: applies only to task: finetune. To fix: remove it or set task: finetune"
+                )
         return self
 
     @pydantic.model_validator(mode="after")
     def _scheme_matches_precision(self) -> Self:
         q = self.model.quantization
         if q is not None and self.task == "inference" and q.precision != self.precision:
-            raise ValueError(f"model.quantization.scheme {q.scheme} stores {q.precision} weights, not precision {self.precision}. "
-                             f"To fix: set precision: {q.precision} or remove precision")
+            raise ValueError(
+                f"model.quantization.scheme {q.scheme} stores {q.precision} weights, not precision {self.precision}. "
+                f"To fix: set precision: {q.precision} or remove precision"
+            )
         return self
 
     @property
@@ -482,7 +542,11 @@ def errors_for(
         if err["type"] == "string_pattern_mismatch" and err["ctx"]["pattern"] == fields.LABEL_PATTERN:
             msg, fix = "must be one line of text", "remove line breaks, control characters, '|' and '`'"
         shown = err["input"]
-        got = "" if err["type"] in ("missing", "extra_forbidden") or isinstance(shown, dict) else f" (got {inputs.quote(shown)})"
+        got = (
+            ""
+            if err["type"] in ("missing", "extra_forbidden") or isinstance(shown, dict)
+            else f" (got {inputs.quote(shown)})"
+        )
         lines.append(f"{field}: {msg}{got}." + (f" To fix: {fix}." if fix else ""))
     if len(problems) > _MAX_LINES:
         lines.append(f"... and {len(problems) - _MAX_LINES} more problem(s).")
@@ -495,7 +559,9 @@ def _allowed_fields(cls: type[pydantic.BaseModel] | None, loc: tuple) -> list[st
         if field is None:
             return []
         ann = field.annotation
-        inner = [a for a in getattr(ann, "__args__", (ann,)) if isinstance(a, type) and issubclass(a, pydantic.BaseModel)]
+        inner = [
+            a for a in getattr(ann, "__args__", (ann,)) if isinstance(a, type) and issubclass(a, pydantic.BaseModel)
+        ]
         cls = inner[0] if inner else None
     return sorted(cls.model_fields) if cls else []
 
@@ -540,4 +606,3 @@ def json_schema() -> dict:
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "gpusizer workload spec"
     return schema
-

@@ -26,7 +26,6 @@ import os
 import sys
 from collections.abc import Iterator
 
-
 EXIT_OUTPUT = 120
 """The exit code when the output could not be written (a full disk), as the interpreter's own at exit."""
 _reported: list[bool] = []
@@ -137,8 +136,12 @@ def end_process(code: int) -> None:
     """
     gc.freeze()
     threading = sys.modules.get("threading")  # not imported: no thread was started through it
-    if (threading is not None and threading.active_count() > 1) or sys.getprofile() or sys.gettrace() \
-            or sys.flags.inspect:
+    if (
+        (threading is not None and threading.active_count() > 1)
+        or sys.getprofile()
+        or sys.gettrace()
+        or sys.flags.inspect
+    ):
         return
     atexit._run_exitfuncs()  # what the interpreter's own exit runs first (CPython's Modules/atexitmodule.c)
     for stream in (sys.stdout, sys.stderr):

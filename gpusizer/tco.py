@@ -30,14 +30,17 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from gpusizer import planner
+from gpusizer import spec as spec_mod
 from gpusizer.base import cost, fields, providers
-from gpusizer import planner, spec as spec_mod
+from gpusizer.base.errors import SizingError
 from gpusizer.catalog import Catalog
 from gpusizer.catalog.offer import PURCHASES
-from gpusizer.base.errors import SizingError
 
-COMMITMENTS_NOTE = ("the catalog has no 1-/3-year commitment prices (AWS Savings Plans / Reserved Instances, "
-                    "GCP committed-use discounts); commitments are not compared")
+COMMITMENTS_NOTE = (
+    "the catalog has no 1-/3-year commitment prices (AWS Savings Plans / Reserved Instances, "
+    "GCP committed-use discounts); commitments are not compared"
+)
 
 
 class NoOfferError(SizingError):
@@ -86,13 +89,18 @@ def compare(spec, pools, catalog: Catalog | None = None, months: int = 36, utili
     """
     longest = 12 * int(fields.MAX_LIFETIME_YEARS)  # the longest lifetime a pool may declare; the table goes by month
     if not 1 <= months <= longest:
-        raise spec_mod.errors.SpecError(f"--months: {months} is not a whole number >= 1 and <= {longest}. "
-                                        "To fix: e.g. --months 36", "--months")
+        raise spec_mod.errors.SpecError(
+            f"--months: {months} is not a whole number >= 1 and <= {longest}. To fix: e.g. --months 36", "--months"
+        )
     if utilization is not None and not 0 < utilization <= 1:
-        raise spec_mod.errors.SpecError(f"--utilization: {utilization} is not in (0, 1]. To fix: e.g. 0.6", "--utilization")
+        raise spec_mod.errors.SpecError(
+            f"--utilization: {utilization} is not in (0, 1]. To fix: e.g. 0.6", "--utilization"
+        )
     s = planner.load_spec(spec)
     if not pools:
-        raise spec_mod.errors.SpecError("--pools: no pool declared. To fix: list at least one pool (README, On-prem pools)", "--pools")
+        raise spec_mod.errors.SpecError(
+            "--pools: no pool declared. To fix: list at least one pool (README, On-prem pools)", "--pools"
+        )
     catalog = catalog or Catalog.load()
     clouds = [p for p in (s.placement.providers or providers.NAMES) if p not in providers.OWNED]
     cloud = {}
@@ -101,7 +109,9 @@ def compare(spec, pools, catalog: Catalog | None = None, months: int = 36, utili
         if d.chosen is not None:
             cloud[purchase] = d.chosen
     if not cloud:
-        raise NoOfferError(f"{s.name}: no cloud offer in {', '.join(clouds) or 'no provider'} runs it; nothing to compare")
+        raise NoOfferError(
+            f"{s.name}: no cloud offer in {', '.join(clouds) or 'no provider'} runs it; nothing to compare"
+        )
     d = planner.plan(_placed(s, providers=list(providers.OWNED), purchase="on-demand"), catalog=catalog, pools=pools)
     if d.chosen is None:
         lost = "; ".join(sorted({c.rejection.detail for c in d.candidates if c.offer.provider in providers.OWNED})[:3])
@@ -116,22 +126,36 @@ def compare(spec, pools, catalog: Catalog | None = None, months: int = 36, utili
         "months": months,
         "utilization": u,
         "cloud": [
-            {"purchase": p, "provider": c.offer.provider, "region": c.offer.region, "zone": c.offer.zone,
-             "instance_type": c.offer.instance_type, "gpu": c.offer.gpu, "gpu_count": c.gpu_count,
-             "replicas": c.replicas, "hourly_usd": c.cost.hourly_usd,
-             "monthly_usd": round(lines[p].monthly_usd, 2), "source": c.offer.source, "as_of": c.offer.price_as_of(c.purchase)}
+            {
+                "purchase": p,
+                "provider": c.offer.provider,
+                "region": c.offer.region,
+                "zone": c.offer.zone,
+                "instance_type": c.offer.instance_type,
+                "gpu": c.offer.gpu,
+                "gpu_count": c.gpu_count,
+                "replicas": c.replicas,
+                "hourly_usd": c.cost.hourly_usd,
+                "monthly_usd": round(lines[p].monthly_usd, 2),
+                "source": c.offer.source,
+                "as_of": c.offer.price_as_of(c.purchase),
+            }
             for p, c in cloud.items()
         ],
         "commitments": COMMITMENTS_NOTE,
         "pool": pool_info,
         "break_even": {
-            p: {"month": break_even_month(lines[p], pool_line, months),
-                "utilization": round(break_even_utilization(c.cost.monthly_usd, pool_line, months), 4)}
+            p: {
+                "month": break_even_month(lines[p], pool_line, months),
+                "utilization": round(break_even_utilization(c.cost.monthly_usd, pool_line, months), 4),
+            }
             for p, c in cloud.items()
         },
-        "series": {"month": list(range(months + 1)),
-                   **{p: [round(line.cumulative(m), 2) for m in range(months + 1)] for p, line in lines.items()},
-                   "pool": [round(pool_line.cumulative(m), 2) for m in range(months + 1)]},
+        "series": {
+            "month": list(range(months + 1)),
+            **{p: [round(line.cumulative(m), 2) for m in range(months + 1)] for p, line in lines.items()},
+            "pool": [round(pool_line.cumulative(m), 2) for m in range(months + 1)],
+        },
     }
     return out
 
@@ -144,18 +168,29 @@ def _pool_line(pool, gpus: int, utilization: float) -> tuple[CostLine, dict]:
     info = {"name": pool.name, "location": pool.location, "gpu": pool.gpu, "gpus": gpus}
     if pool.capex_usd_per_node is None:
         monthly = pool.usd_per_gpu_hour * gpus * cost.HOURS_PER_MONTH * utilization
-        info.update(basis=f"${pool.usd_per_gpu_hour:.2f}/GPU-h as configured, {gpus} GPUs x 730 h x {utilization:.0%}",
-                    capex_usd=0.0, monthly_usd=round(monthly, 2), nodes=None, lifetime_months=None)
+        info.update(
+            basis=f"${pool.usd_per_gpu_hour:.2f}/GPU-h as configured, {gpus} GPUs x 730 h x {utilization:.0%}",
+            capex_usd=0.0,
+            monthly_usd=round(monthly, 2),
+            nodes=None,
+            lifetime_months=None,
+        )
         return CostLine("pool", 0.0, monthly), info
     share = gpus / pool.gpus_per_node
     power = share * pool.power_kw_per_node * pool.pue * pool.usd_per_kwh * cost.HOURS_PER_MONTH
     opex = share * pool.opex_usd_per_node_year / 12
     lifetime = round(pool.lifetime_years * 12)
     info.update(
-        nodes=round(share, 4), capex_usd=round(share * pool.capex_usd_per_node, 2), monthly_usd=round(power + opex, 2),
-        power_usd_per_month=round(power, 2), opex_usd_per_month=round(opex, 2), lifetime_months=lifetime,
-        basis=(f"{gpus}/{pool.gpus_per_node} of a ${pool.capex_usd_per_node:,.0f} node at month 0 (again every {lifetime} months)"
-               f" + its share of {pool.power_kw_per_node:g} kW x PUE {pool.pue:g} x ${pool.usd_per_kwh:g}/kWh x 730 h"
-               f" and ${pool.opex_usd_per_node_year:,.0f}/node-year"),
+        nodes=round(share, 4),
+        capex_usd=round(share * pool.capex_usd_per_node, 2),
+        monthly_usd=round(power + opex, 2),
+        power_usd_per_month=round(power, 2),
+        opex_usd_per_month=round(opex, 2),
+        lifetime_months=lifetime,
+        basis=(
+            f"{gpus}/{pool.gpus_per_node} of a ${pool.capex_usd_per_node:,.0f} node at month 0 (again every {lifetime} months)"
+            f" + its share of {pool.power_kw_per_node:g} kW x PUE {pool.pue:g} x ${pool.usd_per_kwh:g}/kWh x 730 h"
+            f" and ${pool.opex_usd_per_node_year:,.0f}/node-year"
+        ),
     )
     return CostLine("pool", share * pool.capex_usd_per_node, power + opex, lifetime), info

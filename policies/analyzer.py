@@ -70,7 +70,8 @@ def servicer(policy_config: dict[str, Any] | None = None):
         raise errors.SizingError(
             f"pulumi-policy {version}: the offline analyzer wraps the private servicer of pulumi-policy "
             f"{', '.join(s + 'x' for s in SUPPORTED)} only. To fix: pip install 'pulumi-policy==1.21.*' "
-            "(the [pulumi] extra pins it), or run the real `pulumi preview --policy-pack policies`")
+            "(the [pulumi] extra pins it), or run the real `pulumi preview --policy-pack policies`"
+        )
     from pulumi_policy import policy as sdk_policy
 
     s = sdk_policy._PolicyAnalyzerServicer(pack.NAME, "0.1.0", pack.policies(), sdk_policy.EnforcementLevel.MANDATORY)
@@ -112,8 +113,9 @@ def _message(d) -> str:
     return d.message.removeprefix(d.description).strip()
 
 
-def analyze(resources: Iterable[Resource | tuple[str, str, dict]], stack: str,
-            policy_config: dict | None = None) -> list[Finding]:
+def analyze(
+    resources: Iterable[Resource | tuple[str, str, dict]], stack: str, policy_config: dict | None = None
+) -> list[Finding]:
     """Findings for the resources: one Analyze per resource, then one AnalyzeStack over all of them."""
     s = servicer(policy_config)
     findings: list[Finding] = []
@@ -126,11 +128,22 @@ def analyze(resources: Iterable[Resource | tuple[str, str, dict]], stack: str,
         names[urn] = r.name
         props = struct(r.inputs)
         resp = s.Analyze(analyzer_pb2.AnalyzeRequest(type=r.typ, properties=props, urn=urn, name=r.name), None)
-        findings += [Finding(d.policyName, _LEVEL_NAMES[d.enforcementLevel], r.name, _message(d)) for d in resp.diagnostics]
-        stack_req.resources.append(analyzer_pb2.AnalyzerResource(
-            type=r.typ, properties=props if r.outputs is None else struct(r.outputs), urn=urn, name=r.name,
-            parent=r.parent, dependencies=list(r.dependencies)))
+        findings += [
+            Finding(d.policyName, _LEVEL_NAMES[d.enforcementLevel], r.name, _message(d)) for d in resp.diagnostics
+        ]
+        stack_req.resources.append(
+            analyzer_pb2.AnalyzerResource(
+                type=r.typ,
+                properties=props if r.outputs is None else struct(r.outputs),
+                urn=urn,
+                name=r.name,
+                parent=r.parent,
+                dependencies=list(r.dependencies),
+            )
+        )
     resp = s.AnalyzeStack(stack_req, None)
-    findings += [Finding(d.policyName, _LEVEL_NAMES[d.enforcementLevel], names.get(d.urn, "(stack)"), _message(d))
-                 for d in resp.diagnostics]
+    findings += [
+        Finding(d.policyName, _LEVEL_NAMES[d.enforcementLevel], names.get(d.urn, "(stack)"), _message(d))
+        for d in resp.diagnostics
+    ]
     return findings

@@ -27,8 +27,11 @@ def stack_budget(stack, max_usd: float | None) -> list[tuple[str, str | None]]:
     for m in sm:
         unmodelled = [why for kind, why in m.problems if kind == "evidence"]
         if unmodelled:  # GPU evidence without a precise model (allowed or not): it cannot be priced, never skipped
-            found.add(f"gpusizer-gpu-budget cannot price {m.label}: it carries GPU evidence that no precise model "
-                      "reads, so its GPUs' count and price are unknown. To fix: model it, or remove it", m.urn)
+            found.add(
+                f"gpusizer-gpu-budget cannot price {m.label}: it carries GPU evidence that no precise model "
+                "reads, so its GPUs' count and price are unknown. To fix: model it, or remove it",
+                m.urn,
+            )
             continue
         try:
             cost = m.hourly() or 0.0
@@ -40,12 +43,18 @@ def stack_budget(stack, max_usd: float | None) -> list[tuple[str, str | None]]:
         except Exception as exc:  # noqa: BLE001 - an unpriceable or malformed resource is a finding naming it
             found.add(f"gpusizer-gpu-budget cannot price {m.label} ({type(exc).__name__}: {exc})", m.urn)
     if total > max_usd:
-        cheaper = ("cheaper placements (spot, on-prem pools)" if "on-demand" in purchases or None in purchases else
-                   "smaller or fewer GPU resources, or on-prem pools (these already buy spot; the budget counts "
-                   "on-demand prices, which a spot price may reach)")
-        found.add(f"GPU capacity in this stack costs ${total:,.2f}/h (catalog on-demand, every group at its maximum "
-                  f"size, autoscalers at max replicas) > budget ${max_usd:,.2f}/h. To fix: {cheaper} or raise "
-                  "gpusizer-gpu-budget.maxHourlyUsd", None)
+        cheaper = (
+            "cheaper placements (spot, on-prem pools)"
+            if "on-demand" in purchases or None in purchases
+            else "smaller or fewer GPU resources, or on-prem pools (these already buy spot; the budget counts "
+            "on-demand prices, which a spot price may reach)"
+        )
+        found.add(
+            f"GPU capacity in this stack costs ${total:,.2f}/h (catalog on-demand, every group at its maximum "
+            f"size, autoscalers at max replicas) > budget ${max_usd:,.2f}/h. To fix: {cheaper} or raise "
+            "gpusizer-gpu-budget.maxHourlyUsd",
+            None,
+        )
     return found.result()
 
 

@@ -35,9 +35,9 @@ model, or into a finding when no precise model exists.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import gzip
 import io
-import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 
@@ -54,22 +54,54 @@ RESOURCE_PREFIXES = ("nvidia.com/mig-", "aws.amazon.com/neuron", "gpu.intel.com/
 DEVICE_CLASS = re.compile(r"(^|\.)(gpu|tpu|neuron|mig)(\.|$)|nvidia|amd\.com|habana", re.I)
 # Node labels that name or select accelerators (NVIDIA GPU feature discovery, GKE, Karpenter, EKS).
 _LABEL_WORDS = re.compile(r"gpu|accelerator|tpu|neuron|inferentia|trainium", re.I)
-INSTANCE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type",
-                   "karpenter.k8s.aws/instance-family", "karpenter.k8s.aws/instance-category",
-                   "cloud.google.com/machine-family", "eks.amazonaws.com/instance-type")
+INSTANCE_LABELS = (
+    "node.kubernetes.io/instance-type",
+    "beta.kubernetes.io/instance-type",
+    "karpenter.k8s.aws/instance-family",
+    "karpenter.k8s.aws/instance-category",
+    "cloud.google.com/machine-family",
+    "eks.amazonaws.com/instance-type",
+)
 # A key naming an accelerator field: any non-empty value under it is evidence.
 _FIELD_WORDS = re.compile(r"accelerat|gpu|tpu|neuron|inferentia|trainium", re.I)
 _FILE_KEY = re.compile(r"\.(ya?ml|json|conf|cfg|ini|txt|rules|toml|sh|py|md)$", re.I)  # a ConfigMap file name
-_OWN_KEYS = frozenset(k.lower() for k in (metadata.AWS_REQUIRED, metadata.AWS_SIZED_BY, metadata.GCP_REQUIRED,
-                                          metadata.GCP_SIZED_BY, metadata.K8S_REQUIRED, metadata.K8S_SIZED_BY,
-                                          metadata.K8S_WORKLOAD, "gpusizer:workload", "gpusizer-workload"))
+_OWN_KEYS = frozenset(
+    k.lower()
+    for k in (
+        metadata.AWS_REQUIRED,
+        metadata.AWS_SIZED_BY,
+        metadata.GCP_REQUIRED,
+        metadata.GCP_SIZED_BY,
+        metadata.K8S_REQUIRED,
+        metadata.K8S_SIZED_BY,
+        metadata.K8S_WORKLOAD,
+        "gpusizer:workload",
+        "gpusizer-workload",
+    )
+)
 _EXCLUDING = re.compile(r"exclud|tolerat|antiaffinity|anti_affinity", re.I)
 # Metadata that records, never provisions: tags, resource labels, annotations, descriptions.
-METADATA = frozenset({"tags", "tagsall", "labels", "annotations", "resourcelabels", "description", "tagspecifications",
-                      "defaulttags", "userlabels", "effectivelabels", "terraformlabels", "pulumilabels"})
+METADATA = frozenset(
+    {
+        "tags",
+        "tagsall",
+        "labels",
+        "annotations",
+        "resourcelabels",
+        "description",
+        "tagspecifications",
+        "defaulttags",
+        "userlabels",
+        "effectivelabels",
+        "terraformlabels",
+        "pulumilabels",
+    }
+)
 _NOTHING = frozenset({"", "none", "false", "0", "disabled", "off", "no", "null"})
-_AWS_TYPE = re.compile(r"^(?:ml\.|db\.|cache\.|ra3\.)?([a-z][a-z0-9-]*)\.(nano|micro|small|medium|large|"
-                       r"\d*xlarge|metal(?:-\d+xl)?|\d+xl)$")
+_AWS_TYPE = re.compile(
+    r"^(?:ml\.|db\.|cache\.|ra3\.)?([a-z][a-z0-9-]*)\.(nano|micro|small|medium|large|"
+    r"\d*xlarge|metal(?:-\d+xl)?|\d+xl)$"
+)
 # GCP accelerator-optimized machine types by their shape (a2-highgpu-1g, a3-megagpu-8g, a4x-highgpu-4g,
 # g2-standard-4, ct5lp-hightpu-4t): a name such as "a3-data" or "ctrl-plane" is none.
 _GCP_TYPE = re.compile(r"^([a-z][a-z0-9]*)-(?:(?:high|mega|ultra|edge)gpu-\d+g(?:-[a-z0-9]+)?|standard-\d+)$")
@@ -81,8 +113,10 @@ _ACCELERATOR_NAME = re.compile(r"^(nvidia-(tesla-|rtx-)?[a-z]{0,3}\d|tpu-v\d|tpu
 # Types inside free text (a CLI command, an ECS placement expression, a CloudFormation body): an AWS type
 # with a size, a GCP accelerator-optimized machine type.
 _AWS_IN_TEXT = re.compile(r"(?<![a-z0-9-])([a-z][a-z0-9-]*)\.(\d*xlarge|metal(?:-\d+xl)?|large|medium)(?![a-z0-9])")
-_GCP_IN_TEXT = re.compile(r"(?<![a-z0-9-])([a-z][a-z0-9]*)-(?:high|mega|ultra|edge)gpu-\d+g(?:-[a-z0-9]+)?(?![a-z0-9])"
-                          r"|(?<![a-z0-9-])(g2|g4)-standard-\d+(?![a-z0-9])")
+_GCP_IN_TEXT = re.compile(
+    r"(?<![a-z0-9-])([a-z][a-z0-9]*)-(?:high|mega|ultra|edge)gpu-\d+g(?:-[a-z0-9]+)?(?![a-z0-9])"
+    r"|(?<![a-z0-9-])(g2|g4)-standard-\d+(?![a-z0-9])"
+)
 # Resources named by kind in a list of requirements (ECS resourceRequirements: {type: GPU, value: "8"};
 # ECS inference accelerators), and what exposes a node's GPUs to a container without requesting them
 # (NVIDIA container toolkit: NVIDIA_VISIBLE_DEVICES=all under the nvidia runtime class).
@@ -123,8 +157,11 @@ def normal(value: str) -> str:
 # `cloud-tpus.google.com/v3`, `habana.ai/gaudi`, `xilinx.com/fpga-*`), whatever the name after the slash;
 # a name with a dot is a node label of the same vendor (GPU feature discovery: nvidia.com/gpu.present,
 # nvidia.com/mig.strategy, nvidia.com/cuda.driver.major), not a resource.
-_VENDOR_RESOURCE = re.compile(r"^(?:[a-z0-9-]+\.)*(?:nvidia\.com|amd\.com|habana\.ai|xilinx\.com|"
-                              r"[a-z0-9-]*(?:gpu|tpu|neuron)[a-z0-9-]*\.[a-z0-9.-]+)/[A-Za-z0-9_-]+$", re.I)
+_VENDOR_RESOURCE = re.compile(
+    r"^(?:[a-z0-9-]+\.)*(?:nvidia\.com|amd\.com|habana\.ai|xilinx\.com|"
+    r"[a-z0-9-]*(?:gpu|tpu|neuron)[a-z0-9-]*\.[a-z0-9.-]+)/[A-Za-z0-9_-]+$",
+    re.I,
+)
 
 
 def is_resource_name(key: str) -> bool:
@@ -215,8 +252,11 @@ class _Walk:
             value, where, field = stack.pop()
             self.nodes += 1
             if self.nodes > MAX_NODES:
-                self.add(where, "accelerator", f"more than {MAX_NODES} values: too large to read, judged as if "
-                                               "it held an accelerator")
+                self.add(
+                    where,
+                    "accelerator",
+                    f"more than {MAX_NODES} values: too large to read, judged as if it held an accelerator",
+                )
                 return
             if isinstance(value, Mapping):
                 self.mapping(value, where, field, stack)
@@ -234,14 +274,25 @@ class _Walk:
         if "effect" in m and "key" in m:
             return  # a toleration admits a pod to a tainted node, it requests nothing
         key = m.get("key")
-        if isinstance(key, str) and op in ("in", "exists", "gt", "") and (
-                gpu_label(key) or (key.strip().lower().endswith("instance-category") and _categories(m.get("values")))):
+        if (
+            isinstance(key, str)
+            and op in ("in", "exists", "gt", "")
+            and (gpu_label(key) or (key.strip().lower().endswith("instance-category") and _categories(m.get("values"))))
+        ):
             self.add(_join(where, "key"), "selector", f"{key.strip()} {op or 'in'} {m.get('values', '')}")
         for k in ("type", "resourcetype", "resource", "name"):
             kind = next((x for kk, x in m.items() if str(kk).lower() == k), None)
-            if isinstance(kind, str) and kind.strip().lower() in _KIND_VALUES and k != "name" or (
-                    k == "name" and isinstance(kind, str) and kind.strip().lower() in _VISIBLE
-                    and str(m.get("value", "")).strip().lower() not in _NOTHING | {"void"}):
+            if (
+                isinstance(kind, str)
+                and kind.strip().lower() in _KIND_VALUES
+                and k != "name"
+                or (
+                    k == "name"
+                    and isinstance(kind, str)
+                    and kind.strip().lower() in _VISIBLE
+                    and str(m.get("value", "")).strip().lower() not in _NOTHING | {"void"}
+                )
+            ):
                 self.add(_join(where, k), "resource", f"{kind.strip()} {m.get('value', m.get('count', ''))}".strip())
                 break
         rc = next((x for kk, x in m.items() if str(kk).lower() == "runtimeclassname"), None)
@@ -262,8 +313,11 @@ class _Walk:
             if ks.strip().lower() in INSTANCE_LABELS and isinstance(x, str) and accelerated_type(x, loose=True):
                 self.add(here, "selector", f"{ks.strip()}={x}")
                 continue
-            named = bool(_FIELD_WORDS.search(ks)) and not ks.lower().startswith(("gpusizer", "enablegpusizer")) \
+            named = (
+                bool(_FIELD_WORDS.search(ks))
+                and not ks.lower().startswith(("gpusizer", "enablegpusizer"))
                 and not _FILE_KEY.search(ks)
+            )
             stack.append((x, here, field or named))
 
     def text(self, s: str, where: str, field: bool, stack: list) -> None:
@@ -286,8 +340,13 @@ class _Walk:
         if is_resource_name(s) and last not in ("key",):
             self.add(where, "resource", s.strip())
             return
-        if field and _positive(s) and len(s) < 100 and not any(c.isspace() for c in s.strip()) \
-                and last not in ("name", "description", "id"):
+        if (
+            field
+            and _positive(s)
+            and len(s) < 100
+            and not any(c.isspace() for c in s.strip())
+            and last not in ("name", "description", "id")
+        ):
             self.add(where, "accelerator", s.strip())
             return
         docs = _documents(s)
@@ -329,9 +388,12 @@ def _categories(values) -> bool:
 # Accelerators requested inside command text: `gcloud ... --accelerator=type=nvidia-tesla-v100,count=8`,
 # `kubectl run ... --limits=nvidia.com/gpu=8`, `helm ... --set resources.limits.nvidia\.com/gpu=8`,
 # `docker run --gpus all`, and DRA device expressions naming a GPU driver (`device.driver == "gpu.nvidia.com"`).
-_REQUEST_IN_TEXT = re.compile(r"--accelerator[= ](?:type=)?[a-z0-9-]*(?:nvidia|tpu|gaudi)|--gpus[= ]\S|"
-                              r"(?:nvidia|amd)\\?\.com/gpu|google\\?\.com/tpu|aws\.amazon\\?\.com/neuron|"
-                              r"gpu\.nvidia\.com|gpu\.amd\.com|tpu\.google\.com", re.I)
+_REQUEST_IN_TEXT = re.compile(
+    r"--accelerator[= ](?:type=)?[a-z0-9-]*(?:nvidia|tpu|gaudi)|--gpus[= ]\S|"
+    r"(?:nvidia|amd)\\?\.com/gpu|google\\?\.com/tpu|aws\.amazon\\?\.com/neuron|"
+    r"gpu\.nvidia\.com|gpu\.amd\.com|tpu\.google\.com",
+    re.I,
+)
 
 
 def requests_in_text(text: str) -> list[str]:

@@ -22,11 +22,9 @@ from gpusizer.policies import model, sizing
 from gpusizer.policies import view as v
 
 
-def check_resource(resource_type: str, props: v.View, name: str = "", urn: str = "",
-                   allow: Iterable = ()) -> list[str]:
+def check_resource(resource_type: str, props: v.View, name: str = "", urn: str = "", allow: Iterable = ()) -> list[str]:
     """Messages for one resource and the children its manifests hold (named in each message)."""
-    r = sizing.StackResource(resource_type, props, urn or f"urn:pulumi:::{resource_type}::{name or 'resource'}",
-                             name)
+    r = sizing.StackResource(resource_type, props, urn or f"urn:pulumi:::{resource_type}::{name or 'resource'}", name)
     return [message for message, _ in check(model.expand([r], pathlib.Path.cwd()), allow)]
 
 
@@ -34,8 +32,9 @@ def check(stack, allow: Iterable = ()) -> list[tuple[str, str | None]]:
     allow = list(allow)
     out: list[tuple[str, str | None]] = []
     for m in model.of_stack(stack):
-        out += [(msg, m.urn) for kind, msg in m.problems
-                if kind != "evidence" or model.allowed(m.resource, allow) is None]
+        out += [
+            (msg, m.urn) for kind, msg in m.problems if kind != "evidence" or model.allowed(m.resource, allow) is None
+        ]
         if model.EXPANDED in m.urn and m.gpu is not None:
             try:
                 out += [(f"{m.label}: {msg}", m.urn) for msg in _sized(m)]
@@ -48,6 +47,8 @@ def _sized(m: model.Model) -> list[str]:
     g = m.gpu
     out = [f"{s.label}: unknown GPU type, cannot verify its GPU memory or price" for s in g.unknown]
     if g.required_gib is None:
-        out.append("GPU capacity without a sizing requirement (annotation gpusizer.io/required-gpu-memory-gib). "
-                   "To fix: annotate it with `gpusizer estimate`'s total, or provision it with gpusizer.components.GpuWorkload")
+        out.append(
+            "GPU capacity without a sizing requirement (annotation gpusizer.io/required-gpu-memory-gib). "
+            "To fix: annotate it with `gpusizer estimate`'s total, or provision it with gpusizer.components.GpuWorkload"
+        )
     return out

@@ -33,25 +33,35 @@ def _tokens(p: v.View, where: str) -> list[str]:
     tokens = p.text("metadataOptions", "httpTokens")
     if tokens == "required":
         return []
-    return [f"{where}IMDSv2 is not required (metadataOptions.httpTokens is {tokens or 'unset'}): instance "
-            f"credentials can be stolen through SSRF. {_IMDS_FIX}"]
+    return [
+        f"{where}IMDSv2 is not required (metadataOptions.httpTokens is {tokens or 'unset'}): instance "
+        f"credentials can be stolen through SSRF. {_IMDS_FIX}"
+    ]
 
 
 def require_imdsv2(resource_type: str, p: v.View) -> list[str]:
     """IMDSv2 (session tokens) on every description of a GPU host."""
     if not gpu_host(resource_type, p):
         return []
-    if resource_type in (res.AWS_INSTANCE, res.AWS_SPOT_INSTANCE) and p.has("launchTemplate") \
-            and not p.has("metadataOptions"):
+    if (
+        resource_type in (res.AWS_INSTANCE, res.AWS_SPOT_INSTANCE)
+        and p.has("launchTemplate")
+        and not p.has("metadataOptions")
+    ):
         return []  # the launch template is judged on its own
     if resource_type == res.AWS_SPOT_FLEET:
-        return [f"{s.path}: a Spot Fleet launch specification cannot require IMDSv2. To fix: launch template "
-                "configs whose template sets http_tokens 'required'" for s in p.each("launchSpecifications")]
+        return [
+            f"{s.path}: a Spot Fleet launch specification cannot require IMDSv2. To fix: launch template "
+            "configs whose template sets http_tokens 'required'"
+            for s in p.each("launchSpecifications")
+        ]
     if resource_type == res.AWS_NODE_GROUP:
         if p.has("launchTemplate"):
             return []  # judged on the launch template
-        return ["a node group without a launch template cannot be shown to require IMDSv2. To fix: a launch "
-                "template with metadata_options http_tokens 'required' (and encrypted volumes)"]
+        return [
+            "a node group without a launch template cannot be shown to require IMDSv2. To fix: a launch "
+            "template with metadata_options http_tokens 'required' (and encrypted volumes)"
+        ]
     return _tokens(p, "")
 
 
@@ -102,9 +112,15 @@ def secure_gpu_hosts(resource_type: str, p: v.View) -> list[str]:
     elif resource_type == res.AWS_LAUNCH_TEMPLATE:
         disks = [m.at("ebs") for m in p.each("blockDeviceMappings") if m.has("ebs")]
     elif resource_type == res.AWS_SPOT_FLEET:
-        disks = [d for s in p.each("launchSpecifications") for d in s.each("rootBlockDevices") + s.each("ebsBlockDevices")]
-    out += [f"unencrypted EBS volume {d.path or 'rootBlockDevice'} on a GPU host. To fix: encrypted=True on every "
-            "block device" for d in disks if not _encrypted(d)]
+        disks = [
+            d for s in p.each("launchSpecifications") for d in s.each("rootBlockDevices") + s.each("ebsBlockDevices")
+        ]
+    out += [
+        f"unencrypted EBS volume {d.path or 'rootBlockDevice'} on a GPU host. To fix: encrypted=True on every "
+        "block device"
+        for d in disks
+        if not _encrypted(d)
+    ]
     return out
 
 

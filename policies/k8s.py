@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from gpusizer.contract import audit, metadata
 from gpusizer.base import units
+from gpusizer.contract import audit, metadata
 from gpusizer.facts import hardware
 from gpusizer.policies import evidence, shapes
 from gpusizer.policies import view as v
@@ -44,8 +44,14 @@ _KINDS = {
 POD_SPECS = {f"kubernetes:{k}{patch}": path for k, path in _KINDS.items() for patch in ("", "Patch")}
 # Pods a workload runs: replicas (Deployment, StatefulSet, ReplicaSet; Kubernetes default 1), a Job's
 # parallelism (default 1); a DaemonSet runs one per matching node, unknown here, so 1 is a lower bound.
-_COUNTS = {"Deployment": ("spec", "replicas"), "ReplicationController": ("spec", "replicas"), "StatefulSet": ("spec", "replicas"), "ReplicaSet": ("spec", "replicas"),
-           "Job": ("spec", "parallelism"), "CronJob": ("spec", "jobTemplate", "spec", "parallelism")}
+_COUNTS = {
+    "Deployment": ("spec", "replicas"),
+    "ReplicationController": ("spec", "replicas"),
+    "StatefulSet": ("spec", "replicas"),
+    "ReplicaSet": ("spec", "replicas"),
+    "Job": ("spec", "parallelism"),
+    "CronJob": ("spec", "jobTemplate", "spec", "parallelism"),
+}
 
 
 def kind(resource_type: str) -> str:
@@ -75,7 +81,7 @@ def _gpus(container: v.View) -> dict[str, float]:
     unknown shape, never nothing."""
     out: dict[str, float] = {}
     for part in ("limits", "requests"):
-        for name in (container.mapping("resources", part) or {}):
+        for name in container.mapping("resources", part) or {}:
             key = str(name).strip().lower()
             if evidence.is_resource_name(key):
                 n = container.number("resources", part, name)
@@ -192,7 +198,9 @@ def shapes_of(pod: v.View) -> list[shapes.Shape]:
                 continue
             gib = int(m["gb"]) * units.GB / units.GIB
             name = f"{gpu or 'GPU'} MIG {key.removeprefix(MIG_PREFIX)}"
-            out.append(shapes.Shape(f"{n:g} x {name}", audit.GpuCapacity(gpu or "MIG", n, gib, f"{n:g} x {name}"), None))
+            out.append(
+                shapes.Shape(f"{n:g} x {name}", audit.GpuCapacity(gpu or "MIG", n, gib, f"{n:g} x {name}"), None)
+            )
     return out
 
 
@@ -219,12 +227,17 @@ def shape_reader(path: tuple[str, ...]) -> Callable[[v.View], list[shapes.Shape]
 
 def annotations(path: tuple[str, ...]) -> Callable[[v.View], dict]:
     """The workload's annotations, then its pod template's (which win: they are what the pod carries)."""
+
     def read(p: v.View) -> dict:
         out = p.mapping("metadata", "annotations")
         if path:
             out.update(p.mapping(*path, "metadata", "annotations"))
-        return {k: val for k, val in out.items() if k in (metadata.K8S_REQUIRED, metadata.K8S_SIZED_BY,
-                                                         metadata.K8S_WORKLOAD)}
+        return {
+            k: val
+            for k, val in out.items()
+            if k in (metadata.K8S_REQUIRED, metadata.K8S_SIZED_BY, metadata.K8S_WORKLOAD)
+        }
+
     return read
 
 
@@ -236,4 +249,5 @@ def count(resource_type: str) -> Callable[[v.View], float]:
         if n is not None and n < 0:
             raise ValueError(f"{'.'.join(path)} must not be negative")
         return 1.0 if n is None else n
+
     return read

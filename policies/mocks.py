@@ -32,7 +32,6 @@ from typing import Any
 import pulumi
 from pulumi.runtime import mocks as sdk_mocks
 
-
 # Zone ids of the mocked default VPC's subnets.
 MOCK_ZONES = ("az-a", "az-b")
 
@@ -60,8 +59,12 @@ def declared_outputs(token: str) -> frozenset[str]:
             klass = getattr(importlib.import_module(fqn), cls)
         except (ImportError, AttributeError, ValueError):
             continue
-        return frozenset(getattr(p.fget, "_pulumi_name") for base in klass.__mro__ for p in vars(base).values()
-                         if isinstance(p, property) and hasattr(p.fget, "_pulumi_name"))
+        return frozenset(
+            p.fget._pulumi_name
+            for base in klass.__mro__
+            for p in vars(base).values()
+            if isinstance(p, property) and hasattr(p.fget, "_pulumi_name")
+        )
     return frozenset()
 
 
@@ -116,8 +119,10 @@ class MockCloud(pulumi.runtime.Mocks):
         if args.token == "aws:ec2/getSubnets:getSubnets":
             # A default subnet "subnet-<zone id>" in every zone asked for (components pick zones that
             # offer the type); without a zone filter, two.
-            zones = next((f["values"] for f in args.args.get("filters", []) if f["name"] == "availability-zone-id"),
-                         list(MOCK_ZONES))
+            zones = next(
+                (f["values"] for f in args.args.get("filters", []) if f["name"] == "availability-zone-id"),
+                list(MOCK_ZONES),
+            )
             return {"ids": [f"subnet-{z}" for z in zones], "id": "subnets"}
         if args.token == "aws:ec2/getSubnet:getSubnet":
             return {"id": args.args["id"], "availabilityZoneId": args.args["id"].removeprefix("subnet-")}
@@ -126,8 +131,12 @@ class MockCloud(pulumi.runtime.Mocks):
             types = next(f["values"] for f in args.args["filters"] if f["name"] == "instance-type")
             zones = sorted(set(MOCK_ZONES).union(*(_catalog_zones(t) for t in types)))
             pairs = [(t, z) for t in types for z in zones]
-            return {"id": "offerings", "instanceTypes": [t for t, _ in pairs], "locations": [z for _, z in pairs],
-                    "locationTypes": ["availability-zone-id"] * len(pairs)}
+            return {
+                "id": "offerings",
+                "instanceTypes": [t for t, _ in pairs],
+                "locations": [z for _, z in pairs],
+                "locationTypes": ["availability-zone-id"] * len(pairs),
+            }
         raise NotImplementedError(f"unmocked invoke {args.token}")  # an empty answer would silently yield None
 
 
@@ -155,8 +164,9 @@ class _Monitor(sdk_mocks.MockMonitor):
         return response
 
 
-def run_program(fn: Callable[[], Any], config: dict | None = None, secret_keys=(), stack: str = "dev",
-                preview: bool = False) -> tuple[MockCloud, dict]:
+def run_program(
+    fn: Callable[[], Any], config: dict | None = None, secret_keys=(), stack: str = "dev", preview: bool = False
+) -> tuple[MockCloud, dict]:
     """Run `fn` under fresh mocks (new root stack, config, event loop); return the recorder and the exports.
 
     Args:

@@ -46,11 +46,18 @@ from gpusizer.policies import resources as res
 from gpusizer.policies import view as v
 
 # gpusizer's own components: each records what it sizes; its children are the resources judged.
-OWN_COMPONENTS = frozenset({sizing.WORKLOAD, "gpusizer:aws:GpuCapacity", "gpusizer:gcp:GpuCapacity",
-                            "gpusizer:onprem:GpuCapacity"})
+OWN_COMPONENTS = frozenset(
+    {sizing.WORKLOAD, "gpusizer:aws:GpuCapacity", "gpusizer:gcp:GpuCapacity", "gpusizer:onprem:GpuCapacity"}
+)
 # Kubernetes objects that hold no capacity though they may name GPUs (a quota caps them, a range defaults them).
-NO_CAPACITY = frozenset({"kubernetes:core/v1:ResourceQuota", "kubernetes:core/v1:LimitRange",
-                         "kubernetes:core/v1:ResourceQuotaPatch", "kubernetes:core/v1:LimitRangePatch"})
+NO_CAPACITY = frozenset(
+    {
+        "kubernetes:core/v1:ResourceQuota",
+        "kubernetes:core/v1:LimitRange",
+        "kubernetes:core/v1:ResourceQuotaPatch",
+        "kubernetes:core/v1:LimitRangePatch",
+    }
+)
 # Provider-side components whose children the provider renders (pulumi-kubernetes 4.x).
 MANIFESTS = {  # type -> input fields that hold manifests (strings of YAML/JSON, or objects)
     "kubernetes:yaml:ConfigGroup": ("yaml", "objs", "files"),
@@ -60,8 +67,9 @@ MANIFESTS = {  # type -> input fields that hold manifests (strings of YAML/JSON,
     "kubernetes:kustomize:Directory": ("directory",),
     "kubernetes:kustomize/v2:Directory": ("directory",),
 }
-RENDERED = frozenset({"kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v3:Chart", "kubernetes:helm.sh/v4:Chart",
-                      *MANIFESTS})
+RENDERED = frozenset(
+    {"kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v3:Chart", "kubernetes:helm.sh/v4:Chart", *MANIFESTS}
+)
 """Provider-side components: the offline preview judges their inputs; a real preview also their children."""
 EXPANDED = "$manifest"  # marks a child expanded from a component's manifests (in its URN)
 _MAX_FILE = 2_000_000
@@ -69,8 +77,13 @@ _MAX_FILE = 2_000_000
 
 def precise(resource_type: str) -> bool:
     """Whether the pack has a precise model for the type."""
-    return (resource_type in res.KINDS or resource_type in scaling.MAXIMUM or resource_type in OWN_COMPONENTS
-            or resource_type in NO_CAPACITY or resource_type in MANIFESTS)
+    return (
+        resource_type in res.KINDS
+        or resource_type in scaling.MAXIMUM
+        or resource_type in OWN_COMPONENTS
+        or resource_type in NO_CAPACITY
+        or resource_type in MANIFESTS
+    )
 
 
 def kubernetes_type(doc: dict) -> str | None:
@@ -93,7 +106,9 @@ def _manifests(value, base: pathlib.Path | None) -> list[dict]:
             if not docs and "\n" not in item:
                 docs = _read_files(item, base)
             for d in docs:
-                out += _flatten(d) if isinstance(d, dict) else [x for e in d if isinstance(e, dict) for x in _flatten(e)]
+                out += (
+                    _flatten(d) if isinstance(d, dict) else [x for e in d if isinstance(e, dict) for x in _flatten(e)]
+                )
     return out
 
 
@@ -169,8 +184,9 @@ class Model:
         self.resource = resource
         self.stack = stack
         self.evidence: list[evidence.Evidence] = []
-        self.facts: res.GpuResource | None = res.GpuResource(resource.type, resource.props) \
-            if resource.type in res.KINDS else None
+        self.facts: res.GpuResource | None = (
+            res.GpuResource(resource.type, resource.props) if resource.type in res.KINDS else None
+        )
         self.gpu: res.GpuResource | None = None
         self.problems: list[tuple[str, str]] = []
 
@@ -235,8 +251,9 @@ class Model:
         for x in found:
             usd, why = price(x, self.facts.provider)
             if usd is None and self.facts.provider != "onprem":
-                raise ValueError(f"{why}; the budget cannot leave it out. To fix: a catalog type, or refresh the "
-                                 "catalog")
+                raise ValueError(
+                    f"{why}; the budget cannot leave it out. To fix: a catalog type, or refresh the catalog"
+                )
             prices.append(usd or 0.0)
         return self.most_count() * max(prices)
 
@@ -297,9 +314,11 @@ def _seen(ev: list[evidence.Evidence], n: int = 3) -> str:
 
 
 def _ways(r: sizing.StackResource) -> str:
-    return (f"To fix: model it (a precise model of {r.type} in policies/resources.py), or have the platform team "
-            f"allow it in the pack config: gpusizer-gpu-evidence.allow: [{{type: {r.type!r}, name: {r.name!r}, "
-            "reason: ...}]")
+    return (
+        f"To fix: model it (a precise model of {r.type} in policies/resources.py), or have the platform team "
+        f"allow it in the pack config: gpusizer-gpu-evidence.allow: [{{type: {r.type!r}, name: {r.name!r}, "
+        "reason: ...}]"
+    )
 
 
 def model_of(r: sizing.StackResource, stack: StackModel | None = None) -> Model:
@@ -310,9 +329,14 @@ def model_of(r: sizing.StackResource, stack: StackModel | None = None) -> Model:
     except v.Unknown:
         pass  # judged again at `up`
     except Exception as exc:  # noqa: BLE001 - a crash while modelling is a finding, never a dropped one
-        m.problems.append(("crash", f"{m.label} ({r.type}): gpusizer could not model it ({type(exc).__name__}: "
-                                    f"{exc}), so it cannot be shown to hold no unsized GPU. To fix: correct the "
-                                    "resource"))
+        m.problems.append(
+            (
+                "crash",
+                f"{m.label} ({r.type}): gpusizer could not model it ({type(exc).__name__}: "
+                f"{exc}), so it cannot be shown to hold no unsized GPU. To fix: correct the "
+                "resource",
+            )
+        )
     return m
 
 
@@ -332,21 +356,41 @@ def _read_model(m: Model) -> None:
         m.gpu = m.facts if m.facts.shapes else None
         # A node selection provisions GPU nodes through an autoscaler (Karpenter, GKE auto-provisioning) for a
         # pod that waits for one; a DaemonSet's pods never make nodes, they follow the nodes that exist.
-        kinds = ("type", "resource") if r.type.endswith(("DaemonSet", "DaemonSetPatch")) else \
-            ("type", "resource", "selector")
-        strong = [e for e in seen if e.kind in kinds
-                  or (e.kind == "accelerator" and evidence.normal(e.what).startswith(("nvidia-", "amd-", "tpu")))]
+        kinds = (
+            ("type", "resource")
+            if r.type.endswith(("DaemonSet", "DaemonSetPatch"))
+            else ("type", "resource", "selector")
+        )
+        strong = [
+            e
+            for e in seen
+            if e.kind in kinds
+            or (e.kind == "accelerator" and evidence.normal(e.what).startswith(("nvidia-", "amd-", "tpu")))
+        ]
         if m.gpu is None and strong and (m.facts.typed() or not _through_template(m.facts)):
-            m.problems.append(("evidence", f"{m.label} ({r.type}): GPU evidence the model of this type reads no GPU "
-                                           f"from: {_seen(strong)}. The cloud may provision it. {_ways(r)}"))
+            m.problems.append(
+                (
+                    "evidence",
+                    f"{m.label} ({r.type}): GPU evidence the model of this type reads no GPU "
+                    f"from: {_seen(strong)}. The cloud may provision it. {_ways(r)}",
+                )
+            )
         return
     if (precise(r.type) and r.type not in MANIFESTS) or not seen:
         return
-    what = "its inputs (the offline preview cannot render its children; a real preview also judges them)" \
-        if r.type in RENDERED else "it"
-    m.problems.append(("evidence", f"{m.label} ({r.type}): GPU evidence in {what}: {_seen(seen)}. gpusizer has no "
-                                   "precise model of this type, so it cannot verify the GPUs' size, count or price. "
-                                   f"{_ways(r)}"))
+    what = (
+        "its inputs (the offline preview cannot render its children; a real preview also judges them)"
+        if r.type in RENDERED
+        else "it"
+    )
+    m.problems.append(
+        (
+            "evidence",
+            f"{m.label} ({r.type}): GPU evidence in {what}: {_seen(seen)}. gpusizer has no "
+            "precise model of this type, so it cannot verify the GPUs' size, count or price. "
+            f"{_ways(r)}",
+        )
+    )
 
 
 def _strings(value) -> list[str]:
@@ -379,7 +423,11 @@ def _literal_refs(r: sizing.StackResource) -> list[str]:
     refs: list = []
     specs = [p.data.get("launchTemplate") if isinstance(p.data, dict) else None]
     d = p.data if isinstance(p.data, dict) else {}
-    mip = ((d.get("mixedInstancesPolicy") or {}).get("launchTemplate") or {}) if isinstance(d.get("mixedInstancesPolicy"), dict) else {}
+    mip = (
+        ((d.get("mixedInstancesPolicy") or {}).get("launchTemplate") or {})
+        if isinstance(d.get("mixedInstancesPolicy"), dict)
+        else {}
+    )
     if isinstance(mip, dict):
         specs.append(mip.get("launchTemplateSpecification"))
         specs += [o.get("launchTemplateSpecification") for o in mip.get("overrides") or [] if isinstance(o, dict)]
@@ -425,21 +473,29 @@ def templates(r: sizing.StackResource, by_urn: dict[str, sizing.StackResource]) 
         key = ref.strip().lower()
         found = [t for t in pool if key in _names(t) or evidence.normal(key.split("?")[0]) in _names(t)]
         if not found:
-            raise ValueError(f"it launches from a template that is not in this stack ({ref!r}), so the pack cannot "
-                             "verify its GPUs. To fix: keep the launch or instance template in this stack (referenced "
-                             "by its output), or name the instance types on the resource")
+            raise ValueError(
+                f"it launches from a template that is not in this stack ({ref!r}), so the pack cannot "
+                "verify its GPUs. To fix: keep the launch or instance template in this stack (referenced "
+                "by its output), or name the instance types on the resource"
+            )
         out += [t for t in found if t not in out]
     return out
 
 
 # --- prices ---------------------------------------------------------------------------------------------------
 
+
 @functools.cache
 def _per_gpu(gpu: str) -> float | None:
     """The lowest on-demand $/hour per GPU of any catalog offer of `gpu` (a sibling's price)."""
-    prices = [o.on_demand_usd / (o.gpu_count * o.gpu_fraction) for o in audit._offers()
-              if o.gpu == gpu and o.on_demand_usd is not None and o.gpu_count * o.gpu_fraction > 0
-              and not o.instance_type.startswith("onprem")]
+    prices = [
+        o.on_demand_usd / (o.gpu_count * o.gpu_fraction)
+        for o in audit._offers()
+        if o.gpu == gpu
+        and o.on_demand_usd is not None
+        and o.gpu_count * o.gpu_fraction > 0
+        and not o.instance_type.startswith("onprem")
+    ]
     return min(prices, default=None)
 
 
@@ -450,8 +506,11 @@ def price(shape: shapes.Shape, provider: str) -> tuple[float | None, str]:
         return shape.hourly_usd, "catalog on-demand"
     o = audit.types_of(provider).get(shape.label) if provider in ("aws", "gcp") else None
     if o is not None:
-        spots = [x.spot_usd for x in audit._offers() if x.provider == provider and x.instance_type == shape.label
-                 and x.spot_usd is not None]
+        spots = [
+            x.spot_usd
+            for x in audit._offers()
+            if x.provider == provider and x.instance_type == shape.label and x.spot_usd is not None
+        ]
         if spots:
             return min(spots), "catalog spot (no on-demand price: a lower bound)"
     cap = shape.capacity

@@ -51,8 +51,11 @@ def _spec(workload: sizing.StackResource) -> dict | None:
 
 def pins_of(spec: dict) -> dict[str, object]:
     placement = spec.get("placement") or {}
-    return {k: placement[k] for k, default in PIN_FIELDS.items()
-            if placement.get(k) is not None and placement.get(k) != default}
+    return {
+        k: placement[k]
+        for k, default in PIN_FIELDS.items()
+        if placement.get(k) is not None and placement.get(k) != default
+    }
 
 
 def _plan(spec: dict, pools) -> gpusizer.Decision:
@@ -89,8 +92,12 @@ def compare(workload: sizing.StackResource, removed, cfg=None) -> Pinned | None:
     a, b = metric(pinned), metric(free)
     if a is None or b is None or b <= 0:
         return None
-    if "gpus" in pins and pinned.chosen is not None and free.chosen is not None \
-            and pinned.chosen.purchase != free.chosen.purchase:
+    if (
+        "gpus" in pins
+        and pinned.chosen is not None
+        and free.chosen is not None
+        and pinned.chosen.purchase != free.chosen.purchase
+    ):
         # Like for like: an H100 pinned on spot against an L4 on demand hides the GPU pin's cost (removing every
         # pin crosses purchase options). The GPU pin alone is judged too: the same places and purchase option as
         # the pinned choice, any GPU. Provider and region pins on spot are not (spot prices differ by region).
@@ -127,8 +134,10 @@ def _allowed(name: str, urn_name: str, allow_pins) -> dict[str, object]:
 
 def _choice(d: gpusizer.Decision) -> str:
     c = d.chosen
-    return (f"{c.offer.instance_type} ({c.offer.gpu_count:g} x {c.offer.gpu}, {c.offer.provider} {c.offer.region}, "
-            f"{c.purchase})")
+    return (
+        f"{c.offer.instance_type} ({c.offer.gpu_count:g} x {c.offer.gpu}, {c.offer.provider} {c.offer.region}, "
+        f"{c.purchase})"
+    )
 
 
 def _cost(d: gpusizer.Decision) -> str:
@@ -150,11 +159,13 @@ def pin_findings(workload: sizing.StackResource, max_ratio: float, cfg) -> list[
     if p is None or p.ratio <= max_ratio:
         return []
     pins = ", ".join(f"placement.{k}: {json.dumps(val)}" for k, val in p.pins.items())
-    return [f"{p.name}: its pins ({pins}) choose {_choice(p.pinned)} at {_cost(p.pinned)}, {p.ratio:.1f}x the cheapest "
-            f"adequate offer without them, {_choice(p.free)} at {_cost(p.free)} (limit {max_ratio:g}x). The pack judges "
-            "the need, not the author's pins. To fix: remove the pin, or have the platform team allow it: "
-            f"gpusizer-no-overprovisioning.allowPins: [{{workload: {p.name!r}, pins: [{', '.join(p.pins)}], "
-            "reason: ...}]"]
+    return [
+        f"{p.name}: its pins ({pins}) choose {_choice(p.pinned)} at {_cost(p.pinned)}, {p.ratio:.1f}x the cheapest "
+        f"adequate offer without them, {_choice(p.free)} at {_cost(p.free)} (limit {max_ratio:g}x). The pack judges "
+        "the need, not the author's pins. To fix: remove the pin, or have the platform team allow it: "
+        f"gpusizer-no-overprovisioning.allowPins: [{{workload: {p.name!r}, pins: [{', '.join(p.pins)}], "
+        "reason: ...}]"
+    ]
 
 
 def exceptions(workload: sizing.StackResource, max_ratio: float, cfg) -> list[str]:
@@ -170,12 +181,15 @@ def exceptions(workload: sizing.StackResource, max_ratio: float, cfg) -> list[st
         except gpusizer.SizingError:
             continue
         if p is not None and p.ratio > max_ratio:
-            out.append(f"{p.name}: placement.{pin} allowed by the pack config ({a.reason}): {_choice(p.pinned)} at "
-                       f"{p.ratio:.1f}x {_choice(p.free)}")
+            out.append(
+                f"{p.name}: placement.{pin} allowed by the pack config ({a.reason}): {_choice(p.pinned)} at "
+                f"{p.ratio:.1f}x {_choice(p.free)}"
+            )
     return out
 
 
 # --- calibration ----------------------------------------------------------------------------------------------
+
 
 def calibration_problem(workload: sizing.StackResource, cfg) -> tuple[dict | None, str | None]:
     """(the spec to judge by, why its calibration does not count) for a spec naming a calibration file:
@@ -194,8 +208,12 @@ def calibration_problem(workload: sizing.StackResource, cfg) -> tuple[dict | Non
     if any(t.sha256 == digest for t in getattr(cfg, "trusted_calibrations", ())):
         return None, None
     band = getattr(cfg, "calibration_band", 0.5)
-    off = [f"{gpu} {k} {val:g} (default {calibration.default(gpu, k):g})" for gpu, factors in cal.gpus.items()
-           for k, val in factors.items() if abs(val / calibration.default(gpu, k) - 1) > band]
+    off = [
+        f"{gpu} {k} {val:g} (default {calibration.default(gpu, k):g})"
+        for gpu, factors in cal.gpus.items()
+        for k, val in factors.items()
+        if abs(val / calibration.default(gpu, k) - 1) > band
+    ]
     if not off:
         return None, None
     try:
@@ -204,6 +222,8 @@ def calibration_problem(workload: sizing.StackResource, cfg) -> tuple[dict | Non
         moved = True
     if not moved:
         return None, None
-    return plain, (f"its calibration {path!r} (sha256 {digest}) moves the decision with factors outside "
-                   f"{band:g} of the defaults ({'; '.join(off[:3])}) and the pack config does not trust it "
-                   "(gpusizer-no-overprovisioning.trustedCalibrations)")
+    return plain, (
+        f"its calibration {path!r} (sha256 {digest}) moves the decision with factors outside "
+        f"{band:g} of the defaults ({'; '.join(off[:3])}) and the pack config does not trust it "
+        "(gpusizer-no-overprovisioning.trustedCalibrations)"
+    )

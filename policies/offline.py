@@ -26,11 +26,11 @@ import sys
 import pulumi
 
 import gpusizer
+from gpusizer import reuse
 from gpusizer.base import errors, inputs, memo, providers, redact
 from gpusizer.contract import OUTPUT_VERSION
-from gpusizer.render import table
-from gpusizer import reuse
 from gpusizer.policies import analyzer, fork, mocks, rules
+from gpusizer.render import table
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 PHASES = ("preview", "up")  # a first preview (unknowns), then the update (all known)
@@ -85,24 +85,37 @@ def _stack_config(stack_file: pathlib.Path) -> tuple[dict, list[str]]:
         raise errors.SpecError(f"stack file {stack_file}: config: must be a mapping of keys", "--stack")
     odd_keys = [k for k in config if not isinstance(k, str)]  # a number, a date, null ...
     if odd_keys:
-        raise errors.SpecError(f"stack file {stack_file}: config key {inputs.quote(odd_keys[0])} is not a name. "
-                               "To fix: write keys as namespace:name (gpusizer:workloads, aws:region)", "--stack")
+        raise errors.SpecError(
+            f"stack file {stack_file}: config key {inputs.quote(odd_keys[0])} is not a name. "
+            "To fix: write keys as namespace:name (gpusizer:workloads, aws:region)",
+            "--stack",
+        )
     config, secret_keys = _without_ciphertext(config)
     for key, value in config.items():  # the program reads structured config as JSON, as the CLI passes it
         misfit = inputs.not_json(value, key)
         if misfit:  # an explicit !!timestamp, !!binary or !!set tag, a key that is a number, .nan
-            raise errors.SpecError(f"stack file {stack_file}: config {misfit.place} holds {misfit.what}, which JSON "
-                                   "cannot carry. To fix: write it as plain text (quoted), a number, a list or a "
-                                   "mapping", "--stack")
+            raise errors.SpecError(
+                f"stack file {stack_file}: config {misfit.place} holds {misfit.what}, which JSON "
+                "cannot carry. To fix: write it as plain text (quoted), a number, a list or a "
+                "mapping",
+                "--stack",
+            )
     if secret_keys:
-        print(f"note: {', '.join(secret_keys)} hold(s) secure values the offline preview cannot decrypt; "
-              "placeholders stand in for them (resources and policies are checked, credentials are not)",
-              file=sys.stderr)
+        print(
+            f"note: {', '.join(secret_keys)} hold(s) secure values the offline preview cannot decrypt; "
+            "placeholders stand in for them (resources and policies are checked, credentials are not)",
+            file=sys.stderr,
+        )
     return config, secret_keys
 
 
-def preview(stack: str, stacks_dir: pathlib.Path, program: pathlib.Path, policy_config: dict | None = None,
-            parallel: bool | None = None):
+def preview(
+    stack: str,
+    stacks_dir: pathlib.Path,
+    program: pathlib.Path,
+    policy_config: dict | None = None,
+    parallel: bool | None = None,
+):
     """Run the program for `stack` as a first preview and as an update, the pack over each:
     (exports, resources, findings). Findings seen in both phases are listed once.
 
@@ -115,8 +128,13 @@ def preview(stack: str, stacks_dir: pathlib.Path, program: pathlib.Path, policy_
     config, secret_keys = _stack_config(stacks_dir / f"Pulumi.{stack}.yaml")
 
     def phase(name: str) -> tuple[dict, list, list[tuple]]:
-        recorder, exports = mocks.run_program(lambda: runpy.run_path(str(program), run_name="__main__") and None,
-                                              config, secret_keys, stack=stack, preview=name == "preview")
+        recorder, exports = mocks.run_program(
+            lambda: runpy.run_path(str(program), run_name="__main__") and None,
+            config,
+            secret_keys,
+            stack=stack,
+            preview=name == "preview",
+        )
         resources = analyzer.recorded(recorder.resources)
         return exports, resources, [dataclasses.astuple(f) for f in analyzer.analyze(resources, stack, policy_config)]
 
@@ -194,12 +212,14 @@ def _resolved(value):
 
 def _decisions(exports: dict) -> dict[str, dict]:
     """Each workload's export, resolved (the program exports one dict per workload, its plan JSON under "decision")."""
-    return {name: ({k: _resolved(v) for k, v in e.items()} if isinstance(e, dict) else {"value": _resolved(e)})
-            for name, e in exports.items()}
+    return {
+        name: ({k: _resolved(v) for k, v in e.items()} if isinstance(e, dict) else {"value": _resolved(e)})
+        for name, e in exports.items()
+    }
 
 
 def _decision_line(e: dict) -> str:
-    """"aws us-east-1 g6e.xlarge (1 x L40S), on-demand: 2 replicas x $1.86/h = $3.72/h, $2,717.06/month"."""
+    """ "aws us-east-1 g6e.xlarge (1 x L40S), on-demand: 2 replicas x $1.86/h = $3.72/h, $2,717.06/month"."""
     from gpusizer.base import cost
     from gpusizer.render import report
 
@@ -230,9 +250,11 @@ def notes(resources: list, policy_config: dict | None = None) -> list[str]:
     out = []
     rendered = sorted({r.typ for r in resources if r.typ in model.RENDERED})
     if rendered:
-        out.append(f"{sum(r.typ in model.RENDERED for r in resources)} provider-side component(s) ({', '.join(rendered)}): "
-                   "the offline preview judged their inputs (manifests, values); a real `pulumi preview --policy-pack "
-                   "policies` also judges the children they render")
+        out.append(
+            f"{sum(r.typ in model.RENDERED for r in resources)} provider-side component(s) ({', '.join(rendered)}): "
+            "the offline preview judged their inputs (manifests, values); a real `pulumi preview --policy-pack "
+            "policies` also judges the children they render"
+        )
     rule = rules.BY_NAME["gpusizer-no-overprovisioning"]
     try:
         cfg = rule.settings(rules.settings_of((policy_config or {}).get(rule.name, {})))
@@ -250,9 +272,18 @@ def notes(resources: list, policy_config: dict | None = None) -> list[str]:
 
 # Inputs shown beside a resource in the tree, as `pulumi preview --diff` names them: what it is and how many.
 _KEY_FIELDS = (
-    ("instanceType",), ("machineType",), ("instanceMarketOptions", "marketType"), ("scheduling", "provisioningModel"),
-    ("desiredCapacity",), ("minSize",), ("maxSize",), ("targetSize",), ("spec", "replicas"),
-    ("spec", "hard", "requests.nvidia.com/gpu"), ("minReplicaCount",), ("maxReplicaCount",),
+    ("instanceType",),
+    ("machineType",),
+    ("instanceMarketOptions", "marketType"),
+    ("scheduling", "provisioningModel"),
+    ("desiredCapacity",),
+    ("minSize",),
+    ("maxSize",),
+    ("targetSize",),
+    ("spec", "replicas"),
+    ("spec", "hard", "requests.nvidia.com/gpu"),
+    ("minReplicaCount",),
+    ("maxReplicaCount",),
 )
 _GPU_TAGS = (("tags", "gpusizer:gpu"), ("labels", "gpusizer-gpu"), ("metadata", "annotations", "gpusizer.io/gpu"))
 
@@ -267,9 +298,11 @@ def _dig(inputs, path: tuple[str, ...]):
 
 def _key_fields(r) -> dict[str, object]:
     """The inputs that say what a resource buys (type, purchase, count, GPUs), by their last name."""
-    found = {path[-1]: int(value) if isinstance(value, float) and value.is_integer() else value
-             for path in _KEY_FIELDS
-             if (value := _dig(r.inputs, path)) is not None and not isinstance(value, (dict, list))}
+    found = {
+        path[-1]: int(value) if isinstance(value, float) and value.is_integer() else value
+        for path in _KEY_FIELDS
+        if (value := _dig(r.inputs, path)) is not None and not isinstance(value, (dict, list))
+    }
     overrides = _dig(r.inputs, ("mixedInstancesPolicy", "launchTemplate", "overrides"))
     if isinstance(overrides, list):  # an Auto Scaling group over ranked types (capacity failover)
         types = [o.get("instanceType") for o in overrides if isinstance(o, dict) and o.get("instanceType")]
@@ -299,7 +332,9 @@ def resource_tree(resources: list) -> list[tuple[int, object]]:
 
 def _tree_lines(resources: list, stack: str) -> list[str]:
     """The resources as `pulumi preview` draws them: `+ type  name  key=value ...`, indented under parents."""
-    rows = [(depth, r, ", ".join(f"{k}={v}" for k, v in _key_fields(r).items())) for depth, r in resource_tree(resources)]
+    rows = [
+        (depth, r, ", ".join(f"{k}={v}" for k, v in _key_fields(r).items())) for depth, r in resource_tree(resources)
+    ]
     width = max((2 * d + len(r.typ) for d, r, _ in rows), default=0)
     lines = [f"Resources ({len(rows)} to create):", f"  + pulumi:pulumi:Stack  {stack}"]
     for depth, r, fields in rows:
@@ -308,8 +343,14 @@ def _tree_lines(resources: list, stack: str) -> list[str]:
     return lines
 
 
-def render(exports: dict, resources: list, findings: list[Finding], fmt: str, stack: str = "",
-           policy_config: dict | None = None) -> str:
+def render(
+    exports: dict,
+    resources: list,
+    findings: list[Finding],
+    fmt: str,
+    stack: str = "",
+    policy_config: dict | None = None,
+) -> str:
     if fmt == "json":
         doc = to_json(exports, resources, findings)
         doc["policy"]["notes"] = notes(resources, policy_config)
@@ -352,8 +393,10 @@ def to_json(exports: dict, resources: list, findings: list[Finding]) -> dict:
     return {
         "version": OUTPUT_VERSION,
         "workloads": workloads,
-        "resources": [{"type": r.typ, "name": r.name, "parent": r.parent, "fields": _key_fields(r)}
-                      for _, r in resource_tree(resources)],
+        "resources": [
+            {"type": r.typ, "name": r.name, "parent": r.parent, "fields": _key_fields(r)}
+            for _, r in resource_tree(resources)
+        ],
         "policy": {
             "resources": len(resources),
             "mandatory": mandatory,
@@ -372,8 +415,11 @@ def _program(given: str | None) -> pathlib.Path:
         compile(text, given, "exec")
     except (SyntaxError, ValueError) as exc:  # ValueError: a NUL byte in the source
         where = f" at line {exc.lineno}: {exc.msg}" if getattr(exc, "lineno", None) else f": {getattr(exc, 'msg', exc)}"
-        raise errors.SpecError(f"--program {inputs.quote(given)}: invalid Python{where}. "
-                               "To fix: correct the program (python -m py_compile shows the same)", "--program") from None
+        raise errors.SpecError(
+            f"--program {inputs.quote(given)}: invalid Python{where}. "
+            "To fix: correct the program (python -m py_compile shows the same)",
+            "--program",
+        ) from None
     return pathlib.Path(given)
 
 
@@ -382,16 +428,19 @@ def run(args) -> int:
     stacks_dir = pathlib.Path(args.stacks_dir or REPO / "stacks")
     if not (stacks_dir / f"Pulumi.{args.stack}.yaml").is_file():
         known = sorted(p.name.split(".")[1] for p in stacks_dir.glob("Pulumi.*.yaml"))
-        raise errors.SpecError(f"--stack: no {stacks_dir}/Pulumi.{args.stack}.yaml. To fix: use one of {', '.join(known)}",
-                               "--stack")
-    policy_config = (inputs.read_json(args.policy_config, "policy config", "--policy-config")
-                     if args.policy_config else None)
+        raise errors.SpecError(
+            f"--stack: no {stacks_dir}/Pulumi.{args.stack}.yaml. To fix: use one of {', '.join(known)}", "--stack"
+        )
+    policy_config = (
+        inputs.read_json(args.policy_config, "policy config", "--policy-config") if args.policy_config else None
+    )
     if policy_config is not None:
         rules.validate_config(policy_config)
     program = _program(args.program)
     try:
-        exports, resources, findings = preview(args.stack, stacks_dir, program, policy_config,
-                                               parallel=False if args.serial else None)
+        exports, resources, findings = preview(
+            args.stack, stacks_dir, program, policy_config, parallel=False if args.serial else None
+        )
     except pulumi.RunError as exc:
         raise errors.SpecError(f"stack {args.stack}: {exc}", "") from None
     except errors.SizingError:
@@ -399,8 +448,11 @@ def run(args) -> int:
     except Exception as exc:  # a user's --program failed (ours turns its errors into RunErrors): not our bug
         if args.program is None or getattr(args, "debug", False):
             raise
-        raise errors.SpecError(f"--program {inputs.quote(args.program)} raised {type(exc).__name__}: {exc}. "
-                               "To fix: correct the program (--debug shows the traceback)", "--program") from None
+        raise errors.SpecError(
+            f"--program {inputs.quote(args.program)} raised {type(exc).__name__}: {exc}. "
+            "To fix: correct the program (--debug shows the traceback)",
+            "--program",
+        ) from None
     print(redact.redact(render(exports, resources, findings, args.format, f"gpusizer-{args.stack}", policy_config)))
     sys.stdout.flush()
     return 1 if any(f.level == "mandatory" for f in findings) else 0

@@ -70,13 +70,20 @@ class _Judge:
         if not templates:
             if shapes is None:
                 g.shapes  # noqa: B018 - raises the unknown type again: judged at `up`
-            return [f"{r.name or r.urn} launches from a template that is not in this stack, so the pack cannot verify "
-                    "its GPUs. To fix: keep the launch or instance template in this stack, or name the instance "
-                    "types on the resource"]
+            return [
+                f"{r.name or r.urn} launches from a template that is not in this stack, so the pack cannot verify "
+                "its GPUs. To fix: keep the launch or instance template in this stack, or name the instance "
+                "types on the resource"
+            ]
         return self.through_templates(r, g, templates, m.most_count)
 
-    def through_templates(self, r: sizing.StackResource, g: res.GpuResource, templates: list[sizing.StackResource],
-                          count: Callable[[], float]) -> list[str]:
+    def through_templates(
+        self,
+        r: sizing.StackResource,
+        g: res.GpuResource,
+        templates: list[sizing.StackResource],
+        count: Callable[[], float],
+    ) -> list[str]:
         """`r` judged through the in-stack templates it launches: the group runs count() nodes once, whichever
         template launches each; each is judged at that count, bought as the template says, or as the group
         does where the template sets no market. The count is read only where a GpuWorkload checks it."""
@@ -85,14 +92,18 @@ class _Judge:
         for i, (_, tg) in enumerate(gpu_templates):
             out += self.judge(r, tg, count if i == 0 else (lambda: 0.0), _bought(tg, g))
         mine = self.stack.of(r.urn).workload
-        owners = {o.urn for t, _ in gpu_templates
-                  if (o := self.stack.of(t.urn).workload) is not None and o is not mine}
+        owners = {o.urn for t, _ in gpu_templates if (o := self.stack.of(t.urn).workload) is not None and o is not mine}
         for owner in owners:  # a group elsewhere launching a GpuWorkload's template runs that workload's capacity
             self.runs[owner] = self.runs.get(owner, 0.0) + count()
         return out
 
-    def judge(self, r: sizing.StackResource, g: res.GpuResource, count: Callable[[], float],
-              purchase: Callable[[], str | None] | None) -> list[str]:
+    def judge(
+        self,
+        r: sizing.StackResource,
+        g: res.GpuResource,
+        count: Callable[[], float],
+        purchase: Callable[[], str | None] | None,
+    ) -> list[str]:
         """Memory and the exemption for `r` running `g`'s shapes on count() nodes or pods (0: a template),
         bought as purchase() says (None: a template buys nothing itself). The count is read only under a
         GpuWorkload, where it is checked, and the purchase only for a spot decision: elsewhere an unknown
@@ -115,13 +126,17 @@ class _Judge:
         found = sizing.over_memory(g, self.max_ratio, need)
         if not found:
             return []
-        why = refused or verify.mismatch(g, d, n or None, purchase, self.max_ratio)  # read only when memory would flag it
+        why = refused or verify.mismatch(
+            g, d, n or None, purchase, self.max_ratio
+        )  # read only when memory would flag it
         if why is None:
             return []
         tagged = g.required_gib
         if need is not None and not verify.same_requirement(tagged, need):
-            found = [f"{m} (the requirement re-planned from its GpuWorkload; its own says {g.raw_requirement!r})"
-                     for m in found]
+            found = [
+                f"{m} (the requirement re-planned from its GpuWorkload; its own says {g.raw_requirement!r})"
+                for m in found
+            ]
         if g.sized_by in sizing.EXEMPT:
             return [f"{m} The label sized-by {g.sized_by!r} is not re-derived: {why}." for m in found]
         if workload is not None:
@@ -137,25 +152,31 @@ class _Judge:
                 continue
             w = self.by_urn[urn]
             runs = f"{total:g} nodes or pods" if math.isfinite(total) else f"without bound ({self.unbounded[urn]})"
-            findings.add(f"{w.name or urn}: the GPU resources under it may run {runs} together (each at its largest "
-                         f"size or autoscaler maximum), its re-planned decision {most}: capacity beyond the decision "
-                         "is not sized. To fix: provision through the GpuWorkload alone, or raise deploy.replicas or "
-                         "deploy.autoscaling in its spec", urn)
+            findings.add(
+                f"{w.name or urn}: the GPU resources under it may run {runs} together (each at its largest "
+                f"size or autoscaler maximum), its re-planned decision {most}: capacity beyond the decision "
+                "is not sized. To fix: provision through the GpuWorkload alone, or raise deploy.replicas or "
+                "deploy.autoscaling in its spec",
+                urn,
+            )
 
 
 def _calibration(w: sizing.StackResource, cfg) -> list[str]:
     _, why = need.calibration_problem(w, cfg)
     if why is None:
         return []
-    return [f"{w.name or w.urn}: {why}, so its resources are judged against the decision without it. To fix: "
-            "trust the file (gpusizer-no-overprovisioning.trustedCalibrations: [{sha256: ..., reason: ...}]) or "
-            "drop sizing.calibration"]
+    return [
+        f"{w.name or w.urn}: {why}, so its resources are judged against the decision without it. To fix: "
+        "trust the file (gpusizer-no-overprovisioning.trustedCalibrations: [{sha256: ..., reason: ...}]) or "
+        "drop sizing.calibration"
+    ]
 
 
 def _bought(*resources: res.GpuResource) -> Callable[[], str]:
     """How the first of `resources` that sets a purchase option buys (a template's market options, else
     its group's), on-demand when none does. A market option unknown at a first preview was not given
     (the provider computes it on create): it sets none."""
+
     def read() -> str:
         for g in resources:
             try:
@@ -165,6 +186,7 @@ def _bought(*resources: res.GpuResource) -> Callable[[], str]:
             if bought is not None:
                 return bought
         return "on-demand"
+
     return read
 
 
@@ -179,10 +201,10 @@ def check(stack, max_ratio: float, cfg=None) -> list[tuple[str, str | None]]:
     findings = sizing.Findings("gpusizer-no-overprovisioning")
     for w in sm.resources:  # the need, not the author's pins; a calibration that moves the decision must be trusted
         if w.type == sizing.WORKLOAD:
-            findings.judge(w, lambda: need.pin_findings(w, max_ratio, cfg) + _calibration(w, cfg))
+            findings.judge(w, lambda w=w: need.pin_findings(w, max_ratio, cfg) + _calibration(w, cfg))
     findings.bounds(sm.failed)  # a count that cannot be read cannot be shown to fit its GpuWorkload's decision
     for m in sm:
         if m.facts is not None:
-            findings.judge(m.resource, lambda: judge.resource(m))
+            findings.judge(m.resource, lambda m=m: judge.resource(m))
     judge.counted(findings)
     return findings.result()

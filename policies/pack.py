@@ -41,8 +41,9 @@ def unknown_error(exc: v.Unknown) -> sdk_proxy.UnknownValueError:
 def _resource_validator(rule: rules.Rule):
     def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
         try:
-            messages = rules.check_resource(rule.name, args.resource_type, args.props, args.get_config(),
-                                            args.name, args.urn)
+            messages = rules.check_resource(
+                rule.name, args.resource_type, args.props, args.get_config(), args.name, args.urn
+            )
         except v.Unknown as exc:
             raise unknown_error(exc) from None
         for message in messages:
@@ -56,8 +57,16 @@ def stack_resources(args: StackValidationArgs) -> list[sizing.StackResource]:
     out = []
     for r in args.resources:
         deps = [d.urn for d in r.dependencies] + [d.urn for ds in r.property_dependencies.values() for d in ds]
-        out.append(sizing.StackResource(r.resource_type, v.View(v.raw(r.props)), r.urn, r.name,
-                                        r.parent.urn if r.parent is not None else None, tuple(dict.fromkeys(deps))))
+        out.append(
+            sizing.StackResource(
+                r.resource_type,
+                v.View(v.raw(r.props)),
+                r.urn,
+                r.name,
+                r.parent.urn if r.parent is not None else None,
+                tuple(dict.fromkeys(deps)),
+            )
+        )
     return out
 
 
@@ -97,8 +106,13 @@ def policies() -> list:
         if rule.scope == "stack":
             out.append(StackValidationPolicy(validate=_stack_validator(rule), **common))
         else:
-            out.append(ResourceValidationPolicy(validate=_resource_validator(rule),
-                                                remediate=_remediator(rule) if rule.remediate else None, **common))
+            out.append(
+                ResourceValidationPolicy(
+                    validate=_resource_validator(rule),
+                    remediate=_remediator(rule) if rule.remediate else None,
+                    **common,
+                )
+            )
     return out
 
 

@@ -87,8 +87,11 @@ def _fleet(p: v.View, others: bool = False) -> list[shapes.Shape]:
     configs = p.each("launchTemplateConfigs")
     out = _aws_types([o for c in configs for o in c.each("overrides")])
     if out or others:
-        out += [shapes.Shape(f"{c.path} (its launch template's type)", None, None)
-                for c in configs if not c.each("overrides")]
+        out += [
+            shapes.Shape(f"{c.path} (its launch template's type)", None, None)
+            for c in configs
+            if not c.each("overrides")
+        ]
     return out
 
 
@@ -99,6 +102,7 @@ def _spot_fleet(p: v.View) -> list[shapes.Shape]:
 
 def _type_list(*path: str) -> Callable[[v.View], list[shapes.Shape]]:
     """A list of types or (AWS Batch) family names; 'optimal' and 'default_*' pick CPU families."""
+
     def read(p: v.View) -> list[shapes.Shape]:
         out: list[shapes.Shape] = []
         for x in p.each(*path):
@@ -108,6 +112,7 @@ def _type_list(*path: str) -> Callable[[v.View], list[shapes.Shape]]:
             found = [shapes.aws(t)] if "." in t else shapes.aws_family_shapes(t)
             out += [s for s in found or [] if s]
         return out
+
     return read
 
 
@@ -127,6 +132,7 @@ def _gcp(node: tuple[str, ...] = ()) -> Callable[[v.View], list[shapes.Shape]]:
             return []
         s = shapes.gcp(m, accels)
         return [s] if s else []
+
     return read
 
 
@@ -146,6 +152,7 @@ def _market(*path: str, default: str | None) -> Callable[[v.View], str | None]:
     def read(p: v.View) -> str | None:
         market = p.text(*path)
         return "spot" if market == "spot" else ("on-demand" if market else default)
+
     return read
 
 
@@ -175,11 +182,13 @@ def _gcp_purchase(*node: str) -> Callable[[v.View], str | None]:
             return "spot" if p.get(*node, "spot") is True or p.get(*node, "preemptible") is True else "on-demand"
         model = p.text("scheduling", "provisioningModel")
         return "spot" if model == "spot" or p.get("scheduling", "preemptible") is True else "on-demand"
+
     return read
 
 
 def _nodes(*paths: tuple[str, ...], default: float = 1.0) -> Callable[[v.View], float]:
     """The first count set among paths (a group's maximum before its desired size)."""
+
     def read(p: v.View) -> float:
         for path in paths:
             n = p.number(*path)
@@ -188,6 +197,7 @@ def _nodes(*paths: tuple[str, ...], default: float = 1.0) -> Callable[[v.View], 
                     raise ValueError(f"{'.'.join(path)} {n:g} must not be negative")
                 return n
         return default
+
     return read
 
 
@@ -292,50 +302,109 @@ def _spot(p: v.View) -> str:
 
 _LT_PATHS = (("launchTemplate",),)
 KINDS: dict[str, Kind] = {
-    AWS_INSTANCE: Kind("aws", _instance_like, _tags, _market("instanceMarketOptions", "marketType", default="on-demand"),
-                       _one, _LT_PATHS, host=True),
+    AWS_INSTANCE: Kind(
+        "aws",
+        _instance_like,
+        _tags,
+        _market("instanceMarketOptions", "marketType", default="on-demand"),
+        _one,
+        _LT_PATHS,
+        host=True,
+    ),
     AWS_SPOT_INSTANCE: Kind("aws", _instance_like, _tags, _spot, _one, _LT_PATHS, host=True),
-    AWS_LAUNCH_TEMPLATE: Kind("aws", _instance_like, _tags, _market("instanceMarketOptions", "marketType", default=None),
-                              _zero, host=True),
-    AWS_LAUNCH_CONFIG: Kind("aws", _instance_like, _tags, lambda p: "spot" if p.has("spotPrice") else None, _zero,
-                            host=True),
-    AWS_ASG: Kind("aws", _overrides("mixedInstancesPolicy", "launchTemplate", "overrides"), _tags, _asg_purchase,
-                  _asg_count,
-                  (("launchTemplate",), ("mixedInstancesPolicy", "launchTemplate", "launchTemplateSpecification"),
-                   ("launchConfiguration",))),
+    AWS_LAUNCH_TEMPLATE: Kind(
+        "aws", _instance_like, _tags, _market("instanceMarketOptions", "marketType", default=None), _zero, host=True
+    ),
+    AWS_LAUNCH_CONFIG: Kind(
+        "aws", _instance_like, _tags, lambda p: "spot" if p.has("spotPrice") else None, _zero, host=True
+    ),
+    AWS_ASG: Kind(
+        "aws",
+        _overrides("mixedInstancesPolicy", "launchTemplate", "overrides"),
+        _tags,
+        _asg_purchase,
+        _asg_count,
+        (
+            ("launchTemplate",),
+            ("mixedInstancesPolicy", "launchTemplate", "launchTemplateSpecification"),
+            ("launchConfiguration",),
+        ),
+    ),
     AWS_FLEET: Kind("aws", _fleet, _tags, _fleet_purchase, _fleet_count, (("launchTemplateConfigs",),)),
-    AWS_SPOT_FLEET: Kind("aws", _spot_fleet, _tags, _spot_fleet_purchase,
-                         lambda p: math.ceil(_nodes(("targetCapacity",))(p) / _least_weight(p)),
-                         (("launchTemplateConfigs",),), host=True),
-    AWS_NODE_GROUP: Kind("aws", _type_list("instanceTypes"), _tags,
-                         lambda p: "spot" if p.text("capacityType") == "spot" else "on-demand",
-                         _nodes(("scalingConfig", "maxSize"), ("scalingConfig", "desiredSize")), _LT_PATHS, host=True),
-    AWS_BATCH: Kind("aws", _type_list("computeResources", "instanceTypes"), _tags_at("computeResources", "tags"),
-                    lambda p: "spot" if p.text("computeResources", "type") in ("spot", "fargate_spot") else "on-demand",
-                    _batch_count, (("computeResources", "launchTemplate"),)),
+    AWS_SPOT_FLEET: Kind(
+        "aws",
+        _spot_fleet,
+        _tags,
+        _spot_fleet_purchase,
+        lambda p: math.ceil(_nodes(("targetCapacity",))(p) / _least_weight(p)),
+        (("launchTemplateConfigs",),),
+        host=True,
+    ),
+    AWS_NODE_GROUP: Kind(
+        "aws",
+        _type_list("instanceTypes"),
+        _tags,
+        lambda p: "spot" if p.text("capacityType") == "spot" else "on-demand",
+        _nodes(("scalingConfig", "maxSize"), ("scalingConfig", "desiredSize")),
+        _LT_PATHS,
+        host=True,
+    ),
+    AWS_BATCH: Kind(
+        "aws",
+        _type_list("computeResources", "instanceTypes"),
+        _tags_at("computeResources", "tags"),
+        lambda p: "spot" if p.text("computeResources", "type") in ("spot", "fargate_spot") else "on-demand",
+        _batch_count,
+        (("computeResources", "launchTemplate"),),
+    ),
     GCP_INSTANCE: Kind("gcp", _gcp(), _labels(), _gcp_purchase(), _one),
     GCP_FROM_TEMPLATE: Kind("gcp", _gcp(), _labels(), _gcp_purchase(), _one, (("sourceInstanceTemplate",),)),
     GCP_TEMPLATE: Kind("gcp", _gcp(), _labels(), _gcp_purchase(), _zero),
     GCP_REGION_TEMPLATE: Kind("gcp", _gcp(), _labels(), _gcp_purchase(), _zero),
-    GCP_NODE_POOL: Kind("gcp", _gcp(("nodeConfig",)), lambda p: {**p.mapping("nodeConfig", "resourceLabels"),
-                                                                  **p.mapping("nodeConfig", "labels")},
-                        _gcp_purchase("nodeConfig"),
-                        _gke_nodes),
-    GCP_MIG: Kind("gcp", lambda p: [], _labels(), _none, _nodes(("targetSize",)), (("versions",), ("instanceTemplate",))),
-    GCP_REGION_MIG: Kind("gcp", lambda p: [], _labels(), _none, _nodes(("targetSize",)),
-                         (("versions",), ("instanceTemplate",))),
+    GCP_NODE_POOL: Kind(
+        "gcp",
+        _gcp(("nodeConfig",)),
+        lambda p: {**p.mapping("nodeConfig", "resourceLabels"), **p.mapping("nodeConfig", "labels")},
+        _gcp_purchase("nodeConfig"),
+        _gke_nodes,
+    ),
+    GCP_MIG: Kind(
+        "gcp", lambda p: [], _labels(), _none, _nodes(("targetSize",)), (("versions",), ("instanceTemplate",))
+    ),
+    GCP_REGION_MIG: Kind(
+        "gcp", lambda p: [], _labels(), _none, _nodes(("targetSize",)), (("versions",), ("instanceTemplate",))
+    ),
     # pulumi-eks components (their inputs; a real preview also sends the node groups they create)
-    "eks:index:ManagedNodeGroup": Kind("aws", _type_list("instanceTypes"), _tags,
-                                       lambda p: "spot" if p.text("capacityType") == "spot" else "on-demand",
-                                       _nodes(("scalingConfig", "maxSize"), ("scalingConfig", "desiredSize")), _LT_PATHS),
-    **{t: Kind("aws", lambda p: _aws_types([p, p.at("nodeGroupOptions")]),
-               _tags, lambda p: "spot" if p.has("spotPrice") else "on-demand",
-               _nodes(("maxSize",), ("nodeGroupOptions", "maxSize"), ("desiredCapacity",), default=2.0))
-       for t in ("eks:index:NodeGroup", "eks:index:NodeGroupV2", "eks:index:Cluster")},
-    **{t: Kind("onprem", k8s.shape_reader(pod), k8s.annotations(pod), _none, k8s.count(t)) for t, pod in k8s.POD_SPECS.items()},
+    "eks:index:ManagedNodeGroup": Kind(
+        "aws",
+        _type_list("instanceTypes"),
+        _tags,
+        lambda p: "spot" if p.text("capacityType") == "spot" else "on-demand",
+        _nodes(("scalingConfig", "maxSize"), ("scalingConfig", "desiredSize")),
+        _LT_PATHS,
+    ),
+    **{
+        t: Kind(
+            "aws",
+            lambda p: _aws_types([p, p.at("nodeGroupOptions")]),
+            _tags,
+            lambda p: "spot" if p.has("spotPrice") else "on-demand",
+            _nodes(("maxSize",), ("nodeGroupOptions", "maxSize"), ("desiredCapacity",), default=2.0),
+        )
+        for t in ("eks:index:NodeGroup", "eks:index:NodeGroupV2", "eks:index:Cluster")
+    },
+    **{
+        t: Kind("onprem", k8s.shape_reader(pod), k8s.annotations(pod), _none, k8s.count(t))
+        for t, pod in k8s.POD_SPECS.items()
+    },
 }
-_OWN_TYPES = (("instanceType",), ("instanceTypes",), ("machineType",), ("computeResources", "instanceTypes"),
-              ("instanceRequirements",))
+_OWN_TYPES = (
+    ("instanceType",),
+    ("instanceTypes",),
+    ("machineType",),
+    ("computeResources", "instanceTypes"),
+    ("instanceRequirements",),
+)
 GROUPS = frozenset({AWS_ASG, AWS_FLEET, AWS_SPOT_FLEET, AWS_NODE_GROUP, AWS_LAUNCH_TEMPLATE})
 """Types that launch a ranked list of types (a template counts: its group's overrides rank after it)."""
 TEMPLATES = frozenset({AWS_LAUNCH_TEMPLATE, AWS_LAUNCH_CONFIG, GCP_TEMPLATE, GCP_REGION_TEMPLATE})
@@ -354,7 +423,9 @@ class Sizing:
 SIZING: dict[str, Sizing] = {
     "aws": Sizing(metadata.AWS_REQUIRED, metadata.AWS_SIZED_BY, lambda value: v.finite(value, metadata.AWS_REQUIRED)),
     "gcp": Sizing(metadata.GCP_REQUIRED, metadata.GCP_SIZED_BY, metadata.parse_gcp_gib),  # "20_15": labels hold no "."
-    "onprem": Sizing(metadata.K8S_REQUIRED, metadata.K8S_SIZED_BY, lambda value: v.finite(value, metadata.K8S_REQUIRED)),
+    "onprem": Sizing(
+        metadata.K8S_REQUIRED, metadata.K8S_SIZED_BY, lambda value: v.finite(value, metadata.K8S_REQUIRED)
+    ),
 }
 """Provider (a key of gpusizer.base.providers.REGISTRY) -> its sizing keys and requirement reader."""
 
@@ -444,8 +515,9 @@ class GpuResource:
             if isinstance(value, str) and value.strip() or isinstance(value, (list, dict)) and value:
                 return True
         try:
-            overrides = p.each("mixedInstancesPolicy", "launchTemplate", "overrides") + \
-                [o for c in p.each("launchTemplateConfigs") for o in c.each("overrides")]
+            overrides = p.each("mixedInstancesPolicy", "launchTemplate", "overrides") + [
+                o for c in p.each("launchTemplateConfigs") for o in c.each("overrides")
+            ]
         except (v.Unknown, ValueError):
             return False
         return bool(overrides) and all(o.has("instanceType") or o.has("instanceRequirements") for o in overrides)

@@ -38,8 +38,11 @@ class NoConfig(_Config):
 class AllowType(_Config):
     """A resource type or name the platform team allows to carry GPU evidence without a precise model."""
 
-    type: str | None = pydantic.Field(None, description="Pulumi type token, e.g. kubernetes:ray.io/v1:RayCluster "
-                                                        "(* matches any run of characters: kubernetes:ray.io/*).")
+    type: str | None = pydantic.Field(
+        None,
+        description="Pulumi type token, e.g. kubernetes:ray.io/v1:RayCluster "
+        "(* matches any run of characters: kubernetes:ray.io/*).",
+    )
     name: str | None = pydantic.Field(None, description="Resource name (or URN); none: every resource of the type.")
     reason: str = pydantic.Field(..., min_length=1, description="Why it is allowed (shown with the exception).")
 
@@ -79,21 +82,31 @@ PINS = ("gpus", "providers", "regions", "purchase")
 
 
 class RatioConfig(_Config):
-    max_ratio: float = pydantic.Field(2.0, alias="maxRatio", ge=1,
-                                      description="Largest allowed provisioned / required GPU memory, and pinned / "
-                                                  "unpinned cost.")
-    allow_pins: list[AllowPin] = pydantic.Field([], alias="allowPins",
-                                                description="Pins allowed per workload although they cost more.")
+    max_ratio: float = pydantic.Field(
+        2.0,
+        alias="maxRatio",
+        ge=1,
+        description="Largest allowed provisioned / required GPU memory, and pinned / unpinned cost.",
+    )
+    allow_pins: list[AllowPin] = pydantic.Field(
+        [], alias="allowPins", description="Pins allowed per workload although they cost more."
+    )
     trusted_calibrations: list[TrustedCalibration] = pydantic.Field(
-        [], alias="trustedCalibrations", description="Calibration files (by sha256) whose factors may move a decision.")
+        [], alias="trustedCalibrations", description="Calibration files (by sha256) whose factors may move a decision."
+    )
     calibration_band: float = pydantic.Field(
-        0.5, alias="calibrationBand", gt=0, lt=1,
-        description="An untrusted calibration counts only when each factor is within this fraction of its default.")
+        0.5,
+        alias="calibrationBand",
+        gt=0,
+        lt=1,
+        description="An untrusted calibration counts only when each factor is within this fraction of its default.",
+    )
 
 
 class CeilingConfig(_Config):
-    max_hourly_usd: float | None = pydantic.Field(None, alias="maxHourlyUsd", gt=0,
-                                                  description="$/hour limit (catalog on-demand prices); null: off.")
+    max_hourly_usd: float | None = pydantic.Field(
+        None, alias="maxHourlyUsd", gt=0, description="$/hour limit (catalog on-demand prices); null: off."
+    )
 
 
 class AllowedConfig(_Config):
@@ -164,26 +177,38 @@ class Rule:
 
 def _gpu(check: Callable[[resources.GpuResource, Any], list[str]]) -> Callable[[Subject, Any], list[str]]:
     """A check that applies to covered resources that may launch a GPU."""
+
     def run(s: Subject, cfg) -> list[str]:
         return check(s.gpu, cfg) if s.gpu is not None else []
+
     run.__doc__ = check.__doc__
     return run
 
 
 def sized_gpu_capacity(r: resources.GpuResource, cfg) -> list[str]:
     """Every GPU type is one the pack can verify, and the resource carries a valid sizing requirement."""
-    out = [f"{s.label}: unknown GPU type, cannot verify its GPU memory or price. To fix: "
-           + ("select the GPU model with a node selector (nvidia.com/gpu.product; for a gpusizer pool, the pool's "
-              "node_selector)" if "node selector" in s.label else
-              "a GPU type in `gpusizer catalog list`, or refresh the catalog (`gpusizer catalog refresh`)")
-           for s in r.unknown]
+    out = [
+        f"{s.label}: unknown GPU type, cannot verify its GPU memory or price. To fix: "
+        + (
+            "select the GPU model with a node selector (nvidia.com/gpu.product; for a gpusizer pool, the pool's "
+            "node_selector)"
+            if "node selector" in s.label
+            else "a GPU type in `gpusizer catalog list`, or refresh the catalog (`gpusizer catalog refresh`)"
+        )
+        for s in r.unknown
+    ]
     if r.required_gib is None:
         given = r.raw_requirement
-        why = (f"its requirement {given!r} is not a positive finite number of GiB" if given not in (None, "")
-               else "GPU capacity without a sizing requirement")
-        out.append(f"{r.label}: {why} (tag gpusizer:required-gpu-memory-gib, label gpusizer-required-gpu-memory-gib "
-                   "or annotation gpusizer.io/required-gpu-memory-gib). To fix: provision it with "
-                   "components.GpuWorkload, or tag it with `gpusizer estimate`'s total")
+        why = (
+            f"its requirement {given!r} is not a positive finite number of GiB"
+            if given not in (None, "")
+            else "GPU capacity without a sizing requirement"
+        )
+        out.append(
+            f"{r.label}: {why} (tag gpusizer:required-gpu-memory-gib, label gpusizer-required-gpu-memory-gib "
+            "or annotation gpusizer.io/required-gpu-memory-gib). To fix: provision it with "
+            "components.GpuWorkload, or tag it with `gpusizer estimate`'s total"
+        )
     return out
 
 
@@ -195,15 +220,21 @@ def cost_ceiling(s: Subject, cfg: CeilingConfig) -> list[str]:
     if r.provider == "onprem":
         return []  # a pod holds GPUs of an owned pool: no catalog price per node
     priced = [(x, *model.price(x, r.provider)) for x in r.shapes]
-    unpriced = [f"{x.label}: {why}, so the ceiling cannot be checked (fail closed). To fix: a catalog type, or "
-                "refresh the catalog" for x, usd, why in priced if usd is None]
+    unpriced = [
+        f"{x.label}: {why}, so the ceiling cannot be checked (fail closed). To fix: a catalog type, or "
+        "refresh the catalog"
+        for x, usd, why in priced
+        if usd is None
+    ]
     if unpriced:
         return unpriced
     dear, usd, why = max(priced, key=lambda x: x[1])
     if usd <= cfg.max_hourly_usd:
         return []
-    return [f"{dear.label} costs ${usd:,.2f}/h ({why}) > ${cfg.max_hourly_usd:,.2f}/h "
-            "ceiling. To fix: a cheaper adequate type, or raise gpusizer-cost-ceiling.maxHourlyUsd"]
+    return [
+        f"{dear.label} costs ${usd:,.2f}/h ({why}) > ${cfg.max_hourly_usd:,.2f}/h "
+        "ceiling. To fix: a cheaper adequate type, or raise gpusizer-cost-ceiling.maxHourlyUsd"
+    ]
 
 
 def allowed_gpus(s: Subject, cfg: AllowedConfig) -> list[str]:
@@ -212,47 +243,101 @@ def allowed_gpus(s: Subject, cfg: AllowedConfig) -> list[str]:
         return []
     r, out = s.gpu, []
     if cfg.allowed:
-        out += [f"{cap.label}: {cap.gpu} is not allowed in this stack (allowed: {', '.join(cfg.allowed)}). "
-                "To fix: placement.gpus in the spec, or change gpusizer-allowed-gpus.allowed"
-                for cap in r.capacities if cap.gpu not in cfg.allowed]
+        out += [
+            f"{cap.label}: {cap.gpu} is not allowed in this stack (allowed: {', '.join(cfg.allowed)}). "
+            "To fix: placement.gpus in the spec, or change gpusizer-allowed-gpus.allowed"
+            for cap in r.capacities
+            if cap.gpu not in cfg.allowed
+        ]
         out += [f"{x.label}: unknown GPU type cannot be shown to be allowed" for x in r.unknown]
     if cfg.spot_only and not providers.get(r.provider).owned and r.purchase == "on-demand":
-        out.append(f"{r.label}: this stack allows spot GPU capacity only, and this buys on-demand. "
-                   "To fix: placement.purchase: spot")
+        out.append(
+            f"{r.label}: this stack allows spot GPU capacity only, and this buys on-demand. "
+            "To fix: placement.purchase: spot"
+        )
     return out
 
 
 RULES: tuple[Rule, ...] = (
-    Rule("gpusizer-gpu-evidence",
-         "Every resource with GPU evidence (accelerated instance types, accelerator resource names and fields, GPU "
-         "node selection) is judged by a precise model, or allowed by the pack config.",
-         "mandatory", EvidenceConfig,
-         lambda s, cfg: gate.check_resource(s.type, s.props, s.name, s.urn, cfg.allow)),
-    Rule("gpusizer-no-overprovisioning",
-         "GPU memory may not exceed the sizing requirement by more than maxRatio while a cheaper adequate offer "
-         "exists; a size labelled as set by a target, a deadline or cost holds only when the pack re-plans the "
-         "spec of the GpuWorkload above the resource and the resource matches that decision.",
-         "mandatory", RatioConfig, lambda rs, cfg: overprovisioning.check(rs, cfg.max_ratio, cfg), scope="stack"),
-    Rule("gpusizer-sized-gpu-capacity",
-         "Every GPU resource names a GPU type the pack knows and carries the GPU memory it was sized for.",
-         "mandatory", NoConfig, _gpu(sized_gpu_capacity)),
-    Rule("gpusizer-no-underprovisioning",
-         "GPU memory per node may not be below the sizing requirement, unless the resource is its GpuWorkload's "
-         "re-planned decision (a replica spread over several nodes holds a share on each).",
-         "mandatory", NoConfig, lambda rs, cfg: verify.underprovisioned(rs), scope="stack"),
-    Rule("gpusizer-cost-ceiling", "A GPU resource may not cost more per hour (per node) than maxHourlyUsd.",
-         "advisory", CeilingConfig, cost_ceiling),
-    Rule("gpusizer-allowed-gpus", "Only the allowed GPU models (and spot only, when configured) in this stack.",
-         "mandatory", AllowedConfig, allowed_gpus),
-    Rule("gpusizer-require-imdsv2", "GPU hosts require IMDSv2 session tokens.",
-         "mandatory", NoConfig, lambda s, cfg: hosts.require_imdsv2(s.type, s.props), remediate=hosts.remediate_imdsv2),
-    Rule("gpusizer-secure-gpu-hosts", "Encrypted disks on GPU hosts and no SSH open to the internet.",
-         "mandatory", NoConfig, lambda s, cfg: hosts.secure_gpu_hosts(s.type, s.props)),
-    Rule("gpusizer-autoscaling-bounds",
-         "A GpuWorkload's autoscaling maximum may not exceed its pool's free GPUs or the vCPU quota the catalog knows.",
-         "mandatory", NoConfig, lambda rs, cfg: verify.bounds_within_capacity(rs), scope="stack"),
-    Rule("gpusizer-gpu-budget", "All GPU capacity in the stack may not cost more per hour than maxHourlyUsd.",
-         "advisory", CeilingConfig, lambda rs, cfg: budget.stack_budget(rs, cfg.max_hourly_usd), scope="stack"),
+    Rule(
+        "gpusizer-gpu-evidence",
+        "Every resource with GPU evidence (accelerated instance types, accelerator resource names and fields, GPU "
+        "node selection) is judged by a precise model, or allowed by the pack config.",
+        "mandatory",
+        EvidenceConfig,
+        lambda s, cfg: gate.check_resource(s.type, s.props, s.name, s.urn, cfg.allow),
+    ),
+    Rule(
+        "gpusizer-no-overprovisioning",
+        "GPU memory may not exceed the sizing requirement by more than maxRatio while a cheaper adequate offer "
+        "exists; a size labelled as set by a target, a deadline or cost holds only when the pack re-plans the "
+        "spec of the GpuWorkload above the resource and the resource matches that decision.",
+        "mandatory",
+        RatioConfig,
+        lambda rs, cfg: overprovisioning.check(rs, cfg.max_ratio, cfg),
+        scope="stack",
+    ),
+    Rule(
+        "gpusizer-sized-gpu-capacity",
+        "Every GPU resource names a GPU type the pack knows and carries the GPU memory it was sized for.",
+        "mandatory",
+        NoConfig,
+        _gpu(sized_gpu_capacity),
+    ),
+    Rule(
+        "gpusizer-no-underprovisioning",
+        "GPU memory per node may not be below the sizing requirement, unless the resource is its GpuWorkload's "
+        "re-planned decision (a replica spread over several nodes holds a share on each).",
+        "mandatory",
+        NoConfig,
+        lambda rs, cfg: verify.underprovisioned(rs),
+        scope="stack",
+    ),
+    Rule(
+        "gpusizer-cost-ceiling",
+        "A GPU resource may not cost more per hour (per node) than maxHourlyUsd.",
+        "advisory",
+        CeilingConfig,
+        cost_ceiling,
+    ),
+    Rule(
+        "gpusizer-allowed-gpus",
+        "Only the allowed GPU models (and spot only, when configured) in this stack.",
+        "mandatory",
+        AllowedConfig,
+        allowed_gpus,
+    ),
+    Rule(
+        "gpusizer-require-imdsv2",
+        "GPU hosts require IMDSv2 session tokens.",
+        "mandatory",
+        NoConfig,
+        lambda s, cfg: hosts.require_imdsv2(s.type, s.props),
+        remediate=hosts.remediate_imdsv2,
+    ),
+    Rule(
+        "gpusizer-secure-gpu-hosts",
+        "Encrypted disks on GPU hosts and no SSH open to the internet.",
+        "mandatory",
+        NoConfig,
+        lambda s, cfg: hosts.secure_gpu_hosts(s.type, s.props),
+    ),
+    Rule(
+        "gpusizer-autoscaling-bounds",
+        "A GpuWorkload's autoscaling maximum may not exceed its pool's free GPUs or the vCPU quota the catalog knows.",
+        "mandatory",
+        NoConfig,
+        lambda rs, cfg: verify.bounds_within_capacity(rs),
+        scope="stack",
+    ),
+    Rule(
+        "gpusizer-gpu-budget",
+        "All GPU capacity in the stack may not cost more per hour than maxHourlyUsd.",
+        "advisory",
+        CeilingConfig,
+        lambda rs, cfg: budget.stack_budget(rs, cfg.max_hourly_usd),
+        scope="stack",
+    ),
 )
 BY_NAME: dict[str, Rule] = {r.name: r for r in RULES}
 
@@ -290,8 +375,9 @@ def validate_config(config: Any, where: str = "--policy-config") -> None:
         if name != ALL and name not in BY_NAME:
             near = difflib.get_close_matches(str(name), list(BY_NAME), n=1)
             hint = f"did you mean {near[0]!r}? " if near else ""
-            raise errors.SpecError(f"{where}: {name!r} is no policy of this pack; {hint}policies: "
-                                   f"{', '.join(BY_NAME)}", where)
+            raise errors.SpecError(
+                f"{where}: {name!r} is no policy of this pack; {hint}policies: {', '.join(BY_NAME)}", where
+            )
         settings = settings_of(cfg)
         level = settings.pop("enforcementLevel", None if name == ALL else BY_NAME[name].level)
         if not isinstance(level, str) or level.lower() not in LEVELS:
@@ -305,8 +391,14 @@ def validate_config(config: Any, where: str = "--policy-config") -> None:
             raise errors.SpecError(f"{where}: {exc}", where) from None
 
 
-def check_resource(name: str, resource_type: str, props: Mapping, config: Mapping[str, Any] | None = None,
-                   resource_name: str = "", urn: str = "") -> list[str]:
+def check_resource(
+    name: str,
+    resource_type: str,
+    props: Mapping,
+    config: Mapping[str, Any] | None = None,
+    resource_name: str = "",
+    urn: str = "",
+) -> list[str]:
     """Messages of resource rule `name` for one resource; a malformed resource or config is a message.
 
     Raises:
@@ -322,8 +414,10 @@ def check_resource(name: str, resource_type: str, props: Mapping, config: Mappin
     except v.Unknown:
         raise
     except Exception as exc:  # noqa: BLE001 - a crash in a rule is a finding naming the resource, never a pass
-        return [f"{name} could not judge this {resource_type} ({type(exc).__name__}: {exc}). To fix: correct the "
-                "resource or the policy config"]
+        return [
+            f"{name} could not judge this {resource_type} ({type(exc).__name__}: {exc}). To fix: correct the "
+            "resource or the policy config"
+        ]
 
 
 def _on_component(message: str, urn: str | None) -> tuple[str, str | None]:
@@ -335,7 +429,9 @@ def _on_component(message: str, urn: str | None) -> tuple[str, str | None]:
     return message, urn
 
 
-def check_stack(name: str, stack: Iterable[sizing.StackResource], config: Mapping[str, Any] | None = None) -> list[tuple[str, str | None]]:
+def check_stack(
+    name: str, stack: Iterable[sizing.StackResource], config: Mapping[str, Any] | None = None
+) -> list[tuple[str, str | None]]:
     """(message, urn) pairs of stack rule `name`; a malformed config is a message."""
     rule = BY_NAME[name]
     try:
@@ -348,5 +444,10 @@ def check_stack(name: str, stack: Iterable[sizing.StackResource], config: Mappin
     except v.Unknown:
         raise
     except Exception as exc:  # noqa: BLE001 - a finding, never a crashed analyzer (each resource: sizing.Findings)
-        return [(f"{name} could not judge this stack ({type(exc).__name__}: {exc}). To fix: correct the resources "
-                 "or the policy config", None)]
+        return [
+            (
+                f"{name} could not judge this stack ({type(exc).__name__}: {exc}). To fix: correct the resources "
+                "or the policy config",
+                None,
+            )
+        ]

@@ -18,7 +18,9 @@ from gpusizer.policies import view as v
 KEDA_SCALED_OBJECT = "kubernetes:keda.sh/v1alpha1:ScaledObject"
 # Every served HPA version carries spec.maxReplicas (required): autoscaling/v1, v2beta1, v2beta2 and v2
 # (Kubernetes API reference, HorizontalPodAutoscalerSpec, v1.29-v1.31, read 2026-11-25).
-K8S_HPAS = tuple(f"kubernetes:autoscaling/{version}:HorizontalPodAutoscaler" for version in ("v1", "v2beta1", "v2beta2", "v2"))
+K8S_HPAS = tuple(
+    f"kubernetes:autoscaling/{version}:HorizontalPodAutoscaler" for version in ("v1", "v2beta1", "v2beta2", "v2")
+)
 # A namespaced object that names none is created in the provider's namespace, "default" unless the
 # provider sets another (Pulumi Kubernetes provider, `namespace` setting): both sides read it alike.
 DEFAULT_NAMESPACE = "default"
@@ -37,6 +39,7 @@ def _required(*path: str, default: float | None = None) -> Callable[[v.View], fl
                 raise ValueError(f"{'.'.join(path)} is missing")
             return default
         return n
+
     return read
 
 
@@ -111,7 +114,9 @@ def maxima(stack: list) -> tuple[dict[str, float], list[tuple[str, Exception]]]:
                 ref = None
             if isinstance(ref, str) and ref.strip():  # a literal name or URL: resolved by value
                 key = ref.strip().lower()
-                targets += [u for u, g in gpu.items() if key in _names(g) or key.rstrip("/").rsplit("/", 1)[-1] in _names(g)]
+                targets += [
+                    u for u, g in gpu.items() if key in _names(g) or key.rstrip("/").rsplit("/", 1)[-1] in _names(g)
+                ]
             if r.type.startswith("kubernetes:"):
                 ref = r.props.at("spec", "scaleTargetRef")
                 key = (_namespace(r.props), ref.text("name"), (ref.text("kind") or "deployment").lower())

@@ -16,8 +16,8 @@ import re
 
 import yaml
 
-from gpusizer.contract import audit
 from gpusizer.base import units
+from gpusizer.contract import audit
 from gpusizer.facts import hardware
 from gpusizer.policies import view as v
 
@@ -67,8 +67,9 @@ def aws(instance_type: str) -> Shape | None:
     """The shape of an AWS type, or None when it carries no accelerator."""
     o = audit.types_of("aws").get(instance_type)
     if o is not None:
-        return Shape(instance_type, audit.capacity_of_type("aws", instance_type), audit.price_of("aws", instance_type),
-                     o.vcpus)
+        return Shape(
+            instance_type, audit.capacity_of_type("aws", instance_type), audit.price_of("aws", instance_type), o.vcpus
+        )
     if aws_family(instance_type) in families()["aws"]:
         return Shape(instance_type, None, None)
     return None
@@ -93,8 +94,9 @@ def gcp(machine_type: str, accelerators: list[tuple[str, float]]) -> Shape | Non
     """
     o = audit.types_of("gcp").get(machine_type)
     if o is not None and not accelerators:
-        return Shape(machine_type, audit.capacity_of_type("gcp", machine_type), audit.price_of("gcp", machine_type),
-                     o.vcpus)
+        return Shape(
+            machine_type, audit.capacity_of_type("gcp", machine_type), audit.price_of("gcp", machine_type), o.vcpus
+        )
     if accelerators:
         (kind, count), *more = accelerators
         if count <= 0:
@@ -125,8 +127,21 @@ def extremes(shapes: list[Shape | None]) -> list[Shape]:
 # when the range meets any figure from 0.97x to 1.10x the catalog's (T4's 1.067x is the widest seen), so a
 # bound written from EC2's listing admits what EC2 admits. Admitting more is the safe side: the largest is judged.
 LISTED_MEMORY = (0.97, 1.10)
-_SIZES = ("large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge", "24xlarge", "32xlarge",
-          "48xlarge", "72xlarge", "metal", "36xlarge")
+_SIZES = (
+    "large",
+    "xlarge",
+    "2xlarge",
+    "4xlarge",
+    "8xlarge",
+    "12xlarge",
+    "16xlarge",
+    "24xlarge",
+    "32xlarge",
+    "48xlarge",
+    "72xlarge",
+    "metal",
+    "36xlarge",
+)
 
 
 def ec2_match(instance_type: str, pattern: str) -> bool:
@@ -193,12 +208,23 @@ def requirements(req: v.View) -> list[Shape] | None:
         admitted.append(aws(t))
     # An allowed type or pattern that may launch an accelerated type the catalog does not price cannot be
     # verified (a new family needs a catalog refresh): literal types, and patterns matching such a family.
-    admitted += [s for t in allowed if "*" not in t and t not in catalog
-                 and not any(ec2_match(t, p) for p in excluded) and (s := aws(t)) is not None]
+    admitted += [
+        s
+        for t in allowed
+        if "*" not in t
+        and t not in catalog
+        and not any(ec2_match(t, p) for p in excluded)
+        and (s := aws(t)) is not None
+    ]
     unpriced = sorted(families()["aws"] - {aws_family(t) for t in catalog})
-    admitted += [Shape(f"{fam}.* (allowed by {p!r}; not in the catalog)", None, None) for p in allowed if "*" in p
-                 for fam in unpriced if any(ec2_match(f"{fam}.{size}", p) for size in _SIZES)
-                 and not any(ec2_match(f"{fam}.{size}", e) for e in excluded for size in _SIZES)]
+    admitted += [
+        Shape(f"{fam}.* (allowed by {p!r}; not in the catalog)", None, None)
+        for p in allowed
+        if "*" in p
+        for fam in unpriced
+        if any(ec2_match(f"{fam}.{size}", p) for size in _SIZES)
+        and not any(ec2_match(f"{fam}.{size}", e) for e in excluded for size in _SIZES)
+    ]
     if admitted:
         return extremes(admitted)
     if acc[0] >= 1 or "gpu" in kinds or names:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from gpusizer.contract import audit
 from gpusizer.base import limits, providers
+from gpusizer.contract import audit
 from gpusizer.estimate.fit import apart
 from gpusizer.policies import resources as res
 from gpusizer.policies import view as v
@@ -62,8 +62,11 @@ class Findings:
         except ValueError as exc:
             self.add(f"{self.rule} could not judge {r.name or r.urn}: {exc}. To fix: correct the resource", r.urn)
         except Exception as exc:  # noqa: BLE001 - a crash names the resource; the other resources' findings stand
-            self.add(f"{self.rule} could not judge {r.name or r.urn} ({type(exc).__name__}: {exc}). To fix: correct "
-                     "the resource", r.urn)
+            self.add(
+                f"{self.rule} could not judge {r.name or r.urn} ({type(exc).__name__}: {exc}). To fix: correct "
+                "the resource",
+                r.urn,
+            )
 
     def bounds(self, failed: list[tuple[str, Exception]]) -> None:
         """The bounds scaling.maxima could not read: unknown ones remembered, malformed ones reported."""
@@ -71,8 +74,11 @@ class Findings:
             if isinstance(exc, v.Unknown):
                 self.missing(exc)
             else:
-                self.add(f"{self.rule} cannot read the bound of {urn}: {exc}. To fix: set it (an autoscaler's "
-                         "maximum; the name and namespace of what it targets)", urn)
+                self.add(
+                    f"{self.rule} cannot read the bound of {urn}: {exc}. To fix: set it (an autoscaler's "
+                    "maximum; the name and namespace of what it targets)",
+                    urn,
+                )
 
     def result(self) -> list[tuple[str, str | None]]:
         if self.unknown is not None and not self.out:
@@ -97,10 +103,12 @@ def over_memory(r: res.GpuResource, max_ratio: float, need: float | None = None)
         if cheaper is None:
             continue
         shown = f"{ratio:.0f}" if round(ratio) > max_ratio else f"{ratio:.2f}"  # never "(2x, limit 2x)"
-        return [f"{s.capacity.label} = {s.capacity.total_gib:,.0f} GiB for a {need:g} GiB requirement ({shown}x, "
-                f"limit {max_ratio:g}x); {cheaper.instance_type} ({cheaper.gpu_count} x {cheaper.gpu}, "
-                f"{cheaper.provider} {cheaper.region}) at ${cheaper.on_demand_usd:.2f}/h fits. "
-                "To fix: size with gpusizer (gpusizer.components.GpuWorkload) or pick the cheaper offer"]
+        return [
+            f"{s.capacity.label} = {s.capacity.total_gib:,.0f} GiB for a {need:g} GiB requirement ({shown}x, "
+            f"limit {max_ratio:g}x); {cheaper.instance_type} ({cheaper.gpu_count} x {cheaper.gpu}, "
+            f"{cheaper.provider} {cheaper.region}) at ${cheaper.on_demand_usd:.2f}/h fits. "
+            "To fix: size with gpusizer (gpusizer.components.GpuWorkload) or pick the cheaper offer"
+        ]
     return []
 
 
@@ -113,8 +121,10 @@ def under_memory(r: res.GpuResource) -> list[str]:
     for cap in r.capacities:
         if cap.total_gib * audit.HEADROOM < need:
             usable, needed = apart(cap.total_gib * audit.HEADROOM, need)  # never "20.0 usable < 20.0 required"
-            out.append(f"{cap.label} = {usable} GiB usable < {needed} GiB required: the workload will not fit "
-                       "(out of memory or offload). To fix: use the type `gpusizer plan` chooses")
+            out.append(
+                f"{cap.label} = {usable} GiB usable < {needed} GiB required: the workload will not fit "
+                "(out of memory or offload). To fix: use the type `gpusizer plan` chooses"
+            )
     return out
 
 

@@ -22,11 +22,11 @@ import math
 from collections.abc import Callable
 
 import gpusizer
-from gpusizer.decide import optimize
 from gpusizer import reuse
 from gpusizer.catalog import Catalog
-from gpusizer.policies import resources as res
+from gpusizer.decide import optimize
 from gpusizer.policies import model, need, sizing
+from gpusizer.policies import resources as res
 from gpusizer.policies import view as v
 
 
@@ -74,8 +74,13 @@ def most_instances(d: gpusizer.Decision) -> int:
     return d.autoscaling.max_instances if d.autoscaling else c.replicas * c.nodes
 
 
-def mismatch(g: res.GpuResource, d: gpusizer.Decision, count: float | None,
-             purchase: Callable[[], str | None] | None, max_ratio: float = 2.0) -> str | None:
+def mismatch(
+    g: res.GpuResource,
+    d: gpusizer.Decision,
+    count: float | None,
+    purchase: Callable[[], str | None] | None,
+    max_ratio: float = 2.0,
+) -> str | None:
     """Why the resource does not match the decision, or None when it does. `count`: the nodes or pods it
     runs (None: its own count); `purchase`: how it buys, read only for a spot decision (None: it buys
     nothing by itself, as a template, whose consumers are compared)."""
@@ -104,8 +109,10 @@ def mismatch(g: res.GpuResource, d: gpusizer.Decision, count: float | None,
         if g.provider == "aws":
             if s.capacity is None or s.label not in types:
                 return f"{s.label} is not among the re-planned types ({', '.join(sorted(types))})"
-            return (f"{s.label} is a failover type, exempt only on a group whose first choice is the decision "
-                    f"({c.offer.instance_type})")
+            return (
+                f"{s.label} is a failover type, exempt only on a group whose first choice is the decision "
+                f"({c.offer.instance_type})"
+            )
         if s.capacity is None or (s.capacity.gpu, s.capacity.count) != gpus:
             return f"{s.label} is not the re-planned choice ({c.offer.instance_type}: {gpus[1]:g} x {gpus[0]})"
     if c.purchase == "spot" and purchase is not None and purchase() == "on-demand":
@@ -136,7 +143,7 @@ def underprovisioned(stack) -> list[tuple[str, str | None]]:
     findings = sizing.Findings("gpusizer-no-underprovisioning")
     for m in sm:
         if m.facts is not None:
-            findings.judge(m.resource, lambda: judge(m))
+            findings.judge(m.resource, lambda m=m: judge(m))
     return findings.result()
 
 
@@ -157,16 +164,26 @@ def bounds_within_capacity(stack: list, catalog: Catalog | None = None) -> list[
         except v.Unknown:
             continue
         except gpusizer.SizingError as exc:
-            out.append((f"{r.name or r.urn}: its recorded spec does not re-plan, so its autoscaling bound cannot be "
-                        f"checked ({exc}). To fix: correct the GpuWorkload's spec", r.urn))
+            out.append(
+                (
+                    f"{r.name or r.urn}: its recorded spec does not re-plan, so its autoscaling bound cannot be "
+                    f"checked ({exc}). To fix: correct the GpuWorkload's spec",
+                    r.urn,
+                )
+            )
             continue
         if d.chosen is None or d.autoscaling is None:
             continue
         quotas = (catalog or gpusizer.load_catalog()).quotas
         why = optimize.scaling_capacity(d, quotas)
         if why:
-            out.append((f"{d.workload.spec.name}: autoscaling bound exceeds capacity: {why}. To fix: lower "
-                        "deploy.autoscaling.max_replicas, free GPUs in the pool, or raise the quota", r.urn))
+            out.append(
+                (
+                    f"{d.workload.spec.name}: autoscaling bound exceeds capacity: {why}. To fix: lower "
+                    "deploy.autoscaling.max_replicas, free GPUs in the pool, or raise the quota",
+                    r.urn,
+                )
+            )
     return out
 
 

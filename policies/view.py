@@ -28,15 +28,17 @@ from typing import Any
 
 STRING = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 # Bool, number, string, array, asset, archive, object: the sentinels the engine sends for unknowns.
-SENTINELS = frozenset({
-    "1c4a061d-8072-4f0a-a4cb-0ff528b18fe7",
-    "3eeb2bf0-c639-47a8-9e75-3b44932eb421",
-    STRING,
-    "6a19a0b0-7e62-4c92-b797-7f8e31da9cc2",
-    "030794c1-ac77-496b-92df-f27374a8bd58",
-    "e48ece36-62e2-4504-bad9-02848725956a",
-    "dd056dcd-154b-4c76-9bd3-c8f88648b5ff",
-})
+SENTINELS = frozenset(
+    {
+        "1c4a061d-8072-4f0a-a4cb-0ff528b18fe7",
+        "3eeb2bf0-c639-47a8-9e75-3b44932eb421",
+        STRING,
+        "6a19a0b0-7e62-4c92-b797-7f8e31da9cc2",
+        "030794c1-ac77-496b-92df-f27374a8bd58",
+        "e48ece36-62e2-4504-bad9-02848725956a",
+        "dd056dcd-154b-4c76-9bd3-c8f88648b5ff",
+    }
+)
 
 
 class Unknown(Exception):  # noqa: N818 - a condition, not a failure: the value exists after `up`

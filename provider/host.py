@@ -43,9 +43,12 @@ def _path(prefix: str, field: str) -> str:
 def _known(value: Any, path: str) -> None:
     """Refuse a value that is not known when the program runs: the engine sizes before it creates anything."""
     if isinstance(value, (pulumi.Output, pulumi.output.Unknown)) or rpc.is_rpc_secret(value):
-        raise schema.PropertyError(path, "must be a plain value known when the program runs (a literal or stack "
-                                   "config), not another resource's output or a secret: GpuWorkload sizes the "
-                                   "workload before it creates anything")
+        raise schema.PropertyError(
+            path,
+            "must be a plain value known when the program runs (a literal or stack "
+            "config), not another resource's output or a secret: GpuWorkload sizes the "
+            "workload before it creates anything",
+        )
     if isinstance(value, Mapping):
         for k, v in value.items():
             _known(v, f"{path}.{k}")
@@ -107,7 +110,9 @@ class GpusizerProvider(pulumi_provider.Provider):
         """GpuWorkloadArgs from `stack`, the secrets, the pools and the catalog."""
         _known(inputs.get("stack"), "stack")
         settings = self.types.to_python(schema.ref("StackSettings"), inputs.get("stack") or {}, "stack")
-        settings["aws_networks"] = {region: aws.AwsNetwork(**net) for region, net in settings.get("aws_networks", {}).items()}
+        settings["aws_networks"] = {
+            region: aws.AwsNetwork(**net) for region, net in settings.get("aws_networks", {}).items()
+        }
         settings.setdefault("aws_region", pulumi.Config("aws").get("region"))
         kubeconfigs = inputs.get("kubeconfigs")
         if isinstance(kubeconfigs, pulumi.Output):  # a whole secret map: each pool's entry, read when it resolves
@@ -116,19 +121,25 @@ class GpusizerProvider(pulumi_provider.Provider):
             found = dict(kubeconfigs or {})
             unknown = sorted(set(found) - {p.name for p in pools})
             if unknown:
-                raise schema.PropertyError("kubeconfigs", f"names unknown pool(s) {', '.join(unknown)}. To fix: use "
-                                           f"one of {', '.join(p.name for p in pools) or '(no pools given)'}")
+                raise schema.PropertyError(
+                    "kubeconfigs",
+                    f"names unknown pool(s) {', '.join(unknown)}. To fix: use "
+                    f"one of {', '.join(p.name for p in pools) or '(no pools given)'}",
+                )
         hf_token = inputs.get("hfToken")
         return workload.GpuWorkloadArgs(
-            pools=pools, catalog=self.catalog(inputs), **settings,
+            pools=pools,
+            catalog=self.catalog(inputs),
+            **settings,
             kubeconfigs={name: _secret(text) for name, text in found.items()},
             hf_token=None if hf_token is None else _secret(hf_token),
         )
 
     # ---- GpuWorkload ----
 
-    def construct(self, name: str, resource_type: str, inputs: Mapping[str, Any],
-                  options: pulumi.ResourceOptions | None = None) -> pulumi_provider.ConstructResult:
+    def construct(
+        self, name: str, resource_type: str, inputs: Mapping[str, Any], options: pulumi.ResourceOptions | None = None
+    ) -> pulumi_provider.ConstructResult:
         if resource_type != schema.TOKEN:
             raise ValueError(f"unknown resource type {resource_type}; this provider serves {schema.TOKEN}")
         try:
@@ -148,8 +159,9 @@ class GpusizerProvider(pulumi_provider.Provider):
             raise InputPropertyError(exc.path, exc.reason) from None
         doc = workload.decision_summary(component.plan)
         state = {**outputs.choice(doc), **outputs.ids(component.ids)}
-        state.update(instanceType=component.instance_type, hourlyUsd=component.hourly_usd,
-                     monthlyUsd=component.monthly_usd)
+        state.update(
+            instanceType=component.instance_type, hourlyUsd=component.hourly_usd, monthlyUsd=component.monthly_usd
+        )
         endpoint = outputs.endpoint(component.ids)
         if endpoint is not None:
             state["endpoint"] = endpoint

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import pulumi
+
 from gpusizer.components import serving
 from provider.names import camel_case
 
@@ -41,55 +42,100 @@ FIELDS = (
     Field("provider", "string", "Where it runs: aws, gcp or onprem (choice.provider).", _choice("provider")),
     Field("region", "string", "The chosen region, or the on-prem pool's location.", _choice("region")),
     Field("zone", "string", "The zone that was priced, where the offer names one.", _choice("zone"), always=False),
-    Field("instanceType", "string", "The chosen instance or machine type, or the on-prem pool's name.",
-          _choice("instance_type")),
+    Field(
+        "instanceType",
+        "string",
+        "The chosen instance or machine type, or the on-prem pool's name.",
+        _choice("instance_type"),
+    ),
     Field("gpu", "string", "The GPU model (canonical name, e.g. L4, H100).", _choice("gpu")),
     Field("gpuCount", "integer", "GPUs of one replica, all its nodes.", _choice("gpu_count")),
     Field("nodes", "integer", "Nodes (instances or VMs) of one replica.", _choice("nodes")),
-    Field("replicas", "integer", "Copies of the workload (deploy.replicas, or the autoscaling minimum's count).",
-          _choice("replicas")),
+    Field(
+        "replicas",
+        "integer",
+        "Copies of the workload (deploy.replicas, or the autoscaling minimum's count).",
+        _choice("replicas"),
+    ),
     Field("purchase", "string", "on-demand or spot.", _choice("purchase")),
-    Field("hourlyUsd", "number", "US dollars per hour for one replica, all its nodes (choice.hourly_usd).",
-          _choice("hourly_usd")),
-    Field("monthlyUsd", "number", "US dollars per month for every replica: hourlyUsd x replicas x 730 h "
-          "(choice.monthly_usd).", _choice("monthly_usd")),
-    Field("requiredGpuMemoryGib", "number", "GPU memory the workload needs, GiB (2^30 bytes): "
-          "requirements.memory_gib.total, what the policy pack checks the choice against.",
-          lambda doc: doc["requirements"]["memory_gib"]["total"]),
-    Field("sizedBy", "string", "What set the size: memory, a latency or throughput target, a deadline, cost.",
-          lambda doc: doc["sized_by"]),
-    Field("burst", "string", "Why the workload left an on-prem pool for the cloud, when it did.",
-          lambda doc: doc["burst"], always=False),
+    Field(
+        "hourlyUsd",
+        "number",
+        "US dollars per hour for one replica, all its nodes (choice.hourly_usd).",
+        _choice("hourly_usd"),
+    ),
+    Field(
+        "monthlyUsd",
+        "number",
+        "US dollars per month for every replica: hourlyUsd x replicas x 730 h (choice.monthly_usd).",
+        _choice("monthly_usd"),
+    ),
+    Field(
+        "requiredGpuMemoryGib",
+        "number",
+        "GPU memory the workload needs, GiB (2^30 bytes): "
+        "requirements.memory_gib.total, what the policy pack checks the choice against.",
+        lambda doc: doc["requirements"]["memory_gib"]["total"],
+    ),
+    Field(
+        "sizedBy",
+        "string",
+        "What set the size: memory, a latency or throughput target, a deadline, cost.",
+        lambda doc: doc["sized_by"],
+    ),
+    Field(
+        "burst",
+        "string",
+        "Why the workload left an on-prem pool for the cloud, when it did.",
+        lambda doc: doc["burst"],
+        always=False,
+    ),
 )
 """The choice, as outputs."""
 
-ENDPOINT = Field("endpoint", "string", "The serving endpoint, where one exists: on-prem serving (task inference "
-                 f"with deploy.image) gets a ClusterIP Service, http://<service>.<namespace>.svc.cluster.local:"
-                 f"{serving.PORT}/v1 (vLLM's OpenAI API; reachable inside the cluster); serving on cloud VMs "
-                 f"behind an internal load balancer gets http://<load balancer>:{serving.PORT} (AWS NLB DNS name, "
-                 "GCP forwarding rule address; reachable inside the network). Absent for training and for "
-                 "deploy.expose none.", always=False)
-DECISION = Field("decisionJson", "string", "The decision as JSON text: the plan JSON of `gpusizer plan --format json` "
-                 "(docs/contract.md section 2), candidates trimmed to the top 20 and the nearest miss per reason.",
-                 lambda doc: json.dumps(doc, sort_keys=True))
+ENDPOINT = Field(
+    "endpoint",
+    "string",
+    "The serving endpoint, where one exists: on-prem serving (task inference "
+    f"with deploy.image) gets a ClusterIP Service, http://<service>.<namespace>.svc.cluster.local:"
+    f"{serving.PORT}/v1 (vLLM's OpenAI API; reachable inside the cluster); serving on cloud VMs "
+    f"behind an internal load balancer gets http://<load balancer>:{serving.PORT} (AWS NLB DNS name, "
+    "GCP forwarding rule address; reachable inside the network). Absent for training and for "
+    "deploy.expose none.",
+    always=False,
+)
+DECISION = Field(
+    "decisionJson",
+    "string",
+    "The decision as JSON text: the plan JSON of `gpusizer plan --format json` "
+    "(docs/contract.md section 2), candidates trimmed to the top 20 and the nearest miss per reason.",
+    lambda doc: json.dumps(doc, sort_keys=True),
+)
 
-IDS = tuple(Field(camel_case(key), "string", description, always=False) for key, description in (
-    ("instance_id", "AWS: the EC2 instance (a single instance)."),
-    ("asg_name", "AWS: the Auto Scaling group (replicas, capacity failover, multi-node)."),
-    ("launch_template_id", "AWS: the launch template."),
-    ("security_group_id", "AWS: the security group (no inbound rule)."),
-    ("instance_self_link", "GCP: the VM."),
-    ("group_self_link", "GCP: the managed instance group."),
-    ("service_account_email", "GCP: the workload's service account."),
-    ("namespace", "On-prem: the Kubernetes namespace."),
-    ("deployment_name", "On-prem: the Deployment (with deploy.image)."),
-    ("service_name", "On-prem serving: the ClusterIP Service."),
-))
+IDS = tuple(
+    Field(camel_case(key), "string", description, always=False)
+    for key, description in (
+        ("instance_id", "AWS: the EC2 instance (a single instance)."),
+        ("asg_name", "AWS: the Auto Scaling group (replicas, capacity failover, multi-node)."),
+        ("launch_template_id", "AWS: the launch template."),
+        ("security_group_id", "AWS: the security group (no inbound rule)."),
+        ("instance_self_link", "GCP: the VM."),
+        ("group_self_link", "GCP: the managed instance group."),
+        ("service_account_email", "GCP: the workload's service account."),
+        ("namespace", "On-prem: the Kubernetes namespace."),
+        ("deployment_name", "On-prem: the Deployment (with deploy.image)."),
+        ("service_name", "On-prem serving: the ClusterIP Service."),
+    )
+)
 """The cloud ids the providers' components return (components.<provider>.provision), known after `up`."""
 
 COMPONENT_FIELDS = FIELDS + (ENDPOINT, DECISION) + IDS
-FEASIBLE = Field("feasible", "boolean", "Whether any offer satisfies the spec; when false only decisionJson (with "
-                 "every rejection) is set.", lambda doc: doc["choice"] is not None)
+FEASIBLE = Field(
+    "feasible",
+    "boolean",
+    "Whether any offer satisfies the spec; when false only decisionJson (with every rejection) is set.",
+    lambda doc: doc["choice"] is not None,
+)
 PLAN_FIELDS = (FEASIBLE, DECISION) + tuple(dataclasses.replace(f, always=False) for f in FIELDS)
 
 

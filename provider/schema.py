@@ -28,20 +28,19 @@ import ast
 import collections.abc
 import dataclasses
 import inspect
+import sys
 import textwrap
 import types
 import typing
 from collections.abc import Mapping
 from typing import Any
 
-import sys
-
 import pulumi
 import pydantic
 
 import gpusizer
-from gpusizer.components import workload
 from gpusizer import spec as spec_mod
+from gpusizer.components import workload
 from provider import outputs
 from provider.names import camel_case
 
@@ -71,8 +70,11 @@ _PRIMITIVES = {str: "string", int: "integer", float: "number", bool: "boolean"}
 def _plain_type(hint: Any, where: str) -> Any:
     """T of `T | None` and of `pulumi.Input[T]` (T | Awaitable[T] | Output[T]); a real union is untyped."""
     if typing.get_origin(hint) in (typing.Union, types.UnionType):
-        kinds = [a for a in typing.get_args(hint) if a is not type(None)
-                 and typing.get_origin(a) not in (collections.abc.Awaitable, pulumi.Output)]
+        kinds = [
+            a
+            for a in typing.get_args(hint)
+            if a is not type(None) and typing.get_origin(a) not in (collections.abc.Awaitable, pulumi.Output)
+        ]
         if len(kinds) != 1:
             raise UntypedField(f"{where}: a union of {kinds}")
         return _plain_type(kinds[0], where)
@@ -103,8 +105,9 @@ class Types:
 
     # ---- pydantic models, through their JSON Schema ----
 
-    def model(self, model: type[pydantic.BaseModel], overrides: Mapping[tuple[str, str], dict] = {},
-              undocumented: str = "") -> str:
+    def model(
+        self, model: type[pydantic.BaseModel], overrides: Mapping[tuple[str, str], dict] = {}, undocumented: str = ""
+    ) -> str:
         """Define `model` and every model it holds; return the reference to `model`'s type.
 
         Args:
@@ -130,8 +133,11 @@ class Types:
                 props[key]["description"] = js["description"]
             props[key]["plain"] = True
         self.fields[name] = mapping
-        body = {"type": "object", "properties": props,
-                "required": sorted(camel_case(f) for f in definition.get("required", []))}
+        body = {
+            "type": "object",
+            "properties": props,
+            "required": sorted(camel_case(f) for f in definition.get("required", [])),
+        }
         if definition.get("description"):
             body["description"] = definition["description"]
         self._define(name, body)
@@ -152,9 +158,16 @@ class Types:
         if "enum" in js or "const" in js:
             values = js.get("enum") or [js["const"]]
             kind = {str: "string", int: "integer", float: "number", bool: "boolean"}[type(values[0])]
-            return {"$ref": self._define(owner + _pascal(field), {
-                "type": kind, "enum": [{"value": v} for v in values],
-                "description": f"The values of {owner}.{field}."})}
+            return {
+                "$ref": self._define(
+                    owner + _pascal(field),
+                    {
+                        "type": kind,
+                        "enum": [{"value": v} for v in values],
+                        "description": f"The values of {owner}.{field}.",
+                    },
+                )
+            }
         kind = js.get("type")
         if kind == "array":
             return {"type": "array", "items": self._json_property(owner, field, js["items"])}
@@ -178,8 +191,9 @@ class Types:
 
     # ---- dataclasses, through their annotations and attribute docstrings ----
 
-    def dataclass(self, cls: type, exclude: tuple[str, ...] = (), name: str | None = None,
-                  description: str | None = None) -> str:
+    def dataclass(
+        self, cls: type, exclude: tuple[str, ...] = (), name: str | None = None, description: str | None = None
+    ) -> str:
         """Define the dataclass `cls` (less `exclude`), every property plain; return the reference to it."""
         props, mapping = {}, {}
         for f in dataclasses.fields(cls):
@@ -188,8 +202,11 @@ class Types:
                 props[camel_case(f.name)] = {**self.field(cls, f.name), "plain": True}
         name = name or cls.__name__
         self.fields[name] = mapping
-        required = sorted(camel_case(f.name) for f in dataclasses.fields(cls) if f.name not in exclude
-                          and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
+        required = sorted(
+            camel_case(f.name)
+            for f in dataclasses.fields(cls)
+            if f.name not in exclude and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        )
         body = {"type": "object", "properties": props, "required": required}
         if description or cls.__doc__:
             body["description"] = description or inspect.cleandoc(cls.__doc__)
@@ -235,8 +252,9 @@ class Types:
         out = {}
         for key, item in value.items():
             if key not in mapping:
-                raise PropertyError(f"{path}.{key}", f"{name} has no property {key!r}. "
-                                    f"To fix: use one of {', '.join(sorted(mapping))}")
+                raise PropertyError(
+                    f"{path}.{key}", f"{name} has no property {key!r}. To fix: use one of {', '.join(sorted(mapping))}"
+                )
             if item is not None:
                 out[mapping[key]] = self._value(props[key], item, f"{path}.{key}")
         return out
@@ -276,8 +294,13 @@ def attribute_docs(cls: type) -> dict[str, str]:
     body = tree.body[0].body
     docs = {}
     for node, after in zip(body, body[1:]):
-        if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and isinstance(after, ast.Expr)
-                and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)):
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and isinstance(after, ast.Expr)
+            and isinstance(after.value, ast.Constant)
+            and isinstance(after.value.value, str)
+        ):
             docs[node.target.id] = inspect.cleandoc(after.value.value)
     return docs
 
@@ -290,8 +313,11 @@ TOLERATION = {
         "operator": {"type": "string", "plain": True, "description": "Exists or Equal (default Equal)."},
         "value": {"type": "string", "plain": True, "description": "Taint value, for operator Equal."},
         "effect": {"type": "string", "plain": True, "description": "NoSchedule, PreferNoSchedule or NoExecute."},
-        "tolerationSeconds": {"type": "integer", "plain": True,
-                              "description": "NoExecute: seconds the pod stays bound after the taint appears."},
+        "tolerationSeconds": {
+            "type": "integer",
+            "plain": True,
+            "description": "NoExecute: seconds the pod stays bound after the taint appears.",
+        },
     },
     "required": [],
 }
@@ -305,43 +331,69 @@ def build(version: str) -> tuple[dict, Types]:
     types = Types()
     types.types["Toleration"] = TOLERATION
     types.fields["Toleration"] = {k: k for k in TOLERATION["properties"]}  # pools take Kubernetes' own names
-    spec_ref = types.model(spec_mod.WorkloadSpec, undocumented="{name}: a section of the workload spec "
-                                                               "(docs/contract.md section 1).")
-    pool_ref = types.model(gpusizer.Pool, {("Pool", "tolerations"): {"type": "array", "items": {"$ref": ref("Toleration")}}})
-    stack_ref = types.dataclass(workload.GpuWorkloadArgs, exclude=NOT_SETTINGS, name="StackSettings",
-                                description="Stack-level settings of gpusizer.components.GpuWorkloadArgs: networks, egress, "
-                                            "reservations, Prometheus. Each is the stack config key gpusizer:<name> "
-                                            "of the Python program (docs/pulumi.md, Other settings).")
+    spec_ref = types.model(
+        spec_mod.WorkloadSpec, undocumented="{name}: a section of the workload spec (docs/contract.md section 1)."
+    )
+    pool_ref = types.model(
+        gpusizer.Pool, {("Pool", "tolerations"): {"type": "array", "items": {"$ref": ref("Toleration")}}}
+    )
+    stack_ref = types.dataclass(
+        workload.GpuWorkloadArgs,
+        exclude=NOT_SETTINGS,
+        name="StackSettings",
+        description="Stack-level settings of gpusizer.components.GpuWorkloadArgs: networks, egress, "
+        "reservations, Prometheus. Each is the stack config key gpusizer:<name> "
+        "of the Python program (docs/pulumi.md, Other settings).",
+    )
     deploy_ref = ref("Deploy")
     inputs = {
-        "spec": {"$ref": spec_ref, "plain": True,
-                 "description": "The workload spec (docs/contract.md section 1): model, task, targets, placement, "
-                                "sizing and deploy. Its `deploy` section may instead be given as `deploy`."},
-        "pools": {"type": "array", "items": {"$ref": pool_ref, "plain": True}, "plain": True,
-                  "description": "On-prem pools that compete with the clouds, with what is free on them now."},
-        "catalog": {"type": "string", "plain": True,
-                    "description": "Catalog directory or CSV to choose from (as `gpusizer plan --catalog`), relative "
-                                   "to the program's directory; default: the freshest of the refresh cache and the "
-                                   "packaged snapshot."},
-        "stack": {"$ref": stack_ref, "plain": True,
-                  "description": "Stack-level settings, named as the Python program's gpusizer:* stack config keys "
-                                 "(awsEgress, gcpNetwork, ...). awsRegion defaults to the stack's aws:region."},
+        "spec": {
+            "$ref": spec_ref,
+            "plain": True,
+            "description": "The workload spec (docs/contract.md section 1): model, task, targets, placement, "
+            "sizing and deploy. Its `deploy` section may instead be given as `deploy`.",
+        },
+        "pools": {
+            "type": "array",
+            "items": {"$ref": pool_ref, "plain": True},
+            "plain": True,
+            "description": "On-prem pools that compete with the clouds, with what is free on them now.",
+        },
+        "catalog": {
+            "type": "string",
+            "plain": True,
+            "description": "Catalog directory or CSV to choose from (as `gpusizer plan --catalog`), relative "
+            "to the program's directory; default: the freshest of the refresh cache and the "
+            "packaged snapshot.",
+        },
+        "stack": {
+            "$ref": stack_ref,
+            "plain": True,
+            "description": "Stack-level settings, named as the Python program's gpusizer:* stack config keys "
+            "(awsEgress, gcpNetwork, ...). awsRegion defaults to the stack's aws:region.",
+        },
         **{camel_case(f): {**types.field(workload.GpuWorkloadArgs, f), "secret": True} for f in SECRETS},
-        "deploy": {"$ref": deploy_ref, "plain": True,
-                   "description": "How to provision the choice (the spec's deploy section); give it here or in "
-                                  "`spec.deploy`, not both."},
+        "deploy": {
+            "$ref": deploy_ref,
+            "plain": True,
+            "description": "How to provision the choice (the spec's deploy section); give it here or in "
+            "`spec.deploy`, not both.",
+        },
     }
     plan_inputs = {k: v for k, v in inputs.items() if k in ("spec", "pools", "catalog", "deploy")}
-    plan_inputs["top"] = {"type": "integer", "plain": True,
-                          "description": f"Feasible candidates kept in decisionJson (default "
-                                         f"{workload.DECISION_CANDIDATES}, as the component keeps)."}
+    plan_inputs["top"] = {
+        "type": "integer",
+        "plain": True,
+        "description": f"Feasible candidates kept in decisionJson (default "
+        f"{workload.DECISION_CANDIDATES}, as the component keeps).",
+    }
     component_outputs = {f.name: f.property() for f in outputs.COMPONENT_FIELDS}
     schema = {
         "name": PACKAGE,
         "displayName": "gpusizer",
         "version": version,
         "description": "Right-sized GPU capacity from a workload spec: the sizing engine picks the cheapest adequate "
-                       "AWS, GCP or on-prem offer and GpuWorkload provisions it.",
+        "AWS, GCP or on-prem offer and GpuWorkload provisions it.",
         "keywords": ["gpu", "right-sizing", "kind/component", "category/cloud"],
         "license": "Apache-2.0",
         "resources": {
@@ -358,13 +410,14 @@ def build(version: str) -> tuple[dict, Types]:
         "functions": {
             PLAN: {
                 "description": "The engine's decision for a spec, without provisioning anything: what GpuWorkload "
-                               "would choose, or why nothing is feasible.",
+                "would choose, or why nothing is feasible.",
                 "inputs": {"properties": plan_inputs, "required": ["spec"]},
-                "outputs": {"properties": {f.name: f.property() for f in outputs.PLAN_FIELDS},
-                            "required": sorted(f.name for f in outputs.PLAN_FIELDS if f.always)},
+                "outputs": {
+                    "properties": {f.name: f.property() for f in outputs.PLAN_FIELDS},
+                    "required": sorted(f.name for f in outputs.PLAN_FIELDS if f.always),
+                },
             },
         },
         "types": {f"{PACKAGE}:index:{name}": t for name, t in sorted(types.types.items())},
     }
     return schema, types
-

@@ -21,8 +21,9 @@ EXAMPLE_SPECS = sorted(p for p in (REPO / "stacks/examples").glob("*.yaml") if p
 
 def cli(*args, env=None) -> subprocess.CompletedProcess:
     """`gpusizer ARGS` in a fresh process from the repository root (exit code, stdout, stderr as text)."""
-    return subprocess.run([sys.executable, "-m", "gpusizer.cli", *map(str, args)], capture_output=True, text=True,
-                          cwd=REPO, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "gpusizer.cli", *map(str, args)], capture_output=True, text=True, cwd=REPO, env=env
+    )
 
 
 def make_offer(instance_type: str, gpu: str, count: int, mem: float, price: float, **kw) -> Offer:

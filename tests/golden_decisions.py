@@ -24,8 +24,19 @@ EXAMPLES = REPO / "stacks" / "examples"
 GOLDEN = REPO / "tests" / "golden"
 COMMAND = ".venv/bin/python -m tests.golden_decisions"
 TOP = 3
-_OFFER_KEYS = ("provider", "region", "zone", "instance_type", "gpu", "gpu_count", "nodes", "replicas",
-               "purchase", "hourly_usd", "usd_per_million_tokens")
+_OFFER_KEYS = (
+    "provider",
+    "region",
+    "zone",
+    "instance_type",
+    "gpu",
+    "gpu_count",
+    "nodes",
+    "replicas",
+    "purchase",
+    "hourly_usd",
+    "usd_per_million_tokens",
+)
 
 
 def examples() -> list[pathlib.Path]:
@@ -56,8 +67,14 @@ def summary(decision: gpusizer.Decision) -> dict:
     # The rejected offers a reviewer asks about: the dearest ones still cheaper than the choice
     # (all of them, cheapest first, when nothing is feasible), one per type and reason.
     ceiling = d["choice"]["hourly_usd"] if d["choice"] else float("inf")
-    lost = [c for c in d["candidates"] if not c["feasible"] and c["reason_code"] not in limits.PLACEMENT
-            and c["hourly_usd"] is not None and c["hourly_usd"] < ceiling]
+    lost = [
+        c
+        for c in d["candidates"]
+        if not c["feasible"]
+        and c["reason_code"] not in limits.PLACEMENT
+        and c["hourly_usd"] is not None
+        and c["hourly_usd"] < ceiling
+    ]
     if d["choice"]:
         lost.reverse()  # rejected candidates come cheapest first: nearest below the choice first
     rejected, seen = [], set()

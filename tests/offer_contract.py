@@ -13,25 +13,25 @@ import collections
 import datetime
 import re
 
-from gpusizer.facts import hardware
 from gpusizer.catalog.offer import Offer
+from gpusizer.facts import hardware
 
 # Datasheet memory per GPU (smallest, largest variant sold). NVIDIA's "GB" of GPU memory is
 # binary-sized (H100 80 GB = 81,920 MiB as nvidia-smi shows), so it bounds the GiB the driver
 # reports; drivers reserve a little, hence the 0.9 floor below.
 DATASHEET_GB = {
-    "T4": (16, 16),          # NVIDIA T4 datasheet: 16 GB GDDR6
-    "L4": (24, 24),          # NVIDIA L4 datasheet: 24 GB GDDR6
-    "A10G": (24, 24),        # AWS EC2 G5 page: 24 GB per A10G
-    "L40S": (48, 48),        # NVIDIA L40S datasheet: 48 GB GDDR6
-    "A100-40GB": (40, 40),   # NVIDIA A100 datasheet: 40 GB HBM2
-    "A100-80GB": (80, 80),   # NVIDIA A100 datasheet: 80 GB HBM2e
-    "H100": (80, 80),        # NVIDIA H100 SXM datasheet: 80 GB HBM3
-    "H200": (141, 141),      # NVIDIA H200 datasheet: 141 GB HBM3e
-    "B200": (180, 180),      # NVIDIA DGX B200: 1,440 GB over 8 GPUs
-    "V100": (16, 32),        # NVIDIA V100 datasheet: 16 or 32 GB HBM2
-    "P100": (16, 16),        # NVIDIA P100 PCIe datasheet: 16 GB (GCP's part)
-    "P4": (8, 8),            # NVIDIA P4 datasheet: 8 GB GDDR5
+    "T4": (16, 16),  # NVIDIA T4 datasheet: 16 GB GDDR6
+    "L4": (24, 24),  # NVIDIA L4 datasheet: 24 GB GDDR6
+    "A10G": (24, 24),  # AWS EC2 G5 page: 24 GB per A10G
+    "L40S": (48, 48),  # NVIDIA L40S datasheet: 48 GB GDDR6
+    "A100-40GB": (40, 40),  # NVIDIA A100 datasheet: 40 GB HBM2
+    "A100-80GB": (80, 80),  # NVIDIA A100 datasheet: 80 GB HBM2e
+    "H100": (80, 80),  # NVIDIA H100 SXM datasheet: 80 GB HBM3
+    "H200": (141, 141),  # NVIDIA H200 datasheet: 141 GB HBM3e
+    "B200": (180, 180),  # NVIDIA DGX B200: 1,440 GB over 8 GPUs
+    "V100": (16, 32),  # NVIDIA V100 datasheet: 16 or 32 GB HBM2
+    "P100": (16, 16),  # NVIDIA P100 PCIe datasheet: 16 GB (GCP's part)
+    "P4": (8, 8),  # NVIDIA P4 datasheet: 8 GB GDDR5
 }
 DRIVER_FLOOR = 0.9
 OLDEST = datetime.date(2024, 1, 1)  # no source we hold is older than this

@@ -25,7 +25,12 @@ print(json.dumps([r.returncode, r.stderr.decode(errors="replace"), peak, time.mo
 
 def run(args, timeout: float = 60) -> tuple[int, str, float, float]:
     """(exit code, stderr, peak RSS in MiB, wall seconds) of `gpusizer ARGS`; fails the test past `timeout`."""
-    out = subprocess.run([sys.executable, "-c", _WRAPPER, *map(str, args)], cwd=REPO, capture_output=True,
-                         timeout=timeout + 10, env={**os.environ, "GPUSIZER_TEST_TIMEOUT": str(timeout)})
+    out = subprocess.run(
+        [sys.executable, "-c", _WRAPPER, *map(str, args)],
+        cwd=REPO,
+        capture_output=True,
+        timeout=timeout + 10,
+        env={**os.environ, "GPUSIZER_TEST_TIMEOUT": str(timeout)},
+    )
     assert out.returncode == 0, out.stderr.decode()[-2000:]
     return tuple(json.loads(out.stdout))

@@ -34,12 +34,23 @@ def predict(case: dict) -> float:
     gpu = hardware.load_gpus()[case["gpu"]]
     if case["metric"] == "train_tps_per_gpu":
         tokens = 1e9
-        spec = {"name": "case", "model": _model(case), "task": "training",
-                "training": {"sequence_length": case["seq"], "tokens": tokens, "micro_batch_size": 1,
-                             "activation_checkpointing": case["ckpt"]}}
+        spec = {
+            "name": "case",
+            "model": _model(case),
+            "task": "training",
+            "training": {
+                "sequence_length": case["seq"],
+                "tokens": tokens,
+                "micro_batch_size": 1,
+                "activation_checkpointing": case["ckpt"],
+            },
+        }
         if case.get("method"):
-            spec.update(task="finetune", finetune_method=case["method"],
-                        precision="int4" if case["method"] == "qlora" else "bf16")
+            spec.update(
+                task="finetune",
+                finetune_method=case["method"],
+                precision="int4" if case["method"] == "qlora" else "bf16",
+            )
         w = planner.workload(planner.load_spec(spec))
         nodes = case.get("nodes", 1)
         per_node = case["gpus"] // nodes
@@ -47,8 +58,12 @@ def predict(case: dict) -> float:
         f = fit_mod.fit(w, shape)
         assert f.train_hours, f"{case['id']}: {f.code} {f.detail}"
         return tokens / (f.train_hours * 3600) / case["gpus"]
-    inference = {"prompt_tokens": case["prompt"], "output_tokens": case["output"],
-                 "context_length": case["prompt"] + case["output"], "layout": {"tensor_parallel": case["tp"]}}
+    inference = {
+        "prompt_tokens": case["prompt"],
+        "output_tokens": case["output"],
+        "context_length": case["prompt"] + case["output"],
+        "layout": {"tensor_parallel": case["tp"]},
+    }
     if case.get("kv"):
         inference["kv_cache_precision"] = case["kv"]
     concurrency = case["concurrency"]
@@ -89,8 +104,10 @@ def summary(rows) -> tuple[float, float]:
 if __name__ == "__main__":
     rows = score()
     for case, p, l2, ok in rows:
-        print(f"{case['id']:<34} {p:>10.1f} {case['published']:>10.1f} {l2:+.2f} {'ok' if ok else 'OUT'}"
-              f"{' (fitted)' if case.get('fitted') else ''}")
+        print(
+            f"{case['id']:<34} {p:>10.1f} {case['published']:>10.1f} {l2:+.2f} {'ok' if ok else 'OUT'}"
+            f"{' (fitted)' if case.get('fitted') else ''}"
+        )
     share, med = summary(rows)
     held = [r for r in rows if not r[0].get("fitted")]
     hs, hm = summary(held)

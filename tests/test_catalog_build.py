@@ -12,12 +12,11 @@ import re
 import pytest
 
 from gpusizer.base import errors
-from gpusizer.facts import hardware
 from gpusizer.catalog import store
 from gpusizer.catalog.builder import __main__ as build_main
 from gpusizer.catalog.builder import aws, gcp, spot_offer
 from gpusizer.catalog.offer import CATALOG_FIELDS
-
+from gpusizer.facts import hardware
 from tests.conftest import DATA, REPO
 
 SOURCES = DATA / "catalog-sources"
@@ -44,7 +43,8 @@ def test_snapshot_is_reproducible_byte_for_byte(built):
     out, _ = built
     for name in ("aws.csv", "gcp.csv", "offers.json", "SOURCES.md"):
         assert (out / name).read_bytes() == (PACKAGED / name).read_bytes(), (
-            f"{name} differs: run `python -m gpusizer.catalog.builder --out gpusizer/data/catalog`")
+            f"{name} differs: run `python -m gpusizer.catalog.builder --out gpusizer/data/catalog`"
+        )
 
 
 def test_two_builds_give_the_same_bytes(built, tmp_path):
@@ -113,34 +113,55 @@ def test_one_offer_per_type_and_place(built):
 
 def test_every_aws_nvidia_x86_family_is_present_and_nothing_else(built):
     families = {o.instance_type.split(".")[0] for o in built[1]["aws"]}
-    assert {"g4dn", "g5", "g6", "g6e", "gr6", "g6f", "gr6f", "p3", "p3dn", "p4d", "p4de", "p5", "p5e", "p5en",
-            "p6-b200"} <= families
+    assert {
+        "g4dn",
+        "g5",
+        "g6",
+        "g6e",
+        "gr6",
+        "g6f",
+        "gr6f",
+        "p3",
+        "p3dn",
+        "p4d",
+        "p4de",
+        "p5",
+        "p5e",
+        "p5en",
+        "p6-b200",
+    } <= families
     assert not families & {"g4ad", "g5g", "dl1", "g7e", "p6-b300"}  # AMD, Graviton, Habana, GPUs not in the table
 
 
-@pytest.mark.parametrize("itype, gib", [
-    ("g6.xlarge", 22.35),       # L4: AWS 22888 MiB (nvidia-smi shows more, 23034)
-    ("g5.xlarge", 22.35),       # A10G: AWS 22888 MiB
-    ("g6e.xlarge", 44.70),      # L40S: AWS 45776 MiB
-    ("g4dn.xlarge", 15.0),      # T4: AWS 16384 MiB, nvidia-smi 15360
-    ("p5.48xlarge", 79.65),     # H100: AWS 81920 MiB, nvidia-smi 81559
-    ("p4d.24xlarge", 39.59),    # A100 40GB: AWS 40960 MiB, nvidia-smi 40536
-    ("p4de.24xlarge", 80.0),    # A100 80GB: AWS and nvidia-smi 81920 MiB
-    ("p5en.48xlarge", 140.4),   # H200: nvidia-smi 143771 MiB
-    ("p6-b200.48xlarge", 179.06),  # B200: nvidia-smi 183359 MiB
-    ("p3dn.24xlarge", 31.75),   # the 32 GB V100 variant: nvidia-smi 32510 MiB, not the 16 GB row
-])
+@pytest.mark.parametrize(
+    "itype, gib",
+    [
+        ("g6.xlarge", 22.35),  # L4: AWS 22888 MiB (nvidia-smi shows more, 23034)
+        ("g5.xlarge", 22.35),  # A10G: AWS 22888 MiB
+        ("g6e.xlarge", 44.70),  # L40S: AWS 45776 MiB
+        ("g4dn.xlarge", 15.0),  # T4: AWS 16384 MiB, nvidia-smi 15360
+        ("p5.48xlarge", 79.65),  # H100: AWS 81920 MiB, nvidia-smi 81559
+        ("p4d.24xlarge", 39.59),  # A100 40GB: AWS 40960 MiB, nvidia-smi 40536
+        ("p4de.24xlarge", 80.0),  # A100 80GB: AWS and nvidia-smi 81920 MiB
+        ("p5en.48xlarge", 140.4),  # H200: nvidia-smi 143771 MiB
+        ("p6-b200.48xlarge", 179.06),  # B200: nvidia-smi 183359 MiB
+        ("p3dn.24xlarge", 31.75),  # the 32 GB V100 variant: nvidia-smi 32510 MiB, not the 16 GB row
+    ],
+)
 def test_aws_gpu_memory_is_reported_capped_by_the_driver(by_key, itype, gib):
     assert by_key[("aws", itype, "us-east-1")].gpu_memory_gib == pytest.approx(gib)
 
 
-@pytest.mark.parametrize("itype, fraction, gib", [
-    ("g6f.large", 0.125, 2.79),   # 1/8 L4: 2861 MiB
-    ("g6f.xlarge", 0.125, 2.79),
-    ("g6f.2xlarge", 0.25, 5.59),
-    ("g6f.4xlarge", 0.5, 11.18),
-    ("gr6f.4xlarge", 0.5, 11.18),
-])
+@pytest.mark.parametrize(
+    "itype, fraction, gib",
+    [
+        ("g6f.large", 0.125, 2.79),  # 1/8 L4: 2861 MiB
+        ("g6f.xlarge", 0.125, 2.79),
+        ("g6f.2xlarge", 0.25, 5.59),
+        ("g6f.4xlarge", 0.5, 11.18),
+        ("gr6f.4xlarge", 0.5, 11.18),
+    ],
+)
 def test_fractional_gpus_carry_their_partition(by_key, itype, fraction, gib):
     o = by_key[("aws", itype, "us-east-1")]
     assert (o.gpu, o.gpu_count, o.gpu_fraction, o.gpu_memory_gib) == ("L4", 1, fraction, gib)
@@ -193,16 +214,19 @@ def test_types_without_on_demand_are_spot_only(built):
     assert all(o.on_demand_usd is None and o.spot_usd and o.gpu == "H200" and o.gpu_count == 8 for o in p5e)
 
 
-@pytest.mark.parametrize("region, zone, opt_in", [
-    ("us-east-1", "use1-atl2-az1", True),     # Atlanta Local Zone (id)
-    ("us-east-1", "us-east-1-bos-1a", True),  # Boston Local Zone (name)
-    ("us-west-2", "usw2-lax1-az1", True),
-    ("af-south-1", "afs1-az1", True),         # opt-in region
-    ("me-central-1", None, True),
-    ("us-east-1", "use1-az1", False),
-    ("us-east-1", "us-east-1a", False),
-    ("eu-central-1", "euc1-az1", False),
-])
+@pytest.mark.parametrize(
+    "region, zone, opt_in",
+    [
+        ("us-east-1", "use1-atl2-az1", True),  # Atlanta Local Zone (id)
+        ("us-east-1", "us-east-1-bos-1a", True),  # Boston Local Zone (name)
+        ("us-west-2", "usw2-lax1-az1", True),
+        ("af-south-1", "afs1-az1", True),  # opt-in region
+        ("me-central-1", None, True),
+        ("us-east-1", "use1-az1", False),
+        ("us-east-1", "us-east-1a", False),
+        ("eu-central-1", "euc1-az1", False),
+    ],
+)
 def test_local_zones_and_opt_in_regions_are_marked(region, zone, opt_in):
     assert aws.is_opt_in(region, zone) is opt_in
 
@@ -243,10 +267,13 @@ def test_gcp_host_priced_zero_is_inside_the_gpu_row(by_key):
     assert (a4.gpu, a4.gpu_count, a4.spot_usd, a4.fabric) == ("B200", 8, 34.2368, "rdma")
 
 
-@pytest.mark.parametrize("itype, zone, listed", [
-    ("a4-highgpu-8g", "us-central1-b", 90.216),  # the B200 x8 row's on-demand column
-    ("a3-highgpu-1g", "asia-east1-c", 12.71266),  # host + H100 x1 rows
-])
+@pytest.mark.parametrize(
+    "itype, zone, listed",
+    [
+        ("a4-highgpu-8g", "us-central1-b", 90.216),  # the B200 x8 row's on-demand column
+        ("a3-highgpu-1g", "asia-east1-c", 12.71266),  # host + H100 x1 rows
+    ],
+)
 def test_gcp_types_not_sold_on_demand_get_no_on_demand_price(by_key, itype, zone, listed):
     # GCP sells A4, A3 Ultra and a3-highgpu-1g/2g/4g through reservations, flex-start and spot only:
     # the snapshot's on-demand column (`listed`) is no price any VM is billed at.
@@ -259,25 +286,31 @@ def test_gcp_types_not_sold_on_demand_get_no_on_demand_price(by_key, itype, zone
 def test_no_packaged_gcp_offer_not_sold_on_demand_has_an_on_demand_price(by_key):
     from gpusizer.catalog import consumption
 
-    wrong = [k for k, o in by_key.items() if o.on_demand_usd is not None
-             and not consumption.sold_on_demand(o.provider, o.instance_type)]
+    wrong = [
+        k
+        for k, o in by_key.items()
+        if o.on_demand_usd is not None and not consumption.sold_on_demand(o.provider, o.instance_type)
+    ]
     assert not wrong
 
 
-@pytest.mark.parametrize("itype, zone, gpu, count, nvlink, fabric", [
-    ("g2-standard-4", "us-central1-a", "L4", 1, False, None),
-    ("g2-standard-24", "us-central1-a", "L4", 2, False, None),
-    ("g2-standard-96", "us-central1-a", "L4", 8, False, None),  # PCIe cards, 8 of them
-    ("a2-highgpu-8g", "us-central1-a", "A100-40GB", 8, True, None),
-    ("a2-megagpu-16g", "us-central1-a", "A100-40GB", 16, True, None),
-    ("a2-ultragpu-8g", "us-east5-a", "A100-80GB", 8, True, None),
-    ("a3-highgpu-2g", "us-east4-a", "H100", 2, True, None),
-    ("a3-highgpu-8g", "us-east4-a", "H100", 8, True, "gpudirect-tcpx"),
-    ("a3-megagpu-8g", "us-central1-a", "H100", 8, True, "gpudirect-tcpxo"),  # H100-MEGA is an H100
-    ("a3-ultragpu-8g", "us-central1-b", "H200", 8, True, "rdma"),
-    ("n1-standard-32+nvidia-tesla-v100x8", "us-central1-a", "V100", 8, True, None),
-    ("n1-standard-16+nvidia-tesla-v100x4", "us-central1-a", "V100", 4, False, None),
-])
+@pytest.mark.parametrize(
+    "itype, zone, gpu, count, nvlink, fabric",
+    [
+        ("g2-standard-4", "us-central1-a", "L4", 1, False, None),
+        ("g2-standard-24", "us-central1-a", "L4", 2, False, None),
+        ("g2-standard-96", "us-central1-a", "L4", 8, False, None),  # PCIe cards, 8 of them
+        ("a2-highgpu-8g", "us-central1-a", "A100-40GB", 8, True, None),
+        ("a2-megagpu-16g", "us-central1-a", "A100-40GB", 16, True, None),
+        ("a2-ultragpu-8g", "us-east5-a", "A100-80GB", 8, True, None),
+        ("a3-highgpu-2g", "us-east4-a", "H100", 2, True, None),
+        ("a3-highgpu-8g", "us-east4-a", "H100", 8, True, "gpudirect-tcpx"),
+        ("a3-megagpu-8g", "us-central1-a", "H100", 8, True, "gpudirect-tcpxo"),  # H100-MEGA is an H100
+        ("a3-ultragpu-8g", "us-central1-b", "H200", 8, True, "rdma"),
+        ("n1-standard-32+nvidia-tesla-v100x8", "us-central1-a", "V100", 8, True, None),
+        ("n1-standard-16+nvidia-tesla-v100x4", "us-central1-a", "V100", 4, False, None),
+    ],
+)
 def test_gcp_machine_families_come_with_their_gpus(by_key, itype, zone, gpu, count, nvlink, fabric):
     o = by_key[("gcp", itype, zone)]
     assert (o.gpu, o.gpu_count, o.nvlink, o.fabric) == (gpu, count, nvlink, fabric)
@@ -318,18 +351,22 @@ def test_gcp_spot_needs_both_parts_and_consistent_rows(by_key):
     assert edge.spot_usd == pytest.approx(3.20694 + 26.5784)
 
 
-@pytest.mark.parametrize("host_spot, gpu_spot, spot", [
-    ("0.1", "0.2", 0.3),   # both parts: their sum
-    ("", "0.2", None),     # no host spot: no spot offer
-    ("0.1", "", None),     # no GPU spot: no spot offer
-    ("0.1", "0.95", None),  # sum 1.05 >= on-demand 1.0
-])
+@pytest.mark.parametrize(
+    "host_spot, gpu_spot, spot",
+    [
+        ("0.1", "0.2", 0.3),  # both parts: their sum
+        ("", "0.2", None),  # no host spot: no spot offer
+        ("0.1", "", None),  # no GPU spot: no spot offer
+        ("0.1", "0.95", None),  # sum 1.05 >= on-demand 1.0
+    ],
+)
 def test_gcp_spot_needs_host_and_gpu_spot(tmp_path, host_spot, gpu_spot, spot):
     # A tiny snapshot in the source layout: one G2 host and its L4 row in one zone.
     (tmp_path / gcp.SOURCE).write_text(
         "InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,GpuInfo,Region,AvailabilityZone,Price,SpotPrice\n"
         f"g2-standard-4,4.0,16.0,,,,us-central1,us-central1-a,0.2,{host_spot}\n"
-        f",,,L4,1,,us-central1,us-central1-a,0.8,{gpu_spot}\n")
+        f",,,L4,1,,us-central1,us-central1-a,0.8,{gpu_spot}\n"
+    )
     (o,) = gcp.build(tmp_path).offers
     assert o.on_demand_usd == pytest.approx(1.0)
     assert o.spot_usd == (pytest.approx(spot) if spot else None)
@@ -345,8 +382,20 @@ def test_gcp_memory_is_the_driver_figure(by_key):
 
 def test_gpu_table_precisions_match_the_architectures():
     gpus = hardware.load_gpus()
-    assert set(gpus) >= {"T4", "L4", "A10G", "L40S", "A100-40GB", "A100-80GB", "H100", "H200", "B200", "V100",
-                         "P100", "P4"}
+    assert set(gpus) >= {
+        "T4",
+        "L4",
+        "A10G",
+        "L40S",
+        "A100-40GB",
+        "A100-80GB",
+        "H100",
+        "H200",
+        "B200",
+        "V100",
+        "P100",
+        "P4",
+    }
     for g in gpus.values():
         assert ("fp8" in g.tflops) == (g.arch in ("Ada Lovelace", "Hopper", "Blackwell")), g.name
         assert ("bf16" in g.tflops) == (g.arch not in ("Turing", "Volta", "Pascal")), g.name
@@ -354,13 +403,27 @@ def test_gpu_table_precisions_match_the_architectures():
         assert 0.9 * g.memory_gb < g.memory_gib <= g.memory_gb, g.name
 
 
-@pytest.mark.parametrize("spelling, gpu", [
-    ("nvidia-tesla-t4", "T4"), ("nvidia-l4", "L4"), ("nvidia-tesla-a100", "A100-40GB"),
-    ("nvidia-a100-80gb", "A100-80GB"), ("nvidia-h100-80gb", "H100"), ("nvidia-h100-mega-80gb", "H100"),
-    ("H100-MEGA", "H100"), ("nvidia-h200-141gb", "H200"), ("nvidia-b200", "B200"), ("nvidia-tesla-v100", "V100"),
-    ("nvidia-tesla-p100", "P100"), ("nvidia-tesla-p4", "P4"), ("A10G", "A10G"), ("A100-80GB", "A100-80GB"),
-    ("L40S", "L40S"), ("a10", None),  # the A10 is a different board from the A10G
-])
+@pytest.mark.parametrize(
+    "spelling, gpu",
+    [
+        ("nvidia-tesla-t4", "T4"),
+        ("nvidia-l4", "L4"),
+        ("nvidia-tesla-a100", "A100-40GB"),
+        ("nvidia-a100-80gb", "A100-80GB"),
+        ("nvidia-h100-80gb", "H100"),
+        ("nvidia-h100-mega-80gb", "H100"),
+        ("H100-MEGA", "H100"),
+        ("nvidia-h200-141gb", "H200"),
+        ("nvidia-b200", "B200"),
+        ("nvidia-tesla-v100", "V100"),
+        ("nvidia-tesla-p100", "P100"),
+        ("nvidia-tesla-p4", "P4"),
+        ("A10G", "A10G"),
+        ("A100-80GB", "A100-80GB"),
+        ("L40S", "L40S"),
+        ("a10", None),  # the A10 is a different board from the A10G
+    ],
+)
 def test_provider_spellings_resolve(spelling, gpu):
     assert hardware.canonical_gpu(spelling) == gpu
 
@@ -389,17 +452,20 @@ def test_store_converts_cells():
     assert isinstance(o.on_demand_usd, float) and isinstance(o.vcpus, int)
 
 
-@pytest.mark.parametrize("changes, says", [
-    ({"on_demand_usd": "0"}, "not a real price"),
-    ({"on_demand_usd": "-1"}, "not a real price"),
-    ({"on_demand_usd": "", "spot_usd": ""}, "no on-demand or spot price"),
-    ({"nvlink": "yes"}, "true or false"),
-    ({"gpu": "K80"}, "not a canonical name"),
-    ({"gpu_count": "two"}, "invalid literal"),
-    ({"as_of": "July 2026"}, "isoformat"),
-    ({"vcpus": ""}, "vcpus is empty"),
-    ({"gpu_memory_gib": "nan"}, "gpu_memory_gib is nan"),
-])
+@pytest.mark.parametrize(
+    "changes, says",
+    [
+        ({"on_demand_usd": "0"}, "not a real price"),
+        ({"on_demand_usd": "-1"}, "not a real price"),
+        ({"on_demand_usd": "", "spot_usd": ""}, "no on-demand or spot price"),
+        ({"nvlink": "yes"}, "true or false"),
+        ({"gpu": "K80"}, "not a canonical name"),
+        ({"gpu_count": "two"}, "invalid literal"),
+        ({"as_of": "July 2026"}, "isoformat"),
+        ({"vcpus": ""}, "vcpus is empty"),
+        ({"gpu_memory_gib": "nan"}, "gpu_memory_gib is nan"),
+    ],
+)
 def test_store_refuses_a_bad_row_naming_file_and_line(tmp_path, changes, says):
     good = _one_row()
     bad = tmp_path / "aws.csv"

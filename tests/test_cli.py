@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-import io
 import gc
+import io
 import json
 import os
 import subprocess
@@ -34,8 +34,9 @@ def run(*args, cwd=REPO):
 
 
 def test_the_module_entry_point_exits_with_mains_code(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "gpusizer.cli", "plan", tmp_path / "nope.yaml"],
-                       capture_output=True, text=True, cwd=REPO)
+    r = subprocess.run(
+        [sys.executable, "-m", "gpusizer.cli", "plan", tmp_path / "nope.yaml"], capture_output=True, text=True, cwd=REPO
+    )
     assert r.returncode == 2 and "cannot read spec file" in r.stderr and "Traceback" not in r.stderr
 
 
@@ -45,7 +46,17 @@ def test_plan_json_has_contract_fields():
     d = json.loads(r.stdout)
     assert d["workload"] == "support-chat"
     assert d["requirements"]["memory_gib"]["total"] > 0
-    for key in ("provider", "region", "zone", "instance_type", "gpu", "gpu_count", "gpu_memory_gib", "purchase", "hourly_usd"):
+    for key in (
+        "provider",
+        "region",
+        "zone",
+        "instance_type",
+        "gpu",
+        "gpu_count",
+        "gpu_memory_gib",
+        "purchase",
+        "hourly_usd",
+    ):
         assert key in d["choice"]
     for c in d["candidates"]:
         assert c["feasible"] == (c["reasons"] == [])
@@ -109,11 +120,15 @@ def test_catalog_list_filters_and_carries_provenance():
 
 
 def test_cli_path_imports_no_pulumi_or_cloud_sdk():
-    code = ("import sys, gpusizer.cli as c; c.main(['plan', %r, '--format', 'json']);"
-            "bad = [m for m in sys.modules if m.split('.')[0] in ('pulumi', 'boto3', 'botocore', 'google')];"
-            "print('BAD', bad)") % str(EXAMPLE)
+    code = (
+        "import sys, gpusizer.cli as c; c.main(['plan', %r, '--format', 'json']);"
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('pulumi', 'boto3', 'botocore', 'google')];"
+        "print('BAD', bad)"
+    ) % str(EXAMPLE)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
     assert "BAD []" in r.stdout, r.stdout[-500:] + r.stderr
+
+
 def test_top_trims_plan_json_and_all_keeps_every_candidate(capsys):
     from gpusizer import cli
 
@@ -144,14 +159,20 @@ def test_top_must_be_a_whole_number_of_at_least_one(bad, capsys):
 def settings_seen(monkeypatch):
     """What a command sees of the process settings main() makes (the models command records them)."""
     seen = {}
-    monkeypatch.setitem(cli._COMMANDS, "models", cli._COMMANDS["models"]._replace(run=lambda args: seen.update(
-        plugins=os.environ.get("PYDANTIC_DISABLE_PLUGINS"), gc=gc.isenabled()) or 0))
+    monkeypatch.setitem(
+        cli._COMMANDS,
+        "models",
+        cli._COMMANDS["models"]._replace(
+            run=lambda args: seen.update(plugins=os.environ.get("PYDANTIC_DISABLE_PLUGINS"), gc=gc.isenabled()) or 0
+        ),
+    )
     return seen
 
 
 @pytest.mark.parametrize("collecting", [True, False])
 def test_a_command_skips_pydantic_plugin_discovery_and_garbage_collection_then_restores_both(
-        monkeypatch, settings_seen, collecting):
+    monkeypatch, settings_seen, collecting
+):
     monkeypatch.delenv("PYDANTIC_DISABLE_PLUGINS", raising=False)
     was = gc.isenabled()
     (gc.enable if collecting else gc.disable)()
@@ -170,16 +191,18 @@ def test_a_users_pydantic_plugin_setting_is_left_as_given(monkeypatch, settings_
     assert settings_seen["plugins"] == "" and os.environ["PYDANTIC_DISABLE_PLUGINS"] == ""
 
 
-_ENTRY = ("import atexit, gc, sys, threading\n"
-          "from gpusizer import cli\n"
-          "atexit.register(print, 'exit handler ran')\n"
-          "released = threading.Event()\n"
-          "if sys.argv[1] == 'with a thread':  # it runs until main() has returned\n"
-          "    threading.Thread(target=released.wait, args=(60,)).start()\n"
-          "sys.argv = ['gpusizer', 'plan', sys.argv[2], '--format', 'json', '--all']\n"
-          "code = cli.main()\n"
-          "print('main returned', code, gc.get_freeze_count() > 0)\n"
-          "released.set()\n")
+_ENTRY = (
+    "import atexit, gc, sys, threading\n"
+    "from gpusizer import cli\n"
+    "atexit.register(print, 'exit handler ran')\n"
+    "released = threading.Event()\n"
+    "if sys.argv[1] == 'with a thread':  # it runs until main() has returned\n"
+    "    threading.Thread(target=released.wait, args=(60,)).start()\n"
+    "sys.argv = ['gpusizer', 'plan', sys.argv[2], '--format', 'json', '--all']\n"
+    "code = cli.main()\n"
+    "print('main returned', code, gc.get_freeze_count() > 0)\n"
+    "released.set()\n"
+)
 
 
 @pytest.mark.parametrize("case", ["alone", "with a thread"])
@@ -187,8 +210,12 @@ def test_the_command_line_entry_ends_the_process_once_its_output_and_exit_handle
     """Run as the command, main() ends the process itself (no interpreter teardown), after the exit
     handlers and with all output written; while another thread runs, it returns as before, every
     object frozen. Called with argv (tests, embedding), it only returns (every other test here)."""
-    r = subprocess.run([sys.executable, "-c", _ENTRY, case, REPO / "stacks/examples/chat-8b.yaml"],
-                       capture_output=True, text=True, cwd=REPO)
+    r = subprocess.run(
+        [sys.executable, "-c", _ENTRY, case, REPO / "stacks/examples/chat-8b.yaml"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
     assert r.returncode == 0, r.stderr
     plan, _, rest = r.stdout.partition("\n}\n")  # the JSON's last line closes it, unindented
     assert json.loads(plan + "}")["choice"]["instance_type"]  # the whole JSON (--all: ~0.8 MB) came through
@@ -196,40 +223,61 @@ def test_the_command_line_entry_ends_the_process_once_its_output_and_exit_handle
     assert rest.splitlines() == expected
 
 
-@pytest.mark.parametrize("redirect, code, err", [
-    pytest.param("> /dev/full", 120, "gpusizer: error: cannot write the output: [Errno 28]", id="a full disk"),
-    pytest.param(">&-", 0, "", id="stdout closed"),
-    pytest.param("2>&-", 0, None, id="stderr closed"),
-    pytest.param("| head -c 10 >/dev/null", 0, "", id="the reader leaves"),
-])
+@pytest.mark.parametrize(
+    "redirect, code, err",
+    [
+        pytest.param("> /dev/full", 120, "gpusizer: error: cannot write the output: [Errno 28]", id="a full disk"),
+        pytest.param(">&-", 0, "", id="stdout closed"),
+        pytest.param("2>&-", 0, None, id="stderr closed"),
+        pytest.param("| head -c 10 >/dev/null", 0, "", id="the reader leaves"),
+    ],
+)
 def test_ending_the_process_reports_output_that_could_not_be_written_as_the_interpreter_would(redirect, code, err):
     # Buffered stdout (PYTHONUNBUFFERED unset), so the last flush is the one that fails; bash runs the redirection.
     env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
-    r = subprocess.run(["bash", "-c", f'"$0" -m gpusizer.cli estimate stacks/examples/chat-8b.yaml {redirect}; '
-                        'exit "${PIPESTATUS[0]}"', sys.executable], capture_output=True, text=True, cwd=REPO, env=env)
+    r = subprocess.run(
+        [
+            "bash",
+            "-c",
+            f'"$0" -m gpusizer.cli estimate stacks/examples/chat-8b.yaml {redirect}; exit "${{PIPESTATUS[0]}}"',
+            sys.executable,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+    )
     assert r.returncode == code, r.stderr
     assert "Traceback" not in r.stderr and (err is None or r.stderr.startswith(err))
 
 
 def test_under_a_profiler_the_command_returns_so_the_profiler_reports():
-    r = subprocess.run([sys.executable, "-m", "cProfile", "-s", "tottime", "-m", "gpusizer.cli", "models"],
-                       capture_output=True, text=True, cwd=REPO, check=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "cProfile", "-s", "tottime", "-m", "gpusizer.cli", "models"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=True,
+    )
     assert "ncalls" in r.stdout and "llama-3.1-8b" in r.stdout
 
 
-@pytest.mark.parametrize("argv", [
-    ["plan", "spec.yaml", "--format", "json", "--top", "3", "--debug"],
-    ["--debug", "estimate", "spec.yaml", "--catalog", "c.csv"],
-    ["schema"],
-    ["tco", "spec.yaml", "--pools", "p.yaml", "--months", "12"],
-    ["models", "--format", "json"],
-    ["preview", "--stack", "dev", "--serial"],
-    ["diff", "a.json", "b.json", "--format", "markdown"],
-    ["calibrate", "r1.json", "r2.json", "--gpu", "L4"],
-    ["observe", "s.yaml", "--prometheus", "http://p:9090", "--window", "1d"],
-    ["catalog", "list", "--provider", "aws", "--debug"],
-    ["catalog", "refresh", "--provider", "gcp", "--region", "us-east1"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["plan", "spec.yaml", "--format", "json", "--top", "3", "--debug"],
+        ["--debug", "estimate", "spec.yaml", "--catalog", "c.csv"],
+        ["schema"],
+        ["tco", "spec.yaml", "--pools", "p.yaml", "--months", "12"],
+        ["models", "--format", "json"],
+        ["preview", "--stack", "dev", "--serial"],
+        ["diff", "a.json", "b.json", "--format", "markdown"],
+        ["calibrate", "r1.json", "r2.json", "--gpu", "L4"],
+        ["observe", "s.yaml", "--prometheus", "http://p:9090", "--window", "1d"],
+        ["catalog", "list", "--provider", "aws", "--debug"],
+        ["catalog", "refresh", "--provider", "gcp", "--region", "us-east1"],
+    ],
+)
 def test_a_named_subcommand_alone_parses_as_the_whole_parser_does(argv):
     """Only the named subcommand's parser is built; it must read the command line exactly as the full one."""
     alone = cli._parser(argv)

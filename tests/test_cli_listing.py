@@ -9,8 +9,8 @@ import yaml
 
 import gpusizer
 from gpusizer.render import price_age, report
-from tests.conftest import REPO, make_offer
 from tests import conftest
+from tests.conftest import REPO, make_offer
 
 CHAT = REPO / "stacks/examples/chat-8b.yaml"  # placement.providers [aws, gcp]
 POOLS = yaml.safe_load((REPO / "stacks/Pulumi.hybrid.yaml").read_text())["config"]["gpusizer:pools"]
@@ -44,7 +44,7 @@ def test_catalog_table_marks_opt_in_rows():
     for col in ("GiB/GPU", "vCPUs", "RAM GiB", "net Gb/s", "opt-in"):
         assert col in header
     opt_in_at = header.index("opt-in")
-    assert any(line[opt_in_at:opt_in_at + 3] == "yes" for line in body)
+    assert any(line[opt_in_at : opt_in_at + 3] == "yes" for line in body)
 
 
 def test_catalog_lists_pools_at_their_amortized_price(pools_file):
@@ -73,9 +73,10 @@ def test_pools_with_a_spec_that_leaves_out_onprem_get_a_hint(pools_file):
 
 def test_price_age_is_one_line_naming_the_chosen_offers_date(tiny_catalog, monkeypatch):
     monkeypatch.delenv(price_age.QUIET_ENV, raising=False)
-    old = gpusizer.Catalog((make_offer("g6.xlarge", "L4", 1, 22.35, 0.805, as_of="2020-01-01"),),
-                           notes=("aws prices as of 2020-01-01..2020-01-01 (9999 days old at most)",
-                                  "offers from my.csv"))
+    old = gpusizer.Catalog(
+        (make_offer("g6.xlarge", "L4", 1, 22.35, 0.805, as_of="2020-01-01"),),
+        notes=("aws prices as of 2020-01-01..2020-01-01 (9999 days old at most)", "offers from my.csv"),
+    )
     d = gpusizer.plan({"name": "c", "model": {"name": "llama-3.1-8b"}}, catalog=old)
     lines = [line for line in report.render(d, "table").splitlines() if line.startswith("Prices:")]
     assert lines[0] == "Prices: offers from my.csv"  # other notes stay
@@ -92,12 +93,15 @@ def test_acknowledged_age_is_quiet_by_flag_or_environment(tiny_catalog, monkeypa
     assert "chosen offer's price" not in report.render(d, "table")
 
 
-@pytest.mark.parametrize("argv", [
-    ("--debug", "plan", "MISSING.yaml"),
-    ("plan", "--debug", "MISSING.yaml"),
-    ("plan", "MISSING.yaml", "--debug"),
-    ("catalog", "list", "--gpu", "nope", "--debug"),
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("--debug", "plan", "MISSING.yaml"),
+        ("plan", "--debug", "MISSING.yaml"),
+        ("plan", "MISSING.yaml", "--debug"),
+        ("catalog", "list", "--gpu", "nope", "--debug"),
+    ],
+)
 def test_debug_is_accepted_anywhere(argv):
     r = _cli(*argv)
     assert r.returncode == 2  # an input error, not "unrecognized arguments" (argparse's usage error is also 2)

@@ -6,8 +6,13 @@ import gpusizer
 from gpusizer.catalog import consumption
 from gpusizer.render import report
 
-H200 = {"name": "ultra", "model": {"name": "llama-3.1-70b"}, "task": "training", "training": {"sequence_length": 4096},
-        "placement": {"providers": ["gcp"], "gpus": ["H200", "B200"], "purchase": "on-demand"}}
+H200 = {
+    "name": "ultra",
+    "model": {"name": "llama-3.1-70b"},
+    "task": "training",
+    "training": {"sequence_length": 4096},
+    "placement": {"providers": ["gcp"], "gpus": ["H200", "B200"], "purchase": "on-demand"},
+}
 
 
 def test_gcp_types_not_sold_on_demand_are_never_chosen_at_an_on_demand_price():
@@ -22,10 +27,14 @@ def test_gcp_types_not_sold_on_demand_are_never_chosen_at_an_on_demand_price():
 
 
 def test_plan_names_the_consumption_model_of_a_reservation():
-    spec = {"name": "p5", "model": {"name": "llama-3.1-70b"}, "task": "training",
-            "training": {"sequence_length": 4096},
-            "placement": {"providers": ["aws"], "regions": ["us-east-1"], "gpus": ["H100"], "purchase": "on-demand"},
-            "deploy": {"capacity_reservation": "cr-0123456789abcdef0"}}
+    spec = {
+        "name": "p5",
+        "model": {"name": "llama-3.1-70b"},
+        "task": "training",
+        "training": {"sequence_length": 4096},
+        "placement": {"providers": ["aws"], "regions": ["us-east-1"], "gpus": ["H100"], "purchase": "on-demand"},
+        "deploy": {"capacity_reservation": "cr-0123456789abcdef0"},
+    }
     d = gpusizer.plan(spec)
     assert gpusizer.document(d)["choice"]["consumption"] == "capacity-reservation"
     assert "on-demand as capacity-reservation" in report.render(d, "table")
@@ -47,5 +56,7 @@ def test_registry_matches_gcps_consumption_table():
         assert not consumption.sold_on_demand("gcp", itype)
     for itype in ("a3-highgpu-8g", "a3-megagpu-8g", "g2-standard-4", "a2-ultragpu-1g"):
         assert consumption.sold_on_demand("gcp", itype)
-    assert consumption.reservation_bound("gcp", "a4-highgpu-8g") and not consumption.reservation_bound("gcp", "a3-highgpu-2g")
+    assert consumption.reservation_bound("gcp", "a4-highgpu-8g") and not consumption.reservation_bound(
+        "gcp", "a3-highgpu-2g"
+    )
     assert consumption.model("gcp", "a3-highgpu-2g", "on-demand") == "flex-start"

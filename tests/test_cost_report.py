@@ -7,10 +7,10 @@ import re
 
 import gpusizer
 from gpusizer.base import cost
-from gpusizer.render import report
 from gpusizer.catalog import Catalog
-from tests.conftest import REPO, make_offer
+from gpusizer.render import report
 from tests import conftest
+from tests.conftest import REPO, make_offer
 
 CHAT_8B = {"name": "chat", "model": {"name": "llama-3.1-8b"}, "inference": {"context_length": 4096, "batch_size": 4}}
 
@@ -63,11 +63,13 @@ def test_every_report_names_the_objective_and_the_replica_count(tiny_catalog):
 
 def _ttft_catalog() -> Catalog:
     # The cheapest offer is the slowest; the dearest is the fastest (the nearest miss on TTFT).
-    return Catalog((
-        make_offer("g6.xlarge", "L4", 1, 22.35, 0.805),
-        make_offer("g6e.xlarge", "L40S", 1, 44.7, 1.861),
-        make_offer("p5.48xlarge", "H100", 8, 79.65, 55.04, fabric="efa"),
-    ))
+    return Catalog(
+        (
+            make_offer("g6.xlarge", "L4", 1, 22.35, 0.805),
+            make_offer("g6e.xlarge", "L40S", 1, 44.7, 1.861),
+            make_offer("p5.48xlarge", "H100", 8, 79.65, 55.04, fabric="efa"),
+        )
+    )
 
 
 def test_impossible_ttft_names_the_best_ttft_reached_and_the_offer_in_every_format():
@@ -92,7 +94,9 @@ def test_losers_rows_are_the_nearest_misses_not_the_cheapest(tiny_catalog):
 
 
 def test_offers_alike_but_for_the_zone_collapse_into_one_row_with_count_and_zones():
-    offers = [make_offer("g6.xlarge", "L4", 1, 22.35, 0.805, region="us-east-2", zone=z) for z in ("use2-az3", "use2-az1")]
+    offers = [
+        make_offer("g6.xlarge", "L4", 1, 22.35, 0.805, region="us-east-2", zone=z) for z in ("use2-az3", "use2-az1")
+    ]
     offers.append(make_offer("g6.xlarge", "L4", 1, 22.35, 0.9, region="us-east-2", zone="use2-az2"))  # dearer: own row
     d = gpusizer.plan(CHAT_8B, catalog=Catalog(tuple(offers)))
     lines = report.render(d, "table").splitlines()
@@ -103,8 +107,10 @@ def test_offers_alike_but_for_the_zone_collapse_into_one_row_with_count_and_zone
 
 
 def test_markdown_has_every_column_the_table_has(tiny_catalog):
-    d = gpusizer.plan({**CHAT_8B, "inference": {"context_length": 4096, "batch_size": 4,
-                                                 "targets": {"tokens_per_second": 100}}}, catalog=tiny_catalog)
+    d = gpusizer.plan(
+        {**CHAT_8B, "inference": {"context_length": 4096, "batch_size": 4, "targets": {"tokens_per_second": 100}}},
+        catalog=tiny_catalog,
+    )
     table = report.render(d, "table").splitlines()
     header = next(line for line in table if line.lstrip().startswith("n  provider"))
     md_header = next(line for line in report.render(d, "markdown").splitlines() if line.startswith("| | n |"))
@@ -120,8 +126,12 @@ def test_next_cheaper_names_nodes_times_type_with_the_price_of_all_nodes():
         make_offer("p4d.24xlarge", "A100-40GB", 8, 40.0, 21.96, fabric="efa", max_nodes=2),
         make_offer("p5.48xlarge", "H100", 8, 79.65, 55.04, fabric="efa"),
     )
-    spec = {"name": "t", "model": {"name": "qwen2.5-32b"}, "task": "training",
-            "training": {"sequence_length": 4096, "tokens": 1e9, "deadline_hours": 24}}
+    spec = {
+        "name": "t",
+        "model": {"name": "qwen2.5-32b"},
+        "task": "training",
+        "training": {"sequence_length": 4096, "tokens": 1e9, "deadline_hours": 24},
+    }
     d = gpusizer.plan(spec, catalog=Catalog(offers))
     assert d.chosen.offer.instance_type == "p5.48xlarge"
     assert (d.next_cheaper.offer.instance_type, d.next_cheaper.nodes) == ("p4d.24xlarge", 2)

@@ -8,10 +8,10 @@ import pytest
 
 import gpusizer
 from gpusizer import diff
-from gpusizer.render import diff as diff_view
 from gpusizer.catalog import Catalog
-from tests.conftest import make_offer
+from gpusizer.render import diff as diff_view
 from tests import conftest
+from tests.conftest import make_offer
 
 CHAT_8B = {"name": "chat", "model": {"name": "llama-3.1-8b"}, "inference": {"context_length": 4096, "batch_size": 4}}
 
@@ -51,8 +51,10 @@ def test_json_follows_the_contract(tmp_path, tiny_catalog):
 
 
 def test_markdown_renders_one_table_per_workload(tmp_path, tiny_catalog):
-    doc = {"workloads": {"chat": _plan(CHAT_8B, tiny_catalog),
-                         "other": _plan({**CHAT_8B, "name": "other"}, tiny_catalog)}, "policy": {"resources": 2, "mandatory": 0, "passed": True}}
+    doc = {
+        "workloads": {"chat": _plan(CHAT_8B, tiny_catalog), "other": _plan({**CHAT_8B, "name": "other"}, tiny_catalog)},
+        "policy": {"resources": 2, "mandatory": 0, "passed": True},
+    }
     path = _write(tmp_path / "p.json", doc)
     r = _cli("diff", path, path, "--format", "markdown")
     assert r.returncode == 0, r.stderr
@@ -61,8 +63,12 @@ def test_markdown_renders_one_table_per_workload(tmp_path, tiny_catalog):
 
 
 def test_a_repriced_offer_is_named_as_a_price_change(tmp_path, tiny_catalog):
-    dearer = Catalog(tuple(make_offer("g6.xlarge", "L4", 1, 22.35, 0.95) if o.instance_type == "g6.xlarge" else o
-                           for o in tiny_catalog.offers))
+    dearer = Catalog(
+        tuple(
+            make_offer("g6.xlarge", "L4", 1, 22.35, 0.95) if o.instance_type == "g6.xlarge" else o
+            for o in tiny_catalog.offers
+        )
+    )
     changes = diff.compare({"chat": _plan(CHAT_8B, tiny_catalog)}, {"chat": _plan(CHAT_8B, dearer)})
     (c,) = changes
     assert any(w.startswith("price change: aws us-east-1 g6.xlarge on-demand $0.805/h -> $0.95/h") for w in c.why)
@@ -78,8 +84,8 @@ def test_a_cheaper_new_offer_that_wins_is_named_as_new(tiny_catalog):
 
 def test_added_and_removed_workloads_count_their_whole_month(tiny_catalog):
     plan = _plan(CHAT_8B, tiny_catalog)
-    added, = diff.compare({}, {"chat": plan})
-    removed, = diff.compare({"chat": plan}, {})
+    (added,) = diff.compare({}, {"chat": plan})
+    (removed,) = diff.compare({"chat": plan}, {})
     assert (added.base, added.why, added.monthly_delta_usd) == (None, ("workload added",), 587.65)
     assert (removed.head, removed.why, removed.monthly_delta_usd) == (None, ("workload removed",), -587.65)
 
@@ -104,11 +110,14 @@ def test_plan_json_over_the_spec_cap_is_read(tmp_path, tiny_catalog):
     assert plans["chat"]["choice"] == plan["choice"] and policy is None
 
 
-@pytest.mark.parametrize("content, words", [
-    (None, "is not a regular file"),  # /dev/zero
-    ('{"workload": "a", "workload": "b"}', "duplicate key"),
-    ('{"workload": "a", "choice": NaN}', "not valid JSON"),
-])
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        (None, "is not a regular file"),  # /dev/zero
+        ('{"workload": "a", "workload": "b"}', "duplicate key"),
+        ('{"workload": "a", "choice": NaN}', "not valid JSON"),
+    ],
+)
 def test_diff_inputs_go_through_the_input_boundary_naming_the_side(tmp_path, content, words):
     path = "/dev/zero"
     if content is not None:
@@ -140,8 +149,12 @@ def test_markdown_of_an_added_workload_leaves_the_empty_base_cells_empty(tiny_ca
 def test_a_training_run_is_totalled_once_not_as_a_month_of_hours(tiny_catalog):
     # A run of hours costs hourly x replicas x run hours once; adding it as hourly x 730 to the monthly
     # total overstated a 0.4 h fine-tune as thousands of dollars a month.
-    train = {"name": "ft", "model": {"name": "llama-3.2-1b"}, "task": "training",
-             "training": {"tokens": 1e8, "sequence_length": 2048}}
+    train = {
+        "name": "ft",
+        "model": {"name": "llama-3.2-1b"},
+        "task": "training",
+        "training": {"tokens": 1e8, "sequence_length": 2048},
+    }
     base = {"chat": _plan(CHAT_8B, tiny_catalog)}
     head = {"chat": _plan(CHAT_8B, tiny_catalog), "ft": _plan(train, tiny_catalog)}
     choice = head["ft"]["choice"]

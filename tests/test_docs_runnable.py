@@ -57,8 +57,14 @@ def test_the_docs_mark_the_first_hours_commands_runnable():
     ids = " ".join(p.id for p in BLOCKS)
     bodies = "\n".join(p.values[0] for p in BLOCKS)
     assert "README.md" in ids and "docs/observe.md" in ids and "docs/calibrate.md" in ids
-    for command in ("gpusizer plan", "gpusizer tco", "gpusizer preview", "gpusizer observe", "python -m gpusizer",
-                    "--pools stacks/examples/pools.yaml"):
+    for command in (
+        "gpusizer plan",
+        "gpusizer tco",
+        "gpusizer preview",
+        "gpusizer observe",
+        "python -m gpusizer",
+        "--pools stacks/examples/pools.yaml",
+    ):
         assert command in bodies
 
 
@@ -73,8 +79,15 @@ def test_runnable_block(tmp_path, body, needs):
         body = body.replace("127.0.0.1:9090", f"127.0.0.1:{_free_port()}")
     env = {**os.environ, "PATH": f"{pathlib.Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     # Its own process group: whatever the block starts in the background (a Prometheus) ends with it.
-    proc = subprocess.Popen(["bash", "-e", "-c", body], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        ["bash", "-e", "-c", body],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         out, err = proc.communicate(timeout=300)
     finally:

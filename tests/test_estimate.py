@@ -8,8 +8,12 @@ from tests import conftest
 from tests.conftest import make_offer
 
 # The contract's acceptance case: an 8B bf16 chat spec.
-CHAT_8B = {"name": "chat", "model": {"name": "llama-3.1-8b"}, "precision": "bf16",
-           "inference": {"context_length": 4096, "batch_size": 4}}
+CHAT_8B = {
+    "name": "chat",
+    "model": {"name": "llama-3.1-8b"},
+    "precision": "bf16",
+    "inference": {"context_length": 4096, "batch_size": 4},
+}
 
 
 def _row(e, gpu):
@@ -53,8 +57,12 @@ def test_bf16_gpu_without_bf16_has_no_count_and_says_why():
     assert t4["min_count"] is None and t4["limiting"] == "precision"
 
 
-SDXL = {"name": "img", "model": {"name": "stabilityai/stable-diffusion-xl-base-1.0"}, "precision": "fp16",
-        "inference": {"batch_size": 4}}
+SDXL = {
+    "name": "img",
+    "model": {"name": "stabilityai/stable-diffusion-xl-base-1.0"},
+    "precision": "fp16",
+    "inference": {"batch_size": 4},
+}
 
 
 def test_diffusion_model_is_reported_without_kv_cache_or_token_targets():
@@ -79,8 +87,10 @@ def test_image_model_is_not_split_across_gpus():
 def test_estimate_exits_3_when_no_gpu_model_runs_it(tmp_path):
     # README, exit codes: 3 is "valid input but nothing feasible", for estimate as for plan.
     spec = tmp_path / "s.yaml"
-    spec.write_text("name: e\nmodel: {name: llama-3.1-8b}\ninference: {context_length: 4096, batch_size: 1, "
-                    "targets: {ttft_ms: 0.01}}\n")  # 10 us to first token: no GPU reaches it
+    spec.write_text(
+        "name: e\nmodel: {name: llama-3.1-8b}\ninference: {context_length: 4096, batch_size: 1, "
+        "targets: {ttft_ms: 0.01}}\n"
+    )  # 10 us to first token: no GPU reaches it
     r = conftest.cli("estimate", spec)
     assert r.returncode == 3 and "Traceback" not in r.stderr
     assert conftest.cli("estimate", conftest.REPO / "stacks/examples/chat-8b.yaml").returncode == 0

@@ -23,9 +23,9 @@ from hypothesis import strategies as st
 
 import gpusizer
 from gpusizer.base import inputs
+from gpusizer.catalog import Catalog
 from gpusizer.facts import registry
 from gpusizer.render import report
-from gpusizer.catalog import Catalog
 from tests.conftest import REPO, make_offer
 
 HF = REPO / "tests/data"
@@ -39,50 +39,128 @@ CATALOG = Catalog(
     )
 )
 
-HOSTILE = [True, False, None, 0, -1, 1, 2, 17, 0.5, -0.0, 1e-308, 5e-324, 1e308, 1e12, 10**20, 2**63,
-           float("inf"), float("-inf"), float("nan"), "8", "2.0e9", "abc", "", "x" * 300, [], [3], {}, {"a": 1}]
+HOSTILE = [
+    True,
+    False,
+    None,
+    0,
+    -1,
+    1,
+    2,
+    17,
+    0.5,
+    -0.0,
+    1e-308,
+    5e-324,
+    1e308,
+    1e12,
+    10**20,
+    2**63,
+    float("inf"),
+    float("-inf"),
+    float("nan"),
+    "8",
+    "2.0e9",
+    "abc",
+    "",
+    "x" * 300,
+    [],
+    [3],
+    {},
+    {"a": 1},
+]
+
 
 def budget(examples: int):
     """A fixed, derandomized example budget (no database, no deadline: CI machines are slow and shared)."""
-    return settings(max_examples=examples, derandomize=True, database=None, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                           HealthCheck.function_scoped_fixture])
+    return settings(
+        max_examples=examples,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
+    )
 
 
-hostile = st.sampled_from(HOSTILE) | st.floats() | st.integers(min_value=-(2**70), max_value=2**70) \
-    | st.text(max_size=12) | st.lists(st.integers(-2, 10), max_size=3)
+hostile = (
+    st.sampled_from(HOSTILE)
+    | st.floats()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.text(max_size=12)
+    | st.lists(st.integers(-2, 10), max_size=3)
+)
 # A valid-looking number on a log scale from 1e-3 to 1e9, sometimes whole.
-plausible = st.floats(min_value=-3, max_value=9).flatmap(
-    lambda e: st.sampled_from([10 ** e, int(10 ** e)]))
+plausible = st.floats(min_value=-3, max_value=9).flatmap(lambda e: st.sampled_from([10**e, int(10**e)]))
 
 
 SPEC_PATHS = [
-    "model.params_b", "model.active_params_b", "model.layers", "model.hidden_size", "model.attention_heads",
-    "model.kv_heads", "model.head_dim", "inference.context_length", "inference.batch_size",
-    "inference.prompt_tokens", "inference.targets.tokens_per_second", "inference.targets.ttft_ms",
-    "inference.targets.tpot_ms", "inference.output_tokens", "inference.output_tokens.mean",
-    "inference.targets.requests_per_second", "inference.targets.p95.ttft_ms", "inference.layout.tensor_parallel",
-    "model.quantization.scheme", "model.quantization.group_size", "training.sequence_length", "training.micro_batch_size", "training.tokens",
-    "training.deadline_hours", "training.lora_rank", "training.activation_checkpointing", "growth",
-    "placement.max_hourly_usd", "placement.allow_opt_in", "sizing.memory_headroom", "deploy.replicas",
-    "deploy.failover_types", "deploy.disk_gib", "precision", "name",
+    "model.params_b",
+    "model.active_params_b",
+    "model.layers",
+    "model.hidden_size",
+    "model.attention_heads",
+    "model.kv_heads",
+    "model.head_dim",
+    "inference.context_length",
+    "inference.batch_size",
+    "inference.prompt_tokens",
+    "inference.targets.tokens_per_second",
+    "inference.targets.ttft_ms",
+    "inference.targets.tpot_ms",
+    "inference.output_tokens",
+    "inference.output_tokens.mean",
+    "inference.targets.requests_per_second",
+    "inference.targets.p95.ttft_ms",
+    "inference.layout.tensor_parallel",
+    "model.quantization.scheme",
+    "model.quantization.group_size",
+    "training.sequence_length",
+    "training.micro_batch_size",
+    "training.tokens",
+    "training.deadline_hours",
+    "training.lora_rank",
+    "training.activation_checkpointing",
+    "growth",
+    "placement.max_hourly_usd",
+    "placement.allow_opt_in",
+    "sizing.memory_headroom",
+    "deploy.replicas",
+    "deploy.failover_types",
+    "deploy.disk_gib",
+    "precision",
+    "name",
 ]
 
 BASES = [
     {"name": "chat", "model": {"name": "llama-3.1-8b"}, "inference": {"batch_size": 4, "targets": {}}},
-    {"name": "arch", "model": {"params_b": 7.0, "layers": 32, "hidden_size": 4096, "attention_heads": 32,
-                               "kv_heads": 8}, "inference": {"targets": {"tokens_per_second": 500}}},
-    {"name": "train", "model": {"name": "llama-3.1-8b"}, "task": "training",
-     "training": {"tokens": 1e9, "deadline_hours": 24}},
-    {"name": "tune", "model": {"name": "llama-3.1-8b"}, "task": "finetune", "finetune_method": "qlora",
-     "precision": "int4", "training": {"sequence_length": 2048}},
+    {
+        "name": "arch",
+        "model": {"params_b": 7.0, "layers": 32, "hidden_size": 4096, "attention_heads": 32, "kv_heads": 8},
+        "inference": {"targets": {"tokens_per_second": 500}},
+    },
+    {
+        "name": "train",
+        "model": {"name": "llama-3.1-8b"},
+        "task": "training",
+        "training": {"tokens": 1e9, "deadline_hours": 24},
+    },
+    {
+        "name": "tune",
+        "model": {"name": "llama-3.1-8b"},
+        "task": "finetune",
+        "finetune_method": "qlora",
+        "precision": "int4",
+        "training": {"sequence_length": 2048},
+    },
 ]
 
 
 def _paths_for(base: dict) -> list[str]:
     """The paths a base spec can take without changing its kind (its task, its way of naming the model)."""
-    wrong = ("training." if base.get("task", "inference") == "inference" else "inference.",
-             "model." if "name" in base["model"] else "model.name")
+    wrong = (
+        "training." if base.get("task", "inference") == "inference" else "inference.",
+        "model." if "name" in base["model"] else "model.name",
+    )
     return [p for p in SPEC_PATHS if not p.startswith(wrong)]
 
 
@@ -150,11 +228,33 @@ def test_fuzzed_specs_give_a_decision_or_a_spec_error():
 
 
 POOL = {"name": "rack", "location": "dc1", "gpu": "L40S", "gpus_per_node": 4, "nodes": 2, "usd_per_gpu_hour": 0.9}
-POOL_COST = {"name": "own", "location": "dc2", "gpu": "H100", "gpus_per_node": 8, "capex_usd_per_node": 300000,
-             "power_kw_per_node": 10.2}
-POOL_PATHS = ["gpus_per_node", "nodes", "gpus_free", "usd_per_gpu_hour", "capex_usd_per_node", "lifetime_years",
-              "power_kw_per_node", "usd_per_kwh", "pue", "utilization", "opex_usd_per_node_year", "vcpus_per_node",
-              "ram_gib_per_node", "nvlink", "location", "gpu", "fabric"]
+POOL_COST = {
+    "name": "own",
+    "location": "dc2",
+    "gpu": "H100",
+    "gpus_per_node": 8,
+    "capex_usd_per_node": 300000,
+    "power_kw_per_node": 10.2,
+}
+POOL_PATHS = [
+    "gpus_per_node",
+    "nodes",
+    "gpus_free",
+    "usd_per_gpu_hour",
+    "capex_usd_per_node",
+    "lifetime_years",
+    "power_kw_per_node",
+    "usd_per_kwh",
+    "pue",
+    "utilization",
+    "opex_usd_per_node_year",
+    "vcpus_per_node",
+    "ram_gib_per_node",
+    "nvlink",
+    "location",
+    "gpu",
+    "fabric",
+]
 
 
 def test_fuzzed_pools_give_a_decision_or_a_spec_error():
@@ -171,15 +271,35 @@ def test_fuzzed_pools_give_a_decision_or_a_spec_error():
     assert outcomes["invalid"] > 50 and outcomes["decided"] >= 10, outcomes
 
 
-HF_KEYS = ["num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim",
-           "vocab_size", "intermediate_size", "num_local_experts", "num_experts_per_tok", "moe_intermediate_size",
-           "tie_word_embeddings", "max_position_embeddings", "kv_lora_rank", "qk_rope_head_dim", "sliding_window",
-           "sliding_window_pattern", "use_sliding_window", "first_k_dense_replace", "n_routed_experts", "text_config"]
+HF_KEYS = [
+    "num_hidden_layers",
+    "hidden_size",
+    "num_attention_heads",
+    "num_key_value_heads",
+    "head_dim",
+    "vocab_size",
+    "intermediate_size",
+    "num_local_experts",
+    "num_experts_per_tok",
+    "moe_intermediate_size",
+    "tie_word_embeddings",
+    "max_position_embeddings",
+    "kv_lora_rank",
+    "qk_rope_head_dim",
+    "sliding_window",
+    "sliding_window_pattern",
+    "use_sliding_window",
+    "first_k_dense_replace",
+    "n_routed_experts",
+    "text_config",
+]
 
 
 def test_fuzzed_hf_configs_give_a_decision_or_a_spec_error(tmp_path):
-    bases = [json.loads((HF / f).read_text()) for f in
-             ("hf_config_llama31_8b.json", "hf_config_mixtral.json", "hf_config_deepseek_v3.json")]
+    bases = [
+        json.loads((HF / f).read_text())
+        for f in ("hf_config_llama31_8b.json", "hf_config_mixtral.json", "hf_config_deepseek_v3.json")
+    ]
     path = tmp_path / "config.json"
     spec = {"name": "hf", "model": {"hf_config": str(path)}, "inference": {"context_length": 2048}}
     outcomes = collections.Counter()
@@ -192,7 +312,9 @@ def test_fuzzed_hf_configs_give_a_decision_or_a_spec_error(tmp_path):
         outcomes[_check_outcome(lambda: gpusizer.plan(spec, catalog=CATALOG))] += 1
 
     check()
-    assert outcomes["invalid"] > 20 and outcomes["decided"] + outcomes["infeasible"] >= 5, outcomes  # 135 / 15 when measured
+    assert outcomes["invalid"] > 20 and outcomes["decided"] + outcomes["infeasible"] >= 5, (
+        outcomes
+    )  # 135 / 15 when measured
 
 
 SPEC_TEXT = """\
@@ -259,10 +381,16 @@ def test_registry_parser_is_importable_for_hub_configs():
 
 # --- stack config (a stack file's gpusizer:workloads and gpusizer:pools, as `gpusizer preview` reads them) ---
 
+
 @st.composite
 def stack_files(draw):
-    items = draw(st.lists(st.one_of(specs(), st.sampled_from(["stacks/examples/chat-8b.yaml", "missing.yaml", ""]),
-                                    hostile), min_size=0, max_size=3))
+    items = draw(
+        st.lists(
+            st.one_of(specs(), st.sampled_from(["stacks/examples/chat-8b.yaml", "missing.yaml", ""]), hostile),
+            min_size=0,
+            max_size=3,
+        )
+    )
     config = {"aws:region": draw(st.sampled_from(["us-east-1", 5, None])), "gpusizer:workloads": items}
     if draw(st.booleans()):
         config["gpusizer:pools"] = [_edited(POOL, draw(edits(POOL_PATHS)))]
@@ -301,6 +429,7 @@ def test_fuzzed_stack_config_gives_decisions_or_a_spec_error(tmp_path):
 
 # --- plan / preview / diff documents (`gpusizer diff`) ---
 
+
 def _document_paths(doc, prefix=()):
     yield prefix
     if isinstance(doc, dict):
@@ -315,8 +444,15 @@ def _document_paths(doc, prefix=()):
 def plan_documents():
     chat = gpusizer.document(gpusizer.plan(BASES[0], catalog=CATALOG))
     train = gpusizer.document(gpusizer.plan(BASES[2], catalog=CATALOG))
-    return [chat, train, {"version": "1", "workloads": {"chat": chat, "train": train},
-                          "policy": {"resources": 3, "mandatory": 0, "passed": True, "findings": []}}]
+    return [
+        chat,
+        train,
+        {
+            "version": "1",
+            "workloads": {"chat": chat, "train": train},
+            "policy": {"resources": 3, "mandatory": 0, "passed": True, "findings": []},
+        },
+    ]
 
 
 @st.composite
@@ -391,10 +527,28 @@ def test_fuzzed_diff_json_is_read_by_its_own_model(plan_documents):
 # --- calibrate result files ---
 
 CALIBRATION = REPO / "tests/data/calibration"
-SERVING_KEYS = ["completed", "tensor_parallel_size", "max_concurrency", "total_input_tokens", "total_output_tokens",
-                "mean_ttft_ms", "mean_tpot_ms", "gpu", "precision", "model_id"]
-TRAINING_KEYS = ["gpu_count", "tokens_per_second", "peak_memory_gib", "activation_checkpointing", "method", "model",
-                 "precision", "gpu"]
+SERVING_KEYS = [
+    "completed",
+    "tensor_parallel_size",
+    "max_concurrency",
+    "total_input_tokens",
+    "total_output_tokens",
+    "mean_ttft_ms",
+    "mean_tpot_ms",
+    "gpu",
+    "precision",
+    "model_id",
+]
+TRAINING_KEYS = [
+    "gpu_count",
+    "tokens_per_second",
+    "peak_memory_gib",
+    "activation_checkpointing",
+    "method",
+    "model",
+    "precision",
+    "gpu",
+]
 # What --metadata writes (strings) next to what a corrupt file holds.
 calibrate_values = hostile | st.sampled_from(["NaN", "nan", "inf", "-inf", "1", "0.5", "8", "1e999", "L40S", "true"])
 
@@ -409,8 +563,11 @@ def test_fuzzed_calibrate_inputs_fit_finite_factors_or_are_refused(tmp_path):
     outcomes = collections.Counter()
 
     @budget(300)
-    @given(st.sampled_from([(serving, SERVING_KEYS), (training, TRAINING_KEYS)]).flatmap(
-        lambda b: st.tuples(st.just(b[0]), st.lists(st.tuples(st.sampled_from(b[1]), calibrate_values), max_size=3))))
+    @given(
+        st.sampled_from([(serving, SERVING_KEYS), (training, TRAINING_KEYS)]).flatmap(
+            lambda b: st.tuples(st.just(b[0]), st.lists(st.tuples(st.sampled_from(b[1]), calibrate_values), max_size=3))
+        )
+    )
     def check(case):
         base, changes = case
         path.write_text(json.dumps({**base, **dict(changes)}))
@@ -420,7 +577,7 @@ def test_fuzzed_calibrate_inputs_fit_finite_factors_or_are_refused(tmp_path):
             assert "result.json" in str(exc) or "RESULT" in str(exc) or "spec" in str(exc).lower(), str(exc)
             outcomes["invalid"] += 1
             return
-        for gpu, factor, value, source in rows:
+        for _gpu, factor, value, _source in rows:
             assert math.isfinite(value) and 0.01 <= value <= 1.0, (factor, value)
         outcomes["fitted"] += 1
 
@@ -430,17 +587,24 @@ def test_fuzzed_calibrate_inputs_fit_finite_factors_or_are_refused(tmp_path):
 
 # --- Prometheus answers (`gpusizer observe`) ---
 
-prom_values = st.sampled_from(["NaN", "+Inf", "-Inf", "1e308", "-5", "0", "12288", "45776", "20", "abc", "", "1e-300"]) \
-    | st.floats().map(repr) | hostile
+prom_values = (
+    st.sampled_from(["NaN", "+Inf", "-Inf", "1e308", "-5", "0", "12288", "45776", "20", "abc", "", "1e-300"])
+    | st.floats().map(repr)
+    | hostile
+)
 prom_times = st.sampled_from([1.7e9, 0, -1, 1e308, 1e20]) | hostile
 
 
 @st.composite
 def prometheus_bodies(draw):
     """One answer: mostly a vector or matrix of the right shape with hostile leaves, sometimes a wrong shape."""
-    labels = draw(st.dictionaries(st.sampled_from(["UUID", "Hostname", "modelName", "gpu", "instance_type", 5]),
-                                  st.sampled_from(["NVIDIA L40S", "GPU-1", "node-1", "g6e.xlarge", "x" * 300]) | hostile,
-                                  max_size=4))
+    labels = draw(
+        st.dictionaries(
+            st.sampled_from(["UUID", "Hostname", "modelName", "gpu", "instance_type", 5]),
+            st.sampled_from(["NVIDIA L40S", "GPU-1", "node-1", "g6e.xlarge", "x" * 300]) | hostile,
+            max_size=4,
+        )
+    )
     element = {"metric": labels, "value": [draw(prom_times), draw(prom_values)]}
     if draw(st.booleans()):
         element["values"] = draw(st.lists(st.tuples(prom_times, prom_values).map(list), max_size=5))
@@ -449,8 +613,11 @@ def prometheus_bodies(draw):
     result = draw(st.lists(st.just(element), max_size=2))
     doc = {"status": "success", "data": {"resultType": "vector", "result": result}}
     if not draw(st.integers(0, 7)):
-        doc = draw(st.sampled_from([{"status": "success", "data": {"result": draw(hostile)}}, {"status": "error"},
-                                    draw(hostile)]))
+        doc = draw(
+            st.sampled_from(
+                [{"status": "success", "data": {"result": draw(hostile)}}, {"status": "error"}, draw(hostile)]
+            )
+        )
     return json.dumps(doc, allow_nan=True).encode()
 
 

@@ -15,24 +15,41 @@ from gpusizer.facts import registry
 REPO = "acme/tiny-llama"
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 # A 2-layer Llama-style model: hidden 64, 4 heads (2 KV heads, head_dim 16), FFN 128, vocab 1000, untied.
-CONFIG = {"model_type": "llama", "hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 4,
-          "num_key_value_heads": 2, "num_hidden_layers": 2, "vocab_size": 1000, "max_position_embeddings": 2048,
-          "tie_word_embeddings": False}
+CONFIG = {
+    "model_type": "llama",
+    "hidden_size": 64,
+    "intermediate_size": 128,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "num_hidden_layers": 2,
+    "vocab_size": 1000,
+    "max_position_embeddings": 2048,
+    "tie_word_embeddings": False,
+}
 
 
 def _tensors() -> dict[str, tuple[str, list[int]]]:
     """Every tensor of the model above with its dtype and shape, as a checkpoint stores them."""
-    t = {"model.embed_tokens.weight": ("BF16", [1000, 64]), "lm_head.weight": ("BF16", [1000, 64]),
-         "model.norm.weight": ("F32", [64])}
+    t = {
+        "model.embed_tokens.weight": ("BF16", [1000, 64]),
+        "lm_head.weight": ("BF16", [1000, 64]),
+        "model.norm.weight": ("F32", [64]),
+    }
     for i in range(2):
         p = f"model.layers.{i}."
-        t.update({
-            p + "self_attn.q_proj.weight": ("BF16", [64, 64]), p + "self_attn.k_proj.weight": ("BF16", [32, 64]),
-            p + "self_attn.v_proj.weight": ("BF16", [32, 64]), p + "self_attn.o_proj.weight": ("BF16", [64, 64]),
-            p + "mlp.gate_proj.weight": ("BF16", [128, 64]), p + "mlp.up_proj.weight": ("BF16", [128, 64]),
-            p + "mlp.down_proj.weight": ("BF16", [64, 128]),
-            p + "input_layernorm.weight": ("F32", [64]), p + "post_attention_layernorm.weight": ("F32", [64]),
-        })
+        t.update(
+            {
+                p + "self_attn.q_proj.weight": ("BF16", [64, 64]),
+                p + "self_attn.k_proj.weight": ("BF16", [32, 64]),
+                p + "self_attn.v_proj.weight": ("BF16", [32, 64]),
+                p + "self_attn.o_proj.weight": ("BF16", [64, 64]),
+                p + "mlp.gate_proj.weight": ("BF16", [128, 64]),
+                p + "mlp.up_proj.weight": ("BF16", [128, 64]),
+                p + "mlp.down_proj.weight": ("BF16", [64, 128]),
+                p + "input_layernorm.weight": ("F32", [64]),
+                p + "post_attention_layernorm.weight": ("F32", [64]),
+            }
+        )
     return t
 
 
@@ -63,7 +80,10 @@ def _fake_cache(root: pathlib.Path, with_weights: bool) -> pathlib.Path:
     (snap / "config.json").write_text(json.dumps(CONFIG))
     if with_weights:
         tensors = list(_tensors().items())
-        shards = {"model-00001-of-00002.safetensors": dict(tensors[:8]), "model-00002-of-00002.safetensors": dict(tensors[8:])}
+        shards = {
+            "model-00001-of-00002.safetensors": dict(tensors[:8]),
+            "model-00002-of-00002.safetensors": dict(tensors[8:]),
+        }
         for name, part in shards.items():
             _write_safetensors(snap / name, part)
         index = {"metadata": {"total_size": 0}, "weight_map": {t: f for f, part in shards.items() for t in part}}
@@ -78,6 +98,7 @@ def hf_cache(tmp_path, monkeypatch):
         monkeypatch.setenv("HF_HUB_CACHE", str(root))
         monkeypatch.setenv("HF_HUB_OFFLINE", "1")
         return root
+
     return make
 
 

@@ -186,11 +186,14 @@ def test_malformed_hf_config_names_the_key(config, key):
     assert key in str(e.value)
 
 
-@pytest.mark.parametrize("content, words", [
-    ('{"num_hidden_layers": NaN}', "NaN"),
-    ('{"a": 1, "a": 2}', "duplicate key"),
-    ('{"a": Infinity}', "Infinity"),
-])
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        ('{"num_hidden_layers": NaN}', "NaN"),
+        ('{"a": 1, "a": 2}', "duplicate key"),
+        ('{"a": Infinity}', "Infinity"),
+    ],
+)
 def test_hf_config_json_is_strict(tmp_path, content, words):
     path = tmp_path / "config.json"
     path.write_text(content)
@@ -202,7 +205,7 @@ def test_hf_config_json_is_strict(tmp_path, content, words):
 def test_pools_errors_name_the_pools_file(tmp_path, capsys):
     spec, pools = tmp_path / "spec.yaml", tmp_path / "pools.yaml"
     spec.write_text(SPEC)
-    pools.write_text("- name: rack\n  location: \"dc\\n1\"\n  gpu: L4\n  gpus_per_node: 1\n  usd_per_gpu_hour: 1\n")
+    pools.write_text('- name: rack\n  location: "dc\\n1"\n  gpu: L4\n  gpus_per_node: 1\n  usd_per_gpu_hour: 1\n')
     assert cli.main(["plan", str(spec), "--pools", str(pools)]) == 2
     err = capsys.readouterr().err
     assert "pools file" in err and "pools.yaml" in err and "spec file" not in err
@@ -216,25 +219,31 @@ def test_pools_file_that_is_dev_zero_is_refused(tmp_path, capsys):
     assert "pools file '/dev/zero' is not a regular file" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("text, secret", [
-    ("endpoint http://admin:hunter2@localhost:4566/ refused", "hunter2"),
-    ("AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE"),
-    ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI"),
-    ("https://b.s3.amazonaws.com/k?X-Amz-Signature=abcdef0123&X-Amz-Expires=60", "abcdef0123"),
-    ("Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.e30.abc", "eyJhbGciOiJIUzI1NiJ9"),
-    ("token hf_abcdefghijklmnopqrstuvwxyzABCDEF12 expired", "hf_abcdefghijklmnopqrstuvwxyz"),
-    ('{"hub_token": "0123456789"}', "0123456789"),  # a JSON string, even all digits, is masked
-    ("password=123456", "123456"),
-    ("key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7\n-----END RSA PRIVATE KEY-----\nnext", "MIIEowIBAAKCAQEA7"),
-    ("clone with ghp_0123456789abcdefghijABCDEFGHIJklmn failed", "ghp_0123456789abcdefghij"),
-    ("maps key AIzaSyA0123456789abcdefghijABCDEFGHIJ_k in use", "AIzaSyA0123456789abcdefghij"),
-    ("slack xoxb-1234567890-abcdefghij posted", "xoxb-1234567890-abcdefghij"),
-    ("Proxy-Authorization: Basic YWxhZGRpbjpvcGVuc2VzYW1l", "YWxhZGRpbjpvcGVuc2VzYW1l"),
-    # Case-insensitive where the pattern says so (re.I, passed apart from the pattern since it compiles on first use):
-    ("PASSWORD=hunter2", "hunter2"),
-    ("authorization: token abcdefgh", "abcdefgh"),
-    ("https://b.s3.amazonaws.com/k?x-amz-signature=abc123", "abc123"),
-])
+@pytest.mark.parametrize(
+    "text, secret",
+    [
+        ("endpoint http://admin:hunter2@localhost:4566/ refused", "hunter2"),
+        ("AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE"),
+        ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI"),
+        ("https://b.s3.amazonaws.com/k?X-Amz-Signature=abcdef0123&X-Amz-Expires=60", "abcdef0123"),
+        ("Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.e30.abc", "eyJhbGciOiJIUzI1NiJ9"),
+        ("token hf_abcdefghijklmnopqrstuvwxyzABCDEF12 expired", "hf_abcdefghijklmnopqrstuvwxyz"),
+        ('{"hub_token": "0123456789"}', "0123456789"),  # a JSON string, even all digits, is masked
+        ("password=123456", "123456"),
+        (
+            "key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7\n-----END RSA PRIVATE KEY-----\nnext",
+            "MIIEowIBAAKCAQEA7",
+        ),
+        ("clone with ghp_0123456789abcdefghijABCDEFGHIJklmn failed", "ghp_0123456789abcdefghij"),
+        ("maps key AIzaSyA0123456789abcdefghijABCDEFGHIJ_k in use", "AIzaSyA0123456789abcdefghij"),
+        ("slack xoxb-1234567890-abcdefghij posted", "xoxb-1234567890-abcdefghij"),
+        ("Proxy-Authorization: Basic YWxhZGRpbjpvcGVuc2VzYW1l", "YWxhZGRpbjpvcGVuc2VzYW1l"),
+        # Case-insensitive where the pattern says so (re.I, passed apart from the pattern since it compiles on first use):
+        ("PASSWORD=hunter2", "hunter2"),
+        ("authorization: token abcdefgh", "abcdefgh"),
+        ("https://b.s3.amazonaws.com/k?x-amz-signature=abc123", "abc123"),
+    ],
+)
 def test_redaction_removes_credentials_and_keeps_the_rest(text, secret):
     out = redact.redact(text)
     assert secret not in out and redact.MASK in out
@@ -264,8 +273,11 @@ def test_a_date_like_plain_scalar_is_read_as_the_text_written():
     doc = inputs.load_yaml("name: 2026-01-01\nwhen: 2026-01-01 10:00:00\nn: 3\n", "spec")
     assert doc == {"name": "2026-01-01", "when": "2026-01-01 10:00:00", "n": 3}
     assert gpusizer.load_spec({"name": doc["name"], "model": {"name": "llama-3.1-8b"}}).name == "2026-01-01"
-    (pool,) = gpusizer.parse_pools(inputs.load_yaml(
-        "- {name: r, location: l, gpu: L4, gpus_per_node: 1, usd_per_gpu_hour: 0.5, as_of: 2026-11-01}", "pools"))
+    (pool,) = gpusizer.parse_pools(
+        inputs.load_yaml(
+            "- {name: r, location: l, gpu: L4, gpus_per_node: 1, usd_per_gpu_hour: 0.5, as_of: 2026-11-01}", "pools"
+        )
+    )
     assert pool.as_of.isoformat() == "2026-11-01"
 
 

@@ -63,7 +63,8 @@ def _is_type_checking(node: ast.AST) -> bool:
         return False
     test = node.test
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -76,7 +77,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
         stack.append(node)
         for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == 1:
-                return stack[stack.index(nxt):] + [nxt]
+                return stack[stack.index(nxt) :] + [nxt]
             if nxt not in state and (found := visit(nxt)):
                 return found
         stack.pop()
@@ -113,8 +114,11 @@ PLUGIN_IMPORTS = {
 
 def _dynamic_imports(tree: ast.AST) -> bool:
     calls = (n for n in ast.walk(tree) if isinstance(n, ast.Call))
-    return any((isinstance(f := c.func, ast.Attribute) and f.attr in ("import_module", "run_path", "run_module"))
-               or (isinstance(f, ast.Name) and f.id == "__import__") for c in calls)
+    return any(
+        (isinstance(f := c.func, ast.Attribute) and f.attr in ("import_module", "run_path", "run_module"))
+        or (isinstance(f, ast.Name) and f.id == "__import__")
+        for c in calls
+    )
 
 
 def test_modules_imported_by_name_at_run_time_are_the_listed_plug_in_points():
@@ -148,7 +152,11 @@ def test_the_engine_imports_neither_components_nor_pulumi_at_module_level():
 
 def test_nothing_imports_the_folders_by_their_uninstalled_top_level_names():
     # Installed, `components` and `policies` exist only as gpusizer.components and gpusizer.policies.
-    files = [*(p for pkg in PACKAGES for p in (REPO / pkg).rglob("*.py")), *REPO.glob("*.py"), *(REPO / "tests").rglob("*.py")]
+    files = [
+        *(p for pkg in PACKAGES for p in (REPO / pkg).rglob("*.py")),
+        *REPO.glob("*.py"),
+        *(REPO / "tests").rglob("*.py"),
+    ]
     for path in files:
         for node in ast.walk(ast.parse(path.read_text())):
             for n in _imported(node):
@@ -158,6 +166,9 @@ def test_nothing_imports_the_folders_by_their_uninstalled_top_level_names():
 def test_the_architecture_doc_names_every_module_and_package():
     doc = (REPO / "docs" / "architecture.md").read_text()
     files = [p for pkg in PACKAGES for p in (REPO / pkg).rglob("*.py")]
-    missing = [str(p.relative_to(REPO)) for p in files
-               if str(p.relative_to(REPO)) not in doc and not (p.parent.name in ("builder", "refresh") and p.name in doc)]
+    missing = [
+        str(p.relative_to(REPO))
+        for p in files
+        if str(p.relative_to(REPO)) not in doc and not (p.parent.name in ("builder", "refresh") and p.name in doc)
+    ]
     assert missing == [], f"docs/architecture.md does not name: {', '.join(missing)}"

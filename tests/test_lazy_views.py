@@ -14,20 +14,29 @@ import math
 import pytest
 
 import gpusizer
-from gpusizer.decide import misses
-from gpusizer.render import price_age, rows
 from gpusizer.base import providers
 from gpusizer.catalog import Catalog
+from gpusizer.decide import misses
+from gpusizer.render import price_age, rows
 from tests import test_optimizer_oracle as oracle
 
 # Real catalog specs whose decisions have zones to collapse, several reasons and a budget.
 REAL = [
     {"name": "chat", "model": {"name": "llama-3.1-8b"}, "placement": {"purchase": "any"}},
-    {"name": "tight", "model": {"name": "llama-3.1-70b"}, "inference": {"targets": {"tpot_ms": 30}},
-     "placement": {"max_hourly_usd": 60}},
+    {
+        "name": "tight",
+        "model": {"name": "llama-3.1-70b"},
+        "inference": {"targets": {"tpot_ms": 30}},
+        "placement": {"max_hourly_usd": 60},
+    },
     {"name": "east", "model": {"name": "qwen2.5-7b"}, "placement": {"regions": ["us-east-1", "europe-west4-a"]}},
-    {"name": "ft", "model": {"name": "llama-3.1-8b"}, "task": "finetune", "finetune_method": "full",
-     "training": {"tokens": 2e9, "deadline_hours": 3}},
+    {
+        "name": "ft",
+        "model": {"name": "llama-3.1-8b"},
+        "task": "finetune",
+        "finetune_method": "full",
+        "training": {"tokens": 2e9, "deadline_hours": 3},
+    },
     {"name": "none", "model": {"name": "llama-3.1-405b"}, "placement": {"max_hourly_usd": 5}},
 ]
 
@@ -82,13 +91,13 @@ def test_table_rows_equal_grouping_the_full_list(decisions, top):
         key = lambda c: (c.usd_per_mtok if c.usd_per_mtok is not None else c.hourly_usd, c.hourly_usd)  # noqa: E731
         assert rows.collapse(d.ranked(), top, key) == _reference_collapse(d.feasible)[:top]
         for code, cs in misses.by_reason(d.workload, d.judged).items():
-            near = lambda c: (misses.nearness(d.workload, c), _price_key(c)[0])  # noqa: E731
+            near = lambda c, d=d: (misses.nearness(d.workload, c), _price_key(c)[0])  # noqa: E731
             assert rows.collapse(cs, 2, near) == _reference_collapse(_reference_by_reason(d)[code])[:2], code
 
 
 def test_real_catalog_cases_collapse_zones_and_name_several_reasons(decisions):
     """The real-catalog decisions exercise what the lazy views must get right (else agreement proves little)."""
-    real = decisions[-len(REAL):]
+    real = decisions[-len(REAL) :]
     assert any(len(g) > 1 for d in real for g in _reference_collapse(d.feasible))
     assert all(len(d.rejections_by_reason) >= 3 for d in real)
     assert real[-1].chosen is None and "budget" in real[-1].rejections_by_reason
@@ -152,8 +161,13 @@ def test_aggregates_equal_their_definitions_over_the_full_list(decisions):
             lost = {x.rejection.code for x in cheaper}
             want = next((code.value for code in limits.SIZED_BY_TARGET if code in lost), "memory")
         assert d.sized_by == want
-        full = sorted({x.offer.instance_type for x in d.candidates if not x.feasible and x.rejection.code == "capacity"
-                       and x.offer.provider == "onprem"})
+        full = sorted(
+            {
+                x.offer.instance_type
+                for x in d.candidates
+                if not x.feasible and x.rejection.code == "capacity" and x.offer.provider == "onprem"
+            }
+        )
         owned = c.offer.provider == "onprem"
         assert (d.burst is not None) == (bool(full) and not owned)
         if d.burst:

@@ -6,8 +6,8 @@ import pytest
 import yaml
 
 import gpusizer
-from gpusizer.facts import registry
 from gpusizer.estimate import fit, memory, workload
+from gpusizer.facts import registry
 from tests.conftest import DATA
 
 REFERENCE = yaml.safe_load((DATA / "reference/models.yaml").read_text())["models"]
@@ -67,15 +67,21 @@ L4_GIB = 22.35  # AWS DescribeInstanceTypes: 22888 MiB
 
 
 def test_7b_fp16_fits_one_l4_at_4k_context():
-    f = _shape_fits({"name": "a", "model": {"name": "llama-2-7b"}, "precision": "fp16",
-                     "inference": {"context_length": 4096}}, "L4", L4_GIB)
+    f = _shape_fits(
+        {"name": "a", "model": {"name": "llama-2-7b"}, "precision": "fp16", "inference": {"context_length": 4096}},
+        "L4",
+        L4_GIB,
+    )
     assert f.ok, f.detail
     assert 14 < f.need_gib < f.usable_gib
 
 
 def test_13b_fp16_does_not_fit_one_l4():
-    f = _shape_fits({"name": "a", "model": {"name": "llama-2-13b"}, "precision": "fp16",
-                     "inference": {"context_length": 4096}}, "L4", L4_GIB)
+    f = _shape_fits(
+        {"name": "a", "model": {"name": "llama-2-13b"}, "precision": "fp16", "inference": {"context_length": 4096}},
+        "L4",
+        L4_GIB,
+    )
     assert f.code == "memory"
     assert f.need_gib > 24
     assert "GiB usable" in f.detail and "needed" in f.detail
@@ -90,8 +96,9 @@ def test_llama_3_1_70b_bf16_needs_two_h100():
 
 
 def test_training_needs_about_16_bytes_per_parameter_with_adam():
-    s = gpusizer.load_spec({"name": "t", "model": {"name": "llama-3.1-8b"}, "task": "training",
-                            "training": {"sequence_length": 2048}})
+    s = gpusizer.load_spec(
+        {"name": "t", "model": {"name": "llama-3.1-8b"}, "task": "training", "training": {"sequence_length": 2048}}
+    )
     w = workload.resolve(s, registry.lookup("llama-3.1-8b"))
     states = w.breakdown.weights + w.breakdown.gradients + w.breakdown.optimizer_states
     assert states / w.model.params == pytest.approx(16.0)  # ZeRO paper: 2 + 2 + 12

@@ -25,9 +25,11 @@ def _spec(tmp_path, **fields):
 
 # --- model resolution -------------------------------------------------------------------------------------------
 
+
 def test_python_dash_m_gpusizer_runs_the_cli():
-    r = subprocess.run([sys.executable, "-m", "gpusizer", "models", "--format", "json"], capture_output=True,
-                       text=True, cwd=REPO)
+    r = subprocess.run(
+        [sys.executable, "-m", "gpusizer", "models", "--format", "json"], capture_output=True, text=True, cwd=REPO
+    )
     assert r.returncode == 0, r.stderr
     assert any(m["name"] == "llama-3.1-8b" for m in json.loads(r.stdout))
 
@@ -48,15 +50,19 @@ def test_a_context_beyond_the_trained_one_is_refused_with_the_limit(tmp_path):
 
 
 def test_rope_scaling_opts_into_a_longer_context_and_the_plan_says_so(tmp_path):
-    spec = _spec(tmp_path, model={"name": "llama-3-8b", "rope_scaling": {"type": "yarn", "factor": 4}},
-                 inference={"context_length": 32768})
+    spec = _spec(
+        tmp_path,
+        model={"name": "llama-3-8b", "rope_scaling": {"type": "yarn", "factor": 4}},
+        inference={"context_length": 32768},
+    )
     r = run("plan", spec, "--format", "json")
     assert r.returncode == 0, r.stderr
     got = json.loads(r.stdout)["resolved_model"]
     assert got["max_context"] == 8192 and got["context_limit"] == 32768
     assert got["rope_scaling"] == {"type": "yarn", "factor": 4.0}
-    too_long = _spec(tmp_path, model={"name": "llama-3-8b", "rope_scaling": {"factor": 2}},
-                     inference={"context_length": 32768})
+    too_long = _spec(
+        tmp_path, model={"name": "llama-3-8b", "rope_scaling": {"factor": 2}}, inference={"context_length": 32768}
+    )
     r = run("plan", too_long)
     assert r.returncode == 2 and "16384" in r.stderr and "rope_scaling.factor" in r.stderr
 
@@ -116,6 +122,7 @@ def test_models_lists_aliases():
 
 # --- mismatches between the spec and the catalog ----------------------------------------------------------------
 
+
 def test_a_region_of_another_provider_is_named(tmp_path):
     r = run("plan", _spec(tmp_path, placement={"providers": ["aws"], "regions": ["us-central1"]}))
     assert r.returncode == 2, r.stdout
@@ -132,7 +139,7 @@ def test_gpus_not_sold_in_the_allowed_regions_are_named(tmp_path):
     none_sold = _spec(tmp_path, placement={"providers": ["aws"], "regions": ["eu-west-3"], "gpus": ["H200"]})
     r = run("plan", none_sold)
     assert r.returncode == 3  # valid input, nothing sold there: the plan says why
-    choice = r.stdout[r.stdout.index("CHOICE: none feasible"):r.stdout.index("Candidates (")]
+    choice = r.stdout[r.stdout.index("CHOICE: none feasible") : r.stdout.index("Candidates (")]
     assert "H200 is not sold in placement.regions [eu-west-3]" in choice and "us-east-1" in choice
     assert "GPUs sold there: L4, T4" in choice
     some_sold = _spec(tmp_path, placement={"providers": ["aws"], "regions": ["eu-west-3"], "gpus": ["H200", "L4"]})
@@ -156,8 +163,11 @@ def test_catalog_list_says_why_known_filters_list_nothing():
 
 
 def test_next_cheaper_is_inside_the_specs_placement(tmp_path):
-    spec = _spec(tmp_path, inference={"context_length": 8192, "batch_size": 8},
-                 placement={"providers": ["aws"], "regions": ["us-east-1"], "purchase": "on-demand"})
+    spec = _spec(
+        tmp_path,
+        inference={"context_length": 8192, "batch_size": 8},
+        placement={"providers": ["aws"], "regions": ["us-east-1"], "purchase": "on-demand"},
+    )
     d = json.loads(run("plan", spec, "--format", "json").stdout)
     nxt = d["next_cheaper"]
     assert nxt is not None and nxt["hourly_usd"] < d["choice"]["hourly_usd"]
@@ -165,6 +175,7 @@ def test_next_cheaper_is_inside_the_specs_placement(tmp_path):
 
 
 # --- pools -------------------------------------------------------------------------------------------------------
+
 
 def _pool(**fields):
     import gpusizer
@@ -189,8 +200,12 @@ def test_a_sxm_pool_is_sized_with_nvlink(tmp_path):
     """The issue's 4 x A100-80GB SXM box: NVLink, not PCIe, carries the tensor-parallel all-reduce."""
     import gpusizer
 
-    spec = {"name": "s70", "model": {"name": "llama-3.1-70b"}, "inference": {"context_length": 8192, "batch_size": 4},
-            "placement": {"providers": ["onprem"]}}
+    spec = {
+        "name": "s70",
+        "model": {"name": "llama-3.1-70b"},
+        "inference": {"context_length": 8192, "batch_size": 4},
+        "placement": {"providers": ["onprem"]},
+    }
     d = gpusizer.document(gpusizer.plan(spec, pools=[_pool()]), top=1)
     assert d["choice"]["performance"]["link"].startswith("NVLink")
 
@@ -199,7 +214,7 @@ def test_every_pool_field_is_documented_with_its_default():
     from gpusizer.catalog import onprem
 
     readme = (REPO / "README.md").read_text()
-    section = readme[readme.index("## On-prem pools"):readme.index("## Provisioning with Pulumi")]
+    section = readme[readme.index("## On-prem pools") : readme.index("## Provisioning with Pulumi")]
     documented = set(re.findall(r"^\| `([a-z_]+)` \|", section, flags=re.M))
     assert documented == set(onprem.Pool.model_fields)
     schema = json.loads(run("schema", "--pools").stdout)
@@ -212,8 +227,14 @@ def test_the_example_pools_file_loads_and_competes():
 
     pools = gpusizer.load_pools(REPO / "stacks/examples/pools.yaml")
     assert {p.name for p in pools} == {"rack-a", "hgx-a100"}
-    r = run("plan", REPO / "stacks/examples/hybrid-70b.yaml", "--pools", REPO / "stacks/examples/pools.yaml",
-            "--format", "json")
+    r = run(
+        "plan",
+        REPO / "stacks/examples/hybrid-70b.yaml",
+        "--pools",
+        REPO / "stacks/examples/pools.yaml",
+        "--format",
+        "json",
+    )
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["choice"]["provider"] == "onprem"
 
@@ -223,10 +244,14 @@ def test_a_pool_without_a_gpu_node_selector_is_refused_naming_it_when_pods_run()
 
     import gpusizer
     from gpusizer.base.errors import SpecError
-
     from gpusizer.components import onprem
-    spec = {"name": "chat", "model": {"name": "llama-3.1-8b"}, "placement": {"providers": ["onprem"]},
-            "deploy": {"image": "vllm/vllm-openai:v0.6.3"}}
+
+    spec = {
+        "name": "chat",
+        "model": {"name": "llama-3.1-8b"},
+        "placement": {"providers": ["onprem"]},
+        "deploy": {"image": "vllm/vllm-openai:v0.6.3"},
+    }
     pool = _pool(gpu="L40S", gpus_per_node=8)
     with pytest.raises(SpecError, match=r"pools\.box\.node_selector") as e:
         onprem.check(gpusizer.plan(spec, pools=[pool]), types.SimpleNamespace(pools=[pool]))
@@ -240,17 +265,24 @@ def test_a_pool_without_a_gpu_node_selector_is_refused_naming_it_when_pods_run()
 
 # --- hints true for the workload -------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("field, value, example", [("regions", "us-east-1", "[us-east-1, us-central1]"),
-                                                   ("providers", "aws", "[aws, gcp]"),
-                                                   ("gpus", "L4", "[L4, L40S]")])
+
+@pytest.mark.parametrize(
+    "field, value, example",
+    [
+        ("regions", "us-east-1", "[us-east-1, us-central1]"),
+        ("providers", "aws", "[aws, gcp]"),
+        ("gpus", "L4", "[L4, L40S]"),
+    ],
+)
 def test_a_string_where_a_list_belongs_gets_an_example_of_that_field(tmp_path, field, value, example):
     r = run("plan", _spec(tmp_path, placement={field: value}))
     assert r.returncode == 2 and f"placement.{field}" in r.stderr
     assert f"e.g. {example}" in r.stderr and f"[{value}]" in r.stderr
 
 
-@pytest.mark.parametrize("env", [{"HF_HUB_OFFLINE": "1"}, {"HF_ENDPOINT": "http://127.0.0.1:9"}],
-                         ids=["HF_HUB_OFFLINE", "unreachable-hub"])
+@pytest.mark.parametrize(
+    "env", [{"HF_HUB_OFFLINE": "1"}, {"HF_ENDPOINT": "http://127.0.0.1:9"}], ids=["HF_HUB_OFFLINE", "unreachable-hub"]
+)
 def test_an_unavailable_hf_id_fails_fast_in_one_line_naming_the_hf_cli(tmp_path, env):
     """Port 9 (discard) on localhost is closed here: the Hub is unreachable without any network wait."""
     import os
@@ -259,8 +291,9 @@ def test_an_unavailable_hf_id_fails_fast_in_one_line_naming_the_hf_cli(tmp_path,
     spec.write_text("name: x\nmodel: {hf_id: acme/not-cached}\n")
     full_env = {**os.environ, "HF_HUB_CACHE": str(tmp_path / "empty-cache"), **env}
     full_env.pop("HF_HUB_OFFLINE", None) if "HF_ENDPOINT" in env else None
-    r = subprocess.run([sys.executable, "-m", "gpusizer", "plan", spec], capture_output=True, text=True,
-                       env=full_env, cwd=tmp_path)
+    r = subprocess.run(
+        [sys.executable, "-m", "gpusizer", "plan", spec], capture_output=True, text=True, env=full_env, cwd=tmp_path
+    )
     assert r.returncode == 2, r.stderr
     # One line, no huggingface_hub retries ("Retrying in 8s [Retry 4/5]": ~24 s): the probe or the offline flag
     # kept it to the cache (its time: benchmarks/offline_hf.py).
@@ -270,10 +303,22 @@ def test_an_unavailable_hf_id_fails_fast_in_one_line_naming_the_hf_cli(tmp_path,
 
 
 def _preview_stack(tmp_path, purchase: str, budget: float = 0.1):
-    (tmp_path / "Pulumi.trial.yaml").write_text(yaml.safe_dump({"config": {
-        "aws:region": "us-east-1",
-        "gpusizer:workloads": [{"name": "chat", "model": {"name": "llama-3.1-8b"},
-                                "placement": {"providers": ["aws"], "regions": ["us-east-1"], "purchase": purchase}}]}}))
+    (tmp_path / "Pulumi.trial.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "config": {
+                    "aws:region": "us-east-1",
+                    "gpusizer:workloads": [
+                        {
+                            "name": "chat",
+                            "model": {"name": "llama-3.1-8b"},
+                            "placement": {"providers": ["aws"], "regions": ["us-east-1"], "purchase": purchase},
+                        }
+                    ],
+                }
+            }
+        )
+    )
     cfg = tmp_path / "cfg.json"
     cfg.write_text(json.dumps({"gpusizer-gpu-budget": {"enforcementLevel": "advisory", "maxHourlyUsd": budget}}))
     return run("preview", "--stack", "trial", "--stacks-dir", tmp_path, "--policy-config", cfg, "--serial")
@@ -290,6 +335,7 @@ def test_the_budget_hint_suggests_spot_only_to_on_demand_capacity(tmp_path, purc
 
 
 # --- output ------------------------------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def empty_prometheus():
@@ -323,15 +369,23 @@ def test_observe_prints_each_reason_once(tmp_path, empty_prometheus):
     assert table.returncode == 3
     reason = next(x for x in table.stdout.splitlines() if x.startswith("trial: "))
     assert reason.removeprefix("trial: ") not in table.stderr
-    as_json = run("observe", "--prometheus", empty_prometheus, "--end", "2026-11-20T00:00:00Z",
-                  "--format", "json", spec)
+    as_json = run(
+        "observe", "--prometheus", empty_prometheus, "--end", "2026-11-20T00:00:00Z", "--format", "json", spec
+    )
     assert as_json.returncode == 3 and reason.removeprefix("trial: ") in as_json.stderr
     assert json.loads(as_json.stdout)["workloads"][0]["recommendation"]["reason"] == reason.removeprefix("trial: ")
 
 
 def test_tco_png_without_out_writes_a_named_default_path_and_prints_it(tmp_path):
-    r = run("tco", REPO / "stacks/examples/chat-8b.yaml", "--pools", REPO / "stacks/examples/pools.yaml",
-            "--format", "png", cwd=tmp_path)
+    r = run(
+        "tco",
+        REPO / "stacks/examples/chat-8b.yaml",
+        "--pools",
+        REPO / "stacks/examples/pools.yaml",
+        "--format",
+        "png",
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stderr
     path = tmp_path / "tco-support-chat.png"
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and str(path) in r.stdout
@@ -339,8 +393,16 @@ def test_tco_png_without_out_writes_a_named_default_path_and_prints_it(tmp_path)
 
 def test_tco_out_writes_any_format_and_prints_the_path(tmp_path):
     out = tmp_path / "tco.md"
-    r = run("tco", REPO / "stacks/examples/chat-8b.yaml", "--pools", REPO / "stacks/examples/pools.yaml",
-            "--format", "markdown", "--out", out)
+    r = run(
+        "tco",
+        REPO / "stacks/examples/chat-8b.yaml",
+        "--pools",
+        REPO / "stacks/examples/pools.yaml",
+        "--format",
+        "markdown",
+        "--out",
+        out,
+    )
     assert r.returncode == 0 and r.stdout.strip() == f"wrote {out}"
     assert out.read_text().startswith("### TCO of support-chat")
 
@@ -351,12 +413,15 @@ def test_preview_lists_the_resources_it_would_create_as_a_tree():
     lines = r.stdout.splitlines()
     start = next(i for i, x in enumerate(lines) if x.startswith("Resources ("))
     assert lines[start + 1].strip() == "+ pulumi:pulumi:Stack  gpusizer-hybrid"
-    tree = {x.split()[1]: x for x in lines[start + 2:] if x.strip().startswith("+ ")}
+    tree = {x.split()[1]: x for x in lines[start + 2 :] if x.strip().startswith("+ ")}
     indent = {t: len(x) - len(x.lstrip("+ ")) for t, x in tree.items()}
     # Each GpuWorkload, its provider's capacity under it, the resources under that (type, name, key fields).
-    assert indent["gpusizer:index:GpuWorkload"] < indent["gpusizer:aws:GpuCapacity"] < indent["aws:ec2/instance:Instance"]
-    assert re.search(r"\+ +aws:ec2/instance:Instance +summarizer-aws-instance +gpu=1x L4, instanceType=g6\.xlarge",
-                     r.stdout)
+    assert (
+        indent["gpusizer:index:GpuWorkload"] < indent["gpusizer:aws:GpuCapacity"] < indent["aws:ec2/instance:Instance"]
+    )
+    assert re.search(
+        r"\+ +aws:ec2/instance:Instance +summarizer-aws-instance +gpu=1x L4, instanceType=g6\.xlarge", r.stdout
+    )
     assert re.search(r"kubernetes:apps/v1:Deployment +support-chat-onprem-deploy +gpu=1x L40S, replicas=2", r.stdout)
     doc = json.loads(run("preview", "--stack", "hybrid", "--serial", "--format", "json").stdout)
     instance = next(x for x in doc["resources"] if x["type"] == "aws:ec2/instance:Instance")
@@ -377,19 +442,23 @@ def test_a_pool_deployment_refuses_rope_scaling_it_cannot_pass_to_vllm():
     import types
 
     import gpusizer
-    from gpusizer.components import onprem
     from gpusizer.base.errors import SpecError
+    from gpusizer.components import onprem
 
-    spec = {"name": "long", "model": {"name": "llama-3-8b", "rope_scaling": {"factor": 2}},
-            "inference": {"context_length": 16384}, "placement": {"providers": ["onprem"]},
-            "deploy": {"image": "vllm/vllm-openai:v0.6.3"}}
+    spec = {
+        "name": "long",
+        "model": {"name": "llama-3-8b", "rope_scaling": {"factor": 2}},
+        "inference": {"context_length": 16384},
+        "placement": {"providers": ["onprem"]},
+        "deploy": {"image": "vllm/vllm-openai:v0.6.3"},
+    }
     pool = _pool(gpu="L40S", gpus_per_node=8, node_selector={"nvidia.com/gpu.product": "NVIDIA-L40S"})
     with pytest.raises(SpecError, match="model.rope_scaling"):
         onprem.check(gpusizer.plan(spec, pools=[pool]), types.SimpleNamespace(pools=[pool]))
 
 
 def test_a_gpu_name_that_means_two_gpus_is_asked_about_not_chosen(tmp_path):
-    """"A100" is the 40 GB and the 80 GB part (data/gpus.yaml `ambiguous`): a pool sized as one or the other
+    """ "A100" is the 40 GB and the 80 GB part (data/gpus.yaml `ambiguous`): a pool sized as one or the other
     differs by 40 GB per GPU, so every place a person types it asks which."""
     r = run("plan", _spec(tmp_path, placement={"gpus": ["A100"]}))
     assert r.returncode == 2 and "A100-40GB" in r.stderr and "A100-80GB" in r.stderr

@@ -7,9 +7,19 @@ import pytest
 import gpusizer
 from gpusizer.catalog.onprem import Pool
 
-POOL = {"name": "rack-a", "location": "fra-dc1", "gpu": "L40S", "gpus_per_node": 8, "nodes": 1,
-        "capex_usd_per_node": 90000, "lifetime_years": 4, "power_kw_per_node": 4.0,
-        "usd_per_kwh": 0.15, "pue": 1.4, "utilization": 0.6}
+POOL = {
+    "name": "rack-a",
+    "location": "fra-dc1",
+    "gpu": "L40S",
+    "gpus_per_node": 8,
+    "nodes": 1,
+    "capex_usd_per_node": 90000,
+    "lifetime_years": 4,
+    "power_kw_per_node": 4.0,
+    "usd_per_kwh": 0.15,
+    "pue": 1.4,
+    "utilization": 0.6,
+}
 CHAT = {"name": "chat", "model": {"name": "llama-3.1-8b"}, "inference": {"batch_size": 4}}
 
 

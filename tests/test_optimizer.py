@@ -8,10 +8,10 @@ import random
 import pytest
 
 import gpusizer
-from gpusizer.decide import optimize
 from gpusizer import planner as plan_mod
-from gpusizer.catalog import Catalog
 from gpusizer.base.providers import NAMES as PROVIDERS
+from gpusizer.catalog import Catalog
+from gpusizer.decide import optimize
 from gpusizer.estimate import fit as fit_mod
 from tests.conftest import make_offer
 
@@ -56,8 +56,9 @@ def test_throughput_target_ranks_by_cost_per_token(tiny_catalog):
 
 
 def test_infeasible_spec_has_no_choice_and_explains_all(tiny_catalog):
-    d = gpusizer.plan({"name": "huge", "model": {"name": "llama-3.1-405b"}, "placement": {"providers": ["gcp"]}},
-                      catalog=tiny_catalog)
+    d = gpusizer.plan(
+        {"name": "huge", "model": {"name": "llama-3.1-405b"}, "placement": {"providers": ["gcp"]}}, catalog=tiny_catalog
+    )
     assert d.chosen is None
     assert gpusizer.document(d)["choice"] is None
     assert all(c["reasons"] for c in gpusizer.document(d)["candidates"])
@@ -76,8 +77,12 @@ def test_tensor_parallel_over_pcie_is_priced_not_forbidden():
 
 
 def test_multi_node_training_needs_a_fabric():
-    spec = {"name": "pt", "model": {"name": "llama-3.1-70b"}, "task": "training",
-            "training": {"sequence_length": 4096, "tokens": 1e9}}
+    spec = {
+        "name": "pt",
+        "model": {"name": "llama-3.1-70b"},
+        "task": "training",
+        "training": {"sequence_length": 4096, "tokens": 1e9},
+    }
     with_efa = make_offer("p5.48xlarge", "H100", 8, 79.65, 55.0, fabric="efa")
     without = make_offer("p5-noefa", "H100", 8, 79.65, 50.0, fabric=None)
     d = gpusizer.plan(spec, catalog=Catalog((with_efa, without)))
@@ -92,8 +97,12 @@ def test_deadline_adds_nodes():
     # (Kaplan et al. 2020, C = 6ND). One 8 x H100 node at its full dense BF16 peak (989.4 TFLOPS per
     # GPU, NVIDIA H100 SXM datasheet) takes 1.49e20 / 7.92e15 = 18,800 s = 5.2 h: over the 4 h deadline
     # at any efficiency, so the choice must span nodes.
-    spec = {"name": "pt", "model": {"name": "llama-3.2-1b"}, "task": "training",
-            "training": {"sequence_length": 2048, "tokens": 2e10, "deadline_hours": 4}}
+    spec = {
+        "name": "pt",
+        "model": {"name": "llama-3.2-1b"},
+        "task": "training",
+        "training": {"sequence_length": 2048, "tokens": 2e10, "deadline_hours": 4},
+    }
     d = gpusizer.plan(spec, catalog=Catalog((make_offer("p5.48xlarge", "H100", 8, 79.65, 55.0, fabric="efa"),)))
     assert d.chosen is not None
     assert d.chosen.nodes >= 2
@@ -105,8 +114,10 @@ def test_deadline_adds_nodes():
 
 
 def test_opt_in_zones_are_excluded_unless_allowed():
-    offers = (make_offer("g6.xlarge", "L4", 1, 22.35, 0.5, zone="use1-bos1-az1", opt_in=True),
-              make_offer("g6.xlarge", "L4", 1, 22.35, 0.8))
+    offers = (
+        make_offer("g6.xlarge", "L4", 1, 22.35, 0.5, zone="use1-bos1-az1", opt_in=True),
+        make_offer("g6.xlarge", "L4", 1, 22.35, 0.8),
+    )
     d = gpusizer.plan(CHAT_8B, catalog=Catalog(offers))
     assert d.chosen.hourly_usd == 0.8
     d2 = gpusizer.plan({**CHAT_8B, "placement": {"allow_opt_in": True}}, catalog=Catalog(offers))
@@ -132,8 +143,18 @@ def test_ranking_is_independent_of_input_order(tiny_catalog):
 
 # ---------------------------------------------------------------- oracle ---
 
-SHAPES = [("T4", 15.0, 1), ("L4", 22.35, 1), ("L4", 22.35, 4), ("A10G", 22.35, 1), ("L40S", 44.7, 1),
-          ("L40S", 44.7, 4), ("A100-80GB", 80.0, 8), ("H100", 79.65, 1), ("H100", 79.65, 2), ("H100", 79.65, 8)]
+SHAPES = [
+    ("T4", 15.0, 1),
+    ("L4", 22.35, 1),
+    ("L4", 22.35, 4),
+    ("A10G", 22.35, 1),
+    ("L40S", 44.7, 1),
+    ("L40S", 44.7, 4),
+    ("A100-80GB", 80.0, 8),
+    ("H100", 79.65, 1),
+    ("H100", 79.65, 2),
+    ("H100", 79.65, 8),
+]
 MODELS = ["llama-3.1-8b", "mistral-7b-v0.1", "qwen2.5-7b", "llama-2-13b", "gemma-2-9b", "llama-3.1-70b"]
 
 
@@ -143,10 +164,21 @@ def _random_case(rng: random.Random):
         gpu, mem, count = rng.choice(SHAPES)
         price = rng.choice([0.5, 0.8, 1.0, 2.0, 4.0, 12.0, 30.0])  # repeated prices force tie-breaks
         spot = rng.choice([None, round(price * 0.3, 4), round(price * 0.7, 4)])
-        offers.append(make_offer(f"t{i}.{gpu.lower()}", gpu, count, mem, price, spot_usd=spot,
-                                 provider=rng.choice(["aws", "gcp"]), region="r1" if i == 0 else rng.choice(["r1", "r2"]),
-                                 nvlink=rng.random() < 0.5, vcpus=rng.choice([2, 4, 16, 96]),
-                                 ram_gib=rng.choice([8.0, 32.0, 512.0])))
+        offers.append(
+            make_offer(
+                f"t{i}.{gpu.lower()}",
+                gpu,
+                count,
+                mem,
+                price,
+                spot_usd=spot,
+                provider=rng.choice(["aws", "gcp"]),
+                region="r1" if i == 0 else rng.choice(["r1", "r2"]),
+                nvlink=rng.random() < 0.5,
+                vcpus=rng.choice([2, 4, 16, 96]),
+                ram_gib=rng.choice([8.0, 32.0, 512.0]),
+            )
+        )
     targets = {}
     if rng.random() < 0.5:
         targets["tokens_per_second"] = rng.choice([50, 200, 1000])
@@ -156,7 +188,11 @@ def _random_case(rng: random.Random):
         "name": "oracle",
         "model": {"name": rng.choice(MODELS)},
         "precision": rng.choice(["bf16", "fp8", "int4"]),
-        "inference": {"context_length": rng.choice([2048, 4096]), "batch_size": rng.choice([1, 8, 32]), "targets": targets},
+        "inference": {
+            "context_length": rng.choice([2048, 4096]),
+            "batch_size": rng.choice([1, 8, 32]),
+            "targets": targets,
+        },
         "placement": {
             "purchase": rng.choice(["on-demand", "spot", "any"]),
             **({"providers": [rng.choice(["aws", "gcp"])]} if rng.random() < 0.3 else {}),
@@ -208,8 +244,9 @@ def test_optimizer_agrees_with_brute_force_oracle(seed):
 
 
 def test_objective_of_respects_explicit_choice():
-    s = gpusizer.load_spec({**CHAT_8B, "sizing": {"objective": "hourly"},
-                            "inference": {"targets": {"tokens_per_second": 100}}})
+    s = gpusizer.load_spec(
+        {**CHAT_8B, "sizing": {"objective": "hourly"}, "inference": {"targets": {"tokens_per_second": 100}}}
+    )
     assert optimize.objective_of(plan_mod.workload(s)) == "hourly"
 
 

@@ -22,13 +22,13 @@ import random
 import pytest
 
 import gpusizer
-from gpusizer.facts import hardware, images
-from gpusizer.decide import optimize
 from gpusizer import planner as plan_mod
 from gpusizer.base import providers
 from gpusizer.catalog import Catalog
 from gpusizer.catalog.onprem import Pool
+from gpusizer.decide import optimize
 from gpusizer.estimate import fit as fit_mod
+from gpusizer.facts import hardware, images
 from tests.conftest import make_offer
 
 PLACEMENT_CODES = ("provider", "region", "gpu", "opt-in", "purchase")
@@ -36,11 +36,21 @@ PLACEMENT_CODES = ("provider", "region", "gpu", "opt-in", "purchase")
 # (GPU, GiB per GPU as reported, GPUs per node, NVLink, fabric): shapes the real catalog sells, plus
 # PCIe multi-GPU nodes and fabric-less big nodes so interconnect limits come up.
 SHAPES = [
-    ("T4", 15.0, 1, False, None), ("T4", 15.0, 4, False, None), ("L4", 22.35, 1, False, None),
-    ("L4", 22.35, 4, False, None), ("L4", 22.35, 8, False, None), ("A10G", 22.35, 1, False, None),
-    ("A10G", 22.35, 4, False, None), ("L40S", 44.7, 1, False, None), ("L40S", 44.7, 8, False, "efa"),
-    ("A100-40GB", 40.0, 8, True, "efa"), ("A100-80GB", 80.0, 8, True, None), ("H100", 79.65, 1, False, None),
-    ("H100", 79.65, 2, True, None), ("H100", 79.65, 8, True, "efa"), ("H200", 139.8, 8, True, "efa"),
+    ("T4", 15.0, 1, False, None),
+    ("T4", 15.0, 4, False, None),
+    ("L4", 22.35, 1, False, None),
+    ("L4", 22.35, 4, False, None),
+    ("L4", 22.35, 8, False, None),
+    ("A10G", 22.35, 1, False, None),
+    ("A10G", 22.35, 4, False, None),
+    ("L40S", 44.7, 1, False, None),
+    ("L40S", 44.7, 8, False, "efa"),
+    ("A100-40GB", 40.0, 8, True, "efa"),
+    ("A100-80GB", 80.0, 8, True, None),
+    ("H100", 79.65, 1, False, None),
+    ("H100", 79.65, 2, True, None),
+    ("H100", 79.65, 8, True, "efa"),
+    ("H200", 139.8, 8, True, "efa"),
 ]
 MODELS = ["llama-3.2-1b", "llama-3.1-8b", "qwen2.5-7b", "gemma-2-9b", "llama-2-13b", "mixtral-8x7b", "llama-3.1-70b"]
 PRICES = [0.3, 0.5, 0.8, 1.0, 2.0, 4.0, 12.0, 30.0, 60.0]  # repeated prices force tie-breaks
@@ -55,11 +65,25 @@ def _offers(rng: random.Random) -> list:
         on_demand = None if spot is not None and rng.random() < 0.1 else price  # a spot-only offer now and then
         provider = rng.choice(["aws", "gcp"])
         zone = rng.choice([None, None, "z-a", "z-b"])
-        offers.append(make_offer(
-            f"{_family(gpu) if provider == 'aws' else 'n'}{i}.{gpu.lower()}", gpu, count, mem, price, on_demand_usd=on_demand, spot_usd=spot,
-            provider=provider, region=rng.choice(["r1", "r2"]), zone=zone, nvlink=nvlink, fabric=fabric,
-            vcpus=rng.choice([2, 4, 16, 96, 192]), ram_gib=rng.choice([8.0, 32.0, 512.0, 2048.0]),
-            opt_in=zone is not None and rng.random() < 0.2))
+        offers.append(
+            make_offer(
+                f"{_family(gpu) if provider == 'aws' else 'n'}{i}.{gpu.lower()}",
+                gpu,
+                count,
+                mem,
+                price,
+                on_demand_usd=on_demand,
+                spot_usd=spot,
+                provider=provider,
+                region=rng.choice(["r1", "r2"]),
+                zone=zone,
+                nvlink=nvlink,
+                fabric=fabric,
+                vcpus=rng.choice([2, 4, 16, 96, 192]),
+                ram_gib=rng.choice([8.0, 32.0, 512.0, 2048.0]),
+                opt_in=zone is not None and rng.random() < 0.2,
+            )
+        )
     if rng.random() < 0.2:  # a fractional GPU (g6f-like: 1/8 of an L4)
         offers.append(make_offer("f.l4-eighth", "L4", 1, 22.35 / 8, 0.2, gpu_fraction=0.125, vcpus=4, ram_gib=16.0))
     return offers
@@ -75,17 +99,32 @@ def _pools(rng: random.Random) -> list[Pool]:
     for i in range(rng.choice([0, 0, 1, 2])):
         gpu, _, count, nvlink, fabric = rng.choice([s for s in SHAPES if s[2] in (1, 4, 8)])
         nodes = rng.choice([1, 2, 4])
-        pools.append(Pool(name=f"rack-{i}", location=rng.choice(["dc1", "dc2"]), gpu=gpu, gpus_per_node=count,
-                          nodes=nodes, gpus_free=rng.randint(0, count * nodes), nvlink=nvlink, fabric=fabric,
-                          usd_per_gpu_hour=rng.choice([0.4, 1.5, 3.0]), as_of="2026-11-01"))
+        pools.append(
+            Pool(
+                name=f"rack-{i}",
+                location=rng.choice(["dc1", "dc2"]),
+                gpu=gpu,
+                gpus_per_node=count,
+                nodes=nodes,
+                gpus_free=rng.randint(0, count * nodes),
+                nvlink=nvlink,
+                fabric=fabric,
+                usd_per_gpu_hour=rng.choice([0.4, 1.5, 3.0]),
+                as_of="2026-11-01",
+            )
+        )
     return pools
 
 
 def _quotas(rng: random.Random) -> dict:
     if rng.random() < 0.6:
         return {}
-    return {("aws", rng.choice(["r1", "r2"]), rng.choice(["on-demand", "spot"]), rng.choice(["G", "P"])):
-            float(rng.choice([8, 64, 400])) for _ in range(rng.randint(1, 3))}
+    return {
+        ("aws", rng.choice(["r1", "r2"]), rng.choice(["on-demand", "spot"]), rng.choice(["G", "P"])): float(
+            rng.choice([8, 64, 400])
+        )
+        for _ in range(rng.randint(1, 3))
+    }
 
 
 def _spec(rng: random.Random) -> dict:
@@ -100,8 +139,11 @@ def _spec(rng: random.Random) -> dict:
         if rng.random() < 0.15:
             targets["ttft_ms"] = rng.choice([200, 2000])
         spec["precision"] = rng.choice(["bf16", "fp8", "int4"])
-        spec["inference"] = {"context_length": rng.choice([2048, 4096]), "batch_size": rng.choice([1, 8, 32]),
-                             "targets": targets}
+        spec["inference"] = {
+            "context_length": rng.choice([2048, 4096]),
+            "batch_size": rng.choice([1, 8, 32]),
+            "targets": targets,
+        }
         if rng.random() < 0.3:
             spec["deploy"] = {"replicas": rng.choice([2, 3])}
         if rng.random() < 0.2:
@@ -133,6 +175,7 @@ def _spec(rng: random.Random) -> dict:
 
 
 # ---------------------------------------------------------------- the oracle ---
+
 
 def _objective(w) -> str:
     s = w.spec
@@ -226,7 +269,9 @@ def oracle(spec: dict, offers: list, quotas: dict) -> dict:
     wanted = w.spec.placement.purchase
     judged = {}
     for o in offers:
-        purchases = ("on-demand",) if o.provider == "onprem" else ("on-demand", "spot") if wanted == "any" else (wanted,)
+        purchases = (
+            ("on-demand",) if o.provider == "onprem" else ("on-demand", "spot") if wanted == "any" else (wanted,)
+        )
         for purchase in purchases:
             judged[_key(o, purchase)] = _judge(w, o, purchase, quotas)
 
@@ -234,8 +279,16 @@ def oracle(spec: dict, offers: list, quotas: dict) -> dict:
         v = judged[k]
         metric = v["per_mtok"] if v["per_mtok"] is not None else v["hourly"]
         provider, region, zone, instance_type, count, purchase = k
-        return (metric, v["hourly"], count * v["nodes"], providers.NAMES.index(provider), region, zone or "", instance_type,
-                purchase)
+        return (
+            metric,
+            v["hourly"],
+            count * v["nodes"],
+            providers.NAMES.index(provider),
+            region,
+            zone or "",
+            instance_type,
+            purchase,
+        )
 
     def by_price(k):
         v = judged[k]
@@ -253,11 +306,19 @@ def oracle(spec: dict, offers: list, quotas: dict) -> dict:
         # The closest cheaper rejection on a sizing, host, capacity or budget limit, on a GPU that can run the
         # spec's precision; of equal prices, the first.
         chosen = judged[ranked[0]]["hourly"]
-        cheaper = [k for k in rejected if judged[k]["code"] not in PLACEMENT_CODES and judged[k]["hourly"] < chosen
-                   and judged[k]["runs_precision"]]
+        cheaper = [
+            k
+            for k in rejected
+            if judged[k]["code"] not in PLACEMENT_CODES and judged[k]["hourly"] < chosen and judged[k]["runs_precision"]
+        ]
         next_cheaper = max(cheaper, key=lambda k: judged[k]["hourly"], default=None)
-    return {"judged": judged, "ranked": ranked, "nearest": nearest, "next_cheaper": next_cheaper,
-            "counts": collections.Counter(v["code"] for v in judged.values() if v["code"])}
+    return {
+        "judged": judged,
+        "ranked": ranked,
+        "nearest": nearest,
+        "next_cheaper": next_cheaper,
+        "counts": collections.Counter(v["code"] for v in judged.values() if v["code"]),
+    }
 
 
 def _case(seed: int):
@@ -321,8 +382,26 @@ def test_oracle_cases_cover_every_rejection_code_and_multi_node():
         codes.update(want["counts"])
         multi_node += any(v["nodes"] > 1 and v["code"] is None for v in want["judged"].values())
         replicas += spec.get("deploy", {}).get("replicas", 1) > 1 and bool(want["ranked"])
-    every = {"provider", "region", "gpu", "opt-in", "purchase", "memory", "interconnect", "ttft", "tpot", "throughput",
-             "deadline", "precision", "image", "host-vcpu", "host-ram", "capacity", "quota", "budget"}
+    every = {
+        "provider",
+        "region",
+        "gpu",
+        "opt-in",
+        "purchase",
+        "memory",
+        "interconnect",
+        "ttft",
+        "tpot",
+        "throughput",
+        "deadline",
+        "precision",
+        "image",
+        "host-vcpu",
+        "host-ram",
+        "capacity",
+        "quota",
+        "budget",
+    }
     assert every <= set(codes), every - set(codes)
     assert multi_node and replicas
     zones = {o.zone for seed in range(120) for o in _case(seed)[1] if o.zone}

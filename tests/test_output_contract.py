@@ -74,16 +74,19 @@ def test_diff_refuses_a_version_it_does_not_know(tmp_path, plan_doc, version):
     assert r.stderr.startswith("gpusizer: error: HEAD: version") and "To fix" in r.stderr
 
 
-@pytest.mark.parametrize("mutate, field", [
-    (lambda d: d["choice"].pop("hourly_usd"), "choice.hourly_usd"),
-    (lambda d: d["choice"].update(hourly_usd="cheap"), "choice.hourly_usd"),
-    (lambda d: d["choice"].update(replicas=0), "choice.replicas"),
-    (lambda d: d["choice"].update(replicas=1.5), "choice.replicas"),
-    (lambda d: d["choice"].update(provider=None), "choice.provider"),
-    (lambda d: d.update(candidates=[{"provider": "aws"}]), "candidates.0"),
-    (lambda d: d.update(workload=7), "workload"),
-    (lambda d: d["choice"].update(monthly_usd=-1.0), "choice.monthly_usd"),
-])
+@pytest.mark.parametrize(
+    "mutate, field",
+    [
+        (lambda d: d["choice"].pop("hourly_usd"), "choice.hourly_usd"),
+        (lambda d: d["choice"].update(hourly_usd="cheap"), "choice.hourly_usd"),
+        (lambda d: d["choice"].update(replicas=0), "choice.replicas"),
+        (lambda d: d["choice"].update(replicas=1.5), "choice.replicas"),
+        (lambda d: d["choice"].update(provider=None), "choice.provider"),
+        (lambda d: d.update(candidates=[{"provider": "aws"}]), "candidates.0"),
+        (lambda d: d.update(workload=7), "workload"),
+        (lambda d: d["choice"].update(monthly_usd=-1.0), "choice.monthly_usd"),
+    ],
+)
 def test_diff_names_the_field_of_a_wrong_plan(tmp_path, plan_doc, mutate, field):
     bad = json.loads(json.dumps(plan_doc))
     mutate(bad)
@@ -98,15 +101,28 @@ def test_diff_names_the_field_of_a_wrong_plan(tmp_path, plan_doc, mutate, field)
 
 def test_a_pull_request_comment_is_cut_below_githubs_limit_with_a_link(tmp_path, tiny_catalog):
     # 300 workloads x ~250 characters of markdown each: well past 65,536 characters.
-    plan = gpusizer.document(gpusizer.plan({"name": "w", "model": {"name": "llama-3.1-8b"}}, catalog=tiny_catalog), top=1)
+    plan = gpusizer.document(
+        gpusizer.plan({"name": "w", "model": {"name": "llama-3.1-8b"}}, catalog=tiny_catalog), top=1
+    )
     doc = {"version": OUTPUT_VERSION, "workloads": {f"w{i:03}": {**plan, "workload": f"w{i:03}"} for i in range(300)}}
     base = tmp_path / "b.json"
     base.write_text(json.dumps(doc))
     full = conftest.cli("diff", base, base, "--format", "markdown")
     assert len(full.stdout) > 65_536
-    r = conftest.cli("diff", base, base, "--format", "markdown", "--max-chars", "50000",
-                     "--full-report", "https://github.example/run/7")
+    r = conftest.cli(
+        "diff",
+        base,
+        base,
+        "--format",
+        "markdown",
+        "--max-chars",
+        "50000",
+        "--full-report",
+        "https://github.example/run/7",
+    )
     assert r.returncode == 0
     body = r.stdout.rstrip("\n")
     assert len(body) <= 50_000 and full.stdout.startswith(body.rsplit("\n\n_Truncated", 1)[0])
-    assert body.endswith(f"of {len(full.stdout.rstrip(chr(10))):,} characters shown. The full report: https://github.example/run/7_")
+    assert body.endswith(
+        f"of {len(full.stdout.rstrip(chr(10))):,} characters shown. The full report: https://github.example/run/7_"
+    )

@@ -40,15 +40,27 @@ def _commands(files, url="URL"):
     """(id, argv) of every command and format that writes to stdout."""
     out = []
     for fmt in ("table", "json", "markdown"):
-        out += [(f"plan-{fmt}", ["plan", SPEC, "--format", fmt]), (f"estimate-{fmt}", ["estimate", SPEC, "--format", fmt]),
-                (f"diff-{fmt}", ["diff", files["plan"], files["plan"], "--format", fmt]),
-                (f"tco-{fmt}", ["tco", SPEC, "--pools", files["pools"], "--format", fmt]),
-                (f"observe-{fmt}", ["observe", "--prometheus", url, "--end", "2026-11-23T12:00:00Z", "--format", fmt,
-                                    files["observed"]])]
+        out += [
+            (f"plan-{fmt}", ["plan", SPEC, "--format", fmt]),
+            (f"estimate-{fmt}", ["estimate", SPEC, "--format", fmt]),
+            (f"diff-{fmt}", ["diff", files["plan"], files["plan"], "--format", fmt]),
+            (f"tco-{fmt}", ["tco", SPEC, "--pools", files["pools"], "--format", fmt]),
+            (
+                f"observe-{fmt}",
+                ["observe", "--prometheus", url, "--end", "2026-11-23T12:00:00Z", "--format", fmt, files["observed"]],
+            ),
+        ]
     for fmt in ("table", "json"):
-        out += [(f"models-{fmt}", ["models", "--format", fmt]), (f"catalog-list-{fmt}", ["catalog", "list", "--format", fmt])]
-    out += [("schema", ["schema"]), ("schema-output", ["schema", "--output", "plan"]), ("calibrate", ["calibrate", TRAINING]),
-            ("calibrate-out", ["calibrate", TRAINING, "--out", files["out"]])]
+        out += [
+            (f"models-{fmt}", ["models", "--format", fmt]),
+            (f"catalog-list-{fmt}", ["catalog", "list", "--format", fmt]),
+        ]
+    out += [
+        ("schema", ["schema"]),
+        ("schema-output", ["schema", "--output", "plan"]),
+        ("calibrate", ["calibrate", TRAINING]),
+        ("calibrate-out", ["calibrate", TRAINING, "--out", files["out"]]),
+    ]
     return out
 
 
@@ -77,7 +89,13 @@ def test_in_process_a_full_disk_exits_120_with_one_message(name, files, monkeypa
 def test_as_the_command_a_full_disk_exits_120_with_one_message(name, files):
     with fake.serve(fake.dcgm_answer()) as url, open("/dev/full", "w") as full:
         argv = dict(_commands(files, url))[name]
-        r = subprocess.run([sys.executable, "-m", "gpusizer.cli", *map(str, argv)], stdout=full,
-                           stderr=subprocess.PIPE, text=True, cwd=REPO, timeout=120)
+        r = subprocess.run(
+            [sys.executable, "-m", "gpusizer.cli", *map(str, argv)],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=REPO,
+            timeout=120,
+        )
     assert r.returncode == 120, r.stderr
     assert r.stderr.strip() == MESSAGE, r.stderr

@@ -46,18 +46,32 @@ def test_after_an_edit_the_yaml_is_read_not_the_stale_twin(tmp_path):
     assert edited == yaml.safe_load((root / "data/gpus.yaml").read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("twin", ["", "{not json", '{"yaml_sha256": "00", "data": {}}', "[]"], ids=["empty", "damaged", "other digest", "not a map"])
+@pytest.mark.parametrize(
+    "twin",
+    ["", "{not json", '{"yaml_sha256": "00", "data": {}}', "[]"],
+    ids=["empty", "damaged", "other digest", "not a map"],
+)
 def test_a_damaged_or_foreign_twin_is_ignored(tmp_path, twin):
     root = _copy(tmp_path, "data/images.yaml")
     (root / "data/images.json").write_text(twin, encoding="utf-8")
-    assert packaged.load("data/images.yaml", root) == yaml.safe_load((PACKAGE / "data/images.yaml").read_text(encoding="utf-8"))
+    assert packaged.load("data/images.yaml", root) == yaml.safe_load(
+        (PACKAGE / "data/images.yaml").read_text(encoding="utf-8")
+    )
     (root / "data/images.json").unlink()
-    assert packaged.load("data/images.yaml", root) == yaml.safe_load((PACKAGE / "data/images.yaml").read_text(encoding="utf-8"))
+    assert packaged.load("data/images.yaml", root) == yaml.safe_load(
+        (PACKAGE / "data/images.yaml").read_text(encoding="utf-8")
+    )
 
 
-@pytest.mark.parametrize("text, named, fix", [
-    ("as_of: !!timestamp 2026-11-23\n", "x.as_of", "quote it"), ("m:\n  8: a\n", "x.m: key 8", "quote it"),
-    ("l: [1, !!timestamp 2026-01-01]\n", "x.l[1]", "quote it"), ("bw: .inf\n", "x.bw", "give a finite number")])
+@pytest.mark.parametrize(
+    "text, named, fix",
+    [
+        ("as_of: !!timestamp 2026-11-23\n", "x.as_of", "quote it"),
+        ("m:\n  8: a\n", "x.m: key 8", "quote it"),
+        ("l: [1, !!timestamp 2026-01-01]\n", "x.l[1]", "quote it"),
+        ("bw: .inf\n", "x.bw", "give a finite number"),
+    ],
+)
 def test_a_value_json_would_change_is_refused_with_its_place(text, named, fix):
     with pytest.raises(ValueError, match=f"To fix: {fix}") as exc:
         packaged.twin_text(text.encode(), "x")

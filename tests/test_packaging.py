@@ -32,16 +32,36 @@ def test_every_package_folder_is_listed_and_the_pulumi_side_is_mapped_under_gpus
 def test_the_wheel_holds_one_top_level_package(tmp_path):
     # Built from a copy: pip builds a local directory in place (its build/ folder).
     src = tmp_path / "src"
-    shutil.copytree(REPO, src, ignore=shutil.ignore_patterns(".git", ".venv", "venv", "build", "*.egg-info", "__pycache__"))
-    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
-                        str(tmp_path), str(src)], capture_output=True, text=True)
+    shutil.copytree(
+        REPO, src, ignore=shutil.ignore_patterns(".git", ".venv", "venv", "build", "*.egg-info", "__pycache__")
+    )
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(src),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     (wheel,) = tmp_path.glob("gpusizer-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     top = {n.split("/")[0] for n in names if not n.split("/")[0].endswith((".dist-info", ".data"))}
     assert top == {"gpusizer"}
-    for expected in ("gpusizer/components/workload.py", "gpusizer/policies/pack.py",
-                     "gpusizer/policies/accelerator_families.yaml", "gpusizer/data/gpus.json"):
+    for expected in (
+        "gpusizer/components/workload.py",
+        "gpusizer/policies/pack.py",
+        "gpusizer/policies/accelerator_families.yaml",
+        "gpusizer/data/gpus.json",
+    ):
         assert expected in names
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
 

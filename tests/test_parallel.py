@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 import gpusizer
-from gpusizer.facts import hardware
 from gpusizer.catalog import Catalog
 from gpusizer.estimate import comm
+from gpusizer.facts import hardware
 from tests.conftest import make_offer
 
 LLAMA_70B = {
@@ -85,8 +85,11 @@ def test_throughput_target_runs_several_replicas_on_one_node():
     # 8B bf16 fits one L4 (with little room for KV) or two; a rate that needs several replicas runs them side by
     # side on one 8 x L4 node, at the degree that serves the most tokens/s per node (TP2 holds far more sequences).
     offers = (make_offer("g6.48xlarge", "L4", 8, 22.35, 13.35, nvlink=False, vcpus=192, ram_gib=768.0),)
-    spec = {"name": "chat", "model": {"name": "llama-3.1-8b"},
-            "inference": {"context_length": 4096, "batch_size": 4, "targets": {"tokens_per_second": 250}}}
+    spec = {
+        "name": "chat",
+        "model": {"name": "llama-3.1-8b"},
+        "inference": {"context_length": 4096, "batch_size": 4, "targets": {"tokens_per_second": 250}},
+    }
     d = gpusizer.plan(spec, catalog=Catalog(offers))
     c = d.chosen
     assert c is not None
@@ -96,17 +99,24 @@ def test_throughput_target_runs_several_replicas_on_one_node():
 
 
 def test_next_cheaper_no_longer_blames_nvlink():
-    spec = {"name": "chat", "model": {"name": "llama-3.1-8b"},
-            "inference": {"context_length": 4096, "batch_size": 8, "targets": {"tokens_per_second": 2000}}}
+    spec = {
+        "name": "chat",
+        "model": {"name": "llama-3.1-8b"},
+        "inference": {"context_length": 4096, "batch_size": 8, "targets": {"tokens_per_second": 2000}},
+    }
     d = gpusizer.plan(spec)
     assert not any("needs NVLink" in (c.rejection.detail if c.rejection else "") for c in d.candidates)
 
 
 def test_405b_on_h100_spans_two_nodes_as_pipeline_stages():
     # 405B bf16 = 811 GB of weights: more than 8 x 79.65 GiB; TP 8 in a node x 2 pipeline stages over EFA.
-    spec = {"name": "big", "model": {"name": "llama-3.1-405b"}, "precision": "bf16",
-            "inference": {"context_length": 8192, "batch_size": 4},
-            "placement": {"providers": ["aws"], "regions": ["us-east-1"], "gpus": ["H100"]}}
+    spec = {
+        "name": "big",
+        "model": {"name": "llama-3.1-405b"},
+        "precision": "bf16",
+        "inference": {"context_length": 8192, "batch_size": 4},
+        "placement": {"providers": ["aws"], "regions": ["us-east-1"], "gpus": ["H100"]},
+    }
     d = gpusizer.plan(spec)
     c = d.chosen
     assert c is not None and c.nodes == 2

@@ -6,8 +6,8 @@ import pytest
 
 import gpusizer
 from gpusizer import cli
-from tests.conftest import make_offer
 from gpusizer.catalog import Catalog
+from tests.conftest import make_offer
 
 SPEC = {"name": "chat", "model": {"name": "llama-3.1-8b"}, "placement": {"providers": ["aws"]}}
 
@@ -31,8 +31,10 @@ def test_region_and_gpu_names_are_case_insensitive():
 
 
 def test_a_zone_is_a_known_placement():
-    offers = (make_offer("g6.xlarge", "L4", 1, 22.35, 0.805, zone="use1-az1"),
-              make_offer("g6.2xlarge", "L4", 1, 22.35, 0.9, zone="use1-az2"))
+    offers = (
+        make_offer("g6.xlarge", "L4", 1, 22.35, 0.805, zone="use1-az1"),
+        make_offer("g6.2xlarge", "L4", 1, 22.35, 0.9, zone="use1-az2"),
+    )
     d = gpusizer.plan(_with_placement(regions=["use1-az2"]), catalog=Catalog(offers))
     assert d.chosen.offer.zone == "use1-az2"
 

@@ -38,8 +38,12 @@ def test_an_explicit_fallback_is_allowed_and_named():
 
 
 def test_fp8_fallback_on_ampere_is_weight_only():
-    spec = {**SMALL, "precision": "fp8", "sizing": {"precision_fallback": True},
-            "placement": {"gpus": ["A100-40GB", "T4"]}}
+    spec = {
+        **SMALL,
+        "precision": "fp8",
+        "sizing": {"precision_fallback": True},
+        "placement": {"gpus": ["A100-40GB", "T4"]},
+    }
     d = gpusizer.plan(spec, catalog=OLD_AND_NEW)
     assert d.chosen.offer.gpu == "A100-40GB"
     assert "weight-only fp8" in d.chosen.fit.precision_note
@@ -58,8 +62,13 @@ def test_master_weights_none_drops_the_fp32_copy():
     # Full fine-tune of Llama-3.1-8B (8.03e9 params) with 8-bit AdamW:
     # fp32 master: 2 (weights) + 2 (grads) + 2 (states) + 4 (master) = 10 B/param;
     # none: 6 B/param -> 4 x 8.03e9 B = 29.9 GiB less.
-    base = {"name": "ft", "model": {"name": "llama-3.1-8b"}, "task": "finetune", "finetune_method": "full",
-            "training": {"optimizer": "adamw-8bit"}}
+    base = {
+        "name": "ft",
+        "model": {"name": "llama-3.1-8b"},
+        "task": "finetune",
+        "finetune_method": "full",
+        "training": {"optimizer": "adamw-8bit"},
+    }
     with_master = gpusizer.document(gpusizer.estimate(base))["requirements"]["memory_gib"]["optimizer_states"]
     none = gpusizer.estimate({**base, "training": {"optimizer": "adamw-8bit", "master_weights": "none"}})
     saved = with_master - gpusizer.document(none)["requirements"]["memory_gib"]["optimizer_states"]

@@ -8,9 +8,11 @@ import pathlib
 import pytest
 
 import gpusizer
-from gpusizer import cli, spec as spec_mod
+from gpusizer import cli
+from gpusizer import spec as spec_mod
 from gpusizer.base import providers
-from gpusizer.catalog import offer as offer_mod, store
+from gpusizer.catalog import offer as offer_mod
+from gpusizer.catalog import store
 from tests import offer_contract
 from tests.conftest import REPO
 
@@ -102,8 +104,11 @@ def test_the_engine_tells_owned_capacity_by_the_registry_flag_not_by_name():
     # "onprem" is named by its registry entry and its own catalog module; everything else reads
     # providers.OWNED (or Provider.owned), so a second owned provider needs no edit elsewhere.
     own = {REPO / "gpusizer/base/providers.py", REPO / "gpusizer/catalog/onprem.py"}
-    named = [p.relative_to(REPO).as_posix() for p in (REPO / "gpusizer").rglob("*.py")
-             if p not in own and '"onprem"' in p.read_text()]
+    named = [
+        p.relative_to(REPO).as_posix()
+        for p in (REPO / "gpusizer").rglob("*.py")
+        if p not in own and '"onprem"' in p.read_text()
+    ]
     assert named == []
     assert providers.OWNED == tuple(p.name for p in providers.REGISTRY if p.owned) == ("onprem",)
 

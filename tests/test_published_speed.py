@@ -15,7 +15,9 @@ ROWS = published_speed.score()
 def test_case_within_its_band(row):
     case, predicted, log2, ok = row
     lo, hi = case["band"]
-    assert ok, f"{case['id']}: predicted {predicted:,.1f} vs published {case['published']:,} ({case['source']}); band {lo}-{hi}"
+    assert ok, (
+        f"{case['id']}: predicted {predicted:,.1f} vs published {case['published']:,} ({case['source']}); band {lo}-{hi}"
+    )
 
 
 def test_share_in_band_and_median_error():

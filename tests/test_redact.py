@@ -19,9 +19,18 @@ PASSWORDS = ["S3cretPw", "p@ss", "pa/ss", "p@ss/w@rd", "a:b:c", "x%2Fy", "semi;c
 
 
 @pytest.mark.parametrize("password", PASSWORDS)
-@pytest.mark.parametrize("template", ["http://admin:{}@host", "http://admin:{}@host:9090", "https://admin:{}@host/p/q",
-                                      "'http://admin:{}@10.0.0.5'", '"http://admin:{}@h.example.com:1/x?y=1"',
-                                      "see (http://admin:{}@host)", "x,http://admin:{}@h"])
+@pytest.mark.parametrize(
+    "template",
+    [
+        "http://admin:{}@host",
+        "http://admin:{}@host:9090",
+        "https://admin:{}@host/p/q",
+        "'http://admin:{}@10.0.0.5'",
+        '"http://admin:{}@h.example.com:1/x?y=1"',
+        "see (http://admin:{}@host)",
+        "x,http://admin:{}@h",
+    ],
+)
 def test_url_userinfo_is_masked_whatever_the_password_holds(template, password):
     text = f"cannot reach {template.format(password)}: timed out"
     out = redact.redact(text)
@@ -30,14 +39,23 @@ def test_url_userinfo_is_masked_whatever_the_password_holds(template, password):
     assert host in out.split(redact.MASK, 1)[1]  # the host is still shown
 
 
-@pytest.mark.parametrize("url", ["http://prom:9090/api/v1/query", "https://example.com/a@b.c", "mailto:x@y.z",
-                                 "http://[::1]:9090/x", "http://host:9090/?email=a@b.c"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://prom:9090/api/v1/query",
+        "https://example.com/a@b.c",
+        "mailto:x@y.z",
+        "http://[::1]:9090/x",
+        "http://host:9090/?email=a@b.c",
+    ],
+)
 def test_urls_without_userinfo_stay_as_written(url):
     assert redact.redact(url) == url
 
 
-@pytest.mark.parametrize("key", ["AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AIPA", "ANPA", "ANVA", "APKA",
-                                 "AROA", "ASCA", "A3T7"])
+@pytest.mark.parametrize(
+    "key", ["AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AIPA", "ANPA", "ANVA", "APKA", "AROA", "ASCA", "A3T7"]
+)
 def test_aws_ids_of_every_published_prefix(key):
     secret = key + "Y34FZKBOKMUTVV7A"[: 20 - len(key)] + "QZ"[: max(0, len(key) - 4)]
     secret = secret[:20].ljust(20, "Q")
@@ -46,8 +64,13 @@ def test_aws_ids_of_every_published_prefix(key):
 
 
 def test_aws_secret_key_and_session_token_under_their_names():
-    doc = {"Credentials": {"AccessKeyId": "ASIAY34FZKBOKMUTVV7A", "SecretAccessKey": "wJalrXUtnFEMI/K7MDENG/bPxRfiCY",
-                           "SessionToken": "IQoJb3JpZ2luX2VjEJr//////////wEaCXVz"}}
+    doc = {
+        "Credentials": {
+            "AccessKeyId": "ASIAY34FZKBOKMUTVV7A",
+            "SecretAccessKey": "wJalrXUtnFEMI/K7MDENG/bPxRfiCY",
+            "SessionToken": "IQoJb3JpZ2luX2VjEJr//////////wEaCXVz",
+        }
+    }
     out = redact.redact(json.dumps(doc))
     assert json.loads(out) and not any(v in out for v in doc["Credentials"].values())
 
@@ -85,8 +108,12 @@ def test_registered_secrets_are_masked_in_any_form():
 @pytest.mark.slow  # eight fresh processes
 def test_observe_error_line_and_debug_traceback_show_no_password():
     """The adversarial case: a URL with no port, the password in the error line and again under --debug."""
-    for url in ("http://admin:S3cretPw@nonexistent.invalid", "http://admin:p@ss/w@rd@nonexistent.invalid",
-                "http://admin:S3cretPw@[::1", "http://admin:S3cretPw@host:99999"):
+    for url in (
+        "http://admin:S3cretPw@nonexistent.invalid",
+        "http://admin:p@ss/w@rd@nonexistent.invalid",
+        "http://admin:S3cretPw@[::1",
+        "http://admin:S3cretPw@host:99999",
+    ):
         for debug in ((), ("--debug",)):
             r = conftest.cli("observe", "--prometheus", url, *debug, conftest.REPO / "stacks/examples/chat-8b.yaml")
             assert r.returncode == 2, r.stderr

@@ -11,8 +11,7 @@ import gpusizer
 from gpusizer.facts import registry
 from tests.conftest import DATA, REPO
 
-REFERENCE = [m for m in yaml.safe_load((DATA / "reference/models.yaml").read_text())["models"]
-             if "params_derived" in m]
+REFERENCE = [m for m in yaml.safe_load((DATA / "reference/models.yaml").read_text())["models"] if "params_derived" in m]
 DATA = REPO / "tests/data"
 
 
@@ -26,8 +25,15 @@ def test_reference_models_resolve_with_their_parameter_counts(ref):
 
 @pytest.mark.parametrize(
     "spelling",
-    ["llama-3.1-8b", "Llama-3.1-8B", "LLAMA3.1-8B", "meta-llama/Llama-3.1-8B-Instruct",
-     "meta-llama/Meta-Llama-3.1-8B-Instruct", "Meta-Llama-3.1-8B", "llama_3.1_8b"],
+    [
+        "llama-3.1-8b",
+        "Llama-3.1-8B",
+        "LLAMA3.1-8B",
+        "meta-llama/Llama-3.1-8B-Instruct",
+        "meta-llama/Meta-Llama-3.1-8B-Instruct",
+        "Meta-Llama-3.1-8B",
+        "llama_3.1_8b",
+    ],
 )
 def test_spellings_resolve_to_one_key(spelling):
     assert registry.lookup(spelling).key == "llama-3.1-8b"
@@ -79,7 +85,9 @@ def test_hf_config_in_a_spec_is_relative_to_the_spec(tmp_path):
     assert d.workload.model.params == pytest.approx(8.03e9, rel=0.01)
 
 
-@pytest.mark.parametrize("content, words", [("{not json", "not valid JSON"), ('{"hidden_size": 1}', "num_hidden_layers")])
+@pytest.mark.parametrize(
+    "content, words", [("{not json", "not valid JSON"), ('{"hidden_size": 1}', "num_hidden_layers")]
+)
 def test_bad_hf_config_names_the_field(tmp_path, content, words):
     p = tmp_path / "config.json"
     p.write_text(content)
@@ -103,16 +111,27 @@ def test_every_entry_cites_a_source_a_clone_can_follow(key):
 # The published total (the entry's `params`) against the count its architecture gives: a typo in
 # layers, widths or vocabulary shows up as a mismatch. Multi-head latent attention (DeepSeek) is not
 # what count_params models, so those are left to the reference table above.
-PUBLISHED = sorted(k for k, e in ENTRIES.items()
-                   if "params" in e and e["kind"] == "llm" and "kv_lora_rank" not in e)
+PUBLISHED = sorted(k for k, e in ENTRIES.items() if "params" in e and e["kind"] == "llm" and "kv_lora_rank" not in e)
 
 
 @pytest.mark.parametrize("key", PUBLISHED)
 def test_published_parameter_counts_agree_with_the_architecture(key):
     e = ENTRIES[key]
     total, active = registry.count_params(
-        e["layers"], e["hidden_size"], e["attention_heads"], e["kv_heads"], e["head_dim"], e["intermediate_size"],
-        e["vocab_size"], e.get("tied_embeddings", False), e.get("gated", True), e.get("experts"),
-        e.get("experts_per_token"), e.get("moe_intermediate_size"), e.get("shared_experts", 0), e.get("dense_layers", 0))
+        e["layers"],
+        e["hidden_size"],
+        e["attention_heads"],
+        e["kv_heads"],
+        e["head_dim"],
+        e["intermediate_size"],
+        e["vocab_size"],
+        e.get("tied_embeddings", False),
+        e.get("gated", True),
+        e.get("experts"),
+        e.get("experts_per_token"),
+        e.get("moe_intermediate_size"),
+        e.get("shared_experts", 0),
+        e.get("dense_layers", 0),
+    )
     assert total == pytest.approx(e["params"], rel=0.005)  # biases, ignored by the count, are < 0.1%
     assert active == pytest.approx(e["active_params"], rel=0.005)

@@ -7,7 +7,6 @@ import pytest
 import gpusizer
 from gpusizer import planner, reuse
 from gpusizer.base import memo
-
 from tests.conftest import make_offer
 
 SPEC = {"name": "chat", "model": {"name": "llama-3.1-8b"}}
@@ -97,8 +96,12 @@ def test_in_order_gives_a_pool_to_the_first_workload_and_bursts_the_next():
     """Two serving workloads of 2 replicas x 1 L40S each and a pool with 2 free GPUs at $0.40/GPU-h
     (cheaper than any cloud L40S): the first takes both GPUs, the second sees 0 free and goes to AWS."""
     pool = gpusizer.parse_pools([{**POOLS[0], "nodes": 1, "gpus_free": 2}])
-    spec = {"model": {"name": "llama-3.1-8b"}, "inference": {"batch_size": 4}, "deploy": {"replicas": 2},
-            "placement": {"providers": ["onprem", "aws"]}}
+    spec = {
+        "model": {"name": "llama-3.1-8b"},
+        "inference": {"batch_size": 4},
+        "deploy": {"replicas": 2},
+        "placement": {"providers": ["onprem", "aws"]},
+    }
     specs = [gpusizer.load_spec({**spec, "name": name}) for name in ("first", "second")]
     with memo.scope():
         (first, first_pools), (second, second_pools) = reuse.in_order(specs, pool)
@@ -109,6 +112,7 @@ def test_in_order_gives_a_pool_to_the_first_workload_and_bursts_the_next():
 
 def test_a_remembered_failure_is_raised_again_with_a_fresh_traceback():
     """The one exception object is raised on each call: its traceback must not grow with every raise."""
+
     def fail():
         raise gpusizer.SpecError("model.hf_id: unreachable", "model.hf_id")
 

@@ -20,8 +20,9 @@ def _spec(name: str, **changes) -> dict:
 
 
 def _cheaper(d):
-    return [x for x in d.candidates if x is not d.chosen and x.hourly_usd is not None
-            and x.hourly_usd < d.chosen.hourly_usd]
+    return [
+        x for x in d.candidates if x is not d.chosen and x.hourly_usd is not None and x.hourly_usd < d.chosen.hourly_usd
+    ]
 
 
 def test_lora_example_is_labelled_per_job_cost_not_deadline():
@@ -36,8 +37,9 @@ def test_lora_example_is_labelled_per_job_cost_not_deadline():
 def test_deadline_only_when_a_cheaper_shape_would_miss_it():
     # Ranked per hour, nothing cheaper is adequate; the LoRA run on 2e9 tokens in 2 h is too slow on
     # the cheaper shapes that hold its memory.
-    d = gpusizer.plan(_spec("lora-8b.yaml", **{"sizing.objective": "hourly", "training.tokens": 2.0e9,
-                                               "training.deadline_hours": 2}))
+    d = gpusizer.plan(
+        _spec("lora-8b.yaml", **{"sizing.objective": "hourly", "training.tokens": 2.0e9, "training.deadline_hours": 2})
+    )
     cheaper = _cheaper(d)
     assert not any(x.feasible for x in cheaper)
     assert "deadline" in {x.rejection.code for x in cheaper}
@@ -48,6 +50,13 @@ def test_memory_when_every_cheaper_shape_lacks_memory():
     d = gpusizer.plan(_spec("lora-8b.yaml", **{"sizing.objective": "hourly", "training.deadline_hours": 10000}))
     # "image": a family with no supported machine image (g6f, p3) is excluded before sizing.
     # "precision": 4 x T4 holds it with tensor parallelism (training memory models TP) but has no bf16.
-    assert {x.rejection.code for x in _cheaper(d)} <= {"memory", "opt-in", "image", "host-ram", "host-vcpu", "quota",
-                                                       "precision"}
+    assert {x.rejection.code for x in _cheaper(d)} <= {
+        "memory",
+        "opt-in",
+        "image",
+        "host-ram",
+        "host-vcpu",
+        "quota",
+        "precision",
+    }
     assert d.sized_by == ("precision" if "precision" in {x.rejection.code for x in _cheaper(d)} else "memory")

@@ -8,7 +8,7 @@ import yaml
 
 import gpusizer
 from gpusizer import spec as spec_mod
-from tests.conftest import EXAMPLE_SPECS, REPO
+from tests.conftest import EXAMPLE_SPECS
 
 BASE = {"name": "chat", "model": {"name": "llama-3.1-8b"}}
 
@@ -119,15 +119,18 @@ def test_the_schema_editors_use_accepts_every_example_spec(path):
     jsonschema.validate(yaml.safe_load(path.read_text()), spec_mod.json_schema())
 
 
-@pytest.mark.parametrize("patch", [
-    {"colour": "red"},                                  # unknown top-level field
-    {"inference": {"batchsize": 4}},                    # misspelled nested field
-    {"placement": {"providers": ["azure"]}},            # unregistered provider
-    {"precision": "fp6"},                               # not a precision
-    {"inference": {"batch_size": -4}},                  # below a bound (minimum, not an unknown "ge" key)
-    {"growth": 5000},                                   # above a bound (fields.MAX_GROWTH)
-    {"inference": {"targets": {"ttft_ms": 0}}},         # an exclusive lower bound
-])
+@pytest.mark.parametrize(
+    "patch",
+    [
+        {"colour": "red"},  # unknown top-level field
+        {"inference": {"batchsize": 4}},  # misspelled nested field
+        {"placement": {"providers": ["azure"]}},  # unregistered provider
+        {"precision": "fp6"},  # not a precision
+        {"inference": {"batch_size": -4}},  # below a bound (minimum, not an unknown "ge" key)
+        {"growth": 5000},  # above a bound (fields.MAX_GROWTH)
+        {"inference": {"targets": {"ttft_ms": 0}}},  # an exclusive lower bound
+    ],
+)
 def test_the_schema_rejects_what_the_spec_rejects(patch):
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({**BASE, **patch}, spec_mod.json_schema())

@@ -8,17 +8,20 @@ import sys
 
 from tests.conftest import REPO
 
-PROBE = ("import sys, json, contextlib, io\n"
-         "from gpusizer import cli\n"
-         "with contextlib.redirect_stdout(io.StringIO()):\n"
-         "    code = cli.main(sys.argv[1:])\n"
-         "print(json.dumps([code, sorted(m for m in sys.modules if m.startswith(('gpusizer', 'difflib')))]))")
+PROBE = (
+    "import sys, json, contextlib, io\n"
+    "from gpusizer import cli\n"
+    "with contextlib.redirect_stdout(io.StringIO()):\n"
+    "    code = cli.main(sys.argv[1:])\n"
+    "print(json.dumps([code, sorted(m for m in sys.modules if m.startswith(('gpusizer', 'difflib')))]))"
+)
 
 
 def _loaded(tmp_path, *args, cache=None):
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "GPUSIZER_CACHE_DIR": str(cache or tmp_path / "no-cache")}
-    r = subprocess.run([sys.executable, "-c", PROBE, *map(str, args)], capture_output=True, text=True, cwd=REPO,
-                       env=env, check=True)
+    r = subprocess.run(
+        [sys.executable, "-c", PROBE, *map(str, args)], capture_output=True, text=True, cwd=REPO, env=env, check=True
+    )
     return json.loads(r.stdout)
 
 
@@ -26,8 +29,15 @@ def test_plan_builds_no_pool_or_hugging_face_model_and_reads_no_absent_cache(tmp
     code, modules = _loaded(tmp_path, "plan", REPO / "stacks/examples/chat-8b.yaml", "--format", "json")
     assert code == 0
     assert "gpusizer.planner" in modules and "gpusizer.catalog.compact" in modules
-    unused = {"gpusizer.catalog.onprem", "gpusizer.facts.hf_config", "gpusizer.facts.hub", "gpusizer.catalog.cache",
-              "gpusizer.tco", "gpusizer.diff", "difflib"}
+    unused = {
+        "gpusizer.catalog.onprem",
+        "gpusizer.facts.hf_config",
+        "gpusizer.facts.hub",
+        "gpusizer.catalog.cache",
+        "gpusizer.tco",
+        "gpusizer.diff",
+        "difflib",
+    }
     assert unused & set(modules) == set()
 
 

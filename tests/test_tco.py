@@ -11,11 +11,25 @@ import gpusizer
 from gpusizer import tco
 from tests import conftest
 
-SPEC = {"name": "chat", "model": {"name": "llama-3.1-8b"}, "inference": {"context_length": 4096, "batch_size": 4},
-        "placement": {"providers": ["aws"], "regions": ["us-east-1"], "gpus": ["L40S"]}}
-RACK = {"name": "rack-a", "location": "fra-dc1", "gpu": "L40S", "gpus_per_node": 8, "nodes": 2,
-        "capex_usd_per_node": 90000, "lifetime_years": 4, "power_kw_per_node": 4.0, "usd_per_kwh": 0.15,
-        "pue": 1.4, "utilization": 0.6}
+SPEC = {
+    "name": "chat",
+    "model": {"name": "llama-3.1-8b"},
+    "inference": {"context_length": 4096, "batch_size": 4},
+    "placement": {"providers": ["aws"], "regions": ["us-east-1"], "gpus": ["L40S"]},
+}
+RACK = {
+    "name": "rack-a",
+    "location": "fra-dc1",
+    "gpu": "L40S",
+    "gpus_per_node": 8,
+    "nodes": 2,
+    "capex_usd_per_node": 90000,
+    "lifetime_years": 4,
+    "power_kw_per_node": 4.0,
+    "usd_per_kwh": 0.15,
+    "pue": 1.4,
+    "utilization": 0.6,
+}
 
 
 def compare(catalog, months=36, **pool):
@@ -101,13 +115,16 @@ def test_bad_months_exits_2(files):
     assert r.returncode == 2 and "--months" in r.stderr
 
 
-@pytest.mark.parametrize("fmt, out, why", [
-    ("png", "{tmp}", "is a directory"),
-    ("png", "{tmp}/chart.txt", "is not a .png file"),
-    ("png", "{tmp}/missing/chart.png", "No such file or directory"),
-    ("table", "{tmp}", "Is a directory"),
-    ("json", "{tmp}/missing/tco.json", "No such file or directory"),
-])
+@pytest.mark.parametrize(
+    "fmt, out, why",
+    [
+        ("png", "{tmp}", "is a directory"),
+        ("png", "{tmp}/chart.txt", "is not a .png file"),
+        ("png", "{tmp}/missing/chart.png", "No such file or directory"),
+        ("table", "{tmp}", "Is a directory"),
+        ("json", "{tmp}/missing/tco.json", "No such file or directory"),
+    ],
+)
 def test_an_out_path_that_cannot_be_written_exits_2_naming_it(files, tmp_path, fmt, out, why):
     spec, pools = files
     r = run("tco", spec, "--pools", pools, "--format", fmt, "--out", out.format(tmp=tmp_path))

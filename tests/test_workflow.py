@@ -31,8 +31,11 @@ def _index(steps, pattern: str) -> int:
 
 def test_validates_against_github_actions_workflow_schema():
     # SchemaStore's github-workflow schema, vendored by check-jsonschema (read offline).
-    r = subprocess.run([sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-workflows",
-                        str(WORKFLOW)], capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-workflows", str(WORKFLOW)],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stdout + r.stderr
 
 
@@ -44,8 +47,13 @@ def test_runs_on_pull_requests_with_least_privilege_for_one_comment(workflow):
 
 def test_actions_used_are_pinned_to_a_major_version(steps):
     uses = [s["uses"] for s in steps if "uses" in s]
-    assert {u.split("@")[0] for u in uses} == {"actions/checkout", "actions/setup-python", "actions/upload-artifact",
-                                                "aws-actions/configure-aws-credentials", "pulumi/actions"}
+    assert {u.split("@")[0] for u in uses} == {
+        "actions/checkout",
+        "actions/setup-python",
+        "actions/upload-artifact",
+        "aws-actions/configure-aws-credentials",
+        "pulumi/actions",
+    }
     assert all(re.fullmatch(r"[\w.-]+/[\w.-]+@v\d+", u) for u in uses)
     checkout = next(s for s in steps if s.get("uses", "").startswith("actions/checkout"))
     assert checkout["with"]["fetch-depth"] == 0  # the base commit is needed too

@@ -73,10 +73,16 @@ class Cost:
     monthly_usd: float
     run_hours: float | None = None
     total_usd: float | None = None
-    split: dict[str, float] | None = dataclasses.field(default=None, compare=False)  # run_hours by part (training, boot, ...)
+    split: dict[str, float] | None = dataclasses.field(
+        default=None, compare=False
+    )  # run_hours by part (training, boot, ...)
 
     def to_dict(self) -> dict[str, float | int | dict[str, float] | None]:
-        out: dict[str, float | int | dict[str, float] | None] = {"hourly_usd": self.hourly_usd, "replicas": self.replicas, "monthly_usd": self.monthly_usd}
+        out: dict[str, float | int | dict[str, float] | None] = {
+            "hourly_usd": self.hourly_usd,
+            "replicas": self.replicas,
+            "monthly_usd": self.monthly_usd,
+        }
         if self.run_hours is not None:
             out.update(run_hours=self.run_hours, total_usd=self.total_usd)
             if self.split:
@@ -111,5 +117,10 @@ def from_choice(choice: Mapping[str, Any]) -> Cost:
     replicas = int(choice.get("replicas") or 1)
     hourly = float(choice["hourly_usd"])
     monthly = choice.get("monthly_usd")
-    return Cost(hourly, replicas, monthly_usd(hourly, replicas) if monthly is None else float(monthly),
-                choice.get("run_hours"), choice.get("total_usd"))
+    return Cost(
+        hourly,
+        replicas,
+        monthly_usd(hourly, replicas) if monthly is None else float(monthly),
+        choice.get("run_hours"),
+        choice.get("total_usd"),
+    )

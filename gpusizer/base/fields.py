@@ -65,8 +65,11 @@ def count(upper: int, lower: int = 1) -> Any:
 
 def positive_float(upper: float, lower: float = 0.0, inclusive: bool = False) -> Any:
     """A finite number in (lower, upper] (or [lower, upper] with inclusive), never a boolean."""
-    bound = (pydantic.Field(le=upper, allow_inf_nan=False, ge=lower) if inclusive
-             else pydantic.Field(le=upper, allow_inf_nan=False, gt=lower))
+    bound = (
+        pydantic.Field(le=upper, allow_inf_nan=False, ge=lower)
+        if inclusive
+        else pydantic.Field(le=upper, allow_inf_nan=False, gt=lower)
+    )
     return Annotated[float, bound, NotBool]
 
 
@@ -110,7 +113,9 @@ MAX_LIFETIME_YEARS = 50.0
 MAX_NODES = 100_000  # pool nodes; the largest published clusters hold ~100k GPUs (xAI Colossus, unverified).
 MAX_VCPUS = 4_096  # the largest x86 hosts: 448-896 vCPUs (AWS u7in, EC2 user guide).
 MAX_RAM_GIB = 65_536.0  # AWS u7in-32tb: 32 TiB (EC2 user guide).
-MAX_NETWORK_GBPS = 32_000.0  # a typo guard: 10 x the fastest node network sold (p5en: 3,200 Gbit/s EFA, EC2 user guide).
+MAX_NETWORK_GBPS = (
+    32_000.0  # a typo guard: 10 x the fastest node network sold (p5en: 3,200 Gbit/s EFA, EC2 user guide).
+)
 
 Layers = count(MAX_LAYERS)
 HiddenSize = count(MAX_HIDDEN)

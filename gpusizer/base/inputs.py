@@ -108,7 +108,9 @@ def _fail(message: str, field: str) -> errors.SpecError:
     return errors.SpecError(redact.redact(message), field)
 
 
-def read_text(path: str | os.PathLike[str], what: str = "spec file", field: str = "", max_bytes: int = MAX_INPUT_BYTES) -> str:
+def read_text(
+    path: str | os.PathLike[str], what: str = "spec file", field: str = "", max_bytes: int = MAX_INPUT_BYTES
+) -> str:
     """The text of a regular file of at most `max_bytes`, decoded as strict UTF-8.
 
     Args:
@@ -133,8 +135,11 @@ def read_text(path: str | os.PathLike[str], what: str = "spec file", field: str 
         if not stat.S_ISREG(info.st_mode):
             raise _fail(f"{what} {name} is not a regular file. To fix: give the path of a file", field)
         if info.st_size > max_bytes:
-            raise _fail(f"{what} {name} is {info.st_size:,} bytes, over the {max_bytes:,}-byte limit. "
-                        "To fix: give the intended file", field)
+            raise _fail(
+                f"{what} {name} is {info.st_size:,} bytes, over the {max_bytes:,}-byte limit. "
+                "To fix: give the intended file",
+                field,
+            )
         with os.fdopen(os.dup(fd), "rb") as f:
             data = f.read(max_bytes + 1)
     except OSError as exc:
@@ -153,8 +158,11 @@ def decode(data: bytes, name: str, field: str = "") -> str:
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise _fail(f"{name} is not UTF-8: byte 0x{data[exc.start]:02x} at line {line}, column {column}. "
-                    "To fix: save the file as UTF-8", field) from None
+        raise _fail(
+            f"{name} is not UTF-8: byte 0x{data[exc.start]:02x} at line {line}, column {column}. "
+            "To fix: save the file as UTF-8",
+            field,
+        ) from None
 
 
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
@@ -181,7 +189,11 @@ class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[mi
                 if duplicate:
                     mark = key_node.start_mark
                     raise yaml.constructor.ConstructorError(
-                        None, None, f"duplicate key {quote(key)} (line {mark.line + 1}): the later value would silently win", mark)
+                        None,
+                        None,
+                        f"duplicate key {quote(key)} (line {mark.line + 1}): the later value would silently win",
+                        mark,
+                    )
         mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)  # PyYAML is untyped here
         return mapping
 
@@ -194,8 +206,11 @@ def _construct_int(loader: _Loader, node: yaml.ScalarNode) -> int:
         return value
     except ValueError:
         raise yaml.constructor.ConstructorError(
-            None, None, f"a number of more than {sys.get_int_max_str_digits():,} digits. To fix: give a realistic value",
-            node.start_mark) from None
+            None,
+            None,
+            f"a number of more than {sys.get_int_max_str_digits():,} digits. To fix: give a realistic value",
+            node.start_mark,
+        ) from None
 
 
 _Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
@@ -215,8 +230,11 @@ def _check_events(text: str, name: str, field: str) -> None:
     for event in yaml.parse(text, Loader=_Loader):
         if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
             if len(sizes) >= MAX_DEPTH:
-                raise _fail(f"{name}: nesting deeper than {MAX_DEPTH} levels (line {_line(event)}). "
-                            "To fix: flatten the document", field)
+                raise _fail(
+                    f"{name}: nesting deeper than {MAX_DEPTH} levels (line {_line(event)}). "
+                    "To fix: flatten the document",
+                    field,
+                )
             sizes.append(1)
             anchors_open.append(event.anchor)
             total += 1
@@ -232,8 +250,11 @@ def _check_events(text: str, name: str, field: str) -> None:
                 if aliases > MAX_ALIASES:
                     raise _fail(f"{name}: more than {MAX_ALIASES} aliases. To fix: write the values out", field)
                 if event.anchor not in anchor_size:
-                    raise _fail(f"{name}: alias *{quote(event.anchor)} refers to an unknown or enclosing anchor "
-                                f"(line {_line(event)}). To fix: remove the alias", field)
+                    raise _fail(
+                        f"{name}: alias *{quote(event.anchor)} refers to an unknown or enclosing anchor "
+                        f"(line {_line(event)}). To fix: remove the alias",
+                        field,
+                    )
                 size = anchor_size[event.anchor]
             else:
                 size = 1
@@ -243,8 +264,11 @@ def _check_events(text: str, name: str, field: str) -> None:
             if sizes:
                 sizes[-1] += size
         if total > MAX_NODES:
-            raise _fail(f"{name}: expands to more than {MAX_NODES:,} values (aliases multiplying a document). "
-                        "To fix: write the values out", field)
+            raise _fail(
+                f"{name}: expands to more than {MAX_NODES:,} values (aliases multiplying a document). "
+                "To fix: write the values out",
+                field,
+            )
 
 
 def load_yaml(text: str, name: str, field: str = "") -> Any:
@@ -335,8 +359,11 @@ def load_json(text: str, name: str, field: str = "") -> Any:
     if len(text) > MAX_JSON_CONTAINERS:  # a cheap count (C-level scans) before any object is built
         containers = text.count("{") + text.count("[")
         if containers > MAX_JSON_CONTAINERS or containers + text.count(",") > MAX_JSON_VALUES:
-            raise _fail(f"{name}: more than {MAX_JSON_VALUES:,} values or {MAX_JSON_CONTAINERS:,} objects and lists. "
-                        "To fix: split it, or write it without per-item detail", field)
+            raise _fail(
+                f"{name}: more than {MAX_JSON_VALUES:,} values or {MAX_JSON_CONTAINERS:,} objects and lists. "
+                "To fix: split it, or write it without per-item detail",
+                field,
+            )
     try:
         doc = json.loads(text, object_pairs_hook=_pairs, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:

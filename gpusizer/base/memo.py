@@ -40,8 +40,11 @@ def scope() -> Iterator[None]:
         _MEMO = None
 
 
-def remembered(key: tuple[object, ...], compute: Callable[[], T],
-               failures: type[BaseException] | tuple[type[BaseException], ...] = ()) -> T:
+def remembered(
+    key: tuple[object, ...],
+    compute: Callable[[], T],
+    failures: type[BaseException] | tuple[type[BaseException], ...] = (),
+) -> T:
     """compute(), once per `key` inside a scope: later calls return its value, or raise again the
     exception of a `failures` class it raised (an unreachable Hub is not asked twice); other
     exceptions are not remembered. Outside a scope, compute() every time."""

@@ -53,8 +53,15 @@ def twin_text(yaml_bytes: bytes, relpath: str) -> str:
     misfit = inputs.not_json(data, relpath)
     if misfit:
         raise ValueError(f"{misfit.place}: {misfit.what}, which JSON does not carry. To fix: {misfit.fix}")
-    return json.dumps({"yaml_sha256": _digest(yaml_bytes), "data": data}, ensure_ascii=False, allow_nan=False,
-                      separators=(",", ":")) + "\n"
+    return (
+        json.dumps(
+            {"yaml_sha256": _digest(yaml_bytes), "data": data},
+            ensure_ascii=False,
+            allow_nan=False,
+            separators=(",", ":"),
+        )
+        + "\n"
+    )
 
 
 def load(relpath: str, root: Traversable | None = None) -> Any:

@@ -66,29 +66,61 @@ def _mask_secret_value(m: re.Match[str]) -> str:
 # is compiled when first applied (re keeps it): compiling all at import took 1.4 ms of every start.
 _PATTERNS: tuple[tuple[tuple[str, int], str | Callable[[re.Match[str]], str], tuple[str, ...]], ...] = (
     # scheme://userinfo@host: userinfo may hold ':' but not '/', '@' or whitespace.
-    ((r"://[^\s\"'<>`]*@[^\s\"'<>`]*", 0), lambda m: "".join(
-        _mask_userinfo("://" + p) if i else p for i, p in enumerate(("_" + m.group(0)).split("://")))[1:], ("://",)),
+    (
+        (r"://[^\s\"'<>`]*@[^\s\"'<>`]*", 0),
+        lambda m: "".join(_mask_userinfo("://" + p) if i else p for i, p in enumerate(("_" + m.group(0)).split("://")))[
+            1:
+        ],
+        ("://",),
+    ),
     # scheme:/userinfo@host: a URL whose '//' a path normalization collapsed (pathlib: "http:/u:pw@h/x").
     ((r"(\b[A-Za-z][A-Za-z0-9+.\-]*:/)(?!/)[^\s\"'<>`/]+@", 0), rf"\g<1>{MASK}@", (":/",)),
-    ((r"([?&](?:X-Amz-Signature|X-Amz-Credential|X-Amz-Security-Token|access_token|token|key|sig|signature"
-      r"|api_key|apikey|password)=)[^&\s\"'<>]+", re.I), rf"\g<1>{MASK}",
-     ("x-amz-", "token=", "key=", "sig=", "signature=", "password=")),
-    ((r"((?:Proxy-)?Authorization[\"']?\s*[:=]\s*[\"']?(?:Bearer|Basic|Token)?\s*)[^\s\"',;&}]+", re.I),
-     rf"\g<1>{MASK}", ("authorization",)),
+    (
+        (
+            r"([?&](?:X-Amz-Signature|X-Amz-Credential|X-Amz-Security-Token|access_token|token|key|sig|signature"
+            r"|api_key|apikey|password)=)[^&\s\"'<>]+",
+            re.I,
+        ),
+        rf"\g<1>{MASK}",
+        ("x-amz-", "token=", "key=", "sig=", "signature=", "password="),
+    ),
+    (
+        (r"((?:Proxy-)?Authorization[\"']?\s*[:=]\s*[\"']?(?:Bearer|Basic|Token)?\s*)[^\s\"',;&}]+", re.I),
+        rf"\g<1>{MASK}",
+        ("authorization",),
+    ),
     ((r"\b(Bearer\s+)[A-Za-z0-9._~+/=\-]{16,}", 0), rf"\g<1>{MASK}", ("bearer",)),
     # key=value / "key": "value" where the key ends with a secret's name ("tokens_per_second" does not;
     # nor does a number under a quoted JSON key, "pipeline_ms_per_token": 0.5: see _mask_secret_value).
-    ((r"((?:password|passwd|secret|token|api[_\-]?key|credentials?|private[_\-]?key"
-      r"|access[_\-]?key)([\"']?)\s*([:=])\s*([\"']?))([^\s\"',;&{}\[\]][^\s\"',;&}]*)", re.I), _mask_secret_value,
-     ("passw", "secret", "token", "key", "credential")),
-    ((r"(?<![A-Za-z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA|ABIA|ACCA|ASCA|A3T[A-Z0-9])[A-Z0-9]{16}"
-      r"(?![A-Za-z0-9])", 0), MASK,
-     ("akia", "asia", "agpa", "aida", "aroa", "aipa", "anpa", "anva", "apka", "abia", "acca", "asca", "a3t")),
+    (
+        (
+            r"((?:password|passwd|secret|token|api[_\-]?key|credentials?|private[_\-]?key"
+            r"|access[_\-]?key)([\"']?)\s*([:=])\s*([\"']?))([^\s\"',;&{}\[\]][^\s\"',;&}]*)",
+            re.I,
+        ),
+        _mask_secret_value,
+        ("passw", "secret", "token", "key", "credential"),
+    ),
+    (
+        (
+            r"(?<![A-Za-z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA|ABIA|ACCA|ASCA|A3T[A-Z0-9])[A-Z0-9]{16}"
+            r"(?![A-Za-z0-9])",
+            0,
+        ),
+        MASK,
+        ("akia", "asia", "agpa", "aida", "aroa", "aipa", "anpa", "anva", "apka", "abia", "acca", "asca", "a3t"),
+    ),
     # kubeconfig users[].user: client-key-data / client-certificate-data (base64 PEM), YAML or JSON.
-    ((r"((?:client-key|client-certificate)-data([\"']?)\s*:\s*[\"']?)[A-Za-z0-9+/=_\-]+", re.I), rf"\g<1>{MASK}",
-     ("-data",)),
-    ((r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})\b", 0), MASK,
-     ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
+    (
+        (r"((?:client-key|client-certificate)-data([\"']?)\s*:\s*[\"']?)[A-Za-z0-9+/=_\-]+", re.I),
+        rf"\g<1>{MASK}",
+        ("-data",),
+    ),
+    (
+        (r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})\b", 0),
+        MASK,
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    ),
     ((r"\bhf_[A-Za-z0-9]{30,}\b", 0), MASK, ("hf_",)),
     ((r"\bAIza[0-9A-Za-z_\-]{35}\b", 0), MASK, ("aiza",)),
     ((r"\bxox[abpr]-[A-Za-z0-9\-]{10,}\b", 0), MASK, ("xoxa-", "xoxb-", "xoxp-", "xoxr-")),
@@ -141,7 +173,7 @@ def _mask_userinfo(url: str) -> str:
         if not colon or after == "" or after.isdigit() or later < 0:
             return url
         at = later
-    return f"://{MASK}@{rest[at + 1:]}"
+    return f"://{MASK}@{rest[at + 1 :]}"
 
 
 def redact(text: str) -> str:

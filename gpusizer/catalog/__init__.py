@@ -76,12 +76,19 @@ class Catalog:
             if entry and entry.fetched_at.date().isoformat() >= newest_snap:
                 offers += entry.offers
                 quotas.update(entry.quotas)
-                hours = (datetime.datetime.now(datetime.timezone.utc) - entry.fetched_at).total_seconds() / 3600
-                age = f"{hours:.0f} h old" if hours > -CLOCK_SKEW_HOURS else (
-                    f"WARNING: {-hours:.1f} h ahead of this machine's clock: a host with a clock ahead refreshed it; "
-                    "prices kept. To fix: sync the clocks (NTP)")
-                notes.append(f"{provider}: refreshed cache fetched {entry.fetched_at:%Y-%m-%d %H:%MZ} ({age})"
-                             + (f"; not refreshed then: {'; '.join(entry.errors)}" if entry.errors else ""))
+                hours = (datetime.datetime.now(datetime.UTC) - entry.fetched_at).total_seconds() / 3600
+                age = (
+                    f"{hours:.0f} h old"
+                    if hours > -CLOCK_SKEW_HOURS
+                    else (
+                        f"WARNING: {-hours:.1f} h ahead of this machine's clock: a host with a clock ahead refreshed it; "
+                        "prices kept. To fix: sync the clocks (NTP)"
+                    )
+                )
+                notes.append(
+                    f"{provider}: refreshed cache fetched {entry.fetched_at:%Y-%m-%d %H:%MZ} ({age})"
+                    + (f"; not refreshed then: {'; '.join(entry.errors)}" if entry.errors else "")
+                )
                 notes += age_notes(entry.offers, today, bound)
             else:
                 offers += snap
@@ -196,8 +203,13 @@ def load_catalog(path: str | os.PathLike | None = None) -> Catalog:
         stamp = tuple(sorted((f.name, f.stat().st_mtime_ns) for f in (where.iterdir() if where.is_dir() else [where])))
     except OSError:
         stamp = ()
-    key = (None if path is None else str(path), str(where), stamp, datetime.date.today(),
-           os.environ.get("GPUSIZER_MAX_PRICE_AGE_DAYS"))
+    key = (
+        None if path is None else str(path),
+        str(where),
+        stamp,
+        datetime.date.today(),
+        os.environ.get("GPUSIZER_MAX_PRICE_AGE_DAYS"),
+    )
     found = _LOADED.get(key)
     if found is None:
         if len(_LOADED) >= 8:
@@ -222,11 +234,15 @@ def stale_bound() -> int:
     if not (raw.isascii() and raw.isdigit()) or int(raw) > MAX_AGE_DAYS:
         raise errors.SpecError(
             f"GPUSIZER_MAX_PRICE_AGE_DAYS: {inputs.quote(raw)} is not a whole number of days from 0 to {MAX_AGE_DAYS}. "
-            f"To fix: set it to e.g. {STALE_AFTER_DAYS}, or unset it", "GPUSIZER_MAX_PRICE_AGE_DAYS")
+            f"To fix: set it to e.g. {STALE_AFTER_DAYS}, or unset it",
+            "GPUSIZER_MAX_PRICE_AGE_DAYS",
+        )
     return int(raw)
 
 
-def age_notes(offers: Iterable[Offer], today: datetime.date, bound: int = STALE_AFTER_DAYS, label: str = "prices") -> tuple[str, ...]:
+def age_notes(
+    offers: Iterable[Offer], today: datetime.date, bound: int = STALE_AFTER_DAYS, label: str = "prices"
+) -> tuple[str, ...]:
     """One line per provider: the oldest and newest as-of date, with a loud warning past `bound` days."""
     dates: dict[str, set[str]] = {}
     for o in offers:

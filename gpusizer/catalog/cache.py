@@ -64,7 +64,6 @@ CLOCK_SKEW = datetime.timedelta(minutes=5)
 KEEP_GENERATIONS = 2
 
 
-
 @dataclasses.dataclass(frozen=True)
 class CachedProvider:
     """One provider's refreshed offers, when they were fetched, and the quotas seen."""
@@ -89,12 +88,11 @@ def _aware(value: Any) -> datetime.datetime:
 
 def ahead(fetched_at: datetime.datetime, now: datetime.datetime | None = None) -> datetime.timedelta | None:
     """How far `fetched_at` leads this machine's clock beyond CLOCK_SKEW, or None: a flag, never a reason to drop."""
-    lead = fetched_at - (now or datetime.datetime.now(datetime.timezone.utc))
+    lead = fetched_at - (now or datetime.datetime.now(datetime.UTC))
     return lead if lead > CLOCK_SKEW else None
 
 
-_Quota = tuple[fields.Label, fields.Label, fields.Label, fields.Label,
-               fields.positive_float(1e9, inclusive=True)]
+_Quota = tuple[fields.Label, fields.Label, fields.Label, fields.Label, fields.positive_float(1e9, inclusive=True)]
 
 
 class _Entry(pydantic.BaseModel):
@@ -258,7 +256,7 @@ class Transaction:
                 names the previous, complete generation.
         """
         carried = _carried(self.root, entry.provider)
-        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%S")
+        stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%S")
         name = f"gen-{stamp}-{os.getpid()}-{secrets.token_hex(3)}"
         tmp = self.root / f".tmp-{name}"
         tmp.mkdir()
@@ -328,7 +326,7 @@ def _carried(root: pathlib.Path, provider: str) -> dict[str, tuple[Any, bytes]]:
 
 def _manifest_entry(entry: CachedProvider, text: str) -> dict:
     return {
-        "fetched_at": entry.fetched_at.astimezone(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "fetched_at": entry.fetched_at.astimezone(datetime.UTC).isoformat(timespec="seconds"),
         "sha256": hashlib.sha256(text.encode()).hexdigest(),
         "rows": len(entry.offers),
         "quotas": [[*k, v] for k, v in sorted(entry.quotas.items())],

@@ -30,9 +30,9 @@ import itertools
 import json
 from collections.abc import Sequence
 
-from gpusizer.facts import hardware
 from gpusizer.base import providers
 from gpusizer.catalog.offer import CATALOG_FIELDS, Offer
+from gpusizer.facts import hardware
 
 NAME = "offers.json"
 FORMAT = "gpusizer-offer-columns/1"
@@ -55,8 +55,12 @@ def dumps(sources: Sources, offers: Sequence[Offer]) -> str:
         where = {v: i for i, v in enumerate(distinct)}
         columns.append([distinct, [where[v] for v in values]])
     body = json.dumps(columns, separators=(",", ":"), allow_nan=False)
-    header = {"format": FORMAT, "fields": list(CATALOG_FIELDS), "sources": {n: _digest(b) for n, b in sources},
-              "sha256": _digest(body.encode())}
+    header = {
+        "format": FORMAT,
+        "fields": list(CATALOG_FIELDS),
+        "sources": {n: _digest(b) for n, b in sources},
+        "sha256": _digest(body.encode()),
+    }
     return json.dumps(header, separators=(",", ":")) + "\n" + body + "\n"
 
 
@@ -85,10 +89,13 @@ def loads(text: str, sources: Sources) -> list[Offer] | None:
     head, _, body = text.partition("\n")
     try:
         header = json.loads(head)
-        if not (isinstance(header, dict) and header.get("format") == FORMAT
-                and header.get("fields") == list(CATALOG_FIELDS)
-                and header.get("sources") == {n: _digest(b) for n, b in sources}
-                and header.get("sha256") == _digest(body.rstrip("\n").encode())):
+        if not (
+            isinstance(header, dict)
+            and header.get("format") == FORMAT
+            and header.get("fields") == list(CATALOG_FIELDS)
+            and header.get("sources") == {n: _digest(b) for n, b in sources}
+            and header.get("sha256") == _digest(body.rstrip("\n").encode())
+        ):
             return None
         columns = json.loads(body)
         if len(columns) != len(CATALOG_FIELDS) or len({len(where) for _, where in columns}) != 1:

@@ -29,9 +29,11 @@ GCP_RESERVATION_BOUND = ("a4-highgpu-", "a3-ultragpu-")
 CAPACITY_BLOCK_AS_OF = "2024-12"
 CAPACITY_BLOCK_SOURCE = "aws.amazon.com/ec2/capacityblocks/pricing (rates until 2025-01-01)"
 CAPACITY_BLOCK_RATES = {
-    ("p5.48xlarge", "us-east-1"): 39.33, ("p5.48xlarge", "us-east-2"): 39.33,
+    ("p5.48xlarge", "us-east-1"): 39.33,
+    ("p5.48xlarge", "us-east-2"): 39.33,
     ("p5e.48xlarge", "us-east-2"): 43.26,
-    ("p4d.24xlarge", "us-east-2"): 14.75, ("p4d.24xlarge", "us-west-2"): 14.75,
+    ("p4d.24xlarge", "us-east-2"): 14.75,
+    ("p4d.24xlarge", "us-west-2"): 14.75,
 }
 MODELS = ("on-demand", "spot", "flex-start", "reservation", "capacity-reservation", "capacity-block")
 
@@ -50,8 +52,9 @@ def reservation_bound(provider: str, instance_type: str) -> bool:
     return provider == "gcp" and instance_type.startswith(GCP_RESERVATION_BOUND)
 
 
-def model(provider: str, instance_type: str, purchase: str, reservation: bool = False,
-          capacity_block: bool = False) -> str:
+def model(
+    provider: str, instance_type: str, purchase: str, reservation: bool = False, capacity_block: bool = False
+) -> str:
     """The consumption model of a choice: what the capacity is bought as.
 
     >>> model("gcp", "a4-highgpu-8g", "on-demand"), model("gcp", "a4-highgpu-8g", "on-demand", reservation=True)

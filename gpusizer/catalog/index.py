@@ -20,10 +20,10 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from typing import Final
 
-from gpusizer.facts import images
 from gpusizer.base import providers
 from gpusizer.catalog.offer import PURCHASES, Offer
 from gpusizer.estimate import fit as fit_mod
+from gpusizer.facts import images
 
 Entry = tuple[float, str, str, str, int, Offer]
 """(price, region, zone or "", instance type, position in the input, offer): sorts without comparing offers."""
@@ -39,9 +39,22 @@ OFFER: Final = 5
 def class_key(o: Offer, image_ok: bool) -> tuple:
     """What every limit but place, price, pool capacity and quota reads: provider, GPU model and shape
     (gpusizer.estimate.fit.shape_of), host, node limit, opt-in, machine-image support and quota class."""
-    return (o.provider, o.gpu, o.opt_in, o.gpu_fraction, o.gpu_count, o.gpu_memory_gib, o.nvlink,
-            o.fabric is not None, o.network_gbps, o.vcpus, o.ram_gib, o.max_nodes, image_ok,
-            providers.get(o.provider).quota_class(o.instance_type))
+    return (
+        o.provider,
+        o.gpu,
+        o.opt_in,
+        o.gpu_fraction,
+        o.gpu_count,
+        o.gpu_memory_gib,
+        o.nvlink,
+        o.fabric is not None,
+        o.network_gbps,
+        o.vcpus,
+        o.ram_gib,
+        o.max_nodes,
+        image_ok,
+        providers.get(o.provider).quota_class(o.instance_type),
+    )
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -132,9 +145,13 @@ class OfferIndex:
         (owned classes: on-demand, their one rate); infinite when none is sold that way. Kept per purchase set."""
         found = self._orders.get(purchases)
         if found is None:
+
             def floor(c: OfferClass) -> float:
-                firsts = [c.priced[p].entries[0][PRICE] for p in (("on-demand",) if c.owned else purchases)
-                          if c.priced[p].entries]
+                firsts = [
+                    c.priced[p].entries[0][PRICE]
+                    for p in (("on-demand",) if c.owned else purchases)
+                    if c.priced[p].entries
+                ]
                 return min(firsts, default=float("inf"))
 
             found = self._orders[purchases] = tuple(sorted(((floor(c), c) for c in self.classes), key=lambda x: x[0]))
@@ -165,5 +182,15 @@ def _class(members: list[tuple[int, Offer]], key: tuple, image_ok: bool) -> Offe
         priced[purchase] = Priced(tuple(have), tuple(lack))
     o = members[0][1]
     registered = providers.get(o.provider)
-    return OfferClass(o, len(members), priced, image_ok, o.gpus_free is not None, fit_mod.shape_of(o), key,
-                      registered.owned, providers.NAMES.index(o.provider), registered.quota_class(o.instance_type))
+    return OfferClass(
+        o,
+        len(members),
+        priced,
+        image_ok,
+        o.gpus_free is not None,
+        fit_mod.shape_of(o),
+        key,
+        registered.owned,
+        providers.NAMES.index(o.provider),
+        registered.quota_class(o.instance_type),
+    )

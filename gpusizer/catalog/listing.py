@@ -14,8 +14,14 @@ from collections.abc import Iterable
 from gpusizer.catalog.offer import PURCHASES, Offer
 
 
-def rows(offers: Iterable[Offer], provider: str | None = None, region: str | None = None, gpu: str | None = None,
-         min_gpu_memory_gib: float | None = None, purchase: str | None = None) -> list[dict]:
+def rows(
+    offers: Iterable[Offer],
+    provider: str | None = None,
+    region: str | None = None,
+    gpu: str | None = None,
+    min_gpu_memory_gib: float | None = None,
+    purchase: str | None = None,
+) -> list[dict]:
     """One row per offer and purchase option it is sold at, filtered, cheapest first."""
     out = []
     for o in offers:
@@ -28,22 +34,45 @@ def rows(offers: Iterable[Offer], provider: str | None = None, region: str | Non
             if price is None:
                 continue
             row = {
-                "provider": o.provider, "region": o.region, "zone": o.zone, "instance_type": o.instance_type,
-                "gpu": o.gpu, "gpu_count": o.gpu_count, "gpu_fraction": o.gpu_fraction,
-                "gpu_memory_gib": round(o.gpu_memory_gib, 2), "vcpus": o.vcpus, "ram_gib": o.ram_gib,
-                "network_gbps": o.network_gbps, "nvlink": o.nvlink, "fabric": o.fabric, "opt_in": o.opt_in,
-                "purchase": p, "hourly_usd": price, "source": o.source, "as_of": o.price_as_of(p),
+                "provider": o.provider,
+                "region": o.region,
+                "zone": o.zone,
+                "instance_type": o.instance_type,
+                "gpu": o.gpu,
+                "gpu_count": o.gpu_count,
+                "gpu_fraction": o.gpu_fraction,
+                "gpu_memory_gib": round(o.gpu_memory_gib, 2),
+                "vcpus": o.vcpus,
+                "ram_gib": o.ram_gib,
+                "network_gbps": o.network_gbps,
+                "nvlink": o.nvlink,
+                "fabric": o.fabric,
+                "opt_in": o.opt_in,
+                "purchase": p,
+                "hourly_usd": price,
+                "source": o.source,
+                "as_of": o.price_as_of(p),
             }
             if o.note:
                 row["note"] = o.note
             out.append(row)
-    out.sort(key=lambda r: (r["hourly_usd"], r["provider"], r["region"], r["zone"] or "", r["instance_type"],
-                            r["gpu_count"], r["purchase"]))
+    out.sort(
+        key=lambda r: (
+            r["hourly_usd"],
+            r["provider"],
+            r["region"],
+            r["zone"] or "",
+            r["instance_type"],
+            r["gpu_count"],
+            r["purchase"],
+        )
+    )
     return out
 
 
-def why_empty(offers: Iterable[Offer], provider: str | None, region: str | None, gpu: str | None,
-              purchase: str | None) -> str:
+def why_empty(
+    offers: Iterable[Offer], provider: str | None, region: str | None, gpu: str | None, purchase: str | None
+) -> str:
     """Why known filter values list no offer: the filter that empties the list, and where else to look."""
     offers = list(offers)
     if region:
@@ -54,8 +83,10 @@ def why_empty(offers: Iterable[Offer], provider: str | None, region: str | None,
             there = sorted({o.gpu for o in offers if region in (o.region, o.zone)})
             where = sorted({o.region for o in offers if o.gpu == gpu and (not provider or o.provider == provider)})
             if gpu not in there:
-                return (f"{gpu} is not sold in {region} (GPUs there: {', '.join(there)}); it is sold in "
-                        f"{', '.join(where[:8]) or 'no region'}{' ...' if len(where) > 8 else ''}")
+                return (
+                    f"{gpu} is not sold in {region} (GPUs there: {', '.join(there)}); it is sold in "
+                    f"{', '.join(where[:8]) or 'no region'}{' ...' if len(where) > 8 else ''}"
+                )
     if purchase:
         return f"no offer matches these filters at {purchase} prices. To fix: drop --purchase or --min-gpu-memory-gib"
     return "no offer matches these filters together. To fix: drop one of them"

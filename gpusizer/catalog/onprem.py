@@ -11,10 +11,10 @@ from typing import Any, Self
 
 import pydantic
 
-from gpusizer.base import errors, fields, inputs, units
-from gpusizer.facts import hardware
 from gpusizer import spec
+from gpusizer.base import errors, fields, inputs, units
 from gpusizer.catalog.offer import Offer
+from gpusizer.facts import hardware
 
 _NODE_COUNTS = (1, 2, 4, 8, 16)
 # A pool's node network with a fabric and no network_gbps: one 400 Gbit/s NIC per node (InfiniBand NDR and
@@ -31,55 +31,78 @@ class Pool(pydantic.BaseModel):
 
     model_config = pydantic.ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
-    name: str = pydantic.Field(pattern=r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$", max_length=63,
-                               description="Pool name ([a-z0-9-]): the offer's instance type in reports.")
+    name: str = pydantic.Field(
+        pattern=r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$",
+        max_length=63,
+        description="Pool name ([a-z0-9-]): the offer's instance type in reports.",
+    )
     location: fields.Label = pydantic.Field(description="Site name; placement.regions may name it.")
     gpu: fields.Label = pydantic.Field(description="GPU model (a name or alias `gpusizer catalog list --gpu` accepts).")
     # DGX-2 / HGX-2 hold 16 GPUs, the most in one node (NVIDIA DGX-2 datasheet, 2018)
     gpus_per_node: fields.count(16) = pydantic.Field(description="GPUs in one node (1-16).")
     nodes: fields.PoolNodes = pydantic.Field(1, description="Nodes in the pool.")
-    gpus_free: fields.count(fields.MAX_NODES * 16, lower=0) | None = pydantic.Field(None, description="Default: every GPU of every node.")
+    gpus_free: fields.count(fields.MAX_NODES * 16, lower=0) | None = pydantic.Field(
+        None, description="Default: every GPU of every node."
+    )
     usd_per_gpu_hour: fields.UsdPerGpuHour | None = pydantic.Field(
-        None, description="A rate finance gives, $/GPU-hour; else give capex_usd_per_node and power_kw_per_node.")
+        None, description="A rate finance gives, $/GPU-hour; else give capex_usd_per_node and power_kw_per_node."
+    )
     capex_usd_per_node: fields.CapexUsd | None = pydantic.Field(
-        None, description="Purchase price of one node, USD (with power_kw_per_node), amortized over lifetime_years.")
+        None, description="Purchase price of one node, USD (with power_kw_per_node), amortized over lifetime_years."
+    )
     lifetime_years: fields.LifetimeYears = pydantic.Field(4.0, description="Years the capex is spread over.")
     power_kw_per_node: fields.PowerKw | None = pydantic.Field(None, description="Power draw of one node at load, kW.")
     usd_per_kwh: fields.UsdPerKwh = pydantic.Field(0.12, description="Electricity price, USD per kWh.")
     pue: fields.Pue = pydantic.Field(1.4, description="Data-centre power usage effectiveness.")
     utilization: fields.Utilization = pydantic.Field(0.7, description="Share of hours the GPUs do paid work.")
     opex_usd_per_node_year: fields.OpexUsd = pydantic.Field(
-        0.0, description="Yearly running cost of one node besides power (support, space, staff), USD.")
+        0.0, description="Yearly running cost of one node besides power (support, space, staff), USD."
+    )
     vcpus_per_node: fields.Vcpus = pydantic.Field(64, description="Host vCPUs per node (a share goes with each GPU).")
     ram_gib_per_node: fields.RamGib = pydantic.Field(512, description="Host RAM per node, GiB.")
     nvlink: fields.StrictBool | None = pydantic.Field(
-        None, description="GPUs in a node talk over NVLink/NVSwitch. Default: from the GPU model (gpus.yaml "
+        None,
+        description="GPUs in a node talk over NVLink/NVSwitch. Default: from the GPU model (gpus.yaml "
         "nvlink_gbs): true for SXM/HGX boards (V100, A100, H100, H200, B200) with 2+ GPUs per node, false for "
-        "PCIe cards (T4, L4, A10G, L40S ...). Set false for PCIe H100/A100 cards.")
+        "PCIe cards (T4, L4, A10G, L40S ...). Set false for PCIe H100/A100 cards.",
+    )
     fabric: fields.Label | None = pydantic.Field(
-        None, description="Multi-node GPU fabric (rdma, efa ...); null: none. Default: rdma for a pool of 2+ "
-        "nodes of SXM/HGX boards (DGX/HGX systems ship one InfiniBand/RoCE NIC per GPU), else none.")
+        None,
+        description="Multi-node GPU fabric (rdma, efa ...); null: none. Default: rdma for a pool of 2+ "
+        "nodes of SXM/HGX boards (DGX/HGX systems ship one InfiniBand/RoCE NIC per GPU), else none.",
+    )
     network_gbps: fields.positive_float(fields.MAX_NETWORK_GBPS) | None = pydantic.Field(
-        None, description="Node network bandwidth between nodes, Gbit/s. Default: 400 with a fabric (one 400G "
-        "NIC, the common InfiniBand NDR port rate), else 0.")
+        None,
+        description="Node network bandwidth between nodes, Gbit/s. Default: 400 with a fabric (one 400G "
+        "NIC, the common InfiniBand NDR port rate), else 0.",
+    )
     node_selector: dict[str, str] = pydantic.Field(
-        default_factory=dict, description="Kubernetes node labels the pods need; with deploy.image it must name "
-        "the GPU model (nvidia.com/gpu.product), or the policy gate cannot verify the pods.")
+        default_factory=dict,
+        description="Kubernetes node labels the pods need; with deploy.image it must name "
+        "the GPU model (nvidia.com/gpu.product), or the policy gate cannot verify the pods.",
+    )
     tolerations: list[dict[str, Any]] = pydantic.Field(
-        default_factory=list, description="Kubernetes tolerations the pods get (key, operator, value, effect, tolerationSeconds).")
+        default_factory=list,
+        description="Kubernetes tolerations the pods get (key, operator, value, effect, tolerationSeconds).",
+    )
     cache_storage_class: fields.Label | None = pydantic.Field(
-        None, description="StorageClass of each serving pod's model cache (a generic ephemeral volume sized for "
-        "the weights); default: an emptyDir on the node's disk with that size limit.")
-    as_of: datetime.date = pydantic.Field(default_factory=datetime.date.today,
-                                          description="Date of the prices (default: today).")
+        None,
+        description="StorageClass of each serving pod's model cache (a generic ephemeral volume sized for "
+        "the weights); default: an emptyDir on the node's disk with that size limit.",
+    )
+    as_of: datetime.date = pydantic.Field(
+        default_factory=datetime.date.today, description="Date of the prices (default: today)."
+    )
 
     @pydantic.field_validator("gpu")
     @classmethod
     def _known_gpu(cls, v: str) -> str:
         choices = hardware.ambiguous(v)
         if choices:
-            raise ValueError(f"{inputs.quote(v)} names {len(choices)} GPUs, {' and '.join(choices)}, which differ in "
-                             f"memory; use {' or '.join(choices)}")
+            raise ValueError(
+                f"{inputs.quote(v)} names {len(choices)} GPUs, {' and '.join(choices)}, which differ in "
+                f"memory; use {' or '.join(choices)}"
+            )
         name = hardware.canonical_gpu(v)
         if name is None:
             raise ValueError(f"unknown GPU {inputs.quote(v)}; use one of {', '.join(hardware.load_gpus())}")
@@ -217,6 +240,11 @@ def json_schema() -> dict:
     """JSON Schema of a pools file (`gpusizer schema --pools`): a mapping with a `pools:` list of Pool, every
     field with its default and description."""
     pool = Pool.model_json_schema()
-    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "gpusizer pools file",
-            "type": "object", "properties": {"pools": {"type": "array", "items": {"$ref": "#/$defs/Pool"}}},
-            "required": ["pools"], "$defs": {**pool.pop("$defs", {}), "Pool": pool}}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "gpusizer pools file",
+        "type": "object",
+        "properties": {"pools": {"type": "array", "items": {"$ref": "#/$defs/Pool"}}},
+        "required": ["pools"],
+        "$defs": {**pool.pop("$defs", {}), "Pool": pool},
+    }

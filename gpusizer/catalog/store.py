@@ -17,23 +17,31 @@ import pathlib
 from collections.abc import Iterable
 
 from gpusizer.base import errors, inputs
-from gpusizer.facts import hardware
 from gpusizer.catalog.offer import CATALOG_FIELDS, Offer
+from gpusizer.facts import hardware
 
 # A refreshed CSV of every AWS and GCP region is a few MB (the packaged snapshot: 250 KB).
 MAX_CSV_BYTES = 64 << 20
 
 _INT = frozenset({"gpu_count", "vcpus"})
-_FLOAT = frozenset({"gpu_fraction", "gpu_memory_gib", "ram_gib", "network_gbps", "local_nvme_gib",
-                    "on_demand_usd", "spot_usd"})
+_FLOAT = frozenset(
+    {"gpu_fraction", "gpu_memory_gib", "ram_gib", "network_gbps", "local_nvme_gib", "on_demand_usd", "spot_usd"}
+)
 _BOOL = frozenset({"nvlink", "opt_in"})
 # Empty cell -> None for these; -> the Offer default for _DEFAULTS; anything else must be filled.
 _NULLABLE = frozenset({"zone", "fabric", "on_demand_usd", "spot_usd", "spot_as_of"})
 _DEFAULTS = {"gpu_fraction": 1.0, "nvlink": False, "network_gbps": 0.0, "local_nvme_gib": 0.0, "opt_in": False}
 # Decimal places written per column: prices keep the source's precision (AWS
 # prints up to 6 places, 21.957642), memory is meaningful to 0.01 GiB.
-_PLACES = {"on_demand_usd": 6, "spot_usd": 6, "gpu_memory_gib": 2, "ram_gib": 2, "gpu_fraction": 6,
-           "network_gbps": 3, "local_nvme_gib": 1}
+_PLACES = {
+    "on_demand_usd": 6,
+    "spot_usd": 6,
+    "gpu_memory_gib": 2,
+    "ram_gib": 2,
+    "gpu_fraction": 6,
+    "network_gbps": 3,
+    "local_nvme_gib": 1,
+}
 
 
 def _value(field: str, text: str):
@@ -88,11 +96,12 @@ def parse_offers(text: str, name: str) -> list[Offer]:
     header = tuple(next(reader, None) or ())
     # A file written before a nullable column was appended (a cache refreshed before spot_as_of, 2026-11-25)
     # reads with the missing columns empty.
-    missing = CATALOG_FIELDS[len(header):]
-    if not header or header != CATALOG_FIELDS[:len(header)] or not set(missing) <= _NULLABLE:
+    missing = CATALOG_FIELDS[len(header) :]
+    if not header or header != CATALOG_FIELDS[: len(header)] or not set(missing) <= _NULLABLE:
         raise errors.CatalogError(
             f"{name} line 1: header does not match CATALOG_FIELDS. "
-            "To fix: rebuild with `python -m gpusizer.catalog.builder` or use the columns of gpusizer.catalog.offer")
+            "To fix: rebuild with `python -m gpusizer.catalog.builder` or use the columns of gpusizer.catalog.offer"
+        )
     offers = []
     for row in reader:
         try:
@@ -185,7 +194,8 @@ def load_offers(path: str | pathlib.Path | None = None) -> list[Offer]:
     files = sorted(p.glob("*.csv")) if p.is_dir() else [p]
     if not files or not all(f.is_file() for f in files):
         raise errors.CatalogError(
-            f"{p}: no catalog CSV there. To fix: give a directory of <provider>.csv files or one CSV file")
+            f"{p}: no catalog CSV there. To fix: give a directory of <provider>.csv files or one CSV file"
+        )
     offers: list[Offer] = []
     for f in files:  # a user's file: regular, size-capped, strict UTF-8 (gpusizer.base.inputs)
         offers += parse_offers(inputs.read_text(f, "catalog file", "--catalog", max_bytes=MAX_CSV_BYTES), str(f))

@@ -10,11 +10,11 @@ import dataclasses
 import functools
 import re
 
-from gpusizer.facts import hardware
-from gpusizer.base import providers
 from gpusizer import spec
+from gpusizer.base import providers
 from gpusizer.catalog import Catalog
 from gpusizer.catalog.offer import Offer
+from gpusizer.facts import hardware
 
 # The same headroom the engine sizes with (spec.Sizing.memory_headroom default).
 HEADROOM = spec.Sizing.model_fields["memory_headroom"].default
@@ -49,8 +49,11 @@ def _by_type() -> dict[tuple[str, str], Offer]:
 
 @functools.cache
 def _cheapest_price(provider: str, instance_type: str) -> float | None:
-    prices = [o.on_demand_usd for o in _offers() if o.provider == provider and o.instance_type == instance_type
-              and o.on_demand_usd is not None]
+    prices = [
+        o.on_demand_usd
+        for o in _offers()
+        if o.provider == provider and o.instance_type == instance_type and o.on_demand_usd is not None
+    ]
     return min(prices, default=None)
 
 

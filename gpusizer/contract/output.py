@@ -219,11 +219,22 @@ def read(doc: Any, where: str, kinds: tuple[str, ...] = ("plan", "preview")) -> 
         raise errors.SpecError(
             f"{where}: version {inputs.quote(version)} of the output contract is not one this gpusizer reads "
             f"({', '.join(KNOWN_VERSIONS)}). To fix: compare documents written by the same gpusizer release, or "
-            "upgrade gpusizer", f"{where}.version")
-    kind = "preview" if "workloads" in doc and "preview" in kinds else "plan" if "choice" in doc and "plan" in kinds else None
+            "upgrade gpusizer",
+            f"{where}.version",
+        )
+    kind = (
+        "preview"
+        if "workloads" in doc and "preview" in kinds
+        else "plan"
+        if "choice" in doc and "plan" in kinds
+        else None
+    )
     if kind is None:
-        raise errors.SpecError(f"{where}: neither a {' nor a '.join(kinds)} JSON document (no "
-                               f"{' or '.join(_KEY[k] for k in kinds)} key). To fix: pass {fix}", where)
+        raise errors.SpecError(
+            f"{where}: neither a {' nor a '.join(kinds)} JSON document (no "
+            f"{' or '.join(_KEY[k] for k in kinds)} key). To fix: pass {fix}",
+            where,
+        )
     try:
         return DOCUMENTS[kind].model_validate(doc)
     except pydantic.ValidationError as exc:

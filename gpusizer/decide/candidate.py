@@ -7,7 +7,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from gpusizer.base import cost as cost_mod, limits
+from gpusizer.base import cost as cost_mod
+from gpusizer.base import limits
 from gpusizer.catalog.offer import Offer
 from gpusizer.estimate import jobcost
 from gpusizer.estimate.fit import Fit
@@ -81,8 +82,11 @@ class Candidate:
         if run_hours is not None and f is not None and f.fixed is not None:
             # run_hours came from this fit, so it has its training hours and its run hours
             assert f.train_hours is not None and f.run_hours is not None, "a run has training hours"
-            split = {"train_hours": round(f.train_hours, 4), **f.fixed.to_dict(),
-                     "billing_minimum_hours": round(run_hours - f.run_hours, 4)}
+            split = {
+                "train_hours": round(f.train_hours, 4),
+                **f.fixed.to_dict(),
+                "billing_minimum_hours": round(run_hours - f.run_hours, 4),
+            }
             cost = dataclasses.replace(cost, split=split)
         return cost
 

@@ -9,8 +9,8 @@ import functools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from gpusizer.decide import scaling
 from gpusizer.base import limits, providers, units
+from gpusizer.decide import scaling
 from gpusizer.decide.candidate import Candidate
 from gpusizer.estimate.workload import Workload
 
@@ -161,7 +161,11 @@ class Decision:
         out: list[Candidate] = []
         for other in self.ranked():
             same_place = (other.offer.provider, other.offer.region, other.purchase, other.nodes) == (
-                c.offer.provider, c.offer.region, c.purchase, c.nodes)
+                c.offer.provider,
+                c.offer.region,
+                c.purchase,
+                c.nodes,
+            )
             within = _price_within(other.offer.on_demand_usd, c.offer.on_demand_usd)
             if same_place and within and other.offer.instance_type not in {x.offer.instance_type for x in out}:
                 out.append(other)

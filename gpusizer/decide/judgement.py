@@ -31,10 +31,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from gpusizer.base import limits, providers
 from gpusizer.catalog.index import OFFER, Entry, OfferClass
 from gpusizer.catalog.offer import Offer
-from gpusizer.estimate import fit as fit_mod
-from gpusizer.facts import hardware
 from gpusizer.decide.candidate import Candidate
 from gpusizer.decide.runs import Group, PriceKey, Probe, RankKey, Segment
+from gpusizer.estimate import fit as fit_mod
+from gpusizer.facts import hardware
 
 # A run's k-way merge item in Judgement._merge: (key, tie, group, run, entry, the run's other entries).
 _Merging = tuple[object, int, Group, Segment, Entry, Iterator[Entry]]
@@ -46,8 +46,16 @@ def rank_key(c: Candidate) -> tuple[float | None, float | None, int, int, str, s
     """The rank order of feasible candidates (module docstring)."""
     metric = c.usd_per_mtok if c.usd_per_mtok is not None else c.hourly_usd
     o = c.offer
-    return (metric, c.hourly_usd, c.gpu_count, providers.NAMES.index(o.provider), o.region, o.zone or "",
-            o.instance_type, c.purchase)
+    return (
+        metric,
+        c.hourly_usd,
+        c.gpu_count,
+        providers.NAMES.index(o.provider),
+        o.region,
+        o.zone or "",
+        o.instance_type,
+        c.purchase,
+    )
 
 
 def price_key(c: Candidate) -> tuple[float, int, int, str, str, str, str]:
@@ -79,8 +87,13 @@ class Judgement:
         groups: the classes judged so far (Group), each with its segments.
     """
 
-    def __init__(self, objective: str, judge: Callable[[OfferClass], list[Group]], classes: Sequence[OfferClass],
-                 pending: Sequence[tuple[float, OfferClass]] | None):
+    def __init__(
+        self,
+        objective: str,
+        judge: Callable[[OfferClass], list[Group]],
+        classes: Sequence[OfferClass],
+        pending: Sequence[tuple[float, OfferClass]] | None,
+    ):
         self.objective = objective
         self.groups: list[Group] = []
         self._judge, self._next = judge, 0
@@ -106,7 +119,8 @@ class Judgement:
         """Judge waiting classes until none could hold a candidate ranked before the heap's first."""
         pending = self._pending
         while self._next < len(pending) and (
-                not self._bounded or not self._heap or pending[self._next][0] <= self._heap[0][0][0]):
+            not self._bounded or not self._heap or pending[self._next][0] <= self._heap[0][0][0]
+        ):
             self._judge_next()
 
     @functools.cached_property
@@ -161,8 +175,9 @@ class Judgement:
                 return
             yield got[i]
 
-    def rejected(self, code: Limit | None = None,
-                 nearness: Callable[[Probe], float] | None = None) -> Iterator[Candidate]:
+    def rejected(
+        self, code: Limit | None = None, nearness: Callable[[Probe], float] | None = None
+    ) -> Iterator[Candidate]:
         """Rejected candidates (of `code`, or all) in price_key order, or by (nearness(probe), price_key),
         built lazily.
 
@@ -171,13 +186,17 @@ class Judgement:
         with the price), so merging the runs is exact.
         """
         runs: Iterable[tuple[Group, Segment]] = (
-            self._segments(lambda c: c is not None) if code is None else self._by_code.get(code, ()))
+            self._segments(lambda c: c is not None) if code is None else self._by_code.get(code, ())
+        )
         if nearness is None:
             return self._merge(runs, lambda g, s, e: g.price_key(e, s))
         return self._merge(runs, lambda g, s, e: (nearness(g.probe(e, s)), g.price_key(e, s)))
 
-    def _merge(self, runs: Iterable[tuple[Group, Segment]],
-               key: Callable[[Group, Segment, Entry], PriceKey | tuple[float, PriceKey]]) -> Iterator[Candidate]:
+    def _merge(
+        self,
+        runs: Iterable[tuple[Group, Segment]],
+        key: Callable[[Group, Segment, Entry], PriceKey | tuple[float, PriceKey]],
+    ) -> Iterator[Candidate]:
         """The candidates of `runs` in `key` order (key(group, run, entry), not decreasing along a run),
         each built when it is reached."""
         heap: list[_Merging] = []
@@ -218,7 +237,11 @@ class Judgement:
     def _sized(self) -> Iterator[tuple[Group, Segment]]:
         """Priced segments rejected on a size, host, capacity or budget limit (at the class's nodes and
         replicas). None has exclusions: those cut only placement segments (gpusizer.decide.optimize)."""
-        return ((g, s) for g, s in self._segments(lambda code: code is not None and code not in limits.PLACEMENT) if s.priced)
+        return (
+            (g, s)
+            for g, s in self._segments(lambda code: code is not None and code not in limits.PLACEMENT)
+            if s.priced
+        )
 
     def next_cheaper(self, hourly: float) -> Candidate | None:
         """The rejected candidate closest below `hourly` that lost on a size, host, capacity or budget limit;
@@ -252,8 +275,14 @@ class Judgement:
 
     def full_pools(self) -> list[str]:
         """Names of owned pools rejected for capacity, sorted."""
-        return sorted({e[OFFER].instance_type for g, s in self._by_code.get(Limit.CAPACITY, ())
-                       if providers.get(g.offer.provider).owned for e in s})
+        return sorted(
+            {
+                e[OFFER].instance_type
+                for g, s in self._by_code.get(Limit.CAPACITY, ())
+                if providers.get(g.offer.provider).owned
+                for e in s
+            }
+        )
 
     def cheapest_per_gpu(self) -> dict[str, Candidate]:
         """Per GPU model, the feasible candidate with the lowest $/hour (of equal ones, the first in rank order)."""

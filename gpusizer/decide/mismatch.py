@@ -36,12 +36,16 @@ def check(placement: spec.Placement, catalog: Catalog) -> tuple[str, ...]:
         by = sellers.get(region.lower())
         if by and not by & allowed:
             clouds = " and ".join(sorted(p.upper() for p in by if not providers.get(p).owned))
-            what = (f"{'an' if clouds[0] in 'AEIOU' else 'a'} {clouds} {'zone' if region.lower() in zones else 'region'}"
-                    if clouds else "an on-prem pool location")
+            what = (
+                f"{'an' if clouds[0] in 'AEIOU' else 'a'} {clouds} {'zone' if region.lower() in zones else 'region'}"
+                if clouds
+                else "an on-prem pool location"
+            )
             problems.append(
                 f"{region} is {what}, but placement.providers is [{', '.join(sorted(allowed))}]. "
                 f"To fix: add {' or '.join(sorted(by))} to placement.providers, or name a region of "
-                f"{', '.join(sorted(allowed))} ({_places(offers, allowed, None)})")
+                f"{', '.join(sorted(allowed))} ({_places(offers, allowed, None)})"
+            )
     notes: tuple[str, ...] = ()
     # On-prem allowed: pools run wherever placement.regions say, and a spec a stack plans with its pools may be
     # planned here without them (a region may name a pool's location): no contradiction to raise.
@@ -65,11 +69,16 @@ def check(placement: spec.Placement, catalog: Catalog) -> tuple[str, ...]:
     if not missing:
         return notes
     where = "placement.regions" if placement.regions else "placement.providers"
-    lines = [f"{g} is not sold in {where} [{', '.join(placement.regions or sorted(allowed))}]; it is sold in "
-             f"{_places(offers, allowed, g) or 'no region of ' + ', '.join(sorted(allowed))}" for g in missing]
+    lines = [
+        f"{g} is not sold in {where} [{', '.join(placement.regions or sorted(allowed))}]; it is sold in "
+        f"{_places(offers, allowed, g) or 'no region of ' + ', '.join(sorted(allowed))}"
+        for g in missing
+    ]
     if len(missing) == len(placement.gpus):  # nothing can run: say what is sold there (exit 3, the plan explains)
-        lines[-1] += (f". GPUs sold there: {', '.join(sorted(sold)[:12]) or 'none'}. To fix: add a region where one "
-                      "of placement.gpus is sold, or list a GPU sold there")
+        lines[-1] += (
+            f". GPUs sold there: {', '.join(sorted(sold)[:12]) or 'none'}. To fix: add a region where one "
+            "of placement.gpus is sold, or list a GPU sold there"
+        )
     return notes + tuple(f"placement.gpus: {line}" for line in lines)
 
 

@@ -18,10 +18,9 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 from gpusizer.base import limits
-from gpusizer.estimate import fit as fit_mod
-
 from gpusizer.decide.candidate import Candidate, Rejection
 from gpusizer.decide.runs import Probe
+from gpusizer.estimate import fit as fit_mod
 from gpusizer.estimate.workload import Workload
 
 if TYPE_CHECKING:  # the judged offers are handed in: the type only
@@ -80,11 +79,13 @@ class Miss:
 
 
 # The candidate fields a miss names its offer by (a subset of Candidate.to_dict, not a second copy).
-_OFFER_KEYS = frozenset({"provider", "region", "zone", "instance_type", "gpu", "gpu_count", "nodes", "purchase", "hourly_usd"})
+_OFFER_KEYS = frozenset(
+    {"provider", "region", "zone", "instance_type", "gpu", "gpu_count", "nodes", "purchase", "hourly_usd"}
+)
 
 
 def offer_label(c: Candidate) -> str:
-    """"8 x H100 p5.48xlarge", "2 x p5.48xlarge (16 x H100)" for multi-node, "1/8 x L4 g6f.large" for a fraction."""
+    """ "8 x H100 p5.48xlarge", "2 x p5.48xlarge (16 x H100)" for multi-node, "1/8 x L4 g6f.large" for a fraction."""
     o = c.offer
     if o.gpu_fraction < 1:
         return f"1/{round(1 / o.gpu_fraction)} x {o.gpu} {o.instance_type}"
@@ -147,8 +148,11 @@ def _throughput(w: Workload, c: Reached) -> Measure | None:
     if not (s and t and s.tokens_per_second):
         return None
     most = s.tokens_per_second * fit_mod.MAX_REPLICAS
-    return (t / most, f"{s.tokens_per_second:,.0f} tokens/s per replica ({most:,.0f} with {fit_mod.MAX_REPLICAS} replicas)",
-            f"target {t:,.0f} tokens/s")
+    return (
+        t / most,
+        f"{s.tokens_per_second:,.0f} tokens/s per replica ({most:,.0f} with {fit_mod.MAX_REPLICAS} replicas)",
+        f"target {t:,.0f} tokens/s",
+    )
 
 
 def _deadline(w: Workload, c: Reached) -> Measure | None:
@@ -202,12 +206,15 @@ def by_reason(w: Workload, judged: Judgement) -> dict[str, Iterator[Candidate]]:
     or grows with the price (budget), so the merge is exact and reading the
     first few costs a few steps, however many offers the catalog holds.
     """
+
     def near(code: str) -> Callable[[Probe], float]:
         return lambda probe: nearness(w, probe, code)
 
     # The ignore: Limit(value) is a lookup by value; mypy checks it against the members' __new__(value, group).
-    return {code: judged.rejected(limits.Limit(code), near(code))  # type: ignore[call-arg]
-            for code in judged.reasons()}
+    return {
+        code: judged.rejected(limits.Limit(code), near(code))  # type: ignore[call-arg]
+        for code in judged.reasons()
+    }
 
 
 def nearest(w: Workload, judged: Judgement, include_placement: bool = False) -> list[Miss]:

@@ -38,10 +38,10 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from gpusizer.decide import judgement, runs
 from gpusizer.base import limits, providers, units
 from gpusizer.catalog.index import OFFER, REGION, ZONE, Entry, OfferClass, OfferIndex, Priced
 from gpusizer.catalog.offer import Offer
+from gpusizer.decide import judgement, runs
 from gpusizer.decide.decision import Decision
 from gpusizer.estimate import fit as fit_mod
 from gpusizer.estimate.workload import Workload
@@ -91,11 +91,20 @@ class _Sizer:
             # when serving; a training run downloads its weights and data at the node's network rate (the fixed
             # time, gpusizer.estimate.jobcost), so there the network stays in the shape.
             network = one.network_gbps if self.w.spec.task != "inference" else 0.0
-            shape = fit_mod.Shape(one.gpu, one.gpu_memory_gib, one.gpu_count, one.gpu_fraction, one.nvlink,
-                                  network_gbps=network)
+            shape = fit_mod.Shape(
+                one.gpu, one.gpu_memory_gib, one.gpu_count, one.gpu_fraction, one.nvlink, network_gbps=network
+            )
         else:
-            shape = fit_mod.Shape(one.gpu, one.gpu_memory_gib, one.gpu_count, one.gpu_fraction, one.nvlink, one.fabric,
-                                  nodes, one.network_gbps)
+            shape = fit_mod.Shape(
+                one.gpu,
+                one.gpu_memory_gib,
+                one.gpu_count,
+                one.gpu_fraction,
+                one.nvlink,
+                one.fabric,
+                nodes,
+                one.network_gbps,
+            )
         f = self.fits.get(shape)
         if f is None:
             f = self.fits[shape] = fit_mod.fit(self.w, shape)
@@ -130,7 +139,11 @@ class _Sizer:
             if f.ok:
                 return nodes, f, False
             if f.code == Limit.INTERCONNECT and best is not None:
-                return best[0], best[1], True  # more nodes need a fabric this type lacks: the last limit is the real one
+                return (
+                    best[0],
+                    best[1],
+                    True,
+                )  # more nodes need a fabric this type lacks: the last limit is the real one
             if serving and f.code != Limit.MEMORY:
                 return nodes, f, False  # more pipeline stages do not shorten TTFT/TPOT
             best = (nodes, f)
@@ -152,8 +165,9 @@ def _free_gpus(o: Offer) -> int:
     return o.gpus_free
 
 
-def capacity_limit(offer: Offer, instances: int, purchase: str,
-                   quotas: Mapping[tuple[str, str, str, str], float]) -> tuple[Limit, float | None] | None:
+def capacity_limit(
+    offer: Offer, instances: int, purchase: str, quotas: Mapping[tuple[str, str, str, str], float]
+) -> tuple[Limit, float | None] | None:
     """Pool free GPUs, then the cloud vCPU quota, for `instances` nodes (every replica's): the limit
     failed and the quota read, or None."""
     if offer.gpus_free is not None and offer.gpu_count * instances > offer.gpus_free:
@@ -223,7 +237,7 @@ class _Classes:
                     g.add(have, later)
                     g.add(lack, later, False)
                 continue
-            for have, lack in parts:
+            for _have, lack in parts:
                 g.add(lack, Limit.PURCHASE, False)
             if not any(have for have, _ in parts):
                 continue
@@ -256,8 +270,13 @@ class _Classes:
         assert self.regions is not None, "judge places runs only when placement.regions is set"
         parts = _allowed(priced, self.regions)
         g.add(priced.entries, Limit.REGION, exclude=self.regions, n=len(priced.entries) - sum(len(h) for h, _ in parts))
-        g.add(priced.missing, Limit.REGION, priced=False, exclude=self.regions,
-              n=len(priced.missing) - sum(len(m) for _, m in parts))
+        g.add(
+            priced.missing,
+            Limit.REGION,
+            priced=False,
+            exclude=self.regions,
+            n=len(priced.missing) - sum(len(m) for _, m in parts),
+        )
         return parts
 
     def _per_offer(self, g: runs.Group, cls: OfferClass, have: Sequence[Entry]) -> None:
@@ -269,8 +288,11 @@ class _Classes:
             key = (g.purchase, need, id(have))
             split = cls.splits.get(key)
             if split is None:
-                split = cls.splits[key] = (tuple(e for e in have if _free_gpus(e[OFFER]) < need),
-                                           tuple(e for e in have if _free_gpus(e[OFFER]) >= need), have)
+                split = cls.splits[key] = (
+                    tuple(e for e in have if _free_gpus(e[OFFER]) < need),
+                    tuple(e for e in have if _free_gpus(e[OFFER]) >= need),
+                    have,
+                )
             full, have, _ = split
             g.add(full, Limit.CAPACITY)
             self._budget(g, have)
@@ -309,8 +331,9 @@ def choose(w: Workload, catalog: Catalog, notes: tuple[str, ...] | None = None) 
         candidate carries its first failed limit.
     """
     classes = _Classes(w, catalog.quotas or {})
-    judged = judgement.Judgement(classes.objective, classes.judge, catalog.index.classes,
-                                 _pending(w, classes.objective, catalog.index, classes))
+    judged = judgement.Judgement(
+        classes.objective, classes.judge, catalog.index.classes, _pending(w, classes.objective, catalog.index, classes)
+    )
     top = judged.top(1)
     return Decision(w, judged.objective, top[0] if top else None, judged, catalog.notes if notes is None else notes)
 
@@ -320,7 +343,9 @@ def choose(w: Workload, catalog: Catalog, notes: tuple[str, ...] | None = None) 
 _BOUND_SLACK = 1 - 1e-9
 
 
-def _pending(w: Workload, objective: str, index: OfferIndex, classes: _Classes) -> list[tuple[float, OfferClass]] | None:
+def _pending(
+    w: Workload, objective: str, index: OfferIndex, classes: _Classes
+) -> list[tuple[float, OfferClass]] | None:
     """The classes in order of a lower bound on the ranking metric of any feasible candidate they hold
     (gpusizer.decide.judgement.Judgement's branch and bound), or None when the metric has no such bound.
 
@@ -381,8 +406,8 @@ def _fewest_nodes(w: Workload, c: OfferClass, need_gib: float) -> int:
 
 def _per_token_training(w: Workload) -> Callable[[OfferClass], float]:
     """A class's $ per million tokens per $/hour of one node (training ranked per token)."""
-    from gpusizer.facts import hardware
     from gpusizer.estimate import speed
+    from gpusizer.facts import hardware
 
     gpus = hardware.load_gpus()
     flops, tokens = w.training_flops, w.spec.train.tokens
@@ -390,8 +415,9 @@ def _per_token_training(w: Workload) -> Callable[[OfferClass], float]:
 
     def factor(c: OfferClass) -> float:
         one = c.shape
-        hours = speed.training_hours(flops, gpus[one.gpu], one.gpu_count * one.gpu_fraction,
-                                     w.spec.precision, mfu=w.efficiency(one.gpu)[2])
+        hours = speed.training_hours(
+            flops, gpus[one.gpu], one.gpu_count * one.gpu_fraction, w.spec.precision, mfu=w.efficiency(one.gpu)[2]
+        )
         return runs.per_mtok_of_run(hours, tokens)
 
     return factor

@@ -78,8 +78,19 @@ class Segment:
 class Group:
     """One class at one purchase option: its sizing verdict and its segments."""
 
-    __slots__ = ("w", "offer", "purchase", "objective", "segments", "nodes", "fit", "lacks_fabric", "launched",
-                 "per_mtok_factor", "provider_rank")
+    __slots__ = (
+        "w",
+        "offer",
+        "purchase",
+        "objective",
+        "segments",
+        "nodes",
+        "fit",
+        "lacks_fabric",
+        "launched",
+        "per_mtok_factor",
+        "provider_rank",
+    )
 
     def __init__(self, w: Workload, cls: OfferClass, purchase: str, objective: str):
         self.w, self.offer, self.purchase, self.objective = w, cls.sample, purchase, objective
@@ -94,9 +105,18 @@ class Group:
         self.nodes, self.fit, self.lacks_fabric, self.launched = nodes, f, lacks_fabric, nodes * f.node_groups
         self.per_mtok_factor = _per_mtok_factor(self.w, f, self.objective) if f.ok else None
 
-    def add(self, entries: Sequence[Entry], code: Limit | None, priced: bool = True, *, lo: int = 0,
-            hi: int | None = None, exclude: frozenset[str] | None = None, n: int | None = None,
-            quota: float | None = None) -> None:
+    def add(
+        self,
+        entries: Sequence[Entry],
+        code: Limit | None,
+        priced: bool = True,
+        *,
+        lo: int = 0,
+        hi: int | None = None,
+        exclude: frozenset[str] | None = None,
+        n: int | None = None,
+        quota: float | None = None,
+    ) -> None:
         """Add the run entries[lo:hi] (less `exclude`, `n` offers) with one verdict; empty runs are dropped."""
         if hi is None:
             hi = len(entries)
@@ -153,14 +173,18 @@ class Group:
 
         w, launched = self.w, self.launched
         if code is Limit.IMAGE:
-            return (f"{o.instance_type} cannot be provisioned: {images.unsupported(o.provider, o.instance_type)}. "
-                    "To fix: set deploy.machine_image to an image with a suitable driver")
+            return (
+                f"{o.instance_type} cannot be provisioned: {images.unsupported(o.provider, o.instance_type)}. "
+                "To fix: set deploy.machine_image to an image with a suitable driver"
+            )
         if code is Limit.HOST_VCPU:
             gpus = o.gpu_count * o.gpu_fraction
             return f"{o.instance_type}: {o.vcpus} vCPUs < {w.min_vcpus(gpus)} needed for {gpus:g} GPU(s)"
         if code is Limit.HOST_RAM:
-            return (f"{o.instance_type}: {o.ram_gib:g} GiB host RAM < {w.min_ram_gib(o.gpu_count):.1f} GiB "
-                    "to hold a GPU's share of the weights")
+            return (
+                f"{o.instance_type}: {o.ram_gib:g} GiB host RAM < {w.min_ram_gib(o.gpu_count):.1f} GiB "
+                "to hold a GPU's share of the weights"
+            )
         if code in limits.CAPACITY:
             return capacity_detail(o, code, launched, self.purchase, seg.quota)
         cap = w.spec.placement.max_hourly_usd
@@ -170,15 +194,30 @@ class Group:
         """rank_key of entry `e` as a feasible candidate, without building it."""
         hourly = e[PRICE] * self.launched
         metric = hourly if self.per_mtok_factor is None else hourly * self.per_mtok_factor
-        return (metric, hourly, self.offer.gpu_count * self.nodes, self.provider_rank, e[REGION], e[ZONE], e[TYPE],
-                self.purchase)
+        return (
+            metric,
+            hourly,
+            self.offer.gpu_count * self.nodes,
+            self.provider_rank,
+            e[REGION],
+            e[ZONE],
+            e[TYPE],
+            self.purchase,
+        )
 
     def price_key(self, e: Entry, seg: Segment) -> PriceKey:
         """price_key of entry `e` rejected in `seg`, without building it."""
         hourly = self.hourly_in(e, seg)
         nodes = 1 if seg.unsized else self.nodes
-        return (math.inf if hourly is None else hourly, self.offer.gpu_count * nodes, self.provider_rank, e[REGION],
-                e[ZONE], e[TYPE], self.purchase)
+        return (
+            math.inf if hourly is None else hourly,
+            self.offer.gpu_count * nodes,
+            self.provider_rank,
+            e[REGION],
+            e[ZONE],
+            e[TYPE],
+            self.purchase,
+        )
 
     def probe(self, e: Entry, seg: Segment) -> Probe:
         """What a shortfall measure reads of entry `e`'s candidate (its fit and $/hour), without building it."""
@@ -189,7 +228,9 @@ def capacity_detail(o: Offer, code: Limit, instances: int, purchase: str, quota:
     """The sentence of a "capacity" (pool free GPUs) or "quota" (vCPU quota) rejection at `instances` nodes."""
     if code is Limit.CAPACITY:
         return f"pool {o.instance_type} is full: needs {o.gpu_count * instances} GPU(s), {o.gpus_free} free"
-    return f"{o.instance_type} x{instances} needs {o.vcpus * instances} vCPUs; {purchase} quota in {o.region} is {quota:g}"
+    return (
+        f"{o.instance_type} x{instances} needs {o.vcpus * instances} vCPUs; {purchase} quota in {o.region} is {quota:g}"
+    )
 
 
 def _per_mtok_factor(w: Workload, f: fit_mod.Fit, objective: str) -> float | None:

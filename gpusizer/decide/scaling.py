@@ -74,8 +74,13 @@ def max_replicas(a: autoscaling.Autoscaling, sized_replicas: int) -> int:
     return max([sized_replicas, least, *windows])
 
 
-def price(a: autoscaling.Autoscaling, instance_hourly_usd: float, sized_replicas: int, replicas_per_node: int = 1,
-          nodes: int = 1) -> Range:
+def price(
+    a: autoscaling.Autoscaling,
+    instance_hourly_usd: float,
+    sized_replicas: int,
+    replicas_per_node: int = 1,
+    nodes: int = 1,
+) -> Range:
     """The $/month range of an autoscaled choice, priced by the nodes each replica count launches.
 
     Args:
@@ -99,11 +104,18 @@ def price(a: autoscaling.Autoscaling, instance_hourly_usd: float, sized_replicas
     else:
         held = min(max(sized_replicas, a.min_replicas), top)
         mean = units(held)
-        why = ("the autoscaler holds the metric at target and the load is the throughput target x growth "
-               f"all month: {held} replica(s)")
+        why = (
+            "the autoscaler holds the metric at target and the load is the throughput target x growth "
+            f"all month: {held} replica(s)"
+        )
     hourly = round(instance_hourly_usd, cost_mod.HOURLY_DECIMALS)
     return Range(
-        a.min_replicas, top, units(a.min_replicas), units(top), a.metric, a.target,
+        a.min_replicas,
+        top,
+        units(a.min_replicas),
+        units(top),
+        a.metric,
+        a.target,
         cost_mod.monthly_usd(hourly, units(a.min_replicas)),
         cost_mod.monthly_usd(hourly, units(top)),
         round(hourly * mean * cost_mod.HOURS_PER_MONTH, cost_mod.USD_DECIMALS),

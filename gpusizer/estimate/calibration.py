@@ -21,8 +21,8 @@ import os
 import pathlib
 
 from gpusizer.base import errors, inputs
-from gpusizer.facts import hardware
 from gpusizer.estimate import efficiency
+from gpusizer.facts import hardware
 
 ENV = "GPUSIZER_CALIBRATION"
 FACTORS = efficiency.FACTORS
@@ -52,19 +52,29 @@ class Calibration:
         """What a plan says about `gpu`'s speed figures, or None when it is not calibrated."""
         if gpu not in self.gpus:
             return None
-        return {"file": self.path, "gpu": gpu, "factors": dict(self.gpus[gpu]),
-                "defaults": {k: efficiency.value(gpu, k) for k in self.gpus[gpu]}, "from": list(self.sources.get(gpu, ()))}
+        return {
+            "file": self.path,
+            "gpu": gpu,
+            "factors": dict(self.gpus[gpu]),
+            "defaults": {k: efficiency.value(gpu, k) for k in self.gpus[gpu]},
+            "from": list(self.sources.get(gpu, ())),
+        }
 
     def notes(self) -> tuple[str, ...]:
         """One line per calibrated GPU, for a plan's notes."""
         out = []
         for gpu, factors in sorted(self.gpus.items()):
             figures = ", ".join(f"{k} {v:.3f} (default {efficiency.value(gpu, k)})" for k, v in factors.items())
-            out.append(f"calibrated from {self.path}: {gpu} {figures}; fitted on {len(self.sources.get(gpu, ()))} run(s)")
+            out.append(
+                f"calibrated from {self.path}: {gpu} {figures}; fitted on {len(self.sources.get(gpu, ()))} run(s)"
+            )
         return tuple(out)
 
     def to_dict(self) -> dict:
-        return {"version": VERSION, "gpus": {g: {**f, "sources": list(self.sources.get(g, ()))} for g, f in sorted(self.gpus.items())}}
+        return {
+            "version": VERSION,
+            "gpus": {g: {**f, "sources": list(self.sources.get(g, ()))} for g, f in sorted(self.gpus.items())},
+        }
 
 
 def default(gpu: str, factor: str) -> float:
@@ -80,21 +90,30 @@ def parse(doc, path: str) -> Calibration:
     """
     field = "sizing.calibration"
     if not isinstance(doc, dict) or not isinstance(doc.get("gpus"), dict):
-        raise errors.SpecError(f"{field}: {path} is not a calibration file (no 'gpus:' mapping). "
-                               "To fix: write it with `gpusizer calibrate RESULT.json --out FILE`", field)
+        raise errors.SpecError(
+            f"{field}: {path} is not a calibration file (no 'gpus:' mapping). "
+            "To fix: write it with `gpusizer calibrate RESULT.json --out FILE`",
+            field,
+        )
     gpus, sources = {}, {}
     for name, entry in doc["gpus"].items():
         gpu = hardware.canonical_gpu(str(name))
         if gpu is None or not isinstance(entry, dict):
-            raise errors.SpecError(f"{field}: {path}: unknown GPU {name!r} or not a mapping. "
-                                   f"To fix: use one of {', '.join(hardware.load_gpus())}", field)
+            raise errors.SpecError(
+                f"{field}: {path}: unknown GPU {name!r} or not a mapping. "
+                f"To fix: use one of {', '.join(hardware.load_gpus())}",
+                field,
+            )
         factors = {}
         for key, value in entry.items():
             if key == "sources":
                 continue
             if key not in FACTORS or not isinstance(value, (int, float)) or not 0 < value <= 1:
-                raise errors.SpecError(f"{field}: {path}: {name}.{key} = {value!r}. "
-                                       f"To fix: use {', '.join(FACTORS)} with a fraction in (0, 1]", field)
+                raise errors.SpecError(
+                    f"{field}: {path}: {name}.{key} = {value!r}. "
+                    f"To fix: use {', '.join(FACTORS)} with a fraction in (0, 1]",
+                    field,
+                )
             factors[key] = float(value)
         gpus[gpu] = factors
         sources[gpu] = tuple(str(s) for s in entry.get("sources") or ())

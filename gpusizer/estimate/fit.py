@@ -18,9 +18,9 @@ import math
 import typing
 
 from gpusizer.base import fields, units
-from gpusizer.facts import hardware
 from gpusizer.estimate import jobcost, memory, speed
 from gpusizer.estimate.workload import Workload
+from gpusizer.facts import hardware
 
 # Most node groups the engine will spread a throughput target over before calling the GPU too slow.
 MAX_REPLICAS = fields.MAX_REPLICAS
@@ -56,8 +56,14 @@ class Shape(typing.NamedTuple):
 def shape_of(offer, nodes: int = 1) -> Shape:
     """The sizing shape of a catalog offer (gpusizer.catalog.offer.Offer) on `nodes` nodes."""
     return Shape(
-        offer.gpu, offer.gpu_memory_gib, offer.gpu_count, offer.gpu_fraction, offer.nvlink,
-        offer.fabric is not None, nodes, offer.network_gbps,
+        offer.gpu,
+        offer.gpu_memory_gib,
+        offer.gpu_count,
+        offer.gpu_fraction,
+        offer.nvlink,
+        offer.fabric is not None,
+        nodes,
+        offer.network_gbps,
     )
 
 
@@ -215,10 +221,17 @@ def _fit_inference(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: flo
     widest layout (the most memory per replica) is the reason given.
     """
     if shape.nodes > 1 and w.model.kind != "llm":
-        return Fit("interconnect", f"{shape.label}: {w.model.kind} models are not split into pipeline stages across "
-                   "nodes; their components share one GPU or are offloaded to CPU", 0.0, usable)
+        return Fit(
+            "interconnect",
+            f"{shape.label}: {w.model.kind} models are not split into pipeline stages across "
+            "nodes; their components share one GPU or are offloaded to CPU",
+            0.0,
+            usable,
+        )
     if shape.nodes > 1 and not shape.fabric:
-        return Fit("interconnect", f"{shape.label}: pipeline stages across nodes need EFA/GPUDirect; none here", 0.0, usable)
+        return Fit(
+            "interconnect", f"{shape.label}: pipeline stages across nodes need EFA/GPUDirect; none here", 0.0, usable
+        )
     n = shape.gpu_count
     packs = w.targets.tokens_per_second and shape.nodes == 1 and shape.gpu_fraction == 1
     degrees = [t for t in TP_DEGREES if t <= n and n % t == 0] if packs else [n]
@@ -226,11 +239,21 @@ def _fit_inference(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: flo
         degrees = [1]  # encoders, ViTs and diffusion pipelines run one copy per GPU (data parallel)
     pin = _pinned(w)
     if pin.pipeline_stages and shape.nodes != pin.pipeline_stages:
-        return Fit("interconnect", f"{shape.label}: inference.layout pins {pin.pipeline_stages} pipeline stage(s) (nodes)", 0.0, usable)
+        return Fit(
+            "interconnect",
+            f"{shape.label}: inference.layout pins {pin.pipeline_stages} pipeline stage(s) (nodes)",
+            0.0,
+            usable,
+        )
     if pin.tensor_parallel:
         if shape.gpu_count % pin.tensor_parallel or (shape.nodes > 1 and shape.gpu_count != pin.tensor_parallel):
-            return Fit("interconnect", f"{shape.label}: inference.layout pins tensor parallel {pin.tensor_parallel}, "
-                       "which this shape cannot run", 0.0, usable)
+            return Fit(
+                "interconnect",
+                f"{shape.label}: inference.layout pins tensor parallel {pin.tensor_parallel}, "
+                "which this shape cannot run",
+                0.0,
+                usable,
+            )
         degrees = [pin.tensor_parallel]
     best: Fit | None = None
     widest: Fit | None = None
@@ -258,18 +281,30 @@ def _layout(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: float, tp:
     stages = shape.nodes
     per_node = shape.gpu_count // tp if stages == 1 else 1
     layout = dict(tensor_parallel=tp, pipeline_stages=stages, replicas_per_node=per_node)
-    need = w.memo(("serving-gib", tp, stages), lambda: units.gib(
-        memory.per_gpu_inference_bytes(m, w.breakdown, tp, stages) + memory.overhead_bytes("inference", tp * stages)))
+    need = w.memo(
+        ("serving-gib", tp, stages),
+        lambda: units.gib(
+            memory.per_gpu_inference_bytes(m, w.breakdown, tp, stages) + memory.overhead_bytes("inference", tp * stages)
+        ),
+    )
     note = ""
     if need > usable and m.kind == "diffusion" and m.denoiser_params:
         # Diffusion pipelines keep the denoiser resident and load the text encoders and VAE only when they
         # run (diffusers enable_model_cpu_offload: one component on the GPU at a time; diffusers "Reduce
         # memory usage" docs, 2025): the GPU holds the denoiser, the activations and the overhead.
-        offload = units.gib(memory.weight_bytes(m, w.spec.precision) * m.denoiser_params / m.params
-                            + w.breakdown.activations + memory.overhead_bytes("inference", 1))
+        offload = units.gib(
+            memory.weight_bytes(m, w.spec.precision) * m.denoiser_params / m.params
+            + w.breakdown.activations
+            + memory.overhead_bytes("inference", 1)
+        )
         if offload <= usable:
-            need, note = offload, ("text encoders and VAE offloaded to CPU between uses (diffusers "
-                                   "enable_model_cpu_offload): slower first step per prompt")
+            need, note = (
+                offload,
+                (
+                    "text encoders and VAE offloaded to CPU between uses (diffusers "
+                    "enable_model_cpu_offload): slower first step per prompt"
+                ),
+            )
     if need > usable:
         return _memory_fail(shape._replace(gpu_count=tp) if per_node > 1 else shape, usable, need)
     problem = tensor_parallel_problem(w, tp, stages)
@@ -375,8 +410,10 @@ def _latency_problem(w: Workload, s: speed.InferenceSpeed, replicas: int) -> tup
         for name, value, target in (("TTFT", s.ttft_ms + wait, pt.ttft_ms), ("end-to-end", s.e2e_ms + wait, pt.e2e_ms)):
             if target and value > target:
                 shown = "unbounded (the rate exceeds capacity)" if wait == float("inf") else f"{value:,.0f} ms"
-                return "queue", (f"p{q * 100:g} {name} {shown} > {target:,.0f} ms target at {rps / replicas:.2f} "
-                                 f"requests/s per replica, {s.concurrency} concurrent")
+                return "queue", (
+                    f"p{q * 100:g} {name} {shown} > {target:,.0f} ms target at {rps / replicas:.2f} "
+                    f"requests/s per replica, {s.concurrency} concurrent"
+                )
     return None
 
 
@@ -449,30 +486,59 @@ def _fit_training(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: floa
     tp = pp = cp = 1
     last_need = 0.0
     for tp_, pp_, cp_ in _training_layouts(w, shape):
-        needs = w.memo(("training-gib", n, tp_, pp_, cp_), lambda: [
-            (level, units.gib(memory.per_gpu_training_bytes(w.breakdown, n, level, tp_, pp_, cp_)
-                              + memory.overhead_bytes(w.spec.task, n)))
-            for level in levels])
+        needs = w.memo(
+            ("training-gib", n, tp_, pp_, cp_),
+            lambda tp_=tp_, pp_=pp_, cp_=cp_: [
+                (
+                    level,
+                    units.gib(
+                        memory.per_gpu_training_bytes(w.breakdown, n, level, tp_, pp_, cp_)
+                        + memory.overhead_bytes(w.spec.task, n)
+                    ),
+                )
+                for level in levels
+            ],
+        )
         found = next(((level, nd) for level, nd in needs if nd <= usable), None)
         last_need = needs[-1][1] if tp_ == pp_ == cp_ == 1 else min(last_need, needs[-1][1])
         if found:
             (chosen, need), tp, pp, cp = found, tp_, pp_, cp_
             break
     if chosen is None:
-        extra = f" even with {levels[-1]}" + (" and model parallelism" if len(_training_layouts(w, shape)) > 1 else "") if n > 1 else ""
+        extra = (
+            f" even with {levels[-1]}" + (" and model parallelism" if len(_training_layouts(w, shape)) > 1 else "")
+            if n > 1
+            else ""
+        )
         return _memory_fail(shape, usable, last_need, extra)
     if shape.nodes > 1 and not shape.fabric:
-        return Fit("interconnect", f"{shape.label}: multi-node training needs EFA/GPUDirect; none here", need, usable, chosen)
+        return Fit(
+            "interconnect", f"{shape.label}: multi-node training needs EFA/GPUDirect; none here", need, usable, chosen
+        )
     hours = None
     if w.training_flops:
         t = w.spec.train
         trainable = memory.lora_params(w.model, t.lora_rank) if w.spec.method in ("lora", "qlora") else w.model.params
         ckpt_bytes = w.breakdown.weights + (w.breakdown.optimizer_states if w.spec.method == "full" else 0.0)
         hours = speed.training_time(
-            w.training_flops, gpu, n * shape.gpu_fraction, w.spec.precision, mfu=w.efficiency(gpu.name)[2],
-            model=w.model, checkpointing=t.activation_checkpointing, tp=tp, pp=pp, cp=cp, nvlink=shape.nvlink,
-            nodes=shape.nodes, network_gbps=shape.network_gbps, tokens=t.tokens, seq=t.sequence_length,
-            micro_batch=t.micro_batch_size, trainable_params=trainable, checkpoint_bytes=ckpt_bytes,
+            w.training_flops,
+            gpu,
+            n * shape.gpu_fraction,
+            w.spec.precision,
+            mfu=w.efficiency(gpu.name)[2],
+            model=w.model,
+            checkpointing=t.activation_checkpointing,
+            tp=tp,
+            pp=pp,
+            cp=cp,
+            nvlink=shape.nvlink,
+            nodes=shape.nodes,
+            network_gbps=shape.network_gbps,
+            tokens=t.tokens,
+            seq=t.sequence_length,
+            micro_batch=t.micro_batch_size,
+            trainable_params=trainable,
+            checkpoint_bytes=ckpt_bytes,
             method=w.spec.method,
         ).hours
         source = memory.weight_bytes(w.model, "bf16") if w.spec.method == "qlora" else w.breakdown.weights
@@ -494,6 +560,16 @@ def _fit_training(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: floa
                 fixed=fixed,
                 context_parallel=cp,
             )
-        return Fit("", "", need, usable, chosen, train_hours=hours, tensor_parallel=tp, pipeline_stages=pp, fixed=fixed,
-                   context_parallel=cp)
+        return Fit(
+            "",
+            "",
+            need,
+            usable,
+            chosen,
+            train_hours=hours,
+            tensor_parallel=tp,
+            pipeline_stages=pp,
+            fixed=fixed,
+            context_parallel=cp,
+        )
     return Fit("", "", need, usable, chosen, train_hours=hours, tensor_parallel=tp, pipeline_stages=pp)

@@ -54,8 +54,9 @@ class FixedTime(typing.NamedTuple):
         return {k + "_hours": round(v, 4) for k, v in self._asdict().items()}
 
 
-def fixed_time(network_gbps: float, weight_bytes: float, dataset_tokens: float, checkpoint_bytes: float,
-               nodes: int = 1) -> FixedTime:
+def fixed_time(
+    network_gbps: float, weight_bytes: float, dataset_tokens: float, checkpoint_bytes: float, nodes: int = 1
+) -> FixedTime:
     """The fixed hours of one run on nodes with `network_gbps` each (0: unknown, taken as 10 Gbit/s).
 
     >>> round(fixed_time(25.0, 16e9, 5e7, 0.2e9).total * 60, 1)  # 8B weights, 50M tokens, on a 25 Gbit/s node

@@ -10,8 +10,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from gpusizer.facts import registry
 from gpusizer.base import units
+from gpusizer.facts import registry
 
 BYTES_PER_PARAM = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5, "fp4": 0.5}
 
@@ -41,6 +41,7 @@ def scale_bytes(precision: str, scheme: str | None = None, group: int | None = N
     if scheme == "mxfp4":
         return 1 / (group or 32)
     return QUANT_SCALE_BYTES[precision]
+
 
 # Per-GPU fixed costs, GiB.
 # CUDA context + cuBLAS/cuDNN workspaces: 0.5-1.0 GiB on Ampere/Hopper with
@@ -90,7 +91,9 @@ def embedding_params(model: registry.ModelArch) -> int:
     return min(model.params, copies * model.vocab_size * model.hidden_size)
 
 
-def weight_bytes(model: registry.ModelArch, precision: str, scheme: str | None = None, group: int | None = None) -> float:
+def weight_bytes(
+    model: registry.ModelArch, precision: str, scheme: str | None = None, group: int | None = None
+) -> float:
     """Bytes of the weights at `precision`.
 
     fp32/bf16/fp16: params x bytes. Quantized formats (fp8, int8, int4, and
@@ -247,7 +250,9 @@ def overhead_bytes(task: str, gpus: int) -> float:
 SHARDING_LEVELS = ("none", "zero1", "zero2", "zero3")
 
 
-def per_gpu_training_bytes(b: MemoryBreakdown, gpus: int, sharding: str, tp: int = 1, pp: int = 1, cp: int = 1) -> float:
+def per_gpu_training_bytes(
+    b: MemoryBreakdown, gpus: int, sharding: str, tp: int = 1, pp: int = 1, cp: int = 1
+) -> float:
     """Bytes on each of `gpus` GPUs: tensor parallel `tp` x pipeline stages `pp` x data parallel the rest, under a ZeRO stage.
 
     Tensor and pipeline parallelism split weights, gradients and optimizer

@@ -14,9 +14,9 @@ from __future__ import annotations
 import math
 import typing
 
-from gpusizer.facts import hardware, registry
 from gpusizer.base import units
 from gpusizer.estimate import comm, efficiency, memory
+from gpusizer.facts import hardware, registry
 
 # The default efficiency factors (data/efficiency.yaml "default" row; each GPU family and
 # weight format has its own row there, with sources, read by gpusizer.estimate.efficiency).
@@ -260,8 +260,9 @@ def queue_wait_seconds(s: InferenceSpeed, rate: float, percentile: float) -> flo
     return math.log(wait_p / (1 - percentile)) / (c * mu - rate) * (1 + SERVICE_CV2) / 2
 
 
-def training_flops(model: registry.ModelArch, tokens: float, method: str, checkpointing: bool = False,
-                   seq: int = 0) -> float:
+def training_flops(
+    model: registry.ModelArch, tokens: float, method: str, checkpointing: bool = False, seq: int = 0
+) -> float:
     """Model FLOPs to train on `tokens` tokens (recompute is time, not FLOPs: see training_seconds).
 
     Full training: 6*N per token (2N forward, 4N backward; Kaplan et al. 2020)

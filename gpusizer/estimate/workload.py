@@ -6,10 +6,11 @@ import dataclasses
 import functools
 import math
 
-from gpusizer.facts import hardware, registry
 from gpusizer import spec as spec_mod
 from gpusizer.base import units
-from gpusizer.estimate import calibration as calibration_mod, efficiency, memory, speed
+from gpusizer.estimate import calibration as calibration_mod
+from gpusizer.estimate import efficiency, memory, speed
+from gpusizer.facts import hardware, registry
 
 # Host balance (gpusizer defaults, 2026-11; the right-sizing method's "coupled
 # limits"). Serving: 2 vCPUs per GPU for the API server, tokenizer and
@@ -61,7 +62,6 @@ class Workload:
             by_rate = rps * self.lengths[1]
             tps = max(tps or 0.0, by_rate)
         return EffectiveTargets(tps, t.ttft_ms, t.tpot_ms, rps)
-
 
     def memo(self, key: tuple, compute):
         """`compute()` once per `key` for this workload (a GPU-dependent verdict that no shape changes)."""
@@ -126,7 +126,12 @@ class Workload:
         return mbu, mfu, train
 
     def serving_speed(
-        self, gpu: hardware.GpuSpec, gpus: float, nvlink: bool, stages: int = 1, network_gbps: float = 0.0,
+        self,
+        gpu: hardware.GpuSpec,
+        gpus: float,
+        nvlink: bool,
+        stages: int = 1,
+        network_gbps: float = 0.0,
         concurrency: int | None = None,
     ) -> speed.InferenceSpeed:
         """Serving speed of one replica on `gpus` tensor-parallel GPUs x `stages` nodes at `concurrency`

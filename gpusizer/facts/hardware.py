@@ -147,9 +147,11 @@ def user_gpu(name: str, field: str) -> str | None:
     """
     choices = ambiguous(name)
     if choices:
-        raise errors.SpecError(f"{field}: {name!r} names {len(choices)} GPUs, {' and '.join(choices)}, which differ "
-                               f"in memory. To fix: use {' or '.join(choices)}" + (" (or list both)" if field.endswith("gpus") else ""),
-                               field)
+        raise errors.SpecError(
+            f"{field}: {name!r} names {len(choices)} GPUs, {' and '.join(choices)}, which differ "
+            f"in memory. To fix: use {' or '.join(choices)}" + (" (or list both)" if field.endswith("gpus") else ""),
+            field,
+        )
     return canonical_gpu(name)
 
 

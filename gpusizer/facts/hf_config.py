@@ -43,15 +43,21 @@ class HfConfig(pydantic.BaseModel):
 
     model_config = pydantic.ConfigDict(frozen=True, extra="ignore", populate_by_name=True, defer_build=True)
 
-    layers: fields.Layers = pydantic.Field(validation_alias=pydantic.AliasChoices("num_hidden_layers", "n_layer", "num_layers"))
-    hidden_size: fields.HiddenSize = pydantic.Field(validation_alias=pydantic.AliasChoices("hidden_size", "n_embd", "d_model"))
+    layers: fields.Layers = pydantic.Field(
+        validation_alias=pydantic.AliasChoices("num_hidden_layers", "n_layer", "num_layers")
+    )
+    hidden_size: fields.HiddenSize = pydantic.Field(
+        validation_alias=pydantic.AliasChoices("hidden_size", "n_embd", "d_model")
+    )
     heads: fields.Heads = pydantic.Field(validation_alias=pydantic.AliasChoices("num_attention_heads", "n_head"))
     vocab_size: fields.Vocab
     kv_heads: fields.Heads | None = _alias("num_key_value_heads", "num_kv_heads")
     multi_query: fields.StrictBool = False
     head_dim: fields.HeadDim | None = None
     intermediate_size: Ffn | None = _alias("intermediate_size", "ffn_hidden_size")
-    experts: fields.count(fields.MAX_EXPERTS, lower=0) | None = _alias("num_local_experts", "num_experts", "n_routed_experts")
+    experts: fields.count(fields.MAX_EXPERTS, lower=0) | None = _alias(
+        "num_local_experts", "num_experts", "n_routed_experts"
+    )
     num_experts_per_tok: fields.Experts | None = None
     moe_intermediate_size: Ffn | None = None
     tie_word_embeddings: fields.StrictBool = False
@@ -72,22 +78,34 @@ class HfConfig(pydantic.BaseModel):
     @pydantic.model_validator(mode="after")
     def _consistent(self) -> Self:
         if self.experts and self.num_experts_per_tok is None:
-            raise ValueError(f"an MoE ({self.experts} experts) needs num_experts_per_tok. To fix: add the key "
-                             "from the model's original config.json")
+            raise ValueError(
+                f"an MoE ({self.experts} experts) needs num_experts_per_tok. To fix: add the key "
+                "from the model's original config.json"
+            )
         if self.experts and self.num_experts_per_tok > self.experts:
             raise ValueError(f"num_experts_per_tok {self.num_experts_per_tok} exceeds the {self.experts} experts")
         if self.kv_lora_rank is not None:
-            need = ("qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "moe_intermediate_size", "num_experts_per_tok")
+            need = (
+                "qk_rope_head_dim",
+                "qk_nope_head_dim",
+                "v_head_dim",
+                "moe_intermediate_size",
+                "num_experts_per_tok",
+            )
             missing = [k for k in need if getattr(self, k) is None] + ([] if self.experts else ["n_routed_experts"])
             if missing:
-                raise ValueError(f"kv_lora_rank (MLA) needs {', '.join(missing)} as well. To fix: use the model's "
-                                 "original config.json")
+                raise ValueError(
+                    f"kv_lora_rank (MLA) needs {', '.join(missing)} as well. To fix: use the model's "
+                    "original config.json"
+                )
         if self.kv_heads is not None and self.heads % self.kv_heads:
             raise ValueError(f"num_key_value_heads {self.kv_heads} must divide num_attention_heads {self.heads}")
         if self.head_dim is None and self.hidden_size < self.heads:
             raise ValueError(f"hidden_size {self.hidden_size} is smaller than num_attention_heads {self.heads}")
         if self.first_k_dense_replace > self.layers:
-            raise ValueError(f"first_k_dense_replace {self.first_k_dense_replace} exceeds num_hidden_layers {self.layers}")
+            raise ValueError(
+                f"first_k_dense_replace {self.first_k_dense_replace} exceeds num_hidden_layers {self.layers}"
+            )
         return self
 
 
@@ -102,15 +120,18 @@ def validate(mapping: Any, source_name: str, field: str = "model.hf_config") -> 
     Raises:
         SpecError: `field`, naming the config key, what is wrong and the fix.
     """
-    from gpusizer.base import inputs  # spec holds the pydantic error translation
     from gpusizer import spec
+    from gpusizer.base import inputs  # spec holds the pydantic error translation
 
     if not isinstance(mapping, dict):
         raise errors.SpecError(f"{field}: {source_name} must hold a JSON object (got {type(mapping).__name__})", field)
     text = mapping.get("text_config")
     if text is not None and not isinstance(text, dict):
-        raise errors.SpecError(f"{field}: {source_name}: text_config must be an object (got {inputs.quote(text)}). "
-                               "To fix: use the model's original config.json", field)
+        raise errors.SpecError(
+            f"{field}: {source_name}: text_config must be an object (got {inputs.quote(text)}). "
+            "To fix: use the model's original config.json",
+            field,
+        )
     merged = {k: v for k, v in {**mapping, **(text or {})}.items() if v is not None}
     try:
         return HfConfig.model_validate(merged)

@@ -107,26 +107,37 @@ def _read(repo_id: str, revision: str | None) -> registry.ModelArch:
     except hub.errors.GatedRepoError:
         raise errors.SpecError(
             f"{FIELD}: {repo_id} is gated on the Hugging Face Hub. To fix: accept its licence and set HF_TOKEN, "
-            "or give model.hf_config: path/to/config.json", FIELD) from None
+            "or give model.hf_config: path/to/config.json",
+            FIELD,
+        ) from None
     except (hub.errors.RepositoryNotFoundError, hub.errors.HFValidationError):
         raise errors.SpecError(
             f"{FIELD}: no Hugging Face repo {repo_id!r} (or it is private). To fix: check the id "
-            "(organisation/name) or set HF_TOKEN", FIELD) from None
+            "(organisation/name) or set HF_TOKEN",
+            FIELD,
+        ) from None
     except (hub.errors.LocalEntryNotFoundError, hub.errors.EntryNotFoundError, OSError) as exc:
-        why = ("HF_HUB_OFFLINE is set and it is not in the local cache" if offline() else
-               f"the Hub ({os.environ.get('HF_ENDPOINT') or 'https://huggingface.co'}) is unreachable and it is not "
-               "in the local cache" if local else f"it could not be fetched ({type(exc).__name__})")
+        why = (
+            "HF_HUB_OFFLINE is set and it is not in the local cache"
+            if offline()
+            else f"the Hub ({os.environ.get('HF_ENDPOINT') or 'https://huggingface.co'}) is unreachable and it is not "
+            "in the local cache"
+            if local
+            else f"it could not be fetched ({type(exc).__name__})"
+        )
         raise errors.SpecError(
             f"{FIELD}: config.json of {repo_id} is unavailable: {why}. To fix: run "
             f"`hf download {repo_id} config.json` (huggingface_hub's CLI) where the Hub is reachable, or give model.hf_config",
-            FIELD) from None
+            FIELD,
+        ) from None
     model = registry.from_hf_config(config)
     counts, where = _parameter_counts(hub, repo_id, pathlib.Path(config).parent, revision, local)
     return _named(model, repo_id, counts, where)
 
 
-def _parameter_counts(hub, repo_id: str, snapshot: pathlib.Path, revision: str | None,
-                      local: bool = False) -> tuple[dict[str, int], str]:
+def _parameter_counts(
+    hub, repo_id: str, snapshot: pathlib.Path, revision: str | None, local: bool = False
+) -> tuple[dict[str, int], str]:
     """Parameters per safetensors dtype, from the cached snapshot or the Hub's headers; ({}, why) if neither."""
     try:
         meta = hub.get_local_safetensors_metadata(snapshot)

@@ -60,7 +60,9 @@ def for_type(provider: str, instance_type: str) -> MachineImage | None:
 def default_for(provider: str, instance_type: str) -> MachineImage:
     """The row for the type's family; a family the table does not list (a custom catalog) gets the
     provider's first image row. Every family of the packaged catalogs is listed (a test checks)."""
-    return for_type(provider, instance_type) or next(r for r in table() if r.provider == provider and r.unsupported is None)
+    return for_type(provider, instance_type) or next(
+        r for r in table() if r.provider == provider and r.unsupported is None
+    )
 
 
 def unsupported(provider: str, instance_type: str) -> str | None:

@@ -154,10 +154,20 @@ def _from_entry(key: str, e: dict) -> ModelArch:
     e = dict(e)
     if "params" not in e:
         e["params"], e["active_params"] = count_params(
-            e["layers"], e["hidden_size"], e["attention_heads"], e["kv_heads"], e["head_dim"],
-            e["intermediate_size"], e["vocab_size"], e.get("tied_embeddings", False), e.pop("gated", True),
-            e.get("experts"), e.get("experts_per_token"), e.pop("moe_intermediate_size", None),
-            e.pop("shared_experts", 0), e.pop("dense_layers", 0),
+            e["layers"],
+            e["hidden_size"],
+            e["attention_heads"],
+            e["kv_heads"],
+            e["head_dim"],
+            e["intermediate_size"],
+            e["vocab_size"],
+            e.get("tied_embeddings", False),
+            e.pop("gated", True),
+            e.get("experts"),
+            e.get("experts_per_token"),
+            e.pop("moe_intermediate_size", None),
+            e.pop("shared_experts", 0),
+            e.pop("dense_layers", 0),
         )
     e.setdefault("active_params", e["params"])
     for k in ("gated", "moe_intermediate_size", "shared_experts", "dense_layers"):
@@ -182,8 +192,11 @@ def _index() -> dict[str, tuple[str, bool]]:
     index: dict[str, tuple[str, bool]] = {}
     for loose in (False, True):
         for key, e in _entries().items():
-            names = e.get("loose_aliases", ()) if loose else (key, e["display_name"], e.get("hf_id") or "",
-                                                             *e.get("aliases", ()))
+            names = (
+                e.get("loose_aliases", ())
+                if loose
+                else (key, e["display_name"], e.get("hf_id") or "", *e.get("aliases", ()))
+            )
             for name in names:
                 if name:
                     index.setdefault(_norm(name), (key, loose))
@@ -210,10 +223,12 @@ class Resolution:
         """The one line a loose resolution prints (empty for an exact one)."""
         if not self.loose:
             return ""
-        return (f"model.name {self.requested!r} leaves out a version or variant; sized as {model.key} "
-                f"({model.display_name}, {model.hf_id}, context {model.max_context or '-'}). "
-                f"To choose another, name it exactly (`gpusizer models` lists them); to keep this one, "
-                f"write model.name: {model.key}")
+        return (
+            f"model.name {self.requested!r} leaves out a version or variant; sized as {model.key} "
+            f"({model.display_name}, {model.hf_id}, context {model.max_context or '-'}). "
+            f"To choose another, name it exactly (`gpusizer models` lists them); to keep this one, "
+            f"write model.name: {model.key}"
+        )
 
 
 def context_limit(model: ModelArch, rope_factor: float | None = None) -> int | None:
@@ -338,9 +353,17 @@ def parse_hf_config(mapping: Any, source_name: str, default_name: str = "hf-conf
     tied = c.tie_word_embeddings
     name = c.name or default_name or "hf-config"
     common = dict(
-        key=_norm(name) or "hf-config", display_name=name, kind="llm", layers=layers, hidden_size=hidden,
-        attention_heads=heads, intermediate_size=ffn, vocab_size=vocab,
-        max_context=c.max_position_embeddings, tied_embeddings=tied, source=f"Hugging Face config {source_name}",
+        key=_norm(name) or "hf-config",
+        display_name=name,
+        kind="llm",
+        layers=layers,
+        hidden_size=hidden,
+        attention_heads=heads,
+        intermediate_size=ffn,
+        vocab_size=vocab,
+        max_context=c.max_position_embeddings,
+        tied_embeddings=tied,
+        source=f"Hugging Face config {source_name}",
     )
     if c.kv_lora_rank:
         # MLA: count attention from its low-rank projections (DeepSeek-V2 paper, section 2.1).
@@ -355,14 +378,36 @@ def parse_hf_config(mapping: Any, source_name: str, default_name: str = "hf-conf
         emb = vocab * hidden * (1 if tied else 2)
         dense_mlp = 3 * hidden * ffn
         expert = 3 * hidden * moe_ffn
-        total = emb + layers * attn + dense * dense_mlp + (layers - dense) * ((experts + shared) * expert + hidden * experts)
+        total = (
+            emb
+            + layers * attn
+            + dense * dense_mlp
+            + (layers - dense) * ((experts + shared) * expert + hidden * experts)
+        )
         active = emb + layers * attn + dense * dense_mlp + (layers - dense) * ((k + shared) * expert + hidden * experts)
-        return ModelArch(params=total, active_params=active, kv_heads=heads, head_dim=nope + rope,
-                         kv_lora_rank=kv_rank, qk_rope_head_dim=rope, experts=experts, experts_per_token=k, **common)
+        return ModelArch(
+            params=total,
+            active_params=active,
+            kv_heads=heads,
+            head_dim=nope + rope,
+            kv_lora_rank=kv_rank,
+            qk_rope_head_dim=rope,
+            experts=experts,
+            experts_per_token=k,
+            **common,
+        )
     total, active = count_params(
-        layers, hidden, heads, kv, head_dim, ffn, vocab, tied,
+        layers,
+        hidden,
+        heads,
+        kv,
+        head_dim,
+        ffn,
+        vocab,
+        tied,
         gated=c.model_type not in ("falcon", "gpt2", "gpt_neox"),
-        experts=experts, experts_per_token=c.num_experts_per_tok,
+        experts=experts,
+        experts_per_token=c.num_experts_per_tok,
         moe_ffn=c.moe_intermediate_size,
     )
     window = c.sliding_window if c.use_sliding_window else None
@@ -370,5 +415,14 @@ def parse_hf_config(mapping: Any, source_name: str, default_name: str = "hf-conf
     if window:
         pattern = c.sliding_window_pattern
         local = layers - layers // pattern if pattern else (layers // 2 if "gemma2" in str(c.model_type) else layers)
-    return ModelArch(params=total, active_params=active, kv_heads=kv, head_dim=head_dim, sliding_window=window,
-                     local_layers=local, experts=experts, experts_per_token=c.num_experts_per_tok, **common)
+    return ModelArch(
+        params=total,
+        active_params=active,
+        kv_heads=kv,
+        head_dim=head_dim,
+        sliding_window=window,
+        local_layers=local,
+        experts=experts,
+        experts_per_token=c.num_experts_per_tok,
+        **common,
+    )

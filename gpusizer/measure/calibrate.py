@@ -36,16 +36,18 @@ import math
 import pathlib
 import statistics
 
-from gpusizer.base import errors, inputs, units
-from gpusizer.facts import hardware
 from gpusizer import planner
+from gpusizer.base import errors, inputs, units
 from gpusizer.estimate import calibration, efficiency, speed
+from gpusizer.facts import hardware
 
 TRAINING_FORMAT = "gpusizer-training-run/v1"
 _LOW, _HIGH = 0.01, 1.0
 
 
-def fit_file(path: str | pathlib.Path, gpu: str | None = None, gpu_count: int | None = None) -> list[tuple[str, str, float, str]]:
+def fit_file(
+    path: str | pathlib.Path, gpu: str | None = None, gpu_count: int | None = None
+) -> list[tuple[str, str, float, str]]:
     """Fitted (gpu, factor, value, source line) rows from one result file.
 
     Raises:
@@ -64,7 +66,8 @@ def fit_file(path: str | pathlib.Path, gpu: str | None = None, gpu_count: int | 
         raise errors.SpecError(f"{p.name}: {exc}", exc.field) from None
     raise errors.SpecError(
         f"{p}: neither a vLLM benchmark_serving.py result (model_id, mean_tpot_ms, ...) nor a "
-        f'"format": "{TRAINING_FORMAT}" training run. To fix: pass one of those')
+        f'"format": "{TRAINING_FORMAT}" training run. To fix: pass one of those'
+    )
 
 
 def fit(paths, gpu: str | None = None, gpu_count: int | None = None, out: str = "-") -> calibration.Calibration:
@@ -108,8 +111,11 @@ def _count(name: str, doc: dict, key: str, required: bool = True, most: int = MA
         return None
     number = _number(value)
     if number is None or number < 1 or number > most or not number.is_integer():
-        raise errors.SpecError(f"{name}: field {key!r} = {inputs.quote(value)}. To fix: a whole number from 1 to "
-                               f"{most:,} is needed{_hint(key)}", key)
+        raise errors.SpecError(
+            f"{name}: field {key!r} = {inputs.quote(value)}. To fix: a whole number from 1 to "
+            f"{most:,} is needed{_hint(key)}",
+            key,
+        )
     return int(number)
 
 
@@ -120,8 +126,10 @@ def _measure(name: str, doc: dict, key: str, required: bool = True) -> float | N
         return None
     number = _number(value)
     if number is None or number <= 0:
-        raise errors.SpecError(f"{name}: field {key!r} = {inputs.quote(value)}. To fix: a finite positive number is "
-                               f"needed{_hint(key)}", key)
+        raise errors.SpecError(
+            f"{name}: field {key!r} = {inputs.quote(value)}. To fix: a finite positive number is needed{_hint(key)}",
+            key,
+        )
     return number
 
 
@@ -145,31 +153,54 @@ def _text(name: str, doc: dict, key: str, default: str | None = None) -> str:
 def _gpu(name: str, raw) -> str:
     gpu = hardware.canonical_gpu(str(raw)) if raw else None
     if gpu is None:
-        raise errors.SpecError(f"{name}: GPU {raw!r} unknown or missing. To fix: benchmark with --metadata gpu=L40S "
-                               f"or pass --gpu; one of {', '.join(hardware.load_gpus())}")
+        raise errors.SpecError(
+            f"{name}: GPU {raw!r} unknown or missing. To fix: benchmark with --metadata gpu=L40S "
+            f"or pass --gpu; one of {', '.join(hardware.load_gpus())}"
+        )
     return gpu
 
 
-def _fit_serving(name: str, doc: dict, gpu_flag: str | None, count_flag: int | None) -> list[tuple[str, str, float, str]]:
+def _fit_serving(
+    name: str, doc: dict, gpu_flag: str | None, count_flag: int | None
+) -> list[tuple[str, str, float, str]]:
     gpu = _gpu(name, doc.get("gpu") or gpu_flag)
     tp_raw = doc.get("tensor_parallel_size")
-    tp = _count(name, {"tensor_parallel_size": count_flag or 1 if tp_raw is None else tp_raw}, "tensor_parallel_size",
-                most=MAX_GPUS)
+    tp = _count(
+        name,
+        {"tensor_parallel_size": count_flag or 1 if tp_raw is None else tp_raw},
+        "tensor_parallel_size",
+        most=MAX_GPUS,
+    )
     completed = _count(name, doc, "completed")
     prompt = max(1, round(_count(name, doc, "total_input_tokens") / completed))
     output = max(1, round(_count(name, doc, "total_output_tokens") / completed))
     batch = _count(name, doc, "max_concurrency", required=False) or completed
     ttft, tpot = _measure(name, doc, "mean_ttft_ms"), _measure(name, doc, "mean_tpot_ms")
-    spec = {"name": "calibration", "model": {"name": _text(name, doc, "model_id")},
-            "precision": _text(name, doc, "precision", "bf16"),
-            "inference": {"context_length": prompt + output, "prompt_tokens": prompt, "batch_size": batch}}
+    spec = {
+        "name": "calibration",
+        "model": {"name": _text(name, doc, "model_id")},
+        "precision": _text(name, doc, "precision", "bf16"),
+        "inference": {"context_length": prompt + output, "prompt_tokens": prompt, "batch_size": batch},
+    }
     w = planner.workload(planner.load_spec(spec))
     g = hardware.load_gpus()[gpu]
 
     def run(mbu: float, mfu: float) -> speed.InferenceSpeed:
         inf = w.spec.serving
-        return speed.inference_speed(w.model, g, tp, g.nvlink_gbs > 0, w.spec.precision, w.kv_precision,
-                                     inf.context_length, prompt, batch, mbu=mbu, mfu=mfu, output=output)
+        return speed.inference_speed(
+            w.model,
+            g,
+            tp,
+            g.nvlink_gbs > 0,
+            w.spec.precision,
+            w.kv_precision,
+            inf.context_length,
+            prompt,
+            batch,
+            mbu=mbu,
+            mfu=mfu,
+            output=output,
+        )
 
     d_mbu, d_mfu = efficiency.decode_mbu(gpu), efficiency.inference_mfu(gpu)
     mfu, mfu_note = _solve(lambda x: run(d_mbu, x).ttft_idle_ms if batch == 1 else run(d_mbu, x).ttft_ms, ttft)
@@ -178,12 +209,28 @@ def _fit_serving(name: str, doc: dict, gpu_flag: str | None, count_flag: int | N
     shape = f"{name}: {w.model.key} {w.spec.precision} on {tp} x {gpu}, batch {batch}, {prompt}+{output} tokens"
     rows = []
     if mfu is not None:
-        rows.append((gpu, "inference_mfu", mfu, f"{shape}: TTFT {ttft:.1f} ms measured vs {before.ttft_ms:.1f} ms at default MFU{mfu_note}"))
+        rows.append(
+            (
+                gpu,
+                "inference_mfu",
+                mfu,
+                f"{shape}: TTFT {ttft:.1f} ms measured vs {before.ttft_ms:.1f} ms at default MFU{mfu_note}",
+            )
+        )
     if mbu is not None:
-        rows.append((gpu, "decode_mbu", mbu, f"{shape}: TPOT {tpot:.2f} ms measured vs {before.tpot_ms:.2f} ms at default MBU{mbu_note}"))
+        rows.append(
+            (
+                gpu,
+                "decode_mbu",
+                mbu,
+                f"{shape}: TPOT {tpot:.2f} ms measured vs {before.tpot_ms:.2f} ms at default MBU{mbu_note}",
+            )
+        )
     if not rows:
-        raise errors.SpecError(f"{name}: TTFT {ttft:.1f} ms and TPOT {tpot:.2f} ms are slower than the speed model at "
-                               f"{_LOW:.0%} of peak; nothing to fit. To fix: check gpu/tensor_parallel_size/precision metadata")
+        raise errors.SpecError(
+            f"{name}: TTFT {ttft:.1f} ms and TPOT {tpot:.2f} ms are slower than the speed model at "
+            f"{_LOW:.0%} of peak; nothing to fit. To fix: check gpu/tensor_parallel_size/precision metadata"
+        )
     return rows
 
 
@@ -215,25 +262,36 @@ def _fit_training(name: str, doc: dict) -> tuple[str, str, float, str]:
     peak_memory = _measure(name, doc, "peak_memory_gib", required=False)
     method = _text(name, doc, "method", "full")
     task = "training" if method == "full" else "finetune"
-    spec = {"name": "calibration", "model": {"name": _text(name, doc, "model")}, "task": task,
-            "precision": _text(name, doc, "precision", "bf16"),
-            "training": {"activation_checkpointing": _flag(name, doc, "activation_checkpointing", True)}}
+    spec = {
+        "name": "calibration",
+        "model": {"name": _text(name, doc, "model")},
+        "task": task,
+        "precision": _text(name, doc, "precision", "bf16"),
+        "training": {"activation_checkpointing": _flag(name, doc, "activation_checkpointing", True)},
+    }
     if task == "finetune":
         spec["finetune_method"] = method
     w = planner.workload(planner.load_spec(spec))
     ckpt = w.spec.train.activation_checkpointing
     seq = int(doc.get("sequence_length") or w.spec.train.sequence_length)
     # The speed model charges recompute as time (speed.RECOMPUTE_TIME), so the factor is fitted without it.
-    flops_per_token = speed.training_flops(w.model, 1.0, w.spec.method, seq=seq) * (speed.RECOMPUTE_TIME if ckpt else 1.0)
+    flops_per_token = speed.training_flops(w.model, 1.0, w.spec.method, seq=seq) * (
+        speed.RECOMPUTE_TIME if ckpt else 1.0
+    )
     compute = "bf16" if w.spec.precision in ("int4", "int8") else w.spec.precision
     peak = count * hardware.load_gpus()[gpu].peak_tflops(compute) * units.TERA
     mfu = flops_per_token * tps / peak
     if mfu < _LOW:
-        raise errors.SpecError(f"{name}: field 'tokens_per_second' = {tps:g} on {count} x {gpu} is MFU {mfu:.2g}, under {_LOW:.0%} of peak: "
-                               "not a plausible run. To fix: check tokens_per_second (whole job, per second), "
-                               "gpu_count and model", "tokens_per_second")
+        raise errors.SpecError(
+            f"{name}: field 'tokens_per_second' = {tps:g} on {count} x {gpu} is MFU {mfu:.2g}, under {_LOW:.0%} of peak: "
+            "not a plausible run. To fix: check tokens_per_second (whole job, per second), "
+            "gpu_count and model",
+            "tokens_per_second",
+        )
     mfu = min(1.0, mfu)
     memory = "" if peak_memory is None else f", peak memory {peak_memory:g} GiB"
-    source = (f"{name}: {w.model.key} {w.spec.method} {w.spec.precision} on {count} x {gpu}: {tps:,.0f} tokens/s "
-              f"= MFU {mfu:.3f} (default {efficiency.training_mfu(gpu)}){memory}")
+    source = (
+        f"{name}: {w.model.key} {w.spec.method} {w.spec.precision} on {count} x {gpu}: {tps:,.0f} tokens/s "
+        f"= MFU {mfu:.3f} (default {efficiency.training_mfu(gpu)}){memory}"
+    )
     return gpu, "training_mfu", round(mfu, 4), source

@@ -53,8 +53,13 @@ MAX_GPU_MIB = 16 * 1024 * 1024  # 16 TiB: more memory than any GPU has; a larger
 MAX_COUNT = 1e12
 MAX_LABEL_CHARS = 200
 # What each statistic may be: (unit, lowest, highest).
-_RANGES = {"MiB": (0.0, MAX_GPU_MIB), "%": (0.0, 100.0), "ratio": (0.0, 1.0), "bytes/s": (0.0, 1e15),
-           "samples": (0.0, MAX_COUNT)}
+_RANGES = {
+    "MiB": (0.0, MAX_GPU_MIB),
+    "%": (0.0, 100.0),
+    "ratio": (0.0, 1.0),
+    "bytes/s": (0.0, 1e15),
+    "samples": (0.0, MAX_COUNT),
+}
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -131,8 +136,10 @@ def observe(client: prometheus.Client, workload: str, window_s: float, end: date
         return _checked(result[0].get("value"), expr, unit, findings)
 
     series = client.query(f"count_over_time({sel(FB_USED)}{w})", end)
-    counts = [(_labels(s.get("metric")), _checked(s.get("value"), f"count_over_time({FB_USED})", "samples", findings))
-              for s in series]
+    counts = [
+        (_labels(s.get("metric")), _checked(s.get("value"), f"count_over_time({FB_USED})", "samples", findings))
+        for s in series
+    ]
     counts = [(m, c) for m, c in counts if c]
     samples = int(sum(round(c) for _, c in counts))
     if not samples:
@@ -186,7 +193,9 @@ def _checked(value, expr: str, unit: str, findings: list[str]) -> float | None:
         return None
     low, high = _RANGES[unit]
     if not math.isfinite(number):
-        findings.append(f"{expr} is {'+' if number > 0 else '-'}Inf: an exporter or rule wrote an infinite value; not used")
+        findings.append(
+            f"{expr} is {'+' if number > 0 else '-'}Inf: an exporter or rule wrote an infinite value; not used"
+        )
         return None
     if number < low:
         findings.append(f"{expr} is {number:g} {unit}: negative, refused; not used")
@@ -211,12 +220,14 @@ def _coverage(client: prometheus.Client, used: str, window_s: float, end: dateti
         if prometheus.sample(value, f"{expr} values[{i}]") is None:  # NaN: no sample at that step
             continue
         if not low <= value[0] <= high:
-            raise prometheus.PrometheusError(f"malformed answer: {expr} has a point at {value[0]!r}, outside the "
-                                             "window asked for. To fix: check --prometheus")
+            raise prometheus.PrometheusError(
+                f"malformed answer: {expr} has a point at {value[0]!r}, outside the "
+                "window asked for. To fix: check --prometheus"
+            )
         points.append(float(value[0]))
     if not points:
         return 0.0, None, None
-    utc = datetime.timezone.utc
+    utc = datetime.UTC
     return (
         min(1.0, len(set(points)) / COVERAGE_STEPS),
         datetime.datetime.fromtimestamp(min(points) - step, utc),

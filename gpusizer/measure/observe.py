@@ -31,11 +31,12 @@ import dataclasses
 import datetime
 
 from gpusizer.base import cost, providers, units
-from gpusizer.facts import hardware
-from gpusizer.decide import optimize
 from gpusizer.catalog import Catalog
-from gpusizer.estimate import fit as fit_mod, memory
+from gpusizer.decide import optimize
+from gpusizer.estimate import fit as fit_mod
+from gpusizer.estimate import memory
 from gpusizer.estimate.workload import Workload
+from gpusizer.facts import hardware
 from gpusizer.measure import dcgm
 from gpusizer.render import plan_json
 
@@ -64,9 +65,13 @@ class Current:
 
     def to_dict(self) -> dict:
         return {
-            "provider": self.provider, "region": self.region, "instance_type": self.instance_type,
-            "nodes": self.nodes, "hourly_usd": round(self.hourly_usd, 4),
-            "monthly_usd": round(self.monthly_usd, 2), "basis": self.basis,
+            "provider": self.provider,
+            "region": self.region,
+            "instance_type": self.instance_type,
+            "nodes": self.nodes,
+            "hourly_usd": round(self.hourly_usd, 4),
+            "monthly_usd": round(self.monthly_usd, 2),
+            "basis": self.basis,
         }
 
 
@@ -82,10 +87,15 @@ def report(w: Workload, obs: dcgm.Observation, catalog: Catalog, window: str) ->
     found = "" if not obs.findings else "; findings: " + "; ".join(obs.findings)
     if not obs.samples or obs.peak_mib is None:
         out["observed"] = None if not obs.findings else {"findings": list(obs.findings)}
-        missing = (f'no {dcgm.FB_USED} series with {dcgm.LABEL}="{w.spec.name}" in the {window} window' if not obs.samples
-                   else f"{obs.samples} samples but no usable peak memory in the {window} window")
+        missing = (
+            f'no {dcgm.FB_USED} series with {dcgm.LABEL}="{w.spec.name}" in the {window} window'
+            if not obs.samples
+            else f"{obs.samples} samples but no usable peak memory in the {window} window"
+        )
         out["recommendation"] = {
-            "action": "no-data", "choice": None, "monthly_savings_usd": None,
+            "action": "no-data",
+            "choice": None,
+            "monthly_savings_usd": None,
             "reason": f"{missing}{found}. To fix: check the exporter's relabeling (docs/observe.md) or widen --window",
         }
         return out
@@ -112,15 +122,20 @@ def report(w: Workload, obs: dcgm.Observation, catalog: Catalog, window: str) ->
     return out
 
 
-def recommend(w: Workload, obs: dcgm.Observation, catalog: Catalog, current: Current | None, total_gib: float | None) -> dict:
+def recommend(
+    w: Workload, obs: dcgm.Observation, catalog: Catalog, current: Current | None, total_gib: float | None
+) -> dict:
     """Action, re-planned choice, savings and reason for a workload with samples (module docstring, 2-4)."""
     peak = obs.peak_mib / units.MIB_PER_GIB
     if obs.coverage < MIN_COVERAGE:
         span = "" if obs.first is None else f" ({obs.first:%Y-%m-%d %H:%M} to {obs.last:%Y-%m-%d %H:%M} UTC)"
         return {
-            "action": "keep", "choice": None, "monthly_savings_usd": None, "partial": True,
+            "action": "keep",
+            "choice": None,
+            "monthly_savings_usd": None,
+            "partial": True,
             "reason": f"measurements cover {obs.coverage:.0%} of the window{span}; not re-planned. "
-                      "To fix: narrow --window to the period with data, or wait for a full window",
+            "To fix: narrow --window to the period with data, or wait for a full window",
         }
     decision = optimize.choose(measured_workload(w, obs, peak), catalog)
     choice = plan_json.choice(decision)
@@ -130,23 +145,44 @@ def recommend(w: Workload, obs: dcgm.Observation, catalog: Catalog, current: Cur
         choice["monthly_usd"] = round(new_monthly, 2)
     headroom = w.memory_headroom
     used = peak / total_gib if total_gib else None
-    util = "no utilization data" if obs.mean_util is None else f"mean utilization {obs.mean_util:.0%}" + (
-        "" if obs.p95_util is None else f", p95 {obs.p95_util:.0%}")
+    util = (
+        "no utilization data"
+        if obs.mean_util is None
+        else f"mean utilization {obs.mean_util:.0%}" + ("" if obs.p95_util is None else f", p95 {obs.p95_util:.0%}")
+    )
     where = f"{obs.gpus} x {obs.gpu or obs.model_name}"
-    to = "nothing feasible" if choice is None else f"{choice['gpu_count']} x {choice['gpu']} ({choice['instance_type']})"
+    to = (
+        "nothing feasible" if choice is None else f"{choice['gpu_count']} x {choice['gpu']} ({choice['instance_type']})"
+    )
     base = {"choice": choice, "monthly_savings_usd": savings, "measured_requirement_gib_per_gpu": round(peak, 2)}
     if used is not None and used >= headroom:
-        return {"action": "upsize", **base, "reason": f"peak {peak:.1f} GiB is {used:.0%} of {total_gib:.1f} GiB per GPU "
-                f"on {where} (at or above the {headroom:.0%} headroom): memory is full; re-planned: {to}"}
+        return {
+            "action": "upsize",
+            **base,
+            "reason": f"peak {peak:.1f} GiB is {used:.0%} of {total_gib:.1f} GiB per GPU "
+            f"on {where} (at or above the {headroom:.0%} headroom): memory is full; re-planned: {to}",
+        }
     if obs.p95_util is not None and obs.p95_util >= SATURATED_UTIL:
-        return {"action": "upsize", **base, "reason": f"p95 utilization {obs.p95_util:.0%} on {where}: the GPU is "
-                f"saturated and requests queue; add replicas or a faster GPU (memory re-plan: {to})"}
+        return {
+            "action": "upsize",
+            **base,
+            "reason": f"p95 utilization {obs.p95_util:.0%} on {where}: the GPU is "
+            f"saturated and requests queue; add replicas or a faster GPU (memory re-plan: {to})",
+        }
     if savings is not None and current is not None and savings >= MIN_SAVING * current.monthly_usd:
-        return {"action": "downsize", **base, "reason": f"peak {peak:.1f} GiB per GPU on {where} ({util}) fits {to}, "
-                f"${savings:,.2f}/month less than {current.instance_type}"}
+        return {
+            "action": "downsize",
+            **base,
+            "reason": f"peak {peak:.1f} GiB per GPU on {where} ({util}) fits {to}, "
+            f"${savings:,.2f}/month less than {current.instance_type}",
+        }
     if used is not None and obs.mean_util is not None and obs.mean_util < LOW_UTIL and used >= HIGH_MEMORY:
-        return {"action": "investigate", **base, "reason": f"{util} with {used:.0%} of GPU memory held on {where}: "
-                "likely data-loading, CPU or I/O bound; profile before resizing"}
+        return {
+            "action": "investigate",
+            **base,
+            "reason": f"{util} with {used:.0%} of GPU memory held on {where}: "
+            "likely data-loading, CPU or I/O bound; profile before resizing",
+        }
     reason = f"peak {peak:.1f} GiB per GPU on {where} ({util})"
     if current is None:
         reason += "; the offer running now is not in the catalog, so no saving can be priced"
@@ -206,7 +242,9 @@ def current_offer(obs: dcgm.Observation, catalog: Catalog, w: Workload) -> Curre
         offers = [o for o in catalog.offers if o.instance_type in obs.instance_types]
         basis = f"instance_type label {', '.join(obs.instance_types)}"
     else:
-        offers = [o for o in catalog.offers if o.gpu == obs.gpu and o.gpu_count == obs.gpus_per_host and o.gpu_fraction == 1]
+        offers = [
+            o for o in catalog.offers if o.gpu == obs.gpu and o.gpu_count == obs.gpus_per_host and o.gpu_fraction == 1
+        ]
         basis = f"cheapest catalog offer with {obs.gpus_per_host} x {obs.gpu} (no instance_type label)"
     if w.spec.placement.providers is not None:
         offers = [o for o in offers if o.provider in w.spec.placement.providers]
@@ -234,10 +272,10 @@ def _round(x: float | None) -> float | None:
 
 
 def window_label(window_s: float, end: datetime.datetime) -> str:
-    """"7d ending 2026-11-23 12:00 UTC"-style text for reports."""
+    """ "7d ending 2026-11-23 12:00 UTC"-style text for reports."""
     days = window_s / 86400
     size = f"{days:g}d" if days >= 1 else f"{window_s / 3600:g}h"
-    return f"{size} ending {end.astimezone(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC"
+    return f"{size} ending {end.astimezone(datetime.UTC):%Y-%m-%d %H:%M} UTC"
 
 
 def run(specs: list, client, window_s: float, end: datetime.datetime, catalog: Catalog) -> dict:

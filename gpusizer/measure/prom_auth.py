@@ -46,7 +46,9 @@ def read_secret(path: str, field: str) -> str:
     lines = text.splitlines()
     value = lines[0].strip() if lines else ""
     if not value:
-        raise errors.SpecError(f"{field}: {inputs.quote(path)} is empty. To fix: put the secret on its first line", field)
+        raise errors.SpecError(
+            f"{field}: {inputs.quote(path)} is empty. To fix: put the secret on its first line", field
+        )
     redact.register(value)
     return value
 
@@ -56,8 +58,9 @@ class Basic:
 
     def __init__(self, user: str, password: str):
         if ":" in user:
-            raise errors.SpecError("--user: a basic-auth user name cannot contain ':' (RFC 7617). To fix: check the "
-                                   "user name", "--user")
+            raise errors.SpecError(
+                "--user: a basic-auth user name cannot contain ':' (RFC 7617). To fix: check the user name", "--user"
+            )
         redact.register(password)
         token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
         redact.register(token)
@@ -72,8 +75,11 @@ class Bearer:
 
     def __init__(self, token: str):
         if any(ord(c) < 33 or ord(c) > 126 for c in token):
-            raise errors.SpecError("--bearer-token-file: the token holds spaces or non-ASCII characters. To fix: put "
-                                   "only the token on the file's first line", "--bearer-token-file")
+            raise errors.SpecError(
+                "--bearer-token-file: the token holds spaces or non-ASCII characters. To fix: put "
+                "only the token on the file's first line",
+                "--bearer-token-file",
+            )
         redact.register(token)
         self._token = token
 
@@ -82,8 +88,10 @@ class Bearer:
 
 
 def _missing(extra: str, package: str, exc: ImportError) -> errors.MissingExtraError:
-    return errors.MissingExtraError(f"this way of authenticating needs the [{extra}] extra ({exc.name or package} is "
-                                    f"not installed). To fix: pip install 'gpusizer[{extra}]'")
+    return errors.MissingExtraError(
+        f"this way of authenticating needs the [{extra}] extra ({exc.name or package} is "
+        f"not installed). To fix: pip install 'gpusizer[{extra}]'"
+    )
 
 
 class SigV4:
@@ -102,15 +110,24 @@ class SigV4:
             self.region = region or (found.group(1) if found else None) or session.get_config_variable("region")
             credentials = None if not self.region else session.get_credentials()
         except botocore.exceptions.BotoCoreError as exc:  # a missing profile, an expired SSO token ...
-            raise errors.SpecError(redact.redact(f"--auth sigv4: the AWS credential chain failed: {exc}. To fix: "
-                                                 "check AWS_PROFILE and the credentials as for the AWS CLI"),
-                                   "--auth") from None
+            raise errors.SpecError(
+                redact.redact(
+                    f"--auth sigv4: the AWS credential chain failed: {exc}. To fix: "
+                    "check AWS_PROFILE and the credentials as for the AWS CLI"
+                ),
+                "--auth",
+            ) from None
         if not self.region:
-            raise errors.SpecError("--auth sigv4: no AWS region. To fix: pass --aws-region (e.g. us-east-1) or set "
-                                   "AWS_REGION", "--aws-region")
+            raise errors.SpecError(
+                "--auth sigv4: no AWS region. To fix: pass --aws-region (e.g. us-east-1) or set AWS_REGION",
+                "--aws-region",
+            )
         if credentials is None:
-            raise errors.SpecError("--auth sigv4: no AWS credentials found (environment, shared credentials file, SSO "
-                                   "or instance role). To fix: configure credentials as for the AWS CLI", "--auth")
+            raise errors.SpecError(
+                "--auth sigv4: no AWS credentials found (environment, shared credentials file, SSO "
+                "or instance role). To fix: configure credentials as for the AWS CLI",
+                "--auth",
+            )
         self._credentials = credentials
         frozen = credentials.get_frozen_credentials()
         for secret in (frozen.access_key, frozen.secret_key, frozen.token):
@@ -141,9 +158,14 @@ class Google:
             try:
                 credentials, _ = google.auth.default(scopes=[GOOGLE_SCOPE])
             except google.auth.exceptions.DefaultCredentialsError as exc:
-                raise errors.SpecError(redact.redact(f"--auth google: no Application Default Credentials ({exc}). To "
-                                                     "fix: gcloud auth application-default login, or set "
-                                                     "GOOGLE_APPLICATION_CREDENTIALS"), "--auth") from None
+                raise errors.SpecError(
+                    redact.redact(
+                        f"--auth google: no Application Default Credentials ({exc}). To "
+                        "fix: gcloud auth application-default login, or set "
+                        "GOOGLE_APPLICATION_CREDENTIALS"
+                    ),
+                    "--auth",
+                ) from None
         self._credentials = credentials
         self._transport = google.auth.transport.requests.Request()
 
@@ -154,25 +176,47 @@ class Google:
             try:
                 self._credentials.refresh(self._transport)
             except google.auth.exceptions.GoogleAuthError as exc:
-                raise errors.SpecError(redact.redact(f"--auth google: could not get an access token: {exc}. To fix: "
-                                                     "check the Application Default Credentials"), "--auth") from None
+                raise errors.SpecError(
+                    redact.redact(
+                        f"--auth google: could not get an access token: {exc}. To fix: "
+                        "check the Application Default Credentials"
+                    ),
+                    "--auth",
+                ) from None
         redact.register(self._credentials.token)
         return {"Authorization": f"Bearer {self._credentials.token}"}
 
 
-def from_args(user: str | None, password_file: str | None, bearer_token_file: str | None, auth: str | None,
-              aws_region: str | None, host: str):
+def from_args(
+    user: str | None,
+    password_file: str | None,
+    bearer_token_file: str | None,
+    auth: str | None,
+    aws_region: str | None,
+    host: str,
+):
     """The way of authenticating the command line asks for, or None; SpecError when it asks for two or half of one."""
-    chosen = [name for name, given in (("--user/--password-file", user or password_file),
-                                       ("--bearer-token-file", bearer_token_file), ("--auth", auth)) if given]
+    chosen = [
+        name
+        for name, given in (
+            ("--user/--password-file", user or password_file),
+            ("--bearer-token-file", bearer_token_file),
+            ("--auth", auth),
+        )
+        if given
+    ]
     if len(chosen) > 1:
         raise errors.SpecError(f"{' and '.join(chosen)} are two ways of authenticating. To fix: keep one", chosen[0])
     if (user is None) != (password_file is None):
-        raise errors.SpecError("--user and --password-file go together. To fix: give both (the password in the file, "
-                               "never on the command line)", "--user")
+        raise errors.SpecError(
+            "--user and --password-file go together. To fix: give both (the password in the file, "
+            "never on the command line)",
+            "--user",
+        )
     if aws_region and auth != "sigv4":
-        raise errors.SpecError("--aws-region is for --auth sigv4. To fix: add --auth sigv4 or drop --aws-region",
-                               "--aws-region")
+        raise errors.SpecError(
+            "--aws-region is for --auth sigv4. To fix: add --auth sigv4 or drop --aws-region", "--aws-region"
+        )
     if user is not None:
         return Basic(user, read_secret(password_file, "--password-file"))
     if bearer_token_file is not None:

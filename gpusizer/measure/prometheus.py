@@ -19,7 +19,6 @@ import io
 import json
 import math
 import re
-import socket
 import ssl
 import time
 import urllib.parse
@@ -57,27 +56,32 @@ def parse_duration(text: str, field: str = "--window") -> float:
     """
     m = _DURATION.match(text.strip()) if len(text) < 40 else None
     if not m:
-        raise errors.SpecError(f"{field}: {inputs.quote(text)} is not a duration. To fix: give a number and a unit, "
-                               "e.g. 7d, 36h, 90m", field)
+        raise errors.SpecError(
+            f"{field}: {inputs.quote(text)} is not a duration. To fix: give a number and a unit, e.g. 7d, 36h, 90m",
+            field,
+        )
     seconds = int(m.group(1)) * _UNIT_S[m.group(2)]
     if not MIN_WINDOW_S <= seconds <= MAX_WINDOW_S:
-        raise errors.SpecError(f"{field}: {inputs.quote(text)} is outside 1m to 10y. To fix: give a window from 1m "
-                               "(a few scrapes) to 10y, e.g. 7d", field)
+        raise errors.SpecError(
+            f"{field}: {inputs.quote(text)} is outside 1m to 10y. To fix: give a window from 1m "
+            "(a few scrapes) to 10y, e.g. 7d",
+            field,
+        )
     return seconds
 
 
 def parse_time(text: str | None, field: str = "--end") -> datetime.datetime:
     """An RFC 3339 timestamp (UTC when no offset is given), or now when `text` is None."""
     if text is None:
-        return datetime.datetime.now(datetime.timezone.utc)
+        return datetime.datetime.now(datetime.UTC)
     fix = "To fix: e.g. 2026-11-23T12:00:00Z"
     try:
         t = datetime.datetime.fromisoformat(text.strip())
     except ValueError:
         raise errors.SpecError(f"{field}: {inputs.quote(text)} is not an RFC 3339 time. {fix}", field) from None
-    t = t if t.tzinfo else t.replace(tzinfo=datetime.timezone.utc)
+    t = t if t.tzinfo else t.replace(tzinfo=datetime.UTC)
     try:
-        t = t.astimezone(datetime.timezone.utc)
+        t = t.astimezone(datetime.UTC)
     except OverflowError:
         t = None
     if t is None or not EARLIEST <= t <= LATEST:
@@ -85,9 +89,9 @@ def parse_time(text: str | None, field: str = "--end") -> datetime.datetime:
     return t
 
 
-EARLIEST = datetime.datetime(1980, 1, 1, tzinfo=datetime.timezone.utc)
+EARLIEST = datetime.datetime(1980, 1, 1, tzinfo=datetime.UTC)
 """--end bounds: a window of up to MAX_WINDOW_S before the earliest end stays after 1970 (Prometheus' epoch)."""
-LATEST = datetime.datetime(9000, 1, 1, tzinfo=datetime.timezone.utc)
+LATEST = datetime.datetime(9000, 1, 1, tzinfo=datetime.UTC)
 
 
 def parse_timeout(seconds: float | None, field: str = "--timeout") -> float:
@@ -117,7 +121,9 @@ def selector(metric: str, **labels: str) -> str:
     """
     for name in (metric, *labels):
         if not _LABEL_NAME.match(name):
-            raise errors.SpecError(f"{name!r} is not a Prometheus metric or label name. To fix: use [a-zA-Z_][a-zA-Z0-9_]*")
+            raise errors.SpecError(
+                f"{name!r} is not a Prometheus metric or label name. To fix: use [a-zA-Z_][a-zA-Z0-9_]*"
+            )
     return metric + "{" + ",".join(f"{k}={escape_label_value(v)}" for k, v in labels.items()) + "}"
 
 
@@ -139,9 +145,14 @@ class Client:
         self.url = f"{self.scheme}://{netloc}{'' if parts.port is None else f':{parts.port}'}{self.prefix}"
         if parts.username is not None or parts.password is not None:
             if auth is not None:
-                raise errors.SpecError("--prometheus: the URL carries a user and password and another way of "
-                                       "authenticating was given. To fix: keep one", "--prometheus")
-            auth = prom_auth.Basic(urllib.parse.unquote(parts.username or ""), urllib.parse.unquote(parts.password or ""))
+                raise errors.SpecError(
+                    "--prometheus: the URL carries a user and password and another way of "
+                    "authenticating was given. To fix: keep one",
+                    "--prometheus",
+                )
+            auth = prom_auth.Basic(
+                urllib.parse.unquote(parts.username or ""), urllib.parse.unquote(parts.password or "")
+            )
         self.auth = auth
         self.timeout_s = timeout_s
 
@@ -151,7 +162,12 @@ class Client:
 
     def query_range(self, expr: str, start: datetime.datetime, end: datetime.datetime, step_s: float) -> list[dict]:
         """Evaluate `expr` every `step_s` seconds from `start` to `end`; a matrix."""
-        params = {"query": expr, "start": f"{start.timestamp():.3f}", "end": f"{end.timestamp():.3f}", "step": f"{step_s:g}"}
+        params = {
+            "query": expr,
+            "start": f"{start.timestamp():.3f}",
+            "end": f"{end.timestamp():.3f}",
+            "step": f"{step_s:g}",
+        }
         return self._get("query_range", params)
 
     def _get(self, endpoint: str, params: dict) -> list[dict]:
@@ -161,37 +177,57 @@ class Client:
         try:
             status, reason, body = self._request(path)
         except _Deadline:
-            raise PrometheusError(f"{where} did not answer /api/v1/{endpoint} within {self.timeout_s:g} s. To fix: "
-                                  "check --prometheus, or raise --timeout for a slow server") from None
+            raise PrometheusError(
+                f"{where} did not answer /api/v1/{endpoint} within {self.timeout_s:g} s. To fix: "
+                "check --prometheus, or raise --timeout for a slow server"
+            ) from None
         except _TooLarge:
-            raise PrometheusError(f"{where} answered /api/v1/{endpoint} with more than {MAX_RESPONSE_BYTES >> 20} MiB: "
-                                  "not a Prometheus aggregation. To fix: check --prometheus") from None
+            raise PrometheusError(
+                f"{where} answered /api/v1/{endpoint} with more than {MAX_RESPONSE_BYTES >> 20} MiB: "
+                "not a Prometheus aggregation. To fix: check --prometheus"
+            ) from None
         except errors.SizingError:  # the way of authenticating refused (SpecError is a ValueError too)
             raise
         except (OSError, http.client.HTTPException, ValueError, UnicodeError) as exc:
             detail = getattr(exc, "reason", None) or getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
-            raise PrometheusError(redact.redact(f"cannot reach {where}: {detail}. To fix: check --prometheus")) from None
+            raise PrometheusError(
+                redact.redact(f"cannot reach {where}: {detail}. To fix: check --prometheus")
+            ) from None
         if status >= 400 or status < 200:
             detail = _error_of(body) or reason
-            hint = (" To fix: check the credentials (docs/observe.md, Authentication)" if status in (401, 403)
-                    else " To fix: check that Prometheus is up and healthy" if status >= 500
-                    else " To fix: check --prometheus (its path prefix) and the query")
-            raise PrometheusError(redact.redact(f"{where} answered HTTP {status} to /api/v1/{endpoint}: {detail}.{hint}"))
+            hint = (
+                " To fix: check the credentials (docs/observe.md, Authentication)"
+                if status in (401, 403)
+                else " To fix: check that Prometheus is up and healthy"
+                if status >= 500
+                else " To fix: check --prometheus (its path prefix) and the query"
+            )
+            raise PrometheusError(
+                redact.redact(f"{where} answered HTTP {status} to /api/v1/{endpoint}: {detail}.{hint}")
+            )
         if status >= 300:
-            raise PrometheusError(f"{where} answered HTTP {status} (a redirect) to /api/v1/{endpoint}. To fix: give "
-                                  "--prometheus the URL it redirects to")
+            raise PrometheusError(
+                f"{where} answered HTTP {status} (a redirect) to /api/v1/{endpoint}. To fix: give "
+                "--prometheus the URL it redirects to"
+            )
         try:
             doc = inputs.load_json(body.decode("utf-8"), "Prometheus answer")
         except (errors.SpecError, UnicodeDecodeError):
-            raise PrometheusError(f"{self.url}/api/v1/{endpoint} did not answer JSON: is --prometheus a Prometheus server?") from None
+            raise PrometheusError(
+                f"{self.url}/api/v1/{endpoint} did not answer JSON: is --prometheus a Prometheus server?"
+            ) from None
         if not isinstance(doc, dict) or doc.get("status") != "success" or not isinstance(doc.get("data"), dict):
-            raise PrometheusError(redact.redact(f"{where} refused the query: {_error_of(body) or 'not a Prometheus API answer'}"))
+            raise PrometheusError(
+                redact.redact(f"{where} refused the query: {_error_of(body) or 'not a Prometheus API answer'}")
+            )
         result = doc["data"].get("result")
         if result is None:
             return []
         if not isinstance(result, list) or not all(isinstance(r, dict) for r in result):
-            raise PrometheusError(f"{where} answered /api/v1/{endpoint} with a malformed data.result (not a list of "
-                                  "objects). To fix: check --prometheus")
+            raise PrometheusError(
+                f"{where} answered /api/v1/{endpoint} with a malformed data.result (not a list of "
+                "objects). To fix: check --prometheus"
+            )
         return result
 
     def _request(self, path: str) -> tuple[int, str, bytes]:
@@ -215,7 +251,7 @@ class Client:
             finally:
                 response.close()
             return response.status, response.reason, body
-        except socket.timeout:
+        except TimeoutError:
             raise _Deadline() from None
         finally:
             conn.close()
@@ -236,8 +272,9 @@ class Client:
                 conn = kind(p.hostname, p.port or 8080, timeout=_remaining(deadline), **extra)
                 conn.set_tunnel(self.host, self.port or 443)
                 return conn, path
-            return http.client.HTTPConnection(p.hostname, p.port or 8080, timeout=_remaining(deadline)), \
-                f"{self.scheme}://{self._host_header()}{path}"
+            return http.client.HTTPConnection(
+                p.hostname, p.port or 8080, timeout=_remaining(deadline)
+            ), f"{self.scheme}://{self._host_header()}{path}"
         return kind(self.host, self.port, timeout=_remaining(deadline), **extra), path
 
 
@@ -253,12 +290,22 @@ def split_url(url: str, what: str = "--prometheus") -> urllib.parse.SplitResult:
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
         raise errors.SpecError(redact.redact(f"{what}: {shown} is not an http(s) URL with a host. {fix}"), what)
     if "@" in parts.path:  # http://user:pa/ss@host: a raw '/' ended the authority inside the password
-        raise errors.SpecError(redact.redact(f"{what}: {shown} has an '@' after a '/': a password holding '/', '?', "
-                                             "'#' or '@' must be percent-encoded (%2F, %3F, %23, %40). To fix: "
-                                             "encode it, or use --user with --password-file"), what)
+        raise errors.SpecError(
+            redact.redact(
+                f"{what}: {shown} has an '@' after a '/': a password holding '/', '?', "
+                "'#' or '@' must be percent-encoded (%2F, %3F, %23, %40). To fix: "
+                "encode it, or use --user with --password-file"
+            ),
+            what,
+        )
     if parts.query or parts.fragment or any(ord(c) < 33 or ord(c) == 127 for c in url.strip()):
-        raise errors.SpecError(redact.redact(f"{what}: {shown} has a query, a fragment or a control character. "
-                                             f"To fix: give the base URL only, {fix.removeprefix('To fix: ')}"), what)
+        raise errors.SpecError(
+            redact.redact(
+                f"{what}: {shown} has a query, a fragment or a control character. "
+                f"To fix: give the base URL only, {fix.removeprefix('To fix: ')}"
+            ),
+            what,
+        )
     return parts
 
 
@@ -299,7 +346,7 @@ class _DeadlineIO(io.RawIOBase):
         self._sock.settimeout(_remaining(self._deadline))
         try:
             return self._sock.recv_into(buffer)
-        except socket.timeout:
+        except TimeoutError:
             raise _Deadline() from None
 
 
@@ -339,13 +386,21 @@ def sample(value, where: str) -> float | None:
     Raises:
         PrometheusError: the element is not [timestamp, number-as-string].
     """
-    if not (isinstance(value, list) and len(value) == 2 and isinstance(value[1], str)
-            and isinstance(value[0], (int, float)) and not isinstance(value[0], bool)):
-        raise PrometheusError(f"malformed answer: {where} is {inputs.quote(value, 80)}, not [timestamp, \"number\"]. "
-                              "To fix: check --prometheus (is it a Prometheus API?)")
+    if not (
+        isinstance(value, list)
+        and len(value) == 2
+        and isinstance(value[1], str)
+        and isinstance(value[0], (int, float))
+        and not isinstance(value[0], bool)
+    ):
+        raise PrometheusError(
+            f'malformed answer: {where} is {inputs.quote(value, 80)}, not [timestamp, "number"]. '
+            "To fix: check --prometheus (is it a Prometheus API?)"
+        )
     try:
         number = float(value[1].strip())
     except ValueError:
-        raise PrometheusError(f"malformed answer: {where} value {inputs.quote(value[1], 80)} is not a number. "
-                              "To fix: check --prometheus") from None
+        raise PrometheusError(
+            f"malformed answer: {where} value {inputs.quote(value[1], 80)} is not a number. To fix: check --prometheus"
+        ) from None
     return None if math.isnan(number) else number

@@ -14,10 +14,13 @@ def render(changes: list[diff.Change], fmt: str, policy: tuple[dict | None, dict
     """Render the changes: a terminal table, markdown (one table per workload) or JSON (docs/contract.md section 6)."""
     if fmt == "json":
         (b, h), (rb, rh) = diff.totals(changes)
-        out = {"version": OUTPUT_VERSION, "workloads": [c.to_dict() for c in changes],
-               "monthly_delta_usd": round(h - b, cost.USD_DECIMALS),
-               "run_delta_usd": round(rh - rb, cost.USD_DECIMALS),
-               "not_counted": [c.workload for c in changes if c.infeasible]}
+        out = {
+            "version": OUTPUT_VERSION,
+            "workloads": [c.to_dict() for c in changes],
+            "monthly_delta_usd": round(h - b, cost.USD_DECIMALS),
+            "run_delta_usd": round(rh - rb, cost.USD_DECIMALS),
+            "not_counted": [c.workload for c in changes if c.infeasible],
+        }
         if any(policy):
             out["policy"] = {"base": policy[0], "head": policy[1]}
         return json.dumps(out, indent=2)
@@ -60,7 +63,9 @@ def truncated(text: str, max_chars: int, full: str | None = None) -> str:
     """
     if len(text) <= max_chars:
         return text
-    note = f"\n\n_Truncated: {{shown:,}} of {len(text):,} characters shown." + (f" The full report: {full}_" if full else "_")
+    note = f"\n\n_Truncated: {{shown:,}} of {len(text):,} characters shown." + (
+        f" The full report: {full}_" if full else "_"
+    )
     room = max(0, max_chars - len(note.format(shown=len(text))))
     cut = text.rfind("\n", 0, room + 1)
     kept = text[: cut if cut > 0 else room]
@@ -72,15 +77,18 @@ def _signed(x: float) -> str:
 
 
 def _headline(c: diff.Change) -> str:
-    """"chat: $587.65/month -> $235.06/month (-$352.59/month)"; a training run in $ per run."""
+    """ "chat: $587.65/month -> $235.06/month (-$352.59/month)"; a training run in $ per run."""
+
     def side(k: cost.Cost | None, plan: dict | None) -> str:
         if k is None:
             return "none feasible" if plan is not None else "-"
         return f"{rows.money(k.total_usd)} per run" if k.total_usd is not None else f"{rows.money(k.monthly_usd)}/month"
 
     if c.infeasible:
-        return (f"{c.workload}: {side(c.costs[0], c.base_plan)} -> {side(c.costs[1], c.head_plan)} "
-                "(not in the totals: nothing feasible on one side)")
+        return (
+            f"{c.workload}: {side(c.costs[0], c.base_plan)} -> {side(c.costs[1], c.head_plan)} "
+            "(not in the totals: nothing feasible on one side)"
+        )
     (b, h), (rb, rh) = c.totals()
     deltas = [f"{_signed(h - b)}/month"] if b or h or not c.is_run else []
     deltas += [f"{_signed(rh - rb)} per run"] if c.is_run else []
@@ -99,8 +107,16 @@ def _cells(choice: dict | None, plan: dict | None) -> list[str]:
     where = f"{choice['region']}/{choice['zone']}" if choice.get("zone") else choice["region"]
     nodes = f" on {choice['nodes']} nodes" if choice.get("nodes", 1) > 1 else ""
     run = "-" if k.total_usd is None else f"{rows.money(k.total_usd)} ({k.run_hours:,.2f} h)"
-    return [f"{choice['provider']} {where} {choice['instance_type']}", f"{choice['gpu_count']} x {choice['gpu']}{nodes}",
-            choice["purchase"], str(k.replicas), rows.money(k.hourly_usd), rows.money(k.monthly_usd), run, _objective(plan)]
+    return [
+        f"{choice['provider']} {where} {choice['instance_type']}",
+        f"{choice['gpu_count']} x {choice['gpu']}{nodes}",
+        choice["purchase"],
+        str(k.replicas),
+        rows.money(k.hourly_usd),
+        rows.money(k.monthly_usd),
+        run,
+        _objective(plan),
+    ]
 
 
 def _objective(plan: dict) -> str:
@@ -121,8 +137,10 @@ def _workload_text(c: diff.Change) -> list[str]:
 
 
 def _workload_md(c: diff.Change) -> list[str]:
-    cells = [(f, x, y if x == y or not y else f"**{y}**")  # an empty changed cell stays empty ("****" renders as text)
-             for f, x, y in zip(_FIELDS, _cells(c.base, c.base_plan), _cells(c.head, c.head_plan))]
+    cells = [
+        (f, x, y if x == y or not y else f"**{y}**")  # an empty changed cell stays empty ("****" renders as text)
+        for f, x, y in zip(_FIELDS, _cells(c.base, c.base_plan), _cells(c.head, c.head_plan))
+    ]
     out = [f"#### {_headline(c)}", "", *table.markdown(("", "base", "head"), cells)]
     out += ["", *(f"- why: {w}" for w in c.why or ("unchanged",)), ""]
     return out

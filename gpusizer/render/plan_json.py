@@ -25,7 +25,6 @@ if typing.TYPE_CHECKING:  # planner builds estimates; the type only
     from gpusizer.planner import Estimate
 
 
-
 def document(obj: Decision | Estimate, top: int | None = None) -> dict:
     """The versioned JSON document of a Decision (the plan JSON) or an Estimate: `gpusizer.document`.
 
@@ -88,7 +87,9 @@ def choice(d: Decision) -> dict | None:
         rate = consumption.capacity_block_usd(d.chosen.offer.instance_type, d.chosen.offer.region)
         # One replica (all its nodes) for an hour at the published block rate; None where none is published.
         chosen["capacity_block_hourly_usd"] = None if rate is None else round(rate * d.chosen.nodes, 4)
-        chosen["capacity_block_rate_source"] = f"{consumption.CAPACITY_BLOCK_SOURCE}, {consumption.CAPACITY_BLOCK_AS_OF}"
+        chosen["capacity_block_rate_source"] = (
+            f"{consumption.CAPACITY_BLOCK_SOURCE}, {consumption.CAPACITY_BLOCK_AS_OF}"
+        )
     return chosen
 
 
@@ -96,8 +97,13 @@ def consumption_model(d: Decision) -> str:
     """What the choice is bought as (gpusizer.catalog.consumption): on-demand, spot, flex-start, or the
     reservation / Capacity Block deploy.capacity_reservation names."""
     c, deploy = d.chosen, d.workload.spec.deploy
-    return consumption.model(c.offer.provider, c.offer.instance_type, c.purchase,
-                             reservation=deploy.capacity_reservation is not None, capacity_block=deploy.capacity_block)
+    return consumption.model(
+        c.offer.provider,
+        c.offer.instance_type,
+        c.purchase,
+        reservation=deploy.capacity_reservation is not None,
+        capacity_block=deploy.capacity_block,
+    )
 
 
 def estimate(e: Estimate) -> dict:
@@ -154,7 +160,18 @@ def _with_performance(c: Candidate) -> dict:
 
 def _brief(c: Candidate) -> dict:
     d = c.to_dict()
-    keys = ("provider", "region", "zone", "instance_type", "gpu", "gpu_count", "nodes", "replicas", "purchase", "hourly_usd")
+    keys = (
+        "provider",
+        "region",
+        "zone",
+        "instance_type",
+        "gpu",
+        "gpu_count",
+        "nodes",
+        "replicas",
+        "purchase",
+        "hourly_usd",
+    )
     return {k: d[k] for k in keys}
 
 

@@ -59,8 +59,10 @@ def line(d: Decision, today: datetime.date | None = None) -> str:
     text = f"{what} as of {oldest} ({age} days old)"
     if age <= bound:
         return text
-    return (f"WARNING: {text}, older than {bound} days: run `gpusizer catalog refresh`, "
-            f"or acknowledge with --quiet-age or {QUIET_ENV}=1")
+    return (
+        f"WARNING: {text}, older than {bound} days: run `gpusizer catalog refresh`, "
+        f"or acknowledge with --quiet-age or {QUIET_ENV}=1"
+    )
 
 
 def notes(d: Decision, quiet: bool = False) -> list[str]:

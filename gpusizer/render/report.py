@@ -13,10 +13,10 @@ import json
 from gpusizer.base import cost as cost_mod
 from gpusizer.catalog import consumption
 from gpusizer.decide import misses
-from gpusizer.render import plan_json, price_age, rows, table
 from gpusizer.decide.candidate import Candidate
 from gpusizer.decide.decision import Decision
 from gpusizer.planner import Estimate
+from gpusizer.render import plan_json, price_age, rows, table
 
 FORMATS = ("table", "markdown", "json")
 PLACEMENT_NOTE = "placement."  # notes of gpusizer.decide.mismatch: shown with the choice, not with the prices
@@ -33,7 +33,9 @@ def render(obj: Decision | Estimate, fmt: str = "table", top: int | None = 8, qu
     """
     if isinstance(obj, Estimate):
         if fmt == "json":
-            return json.dumps(plan_json.estimate(obj), indent=2, allow_nan=False)  # NaN/Infinity is not JSON: a bug if reached
+            return json.dumps(
+                plan_json.estimate(obj), indent=2, allow_nan=False
+            )  # NaN/Infinity is not JSON: a bug if reached
         return _estimate_text(obj, markdown=fmt == "markdown")
     if fmt == "json":
         return json.dumps(plan_json.plan(obj, top=top), indent=2, allow_nan=False)
@@ -62,14 +64,19 @@ def _targets_line(d: Decision | Estimate) -> str | None:
     t = w.targets
     parts = []
     if t.tokens_per_second:
-        parts.append(f"{t.tokens_per_second:,.0f} tokens/s (growth x{w.spec.growth:g}, at least {w.spec.deploy.replicas} replica(s))")
+        parts.append(
+            f"{t.tokens_per_second:,.0f} tokens/s (growth x{w.spec.growth:g}, at least {w.spec.deploy.replicas} replica(s))"
+        )
     if t.ttft_ms:
         parts.append(f"TTFT <= {t.ttft_ms:g} ms")
     if t.tpot_ms:
         parts.append(f"TPOT <= {t.tpot_ms:g} ms")
     if t.requests_per_second:
-        pct = [f"p{q * 100:g} " + ", ".join(f"{k.removesuffix('_ms')} <= {v:g} ms" for k, v in pt.model_dump(exclude_none=True).items())
-               for q, pt in w.spec.serving.targets.percentiles()]
+        pct = [
+            f"p{q * 100:g} "
+            + ", ".join(f"{k.removesuffix('_ms')} <= {v:g} ms" for k, v in pt.model_dump(exclude_none=True).items())
+            for q, pt in w.spec.serving.targets.percentiles()
+        ]
         parts.append(f"{t.requests_per_second:g} requests/s" + (f" ({'; '.join(pct)})" if pct else ""))
     return ", ".join(parts) or None
 
@@ -83,7 +90,9 @@ def model_line(w) -> str:
     if r["context_limit"]:
         line += f", context limit {r['context_limit']:,} tokens"
         if r["rope_scaling"]:
-            line += f" (trained {r['max_context']:,} x RoPE {r['rope_scaling']['type']} {r['rope_scaling']['factor']:g})"
+            line += (
+                f" (trained {r['max_context']:,} x RoPE {r['rope_scaling']['type']} {r['rope_scaling']['factor']:g})"
+            )
     if r["matched_by"] in ("name", "loose-alias") and r["requested"] != r["name"]:
         line += f"; from model.name {r['requested']!r}"
         if r["registry_hf_id"] and r["registry_hf_id"] != r["hf_id"]:
@@ -109,8 +118,11 @@ def _header(d: Decision | Estimate) -> list[tuple[str, str]]:
     if targets:
         rows.append(("targets", targets))
     rows.append(
-        ("host", f">= {w.min_vcpus(1)} vCPU per GPU; RAM >= one GPU's share of the weights "
-                 f"({w.min_ram_gib(1):.1f} GiB on a 1-GPU node); {w.disk_gib} GiB disk per node")
+        (
+            "host",
+            f">= {w.min_vcpus(1)} vCPU per GPU; RAM >= one GPU's share of the weights "
+            f"({w.min_ram_gib(1):.1f} GiB on a 1-GPU node); {w.disk_gib} GiB disk per node",
+        )
     )
     rows += [("speed", line) for line in (w.calibration.notes() if w.calibration else ())]
     return rows
@@ -122,8 +134,10 @@ def _performance(c: Candidate) -> str:
         return ""
     parts = [f"{f.need_gib:.1f}/{f.usable_gib:.1f} GiB per GPU"]
     if f.speed:
-        parts.append(f"TTFT {f.speed.ttft_ms:,.0f} ms, TPOT {f.speed.tpot_ms:.1f} ms, {f.speed.tokens_per_second:,.0f} tok/s"
-                     f" at {f.speed.concurrency} concurrent")
+        parts.append(
+            f"TTFT {f.speed.ttft_ms:,.0f} ms, TPOT {f.speed.tpot_ms:.1f} ms, {f.speed.tokens_per_second:,.0f} tok/s"
+            f" at {f.speed.concurrency} concurrent"
+        )
         if f.tensor_parallel > 1 or f.pipeline_stages > 1 or f.replicas_per_node > 1:
             parts.append(_layout(f))
         if f.speed.allreduce_ms:
@@ -143,14 +157,20 @@ def _performance(c: Candidate) -> str:
 
 def _layout(f) -> str:
     """The serving layout in words: "TP 4 x PP 2", "8 replicas of TP 1 per node"."""
-    layout = f"TP {f.tensor_parallel}" + (f" x PP {f.pipeline_stages} (one stage per node)" if f.pipeline_stages > 1 else "")
+    layout = f"TP {f.tensor_parallel}" + (
+        f" x PP {f.pipeline_stages} (one stage per node)" if f.pipeline_stages > 1 else ""
+    )
     return f"{f.replicas_per_node} replicas of {layout} per node" if f.replicas_per_node > 1 else layout
 
 
 def cost_text(cost: cost_mod.Cost) -> str:
-    """"2 replicas x $1.86/h = $3.72/h, $2,717.06/month; run 0.37 h, $4.24 in total"."""
+    """ "2 replicas x $1.86/h = $3.72/h, $2,717.06/month; run 0.37 h, $4.24 in total"."""
     each = f"{_money(cost.hourly_usd)}/h"
-    out = f"{cost.replicas} replicas x {each} = {_money(cost.hourly_usd * cost.replicas)}/h" if cost.replicas > 1 else each
+    out = (
+        f"{cost.replicas} replicas x {each} = {_money(cost.hourly_usd * cost.replicas)}/h"
+        if cost.replicas > 1
+        else each
+    )
     out += f", {_money(cost.monthly_usd)}/month"
     if cost.run_hours is not None:
         out += f"; run {cost.run_hours:,.2f} h, {_money(cost.total_usd)} in total"
@@ -160,9 +180,11 @@ def cost_text(cost: cost_mod.Cost) -> str:
 def scaling_text(r: dict) -> str:
     """A plan JSON's choice.autoscaling in words: "0-4 replicas on queue_depth (target 10): $0/month at min, ..."."""
     on = r["metric"] if r.get("target") is None else f"{r['metric']} (target {r['target']:g})"
-    text = (f"{r['min_replicas']}-{r['max_replicas']} replicas on {on}: {_money(r['monthly_usd_min'])}/month at min, "
-            f"{_money(r['monthly_usd_max'])}/month at max, expected {_money(r['monthly_usd_expected'])}/month "
-            f"({r['expected_assumption']}); the budget policy counts max")
+    text = (
+        f"{r['min_replicas']}-{r['max_replicas']} replicas on {on}: {_money(r['monthly_usd_min'])}/month at min, "
+        f"{_money(r['monthly_usd_max'])}/month at max, expected {_money(r['monthly_usd_expected'])}/month "
+        f"({r['expected_assumption']}); the budget policy counts max"
+    )
     if r.get("sized_replicas", 0) > r["max_replicas"]:
         text += f"; max is below the {r['sized_replicas']} replicas the throughput target needs"
     return text
@@ -175,8 +197,11 @@ def bought_as(d: Decision) -> str:
     if bought == "capacity-block":
         o = d.chosen.offer
         rate = consumption.capacity_block_usd(o.instance_type, o.region)
-        text += (f" (published block rate {_money(rate)}/h per instance, {consumption.CAPACITY_BLOCK_AS_OF})" if rate
-                 else " (no published block rate for this type and region: the price shown is on-demand)")
+        text += (
+            f" (published block rate {_money(rate)}/h per instance, {consumption.CAPACITY_BLOCK_AS_OF})"
+            if rate
+            else " (no published block rate for this type and region: the price shown is on-demand)"
+        )
     return text
 
 
@@ -221,8 +246,10 @@ def _plan_table(d: Decision, top: int, quiet_age: bool) -> str:
     out = [f"{k:<11} {v}" for k, v in _header(d)]
     out += ["", *_choice_lines(d), ""]
     cols, body = rows.table(d, top)
-    out.append(f"Candidates ({d.feasible_count} feasible of {d.candidate_count}; the cheapest, "
-               "then the nearest misses per reason; n = offers alike but for the zone):")
+    out.append(
+        f"Candidates ({d.feasible_count} feasible of {d.candidate_count}; the cheapest, "
+        "then the nearest misses per reason; n = offers alike but for the zone):"
+    )
     out += table.text(cols, body)
     out += ["", f"Rejections by reason: {_reason_counts(d) or 'none'}"]
     out += [f"Prices: {n}" for n in price_age.notes(d, quiet_age) if not n.startswith(PLACEMENT_NOTE)]
@@ -251,15 +278,28 @@ def _estimate_text(e: Estimate, markdown: bool) -> str:
     rows = []
     for r in e.per_gpu:
         o = r.get("smallest_offer")
-        offer = "-" if o is None else f"{o['instance_type']} ({o['gpu_count']} GPU{'' if o['gpu_count'] == 1 else 's'}, {_money(o['hourly_usd'])}/h, {o['limiting']})"
+        offer = (
+            "-"
+            if o is None
+            else f"{o['instance_type']} ({o['gpu_count']} GPU{'' if o['gpu_count'] == 1 else 's'}, {_money(o['hourly_usd'])}/h, {o['limiting']})"
+        )
         layout = ""
         if r["min_count"] is not None and r.get("tensor_parallel"):
-            layout = f"TP {r['tensor_parallel']}" + (f" x PP {r['pipeline_stages']}" if r["pipeline_stages"] > 1 else "")
+            layout = f"TP {r['tensor_parallel']}" + (
+                f" x PP {r['pipeline_stages']}" if r["pipeline_stages"] > 1 else ""
+            )
             layout += f" x {r['replicas']} replicas" if r["replicas"] > 1 else ""
         sp = r.get("speed") or {}
-        speed = (f"TPOT {sp['tpot_ms']:.1f} ms, {sp['tokens_per_second']:,.0f} tok/s" if "tpot_ms" in sp
-                 else f"{sp['run_hours']:,.2f} h" if "run_hours" in sp else "")
-        rows.append((r["gpu"], "-" if r["min_count"] is None else str(r["min_count"]), r["limiting"], layout, speed, offer))
+        speed = (
+            f"TPOT {sp['tpot_ms']:.1f} ms, {sp['tokens_per_second']:,.0f} tok/s"
+            if "tpot_ms" in sp
+            else f"{sp['run_hours']:,.2f} h"
+            if "run_hours" in sp
+            else ""
+        )
+        rows.append(
+            (r["gpu"], "-" if r["min_count"] is None else str(r["min_count"]), r["limiting"], layout, speed, offer)
+        )
     head = ("GPU", "min count", "limiting", "layout", "speed", "smallest offer")
     if markdown:
         out = [f"### gpusizer estimate: `{e.workload.spec.name}`", ""]

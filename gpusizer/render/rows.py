@@ -41,7 +41,7 @@ def shape(c: Candidate) -> str:
 
 
 def where(c: Candidate) -> str:
-    """"region/zone", or the region when the offer is regional (an on-prem pool: its location)."""
+    """ "region/zone", or the region when the offer is regional (an on-prem pool: its location)."""
     o = c.offer
     return f"{o.region}/{o.zone}" if o.zone else o.region
 
@@ -51,7 +51,9 @@ def where_group(cs: list[Candidate]) -> str:
     if len(cs) == 1:
         return where(cs[0])
     zones = sorted({c.offer.zone or "" for c in cs})
-    shown = ",".join(zones[:_ZONES_SHOWN]) + (f",+{len(zones) - _ZONES_SHOWN} more" if len(zones) > _ZONES_SHOWN else "")
+    shown = ",".join(zones[:_ZONES_SHOWN]) + (
+        f",+{len(zones) - _ZONES_SHOWN} more" if len(zones) > _ZONES_SHOWN else ""
+    )
     return f"{cs[0].offer.region}/{{{shown}}}"
 
 
@@ -59,7 +61,17 @@ def _alike_key(c: Candidate) -> tuple:
     """Everything a reader compares, except the zone."""
     o = c.offer
     reason = c.rejection.detail if c.rejection else ""
-    return (o.provider, o.region, o.instance_type, c.purchase, c.nodes, c.replicas, c.hourly_usd, c.usd_per_mtok, reason)
+    return (
+        o.provider,
+        o.region,
+        o.instance_type,
+        c.purchase,
+        c.nodes,
+        c.replicas,
+        c.hourly_usd,
+        c.usd_per_mtok,
+        reason,
+    )
 
 
 def collapse(cs: Iterable[Candidate], n: int, primary: Callable[[Candidate], tuple]) -> list[list[Candidate]]:
@@ -106,8 +118,19 @@ def _cells(d: Decision, mark: str, group: list[Candidate], run: bool, markdown: 
     else:
         money_cells = (money(cost.hourly_usd), money(cost.monthly_usd))
     why = c.rejection.detail if c.rejection else ""
-    return (mark, len(group), c.offer.provider, where_group(group), itype, shape(c), c.replicas, c.purchase,
-            *money_cells, money(c.usd_per_mtok), why)
+    return (
+        mark,
+        len(group),
+        c.offer.provider,
+        where_group(group),
+        itype,
+        shape(c),
+        c.replicas,
+        c.purchase,
+        *money_cells,
+        money(c.usd_per_mtok),
+        why,
+    )
 
 
 def table(d: Decision, top: int, markdown: bool = False) -> tuple[tuple[str, ...], list[tuple]]:

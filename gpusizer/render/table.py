@@ -27,6 +27,7 @@ def escape(cell: object) -> str:
 
 def markdown(head: Row, rows: Iterable[Row]) -> list[str]:
     """A markdown table: the header, its rule, then one line per row."""
+
     def line(r: Row) -> str:
         return "|" + "|".join(f" {escape(c)} " if str(c) else " " for c in r) + "|"
 

@@ -13,21 +13,48 @@ def render(doc: dict, fmt: str) -> str:
     if fmt == "json":
         return json.dumps(doc, indent=2)
     pool = doc["pool"]
-    head = ("option", "where", "offer", "$/month", f"total {doc['months']} mo", "break-even month", "break-even utilization")
+    head = (
+        "option",
+        "where",
+        "offer",
+        "$/month",
+        f"total {doc['months']} mo",
+        "break-even month",
+        "break-even utilization",
+    )
     rows = []
     for c in doc["cloud"]:
         be = doc["break_even"][c["purchase"]]
         month = "never" if be["month"] is None else str(be["month"])
         util = f"{be['utilization']:.0%}" + (" (never)" if be["utilization"] > 1 else "")
-        rows.append((f"cloud {c['purchase']}", f"{c['provider']} {c['zone'] or c['region']}",
-                     f"{c['instance_type']} ({c['gpu_count']} x {c['gpu']}{', ' + str(c['replicas']) + ' replicas' if c['replicas'] > 1 else ''})",
-                     f"{c['monthly_usd']:,.0f}", f"{doc['series'][c['purchase']][-1]:,.0f}", month, util))
-    rows.append((f"pool {pool['name']}", pool["location"], f"{pool['gpus']} x {pool['gpu']}" + (f" ({pool['nodes']:g} of a node)" if pool["nodes"] else ""),
-                 f"{pool['monthly_usd']:,.0f}", f"{doc['series']['pool'][-1]:,.0f}", "-", "-"))
-    notes = [f"utilization {doc['utilization']:.0%}: the cloud bills only the busy hours; pool: {pool['basis']}",
-             f"break-even: the first month the pool's cumulative cost is at or below the cloud's; "
-             f"utilization: the share of hours at which the two cost the same over {doc['months']} months",
-             doc["commitments"]]
+        rows.append(
+            (
+                f"cloud {c['purchase']}",
+                f"{c['provider']} {c['zone'] or c['region']}",
+                f"{c['instance_type']} ({c['gpu_count']} x {c['gpu']}{', ' + str(c['replicas']) + ' replicas' if c['replicas'] > 1 else ''})",
+                f"{c['monthly_usd']:,.0f}",
+                f"{doc['series'][c['purchase']][-1]:,.0f}",
+                month,
+                util,
+            )
+        )
+    rows.append(
+        (
+            f"pool {pool['name']}",
+            pool["location"],
+            f"{pool['gpus']} x {pool['gpu']}" + (f" ({pool['nodes']:g} of a node)" if pool["nodes"] else ""),
+            f"{pool['monthly_usd']:,.0f}",
+            f"{doc['series']['pool'][-1]:,.0f}",
+            "-",
+            "-",
+        )
+    )
+    notes = [
+        f"utilization {doc['utilization']:.0%}: the cloud bills only the busy hours; pool: {pool['basis']}",
+        f"break-even: the first month the pool's cumulative cost is at or below the cloud's; "
+        f"utilization: the share of hours at which the two cost the same over {doc['months']} months",
+        doc["commitments"],
+    ]
     title = f"TCO of {doc['workload']} over {doc['months']} months (cumulative USD)"
     if fmt == "markdown":
         return "\n".join([f"### {title}", "", *table.markdown(head, rows), ""] + [f"- {n}" for n in notes])
@@ -55,10 +82,21 @@ def chart(doc: dict, path: str) -> str:
         be = doc["break_even"][p]["month"]
         if be is not None:
             ax.scatter([be], [doc["series"]["pool"][be]], zorder=3)
-            ax.annotate(f"break-even vs {p}: month {be}", (be, doc["series"]["pool"][be]),
-                        textcoords="offset points", xytext=(8, -14), fontsize=9)
+            ax.annotate(
+                f"break-even vs {p}: month {be}",
+                (be, doc["series"]["pool"][be]),
+                textcoords="offset points",
+                xytext=(8, -14),
+                fontsize=9,
+            )
     pool = doc["pool"]
-    ax.plot(months, doc["series"]["pool"], color="black", linewidth=2.2, label=f"pool {pool['name']}: {pool['gpus']} x {pool['gpu']}")
+    ax.plot(
+        months,
+        doc["series"]["pool"],
+        color="black",
+        linewidth=2.2,
+        label=f"pool {pool['name']}: {pool['gpus']} x {pool['gpu']}",
+    )
     ax.set_title(f"{doc['workload']}: cumulative cost, cloud vs on-prem (utilization {doc['utilization']:.0%})")
     ax.set_xlabel("month")
     ax.set_ylabel("cumulative cost (USD)")

@@ -13,8 +13,10 @@ import json
 def price_list(instance_type: str, usd: float | str, region: str | None = None) -> dict:
     """A GetProducts answer with one on-demand Linux price."""
     attributes = {"instanceType": instance_type, **({"regionCode": region} if region else {})}
-    item = {"product": {"attributes": attributes},
-            "terms": {"OnDemand": {"T": {"priceDimensions": {"D": {"pricePerUnit": {"USD": str(usd)}}}}}}}
+    item = {
+        "product": {"attributes": attributes},
+        "terms": {"OnDemand": {"T": {"priceDimensions": {"D": {"pricePerUnit": {"USD": str(usd)}}}}}},
+    }
     return {"PriceList": [json.dumps(item)], "FormatVersion": "aws_v1"}
 
 

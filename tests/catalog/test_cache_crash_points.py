@@ -24,14 +24,15 @@ import pytest
 from gpusizer.catalog import Catalog, cache, paths
 from tests.conftest import make_offer
 
-NOW = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+NOW = datetime.datetime.now(datetime.UTC).replace(microsecond=0)
 OLD, NEW, GCP = 0.5, 0.99, 0.6
 
 
 def _entry(price: float, provider: str = "aws", at: datetime.datetime = NOW) -> cache.CachedProvider:
     region = "us-east-1" if provider == "aws" else "us-central1"
-    offers = (make_offer("g6.xlarge", "L4", 1, 22.35, price, provider=provider, region=region,
-                         as_of=at.date().isoformat()),)
+    offers = (
+        make_offer("g6.xlarge", "L4", 1, 22.35, price, provider=provider, region=region, as_of=at.date().isoformat()),
+    )
     return cache.CachedProvider(provider, offers, at, {(provider, region, "on-demand", "G"): 64.0})
 
 
@@ -55,6 +56,7 @@ class _Steps:
         def counted(*args, **kwargs):
             self.step()
             return fn(*args, **kwargs)
+
         return counted
 
 

@@ -18,7 +18,7 @@ from gpusizer import cli
 from gpusizer.catalog import Catalog, cache, paths
 from tests.conftest import REPO, make_offer
 
-NOW = datetime.datetime(2026, 11, 23, 10, 0, tzinfo=datetime.timezone.utc)
+NOW = datetime.datetime(2026, 11, 23, 10, 0, tzinfo=datetime.UTC)
 
 
 def _entry(price: float, provider: str = "aws", at: datetime.datetime = NOW) -> cache.CachedProvider:
@@ -102,7 +102,9 @@ _KILLER = textwrap.dedent("""
 @pytest.mark.parametrize("point", ["after-csv", "before-switch"])
 def test_a_writer_killed_between_writes_leaves_the_previous_generation(point):
     cache.write(_entry(0.5))
-    r = subprocess.run([sys.executable, "-c", _KILLER, point], cwd=REPO, env=os.environ, capture_output=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-c", _KILLER, point], cwd=REPO, env=os.environ, capture_output=True, timeout=120
+    )
     assert r.returncode == -9, r.stderr  # SIGKILL: no cleanup ran
     root = paths.cache_dir()
     assert _litter(root)  # the half-written generation is still there ...
@@ -200,8 +202,11 @@ def test_a_read_only_cache_is_a_one_line_refresh_failure_with_the_old_cache_inta
         raise OSError(errno.EROFS, os.strerror(errno.EROFS))
 
     def fake_gcp(regions, previous, now, session=None):  # the fetch succeeded; only the write fails
-        offers = [make_offer("g6.xlarge", "L4", 1, 22.35, 0.6, provider="gcp", region="us-central1",
-                             as_of=now.date().isoformat())]
+        offers = [
+            make_offer(
+                "g6.xlarge", "L4", 1, 22.35, 0.6, provider="gcp", region="us-central1", as_of=now.date().isoformat()
+            )
+        ]
         return offers, {}, []
 
     monkeypatch.setattr(cache, "_write_durably", read_only)

@@ -12,7 +12,6 @@ from gpusizer.base import errors
 from gpusizer.catalog import compact, store
 from gpusizer.catalog.builder import __main__ as build_main
 from gpusizer.catalog.offer import CATALOG_FIELDS
-
 from tests.conftest import REPO
 
 PACKAGED = REPO / "gpusizer" / "data" / "catalog"
@@ -41,9 +40,11 @@ def copy(tmp_path):
 @pytest.fixture
 def packaged_at(monkeypatch):
     """Point store's packaged snapshot at a directory `root`/data/catalog; the real one again afterwards."""
+
     def point(root):
         monkeypatch.setattr(store.importlib.resources, "files", lambda package: root)
         store._packaged.cache_clear()
+
     yield point
     store._packaged.cache_clear()
 
@@ -95,6 +96,7 @@ def _edit_header(key, value):
         header = json.loads(head)
         header[key] = value
         path.write_text(json.dumps(header) + "\n" + body)
+
     return edit
 
 
@@ -105,18 +107,21 @@ def _unknown_gpu(copy):
     (copy / compact.NAME).write_text(compact.dumps(sources, offers))
 
 
-@pytest.mark.parametrize("tamper", [
-    pytest.param(_edit_csv, id="a CSV edited after the compact form was written"),
-    pytest.param(lambda c: shutil.copy(c / "aws.csv", c / "extra.csv"), id="a CSV added"),
-    pytest.param(lambda c: (c / "gcp.csv").unlink(), id="a CSV removed"),
-    pytest.param(_edit_payload, id="the columns edited without their digest"),
-    pytest.param(_edit_header("fields", list(CATALOG_FIELDS[:-1])), id="other columns than CATALOG_FIELDS"),
-    pytest.param(_edit_header("format", "gpusizer-offer-columns/0"), id="an older format"),
-    pytest.param(lambda c: (c / compact.NAME).write_text((c / compact.NAME).read_text()[:5000]), id="truncated"),
-    pytest.param(lambda c: (c / compact.NAME).write_bytes(b"\xff\xfe not json"), id="not UTF-8 JSON"),
-    pytest.param(lambda c: (c / compact.NAME).unlink(), id="missing"),
-    pytest.param(_unknown_gpu, id="a GPU not in gpus.yaml"),
-])
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        pytest.param(_edit_csv, id="a CSV edited after the compact form was written"),
+        pytest.param(lambda c: shutil.copy(c / "aws.csv", c / "extra.csv"), id="a CSV added"),
+        pytest.param(lambda c: (c / "gcp.csv").unlink(), id="a CSV removed"),
+        pytest.param(_edit_payload, id="the columns edited without their digest"),
+        pytest.param(_edit_header("fields", list(CATALOG_FIELDS[:-1])), id="other columns than CATALOG_FIELDS"),
+        pytest.param(_edit_header("format", "gpusizer-offer-columns/0"), id="an older format"),
+        pytest.param(lambda c: (c / compact.NAME).write_text((c / compact.NAME).read_text()[:5000]), id="truncated"),
+        pytest.param(lambda c: (c / compact.NAME).write_bytes(b"\xff\xfe not json"), id="not UTF-8 JSON"),
+        pytest.param(lambda c: (c / compact.NAME).unlink(), id="missing"),
+        pytest.param(_unknown_gpu, id="a GPU not in gpus.yaml"),
+    ],
+)
 def test_a_compact_form_that_does_not_match_its_csvs_is_ignored(copy, tamper):
     tamper(copy)
     assert compact.read(copy / compact.NAME, compact.csv_sources(copy)) is None

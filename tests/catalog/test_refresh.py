@@ -11,18 +11,21 @@ from botocore.stub import ANY, Stubber
 from moto import mock_aws
 
 import gpusizer
-from gpusizer.catalog import Catalog, cache, refresh as refresh_mod
+from gpusizer.catalog import Catalog, cache
+from gpusizer.catalog import refresh as refresh_mod
 from gpusizer.catalog.refresh import aws
 
-NOW = datetime.datetime(2026, 11, 23, 10, 0, tzinfo=datetime.timezone.utc)
+NOW = datetime.datetime(2026, 11, 23, 10, 0, tzinfo=datetime.UTC)
 G6_PRICE = 0.7777  # a price no snapshot has, so the test sees the refreshed one
 
 
 def _price_item(itype: str, usd: float) -> str:
-    return json.dumps({
-        "product": {"attributes": {"instanceType": itype, "regionCode": "us-east-1"}},
-        "terms": {"OnDemand": {"X.Y": {"priceDimensions": {"X.Y.Z": {"pricePerUnit": {"USD": str(usd)}}}}}},
-    })
+    return json.dumps(
+        {
+            "product": {"attributes": {"instanceType": itype, "regionCode": "us-east-1"}},
+            "terms": {"OnDemand": {"X.Y": {"priceDimensions": {"X.Y.Z": {"pricePerUnit": {"USD": str(usd)}}}}}},
+        }
+    )
 
 
 class StubbedSession:
@@ -35,15 +38,23 @@ class StubbedSession:
         for code in pricing_errors:
             self.stub_p.add_client_error("get_products", service_error_code=code, http_status_code=400)
         if pricing_ok:
-            self.stub_p.add_response("get_products", {"PriceList": [_price_item("g6.xlarge", G6_PRICE),
-                                                                    _price_item("p5.48xlarge", 55.04)], "FormatVersion": "aws_v1"},
-                                     {"ServiceCode": "AmazonEC2", "Filters": ANY})
+            self.stub_p.add_response(
+                "get_products",
+                {
+                    "PriceList": [_price_item("g6.xlarge", G6_PRICE), _price_item("p5.48xlarge", 55.04)],
+                    "FormatVersion": "aws_v1",
+                },
+                {"ServiceCode": "AmazonEC2", "Filters": ANY},
+            )
         self.stub_p.activate()
         self.sq = self.real.client("service-quotas", region_name="us-east-1")
         self.stub_q = Stubber(self.sq)
         for code in aws.QUOTAS.values():
-            self.stub_q.add_response("get_service_quota", {"Quota": {"Value": quota_value, "QuotaCode": code}},
-                                     {"ServiceCode": "ec2", "QuotaCode": code})
+            self.stub_q.add_response(
+                "get_service_quota",
+                {"Quota": {"Value": quota_value, "QuotaCode": code}},
+                {"ServiceCode": "ec2", "QuotaCode": code},
+            )
         self.stub_q.activate()
 
     def client(self, service, region_name=None, config=None):
@@ -137,13 +148,19 @@ def test_corrupt_cache_is_ignored_and_reported(moto_ec2):
 @slow_moto
 def test_quotas_from_a_refresh_reject_offers_that_exceed_them(moto_ec2):
     refresh_mod.refresh("aws", ["us-east-1"], NOW, session=StubbedSession(quota_value=8.0))
-    spec = {"name": "big", "model": {"name": "llama-3.1-70b"},
-            "placement": {"providers": ["aws"], "regions": ["us-east-1"]}}
+    spec = {
+        "name": "big",
+        "model": {"name": "llama-3.1-70b"},
+        "placement": {"providers": ["aws"], "regions": ["us-east-1"]},
+    }
     d = gpusizer.plan(spec)
-    p5 = [c for c in d.candidates
-          if c.offer.instance_type == "p5.48xlarge" and c.purchase == "on-demand" and c.offer.region == "us-east-1"
-          and not c.offer.opt_in]
+    p5 = [
+        c
+        for c in d.candidates
+        if c.offer.instance_type == "p5.48xlarge"
+        and c.purchase == "on-demand"
+        and c.offer.region == "us-east-1"
+        and not c.offer.opt_in
+    ]
     assert p5 and all(c.rejection and c.rejection.code == "quota" for c in p5)
     assert "quota in us-east-1 is 8" in p5[0].rejection.detail
-
-

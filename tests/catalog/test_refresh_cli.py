@@ -29,14 +29,20 @@ def moto_server():
 
 
 def _gpusizer(*args, env):
-    return subprocess.run([sys.executable, "-m", "gpusizer.cli", *args], capture_output=True, text=True,
-                          cwd=REPO, env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "gpusizer.cli", *args], capture_output=True, text=True, cwd=REPO, env=env, timeout=300
+    )
 
 
 @pytest.mark.slow  # a moto server and two CLI processes: ~10 s
 def test_refresh_against_moto_keeps_what_it_could_not_refresh_and_plan_still_works(moto_server):
-    env = {**os.environ, "AWS_ENDPOINT_URL": moto_server, "AWS_ACCESS_KEY_ID": "testing",
-           "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
+    env = {
+        **os.environ,
+        "AWS_ENDPOINT_URL": moto_server,
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }
     r = _gpusizer("catalog", "refresh", "--provider", "aws", "--region", "us-east-1", env=env)
     out = r.stdout + r.stderr
     assert "Traceback" not in out

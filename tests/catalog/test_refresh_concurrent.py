@@ -52,14 +52,27 @@ def endpoints():
 @pytest.mark.slow
 def test_concurrent_refreshes_of_two_regions_keep_both(endpoints):
     moto_url, pricing_url = endpoints
-    env = {**os.environ, "AWS_ENDPOINT_URL": moto_url, "AWS_ENDPOINT_URL_PRICING": pricing_url,
-           "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
-    procs = [subprocess.Popen([sys.executable, "-m", "gpusizer.cli", "catalog", "refresh", "--provider", "aws",
-                               "--region", region], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True)
-             for region in PRICES]
+    env = {
+        **os.environ,
+        "AWS_ENDPOINT_URL": moto_url,
+        "AWS_ENDPOINT_URL_PRICING": pricing_url,
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "gpusizer.cli", "catalog", "refresh", "--provider", "aws", "--region", region],
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for region in PRICES
+    ]
     outputs = [p.communicate(timeout=300) for p in procs]
-    for (out, err) in outputs:
+    for out, err in outputs:
         assert "Traceback" not in out + err and "internal error" not in out + err
     entries, problems = cache.read()
     assert problems == []

@@ -8,18 +8,23 @@ import types
 
 import pytest
 
-from gpusizer.catalog import Catalog, cache, refresh as refresh_mod
+from gpusizer.catalog import Catalog, cache
+from gpusizer.catalog import refresh as refresh_mod
 from gpusizer.catalog.refresh import gcp
 
-NOW = datetime.datetime(2026, 11, 23, 10, 0, tzinfo=datetime.timezone.utc)
+NOW = datetime.datetime(2026, 11, 23, 10, 0, tzinfo=datetime.UTC)
 NS = types.SimpleNamespace
 
 
 def sku(description, group, usage, usd, regions=("us-central1",)):
     units, nanos = int(usd), round((usd - int(usd)) * 1e9)
     rate = NS(unit_price=NS(units=units, nanos=nanos))
-    return NS(description=description, category=NS(resource_group=group, usage_type=usage),
-              service_regions=list(regions), pricing_info=[NS(pricing_expression=NS(tiered_rates=[rate]))])
+    return NS(
+        description=description,
+        category=NS(resource_group=group, usage_type=usage),
+        service_regions=list(regions),
+        pricing_info=[NS(pricing_expression=NS(tiered_rates=[rate]))],
+    )
 
 
 SKUS = [
@@ -34,12 +39,21 @@ SKUS = [
     sku("N1 Predefined Instance Ram running in Americas", "N1Standard", "OnDemand", 0.0042),
 ]
 MACHINES = [
-    ("zones/us-central1-a", NS(machine_types=[
-        NS(name="g2-standard-4", guest_cpus=4, memory_mb=16384,
-           accelerators=[NS(guest_accelerator_type="nvidia-l4", guest_accelerator_count=1)]),
-        NS(name="n1-standard-8", guest_cpus=8, memory_mb=30720, accelerators=[]),
-        NS(name="e2-medium", guest_cpus=2, memory_mb=4096, accelerators=[]),
-    ])),
+    (
+        "zones/us-central1-a",
+        NS(
+            machine_types=[
+                NS(
+                    name="g2-standard-4",
+                    guest_cpus=4,
+                    memory_mb=16384,
+                    accelerators=[NS(guest_accelerator_type="nvidia-l4", guest_accelerator_count=1)],
+                ),
+                NS(name="n1-standard-8", guest_cpus=8, memory_mb=30720, accelerators=[]),
+                NS(name="e2-medium", guest_cpus=2, memory_mb=4096, accelerators=[]),
+            ]
+        ),
+    ),
     ("zones/europe-west4-a", NS(machine_types=[])),
 ]
 
@@ -71,8 +85,12 @@ def fake_google(monkeypatch):
     billing_v1.CloudCatalogClient = FakeBilling
     compute_v1.MachineTypesClient = FakeCompute
     cloud.billing_v1, cloud.compute_v1, google.cloud = billing_v1, compute_v1, cloud
-    for name, mod in {"google": google, "google.cloud": cloud, "google.cloud.billing_v1": billing_v1,
-                      "google.cloud.compute_v1": compute_v1}.items():
+    for name, mod in {
+        "google": google,
+        "google.cloud": cloud,
+        "google.cloud.billing_v1": billing_v1,
+        "google.cloud.compute_v1": compute_v1,
+    }.items():
         monkeypatch.setitem(sys.modules, name, mod)
     monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "my-project")
 

@@ -68,7 +68,9 @@ class Mocks(pulumi.runtime.Mocks):
             outputs["selfLink"] = f"https://www.googleapis.com/compute/v1/projects/my-project/{args.name}"
             outputs["selfLinkUnique"] = outputs["selfLink"] + "?uniqueId=1"
         if args.typ == "gcp:compute/instanceGroupManager:InstanceGroupManager":
-            outputs["instanceGroup"] = f"https://www.googleapis.com/compute/v1/projects/my-project/zones/{args.inputs.get('zone')}/instanceGroups/{args.inputs.get('name')}"
+            outputs["instanceGroup"] = (
+                f"https://www.googleapis.com/compute/v1/projects/my-project/zones/{args.inputs.get('zone')}/instanceGroups/{args.inputs.get('name')}"
+            )
         if args.typ == "gcp:compute/forwardingRule:ForwardingRule":
             outputs["ipAddress"] = "10.128.0.42"
         if args.typ == "gcp:secretmanager/secret:Secret":
@@ -82,12 +84,20 @@ class Mocks(pulumi.runtime.Mocks):
     def call(self, args: pulumi.runtime.MockCallArgs):
         self.calls.append(args)
         if args.token == "aws:ec2/getAmi:getAmi":
-            return {"id": AMI_ID, "imageId": AMI_ID, "rootDeviceName": "/dev/sda1", "architecture": "x86_64",
-                    "name": "Deep Learning OSS Nvidia Driver AMI GPU PyTorch 2.9 (Ubuntu 24.04) 20260317",
-                    "blockDeviceMappings": [{"deviceName": "/dev/sda1", "ebs": {"volume_size": str(AMI_SNAPSHOT_GIB)}}]}
+            return {
+                "id": AMI_ID,
+                "imageId": AMI_ID,
+                "rootDeviceName": "/dev/sda1",
+                "architecture": "x86_64",
+                "name": "Deep Learning OSS Nvidia Driver AMI GPU PyTorch 2.9 (Ubuntu 24.04) 20260317",
+                "blockDeviceMappings": [{"deviceName": "/dev/sda1", "ebs": {"volume_size": str(AMI_SNAPSHOT_GIB)}}],
+            }
         if args.token == "aws:ec2/getVpc:getVpc":
-            return {"id": args.args.get("id") or "vpc-0default", "default": "id" not in args.args,
-                    "cidrBlock": "172.31.0.0/16"}
+            return {
+                "id": args.args.get("id") or "vpc-0default",
+                "default": "id" not in args.args,
+                "cidrBlock": "172.31.0.0/16",
+            }
         if args.token == "gcp:organizations/getClientConfig:getClientConfig":
             return {"id": "client", "project": "my-project", "region": "us-central1", "zone": ""}
         if args.token == "aws:ec2/getSubnets:getSubnets":
@@ -106,9 +116,15 @@ class Mocks(pulumi.runtime.Mocks):
         if args.token == "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings":
             types = next(f["values"] for f in args.args["filters"] if f["name"] == "instance-type")
             every = set(self.subnet_zones.values()).union(*(_catalog_zones(t) for t in types))
-            pairs = [(t, z) for t in types for z in sorted(every if self.offerings is None else self.offerings.get(t, []))]
-            return {"id": "offerings", "instanceTypes": [t for t, _ in pairs], "locations": [z for _, z in pairs],
-                    "locationTypes": ["availability-zone-id"] * len(pairs)}
+            pairs = [
+                (t, z) for t in types for z in sorted(every if self.offerings is None else self.offerings.get(t, []))
+            ]
+            return {
+                "id": "offerings",
+                "instanceTypes": [t for t, _ in pairs],
+                "locations": [z for _, z in pairs],
+                "locationTypes": ["availability-zone-id"] * len(pairs),
+            }
         raise NotImplementedError(f"unmocked invoke {args.token}")
 
     def of_type(self, typ: str) -> list[Registered]:
@@ -130,8 +146,9 @@ def _catalog_zones(instance_type: str) -> frozenset[str]:
     return frozenset(o.zone for o in gpusizer.Catalog.load().offers if o.instance_type == instance_type and o.zone)
 
 
-def run_program(fn: Callable[[], Any], config: dict | None = None, secret_keys=(), stack: str = "dev",
-                mocks: Mocks | None = None):
+def run_program(
+    fn: Callable[[], Any], config: dict | None = None, secret_keys=(), stack: str = "dev", mocks: Mocks | None = None
+):
     """Run `fn` under fresh mocks (or `mocks`); return (mocks, exports, resolved exports).
 
     Exports are recorded as given (Outputs included) and resolved to plain values
@@ -141,8 +158,9 @@ def run_program(fn: Callable[[], Any], config: dict | None = None, secret_keys=(
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     pulumi.runtime.settings.set_root_resource(None)
-    pulumi.runtime.set_all_config({k: v if isinstance(v, str) else json.dumps(v) for k, v in (config or {}).items()},
-                                  list(secret_keys))
+    pulumi.runtime.set_all_config(
+        {k: v if isinstance(v, str) else json.dumps(v) for k, v in (config or {}).items()}, list(secret_keys)
+    )
     mocks = mocks or Mocks()
     pulumi.runtime.set_mocks(mocks, project="gpusizer", stack=stack, preview=False)
     exports: dict = {}
@@ -164,8 +182,10 @@ def run_program(fn: Callable[[], Any], config: dict | None = None, secret_keys=(
     try:
         pulumi.runtime.test(program)()
         monitor = pulumi.runtime.settings.get_monitor()
-        urns = {(reg.urn.rsplit("::", 1)[1], reg.urn.split("::")[2].split("$")[-1]): reg.urn
-                for reg in monitor.resources.values()}
+        urns = {
+            (reg.urn.rsplit("::", 1)[1], reg.urn.split("::")[2].split("$")[-1]): reg.urn
+            for reg in monitor.resources.values()
+        }
         for r in mocks.resources:
             r.urn = urns.get((r.name, r.typ), "")
     finally:
@@ -182,7 +202,8 @@ def run_stack(stack_file: pathlib.Path, overrides: dict | None = None, secret_ke
     stack = stack_file.name.split(".")[1]
     scope: dict = {}
     mocks, exports, resolved = run_program(
-        lambda: scope.update(runpy.run_path(str(REPO / "__main__.py"), run_name="__main__")), config, secret_keys, stack)
+        lambda: scope.update(runpy.run_path(str(REPO / "__main__.py"), run_name="__main__")), config, secret_keys, stack
+    )
     return mocks, resolved, scope
 
 
@@ -207,8 +228,16 @@ def parent_type(r: Registered) -> str:
 def tiny_pools():
     import gpusizer
 
-    return gpusizer.parse_pools([{
-        "name": "rack-a", "location": "fra-dc1", "gpu": "L40S", "gpus_per_node": 8, "usd_per_gpu_hour": 0.4,
-        "node_selector": {"nvidia.com/gpu.product": "NVIDIA-L40S"},
-        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
-    }])
+    return gpusizer.parse_pools(
+        [
+            {
+                "name": "rack-a",
+                "location": "fra-dc1",
+                "gpu": "L40S",
+                "gpus_per_node": 8,
+                "usd_per_gpu_hour": 0.4,
+                "node_selector": {"nvidia.com/gpu.product": "NVIDIA-L40S"},
+                "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+            }
+        ]
+    )

@@ -9,11 +9,20 @@ from gpusizer.components import GpuWorkload, GpuWorkloadArgs, scaling, tags
 from tests.components.conftest import run_program
 
 QUERY = 'sum(rate(nginx_ingress_controller_requests{service="chat"}[2m]))'
-QUEUE = {"min_replicas": 0, "max_replicas": 4, "metric": "queue_depth", "query": QUERY, "target": 10,
-         "scale_to_zero_after": "15m"}
+QUEUE = {
+    "min_replicas": 0,
+    "max_replicas": 4,
+    "metric": "queue_depth",
+    "query": QUERY,
+    "target": 10,
+    "scale_to_zero_after": "15m",
+}
 BASE = {"name": "chat", "model": {"name": "llama-3.1-8b"}, "inference": {"batch_size": 4}}
-ONPREM = {**BASE, "placement": {"providers": ["onprem"]},
-          "deploy": {"image": "vllm/vllm-openai:v0.11.0", "autoscaling": QUEUE}}
+ONPREM = {
+    **BASE,
+    "placement": {"providers": ["onprem"]},
+    "deploy": {"image": "vllm/vllm-openai:v0.11.0", "autoscaling": QUEUE},
+}
 AWS = {**BASE, "placement": {"providers": ["aws"], "regions": ["us-east-1"]}, "deploy": {"autoscaling": QUEUE}}
 GCP = {**BASE, "placement": {"providers": ["gcp"], "regions": ["us-central1"]}, "deploy": {"autoscaling": QUEUE}}
 SCALED_OBJECT = "kubernetes:keda.sh/v1alpha1:ScaledObject"
@@ -47,8 +56,10 @@ def test_pool_queue_depth_registers_keda_scaled_object_and_quota_for_max(tiny_po
 
 
 def test_pool_gpu_utilization_registers_hpa_on_dcgm(tiny_pools):
-    spec = {**ONPREM, "deploy": {"autoscaling": {"min_replicas": 1, "max_replicas": 3, "metric": "gpu_utilization",
-                                                 "target": 70}}}
+    spec = {
+        **ONPREM,
+        "deploy": {"autoscaling": {"min_replicas": 1, "max_replicas": 3, "metric": "gpu_utilization", "target": 70}},
+    }
     mocks, _, _ = run_program(_program(spec, tiny_pools))
     hpa = mocks.one(HPA)
     assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (1, 3)
@@ -76,12 +87,26 @@ def test_aws_group_gets_min_max_and_target_tracking_policy():
 
 
 def test_aws_schedule_registers_start_and_end_actions():
-    spec = {**AWS, "deploy": {"autoscaling": {"min_replicas": 0, "metric": "schedule", "schedule": [
-        {"start": "0 8 * * 1-5", "end": "0 20 * * 1-5", "replicas": 2, "timezone": "Europe/Berlin"}]}}}
+    spec = {
+        **AWS,
+        "deploy": {
+            "autoscaling": {
+                "min_replicas": 0,
+                "metric": "schedule",
+                "schedule": [
+                    {"start": "0 8 * * 1-5", "end": "0 20 * * 1-5", "replicas": 2, "timezone": "Europe/Berlin"}
+                ],
+            }
+        },
+    }
     mocks, _, _ = run_program(_program(spec))
-    actions = sorted((r.inputs for r in mocks.of_type("aws:autoscaling/schedule:Schedule")), key=lambda a: a["recurrence"])
+    actions = sorted(
+        (r.inputs for r in mocks.of_type("aws:autoscaling/schedule:Schedule")), key=lambda a: a["recurrence"]
+    )
     assert [(a["recurrence"], a["desiredCapacity"], a["minSize"]) for a in actions] == [
-        ("0 20 * * 1-5", 0, 0), ("0 8 * * 1-5", 2, 2)]
+        ("0 20 * * 1-5", 0, 0),
+        ("0 8 * * 1-5", 2, 2),
+    ]
     assert {a["timeZone"] for a in actions} == {"Europe/Berlin"}
     assert not mocks.of_type("aws:autoscaling/policy:Policy")
 

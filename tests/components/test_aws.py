@@ -7,14 +7,18 @@ import json
 import pytest
 
 import gpusizer
-from gpusizer.components import AwsNetwork, GpuWorkload, GpuWorkloadArgs, InfeasibleWorkloadError, aws, tags
 from gpusizer.catalog import Catalog
+from gpusizer.components import AwsNetwork, GpuWorkload, GpuWorkloadArgs, InfeasibleWorkloadError, aws, tags
 from gpusizer.facts import images
 from tests.components.conftest import AMI_ID, AMI_SNAPSHOT_GIB, Mocks, parent_type, run_program
 from tests.conftest import make_offer
 
-CHAT = {"name": "chat", "model": {"name": "llama-3.1-8b"}, "inference": {"batch_size": 4},
-        "placement": {"providers": ["aws"], "regions": ["us-east-1"]}}
+CHAT = {
+    "name": "chat",
+    "model": {"name": "llama-3.1-8b"},
+    "inference": {"batch_size": 4},
+    "placement": {"providers": ["aws"], "regions": ["us-east-1"]},
+}
 HERE = GpuWorkloadArgs(aws_region="us-east-1")  # the stack's default provider is in us-east-1
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
 INSTANCE = "aws:ec2/instance:Instance"
@@ -39,8 +43,12 @@ def test_single_instance_is_right_sized_and_secure():
         assert (meta["httpTokens"], meta["httpPutResponseHopLimit"]) == ("required", 2)
     (mapping,) = lt["blockDeviceMappings"]
     assert mapping["deviceName"] == "/dev/sda1"  # the AMI's root device, so the root volume is resized
-    assert mapping["ebs"] == {"volumeSize": plan.workload.disk_gib, "volumeType": "gp3", "encrypted": "true",
-                              "deleteOnTermination": "true"}
+    assert mapping["ebs"] == {
+        "volumeSize": plan.workload.disk_gib,
+        "volumeType": "gp3",
+        "encrypted": "true",
+        "deleteOnTermination": "true",
+    }
     root = inst["rootBlockDevice"]
     assert (root["volumeSize"], root["volumeType"], root["encrypted"]) == (plan.workload.disk_gib, "gp3", True)
     assert not inst.get("instanceMarketOptions") and not lt.get("instanceMarketOptions")
@@ -48,8 +56,12 @@ def test_single_instance_is_right_sized_and_secure():
     # Inbound: only the server port, only from the load balancer's group; egress open; SSM for shells.
     (sg,) = [r.inputs for r in mocks.of_type("aws:ec2/securityGroup:SecurityGroup") if r.name == "chat-aws-sg"]
     (lb_sg,) = [r for r in mocks.of_type("aws:ec2/securityGroup:SecurityGroup") if r.name == "chat-aws-lb-sg"]
-    assert sg["ingress"] == [{"protocol": "tcp", "fromPort": 8000, "toPort": 8000, "securityGroups": ["chat-aws-lb-sg-id"]}]
-    assert lb_sg.inputs["ingress"] == [{"protocol": "tcp", "fromPort": 8000, "toPort": 8000, "cidrBlocks": ["172.31.0.0/16"]}]
+    assert sg["ingress"] == [
+        {"protocol": "tcp", "fromPort": 8000, "toPort": 8000, "securityGroups": ["chat-aws-lb-sg-id"]}
+    ]
+    assert lb_sg.inputs["ingress"] == [
+        {"protocol": "tcp", "fromPort": 8000, "toPort": 8000, "cidrBlocks": ["172.31.0.0/16"]}
+    ]
     assert sg["egress"] == [{"protocol": "-1", "fromPort": 0, "toPort": 0, "cidrBlocks": ["0.0.0.0/0"]}]
     assert sg["vpcId"] == "vpc-0default"
     role = mocks.one("aws:iam/role:Role")
@@ -65,9 +77,14 @@ def test_single_instance_is_right_sized_and_secure():
         assert res_tags[tags.AWS_INSTANCE_TYPE] == c.offer.instance_type
     assert {t["resourceType"] for t in lt["tagSpecifications"]} == {"instance", "volume", "network-interface"}
     assert not mocks.of_type("pulumi:providers:aws")  # the choice is in the default provider's region
-    assert seen["chat"] == {"instance_type": c.offer.instance_type, "hourly_usd": round(c.hourly_usd, 4),
-                            "instance_id": "chat-aws-instance-id", "asg_name": None, "decision": seen["chat"]["decision"],
-                            "endpoint": "http://chat-aws-nlb-0123456789.elb.us-east-1.amazonaws.com:8000"}
+    assert seen["chat"] == {
+        "instance_type": c.offer.instance_type,
+        "hourly_usd": round(c.hourly_usd, 4),
+        "instance_id": "chat-aws-instance-id",
+        "asg_name": None,
+        "decision": seen["chat"]["decision"],
+        "endpoint": "http://chat-aws-nlb-0123456789.elb.us-east-1.amazonaws.com:8000",
+    }
     assert seen["chat"]["decision"]["choice"]["instance_type"] == c.offer.instance_type
 
 
@@ -83,8 +100,10 @@ def test_spot_choice_uses_market_options():
     spec = _with(CHAT, placement={"purchase": "spot"})
     mocks, _, _ = run_program(lambda: GpuWorkload("chat", spec, args=HERE))
     for res in (mocks.one(INSTANCE), mocks.one(LT)):
-        assert res["instanceMarketOptions"] == {"marketType": "spot", "spotOptions": {
-            "instanceInterruptionBehavior": "terminate", "spotInstanceType": "one-time"}}
+        assert res["instanceMarketOptions"] == {
+            "marketType": "spot",
+            "spotOptions": {"instanceInterruptionBehavior": "terminate", "spotInstanceType": "one-time"},
+        }
     assert mocks.one(INSTANCE)["tags"][tags.AWS_PURCHASE] == "spot"
 
 
@@ -115,8 +134,9 @@ def test_failover_never_falls_to_an_inadequate_type(tiny_catalog):
     # 8B bf16 with 4 x 8k of KV cache needs ~19 GiB: a 15 GiB T4 is cheapest and inadequate.
     spec = _with(CHAT, deploy={"capacity_failover": True, "failover_types": 10})
     plan = gpusizer.plan(spec, catalog=tiny_catalog)
-    mocks, _, _ = run_program(lambda: GpuWorkload("chat", spec, args=GpuWorkloadArgs(
-        aws_region="us-east-1", catalog=tiny_catalog)))
+    mocks, _, _ = run_program(
+        lambda: GpuWorkload("chat", spec, args=GpuWorkloadArgs(aws_region="us-east-1", catalog=tiny_catalog))
+    )
     overrides = [o["instanceType"] for o in mocks.one(ASG)["mixedInstancesPolicy"]["launchTemplate"]["overrides"]]
     assert "g4dn.xlarge" not in overrides
     assert overrides == [c.offer.instance_type for c in plan.failover(10)]
@@ -140,7 +160,8 @@ def test_replicas_without_failover_keep_to_the_chosen_type():
     mocks, _, _ = run_program(lambda: GpuWorkload("chat", spec, args=HERE))
     asg = mocks.one(ASG)
     assert [o["instanceType"] for o in asg["mixedInstancesPolicy"]["launchTemplate"]["overrides"]] == [
-        plan.chosen.offer.instance_type]
+        plan.chosen.offer.instance_type
+    ]
     assert asg["desiredCapacity"] == 3
 
 
@@ -191,12 +212,18 @@ def test_dlami_is_looked_up_by_owner_and_name_unless_overridden():
 
 def test_multi_node_training_gets_efa_and_a_cluster_placement_group():
     catalog = Catalog((make_offer("p5.4xlarge", "H100", 1, 79.65, 6.88, fabric="efa", network_gbps=100),))
-    spec = {"name": "train", "model": {"name": "llama-3.1-8b"}, "task": "training",
-            "training": {"sequence_length": 2048}, "placement": {"providers": ["aws"]}}
+    spec = {
+        "name": "train",
+        "model": {"name": "llama-3.1-8b"},
+        "task": "training",
+        "training": {"sequence_length": 2048},
+        "placement": {"providers": ["aws"]},
+    }
     plan = gpusizer.plan(spec, catalog=catalog)
     assert plan.chosen.nodes > 1
-    mocks, _, _ = run_program(lambda: GpuWorkload("train", spec, args=GpuWorkloadArgs(
-        aws_region="us-east-1", catalog=catalog)))
+    mocks, _, _ = run_program(
+        lambda: GpuWorkload("train", spec, args=GpuWorkloadArgs(aws_region="us-east-1", catalog=catalog))
+    )
     asg = mocks.one(ASG)
     assert asg["desiredCapacity"] == plan.chosen.nodes
     assert asg["placementGroup"].startswith("train-aws-pg")
@@ -209,8 +236,13 @@ def test_multi_node_training_gets_efa_and_a_cluster_placement_group():
 
 
 P5 = make_offer("p5.48xlarge", "H100", 8, 79.65, 55.04, fabric="efa", network_gbps=3200, nvlink=True)
-PRETRAIN = {"name": "pretrain", "model": {"name": "llama-3.1-70b"}, "task": "training",
-            "training": {"sequence_length": 4096}, "placement": {"providers": ["aws"]}}
+PRETRAIN = {
+    "name": "pretrain",
+    "model": {"name": "llama-3.1-70b"},
+    "task": "training",
+    "training": {"sequence_length": 4096},
+    "placement": {"providers": ["aws"]},
+}
 
 
 def test_instance_and_every_group_subnet_lie_in_the_zone_that_offers_the_type():
@@ -242,7 +274,9 @@ def test_failover_overrides_keep_to_types_offered_in_every_zone_of_the_group():
     mocks, _, _ = run_program(lambda: GpuWorkload("chat", spec, args=HERE), mocks=Mocks(offerings=offered))
     asg = mocks.one(ASG)
     assert [o["instanceType"] for o in asg["mixedInstancesPolicy"]["launchTemplate"]["overrides"]] == [
-        ranked[0], ranked[2]]
+        ranked[0],
+        ranked[2],
+    ]
     assert asg["vpcZoneIdentifiers"] == ["subnet-a", "subnet-b"]  # no subnet in a zone without the type
     assert asg["waitForCapacityTimeout"] == "30m"  # no capacity fails `up` instead of reporting 0 instances
 
@@ -251,8 +285,9 @@ def test_multi_node_p5_48xlarge_gets_one_efa_interface_per_network_card():
     catalog = Catalog((P5,))
     plan = gpusizer.plan(PRETRAIN, catalog=catalog)
     assert plan.chosen.nodes > 1
-    mocks, _, _ = run_program(lambda: GpuWorkload("pretrain", PRETRAIN, args=GpuWorkloadArgs(
-        aws_region="us-east-1", catalog=catalog)))
+    mocks, _, _ = run_program(
+        lambda: GpuWorkload("pretrain", PRETRAIN, args=GpuWorkloadArgs(aws_region="us-east-1", catalog=catalog))
+    )
     nics = mocks.one(LT)["networkInterfaces"]
     # AWS: P5 has 32 network cards; one interface each, EFA-with-ENA primary and efa-only on the rest.
     assert len(nics) == 32
@@ -272,24 +307,36 @@ def test_multi_node_p5_48xlarge_gets_one_efa_interface_per_network_card():
 @pytest.mark.parametrize("egress, endpoints, nat", [("endpoints", 4, 0), ("none", 0, 0)])
 def test_private_egress_is_configurable(egress, endpoints, nat):
     catalog = Catalog((P5,))
-    mocks, _, _ = run_program(lambda: GpuWorkload("pretrain", PRETRAIN, args=GpuWorkloadArgs(
-        aws_region="us-east-1", catalog=catalog, aws_egress=egress)))
+    mocks, _, _ = run_program(
+        lambda: GpuWorkload(
+            "pretrain", PRETRAIN, args=GpuWorkloadArgs(aws_region="us-east-1", catalog=catalog, aws_egress=egress)
+        )
+    )
     found = mocks.of_type("aws:ec2/vpcEndpoint:VpcEndpoint")
     assert len(found) == endpoints and len(mocks.of_type("aws:ec2/natGateway:NatGateway")) == nat
     if endpoints:
         assert {e.inputs["serviceName"] for e in found} == {
-            "com.amazonaws.us-east-1.ssm", "com.amazonaws.us-east-1.ssmmessages",
-            "com.amazonaws.us-east-1.ec2messages", "com.amazonaws.us-east-1.s3"}
+            "com.amazonaws.us-east-1.ssm",
+            "com.amazonaws.us-east-1.ssmmessages",
+            "com.amazonaws.us-east-1.ec2messages",
+            "com.amazonaws.us-east-1.s3",
+        }
 
 
 def test_efa_overrides_need_efa_and_as_many_network_cards():
-    catalog = Catalog((P5, make_offer("p5e.48xlarge", "H200", 8, 140.0, 60.0, fabric="efa", nvlink=True),
-                       make_offer("p5en.48xlarge", "H200", 8, 140.0, 61.0, fabric="efa", nvlink=True),
-                       make_offer("p4d.24xlarge", "A100-40GB", 8, 39.5, 58.0, fabric="efa", nvlink=True)))
+    catalog = Catalog(
+        (
+            P5,
+            make_offer("p5e.48xlarge", "H200", 8, 140.0, 60.0, fabric="efa", nvlink=True),
+            make_offer("p5en.48xlarge", "H200", 8, 140.0, 61.0, fabric="efa", nvlink=True),
+            make_offer("p4d.24xlarge", "A100-40GB", 8, 39.5, 58.0, fabric="efa", nvlink=True),
+        )
+    )
     spec = _with(PRETRAIN, deploy={"capacity_failover": True, "failover_types": 4})
     plan = gpusizer.plan(spec, catalog=catalog)
-    mocks, _, _ = run_program(lambda: GpuWorkload("pretrain", spec, args=GpuWorkloadArgs(
-        aws_region="us-east-1", catalog=catalog)))
+    mocks, _, _ = run_program(
+        lambda: GpuWorkload("pretrain", spec, args=GpuWorkloadArgs(aws_region="us-east-1", catalog=catalog))
+    )
     overrides = [o["instanceType"] for o in mocks.one(ASG)["mixedInstancesPolicy"]["launchTemplate"]["overrides"]]
     # p5en has 16 network cards, p4d 4: the 32-interface template cannot launch them.
     assert overrides[0] == plan.chosen.offer.instance_type
@@ -352,19 +399,29 @@ def test_decision_output_is_the_plan_json_trimmed():
 def _export(w: GpuWorkload) -> None:
     import pulumi
 
-    pulumi.export(w._name, {"instance_type": w.instance_type, "hourly_usd": w.hourly_usd, "decision": w.decision,
-                            **{k: w.ids[k] for k in ("instance_id", "asg_name", "endpoint") if k in w.ids}})
+    pulumi.export(
+        w._name,
+        {
+            "instance_type": w.instance_type,
+            "hourly_usd": w.hourly_usd,
+            "decision": w.decision,
+            **{k: w.ids[k] for k in ("instance_id", "asg_name", "endpoint") if k in w.ids},
+        },
+    )
 
 
-@pytest.mark.parametrize("setting, value, key", [
-    ("aws_egress", "public", "gpusizer:awsEgress"),
-    ("aws_private_cidr", "172.31.240.1/20", "gpusizer:awsPrivateCidr"),  # host bits set
-    ("aws_private_cidr", "172.31.240.0/29", "gpusizer:awsPrivateCidr"),  # smaller than EC2's /28
-    ("aws_private_cidr", "fd00::/64", "gpusizer:awsPrivateCidr"),
-    ("aws_region", "yes", "aws:region"),  # YAML 1.1's boolean, as the stack file may hold it
-    ("aws_region", '["us-east-1"]', "aws:region"),  # a list, as Pulumi config passes it (JSON text)
-    ("aws_region", "us-east1", "aws:region"),  # GCP's spelling
-])
+@pytest.mark.parametrize(
+    "setting, value, key",
+    [
+        ("aws_egress", "public", "gpusizer:awsEgress"),
+        ("aws_private_cidr", "172.31.240.1/20", "gpusizer:awsPrivateCidr"),  # host bits set
+        ("aws_private_cidr", "172.31.240.0/29", "gpusizer:awsPrivateCidr"),  # smaller than EC2's /28
+        ("aws_private_cidr", "fd00::/64", "gpusizer:awsPrivateCidr"),
+        ("aws_region", "yes", "aws:region"),  # YAML 1.1's boolean, as the stack file may hold it
+        ("aws_region", '["us-east-1"]', "aws:region"),  # a list, as Pulumi config passes it (JSON text)
+        ("aws_region", "us-east1", "aws:region"),  # GCP's spelling
+    ],
+)
 def test_an_invalid_setting_fails_before_anything_is_registered(setting, value, key):
     # A choice outside the default provider's region: the component would register a regional
     # provider first, so a check inside it would leave that (and the GpuWorkload) registered.
@@ -372,8 +429,10 @@ def test_an_invalid_setting_fails_before_anything_is_registered(setting, value, 
     assert gpusizer.plan(spec).chosen.offer.region == "us-east-2"
     mocks = Mocks()
     with pytest.raises(ValueError) as e:
-        run_program(lambda: GpuWorkload("chat", spec, args=GpuWorkloadArgs(**{"aws_region": "us-east-1", setting: value})),
-                    mocks=mocks)
+        run_program(
+            lambda: GpuWorkload("chat", spec, args=GpuWorkloadArgs(**{"aws_region": "us-east-1", setting: value})),
+            mocks=mocks,
+        )
     assert key in str(e.value) and repr(value) in str(e.value) and "To fix" in str(e.value)
     if setting == "aws_egress":
         assert "nat, endpoints, none" in str(e.value)
@@ -393,6 +452,13 @@ def test_region_patterns_are_botocores_partitions():
 
     partitions = botocore.loaders.create_loader().load_data("endpoints")["partitions"]
     assert set(aws.REGION_PATTERNS) == {p["regionRegex"] for p in partitions}
-    for region in ("us-east-1", "eu-central-2", "ap-southeast-4", "il-central-1", "mx-central-1", "us-gov-west-1",
-                   "cn-northwest-1"):
+    for region in (
+        "us-east-1",
+        "eu-central-2",
+        "ap-southeast-4",
+        "il-central-1",
+        "mx-central-1",
+        "us-gov-west-1",
+        "cn-northwest-1",
+    ):
         aws.check_settings("nat", aws.aws_network.PRIVATE_CIDR, region)

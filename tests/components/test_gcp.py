@@ -2,20 +2,28 @@
 
 from __future__ import annotations
 
-
 import pytest
 
 import gpusizer
-from gpusizer.components import GpuWorkload, GpuWorkloadArgs, gcp, tags
 from gpusizer.catalog import Catalog
+from gpusizer.components import GpuWorkload, GpuWorkloadArgs, gcp, tags
 from tests.components.conftest import REPO, parent_type, run_program
 from tests.conftest import make_offer
 
-QWEN = {"name": "qwen", "model": {"name": "qwen2.5-7b"}, "inference": {"batch_size": 2},
-        "placement": {"providers": ["gcp"], "regions": ["us-central1"]}}
+QWEN = {
+    "name": "qwen",
+    "model": {"name": "qwen2.5-7b"},
+    "inference": {"batch_size": 2},
+    "placement": {"providers": ["gcp"], "regions": ["us-central1"]},
+}
 # A short fine-tune: a job that ends, so flex-start capacity fits it.
-TUNE = {"name": "qwen", "model": {"name": "llama-3.1-8b"}, "task": "finetune", "training": {"sequence_length": 2048},
-        "placement": {"providers": ["gcp"], "regions": ["us-central1"]}}
+TUNE = {
+    "name": "qwen",
+    "model": {"name": "llama-3.1-8b"},
+    "task": "finetune",
+    "training": {"sequence_length": 2048},
+    "placement": {"providers": ["gcp"], "regions": ["us-central1"]},
+}
 VM = "gcp:compute/instance:Instance"
 TEMPLATE = "gcp:compute/instanceTemplate:InstanceTemplate"
 MIG = "gcp:compute/instanceGroupManager:InstanceGroupManager"
@@ -36,10 +44,17 @@ def test_g2_vm_carries_its_gpu_and_secure_defaults():
     assert vm["machineType"] == c.offer.instance_type
     assert not vm.get("guestAccelerators")  # G2 comes with its L4
     assert vm["zone"] == c.offer.zone
-    assert vm["scheduling"] == {"onHostMaintenance": "TERMINATE", "automaticRestart": True, "preemptible": False,
-                                "provisioningModel": "STANDARD"}
-    assert vm["shieldedInstanceConfig"] == {"enableSecureBoot": False, "enableVtpm": True,
-                                           "enableIntegrityMonitoring": True}
+    assert vm["scheduling"] == {
+        "onHostMaintenance": "TERMINATE",
+        "automaticRestart": True,
+        "preemptible": False,
+        "provisioningModel": "STANDARD",
+    }
+    assert vm["shieldedInstanceConfig"] == {
+        "enableSecureBoot": False,
+        "enableVtpm": True,
+        "enableIntegrityMonitoring": True,
+    }
     assert vm["networkInterfaces"] == [{"network": "default"}]  # no access config: no external IP
     disk = vm["bootDisk"]["initializeParams"]
     assert (disk["image"], disk["size"], disk["type"]) == (gcp.DLVM_IMAGE, plan.workload.disk_gib, "pd-balanced")
@@ -50,8 +65,10 @@ def test_g2_vm_carries_its_gpu_and_secure_defaults():
     assert labels[tags.GCP_GPU] == "l4" and labels[tags.GCP_PURCHASE] == "on-demand"
     sa = mocks.one("gcp:serviceaccount/account:Account")
     assert sa["accountId"] == "gpusizer-qwen-dev"  # workload and stack: two stacks do not collide
-    assert vm["serviceAccount"] == {"email": "gpusizer-qwen-dev@my-project.iam.gserviceaccount.com",
-                                    "scopes": gcp.SCOPES}
+    assert vm["serviceAccount"] == {
+        "email": "gpusizer-qwen-dev@my-project.iam.gserviceaccount.com",
+        "scopes": gcp.SCOPES,
+    }
     assert vm["allowStoppingForUpdate"] is True  # a machine-type change stops and resizes in place
     assert vm["name"] == "qwen-dev"
     assert not any(s.endswith("/cloud-platform") for s in gcp.SCOPES)
@@ -67,7 +84,10 @@ def test_g2_vm_carries_its_gpu_and_secure_defaults():
 
 
 def test_n1_takes_attached_accelerators():
-    spec = {**_with(QWEN, model={"name": "qwen2.5-1.5b"}, placement={"gpus": ["T4"]}), "precision": "fp16"}  # T4: no bf16
+    spec = {
+        **_with(QWEN, model={"name": "qwen2.5-1.5b"}, placement={"gpus": ["T4"]}),
+        "precision": "fp16",
+    }  # T4: no bf16
     plan = gpusizer.plan(spec)
     assert plan.chosen.offer.instance_type.startswith("n1-")
     mocks, _, _ = run_program(lambda: GpuWorkload("qwen", spec))
@@ -81,9 +101,13 @@ def test_n1_takes_attached_accelerators():
 def test_spot_uses_the_spot_provisioning_model():
     spec = _with(QWEN, placement={"purchase": "spot"})
     mocks, _, _ = run_program(lambda: GpuWorkload("qwen", spec))
-    assert mocks.one(VM)["scheduling"] == {"onHostMaintenance": "TERMINATE", "automaticRestart": False,
-                                           "preemptible": True, "provisioningModel": "SPOT",
-                                           "instanceTerminationAction": "STOP"}
+    assert mocks.one(VM)["scheduling"] == {
+        "onHostMaintenance": "TERMINATE",
+        "automaticRestart": False,
+        "preemptible": True,
+        "provisioningModel": "SPOT",
+        "instanceTerminationAction": "STOP",
+    }
     assert mocks.one(VM)["labels"][tags.GCP_PURCHASE] == "spot"
 
 
@@ -106,8 +130,13 @@ def test_replicas_use_a_template_and_managed_group():
 
 
 def test_a3_boots_from_hyperdisk():
-    catalog = Catalog((make_offer("a3-highgpu-1g", "H100", 1, 79.65, 11.0, provider="gcp", region="us-central1",
-                                  zone="us-central1-a"),))
+    catalog = Catalog(
+        (
+            make_offer(
+                "a3-highgpu-1g", "H100", 1, 79.65, 11.0, provider="gcp", region="us-central1", zone="us-central1-a"
+            ),
+        )
+    )
     spec = TUNE  # a3-highgpu-1g is not sold on demand: flex-start, which serving refuses
     mocks, _, _ = run_program(lambda: GpuWorkload("qwen", spec, args=GpuWorkloadArgs(catalog=catalog)))
     vm = mocks.one(VM)
@@ -115,13 +144,16 @@ def test_a3_boots_from_hyperdisk():
     assert vm["bootDisk"]["initializeParams"]["type"] == "hyperdisk-balanced"
 
 
-@pytest.mark.parametrize("itype, machine, accels", [
-    ("a3-highgpu-8g", "a3-highgpu-8g", []),  # A3 comes with its H100s
-    ("a4-highgpu-8g", "a4-highgpu-8g", []),  # A4 with its B200s
-    ("a2-ultragpu-1g", "a2-ultragpu-1g", []),  # A2 with its A100s
-    ("n1-standard-32+nvidia-tesla-v100x8", "n1-standard-32", [{"type": "nvidia-tesla-v100", "count": 8}]),
-    ("n1-highmem-8+nvidia-tesla-p100x2", "n1-highmem-8", [{"type": "nvidia-tesla-p100", "count": 2}]),
-])
+@pytest.mark.parametrize(
+    "itype, machine, accels",
+    [
+        ("a3-highgpu-8g", "a3-highgpu-8g", []),  # A3 comes with its H100s
+        ("a4-highgpu-8g", "a4-highgpu-8g", []),  # A4 with its B200s
+        ("a2-ultragpu-1g", "a2-ultragpu-1g", []),  # A2 with its A100s
+        ("n1-standard-32+nvidia-tesla-v100x8", "n1-standard-32", [{"type": "nvidia-tesla-v100", "count": 8}]),
+        ("n1-highmem-8+nvidia-tesla-p100x2", "n1-highmem-8", [{"type": "nvidia-tesla-p100", "count": 2}]),
+    ],
+)
 def test_machine_family_rules(itype, machine, accels):
     assert gcp.machine_and_accelerators(itype) == (machine, accels)
 
@@ -141,8 +173,13 @@ def test_an_n1_offer_without_its_gpus_is_refused():
 def test_digit_first_spec_name_yields_names_that_start_with_a_letter():
     spec = {**_with(QWEN, deploy={"replicas": 2}), "name": "70b-chat"}
     mocks, _, _ = run_program(lambda: (GpuWorkload("70b-chat", spec), GpuWorkload("solo", {**QWEN, "name": "7b"})))
-    given = [mocks.one(MIG)["name"], mocks.one(MIG)["baseInstanceName"], mocks.one(TEMPLATE)["namePrefix"],
-             mocks.one(VM)["name"], *(a.inputs["accountId"] for a in mocks.of_type("gcp:serviceaccount/account:Account"))]
+    given = [
+        mocks.one(MIG)["name"],
+        mocks.one(MIG)["baseInstanceName"],
+        mocks.one(TEMPLATE)["namePrefix"],
+        mocks.one(VM)["name"],
+        *(a.inputs["accountId"] for a in mocks.of_type("gcp:serviceaccount/account:Account")),
+    ]
     assert given and all(n[0].isalpha() for n in given), given
     assert mocks.one(MIG)["baseInstanceName"] == "w70b-chat"
     assert len(mocks.one(TEMPLATE)["namePrefix"]) <= 37  # pulumi-gcp's limit for a name prefix
@@ -156,26 +193,33 @@ def test_names_differ_between_stacks():
 
 
 def test_custom_mode_vpc_gets_the_regions_subnetwork_and_nat_can_be_turned_off():
-    args = GpuWorkloadArgs(gcp_network="ml-vpc", gcp_subnetworks={"us-central1": "ml-us-central1"},
-                           gcp_cloud_nat=False)
+    args = GpuWorkloadArgs(gcp_network="ml-vpc", gcp_subnetworks={"us-central1": "ml-us-central1"}, gcp_cloud_nat=False)
     mocks, _, _ = run_program(lambda: GpuWorkload("qwen", QWEN, args=args))
     assert mocks.one(VM)["networkInterfaces"] == [{"network": "ml-vpc", "subnetwork": "ml-us-central1"}]
     assert not mocks.of_type(ROUTER) and not mocks.of_type(NAT)
 
 
-@pytest.mark.parametrize("itype, purchase, reservation, model", [
-    ("a3-ultragpu-8g", "on-demand", None, "FLEX_START"),  # not sold plain on-demand
-    ("a4-highgpu-8g", "on-demand", "my-res", "RESERVATION_BOUND"),
-    ("a3-highgpu-2g", "on-demand", None, "FLEX_START"),
-    ("a3-highgpu-8g", "on-demand", None, "STANDARD"),  # sold on-demand
-    ("a3-ultragpu-8g", "spot", None, "SPOT"),
-    ("a3-highgpu-2g", "on-demand", "my-res", "FLEX_START"),  # cannot be reservation-bound: flex-start, no affinity
-    ("a3-ultragpu-8g", "spot", "my-res", "SPOT"),  # spot consumes no reservation
-])
+@pytest.mark.parametrize(
+    "itype, purchase, reservation, model",
+    [
+        ("a3-ultragpu-8g", "on-demand", None, "FLEX_START"),  # not sold plain on-demand
+        ("a4-highgpu-8g", "on-demand", "my-res", "RESERVATION_BOUND"),
+        ("a3-highgpu-2g", "on-demand", None, "FLEX_START"),
+        ("a3-highgpu-8g", "on-demand", None, "STANDARD"),  # sold on-demand
+        ("a3-ultragpu-8g", "spot", None, "SPOT"),
+        ("a3-highgpu-2g", "on-demand", "my-res", "FLEX_START"),  # cannot be reservation-bound: flex-start, no affinity
+        ("a3-ultragpu-8g", "spot", "my-res", "SPOT"),  # spot consumes no reservation
+    ],
+)
 def test_consumption_option_follows_the_family(itype, purchase, reservation, model):
     price = dict(on_demand_usd=None, spot_usd=30.0) if purchase == "spot" else {}
-    catalog = Catalog((make_offer(itype, "H200", 8, 140.0, 80.0, provider="gcp", region="us-central1",
-                                  zone="us-central1-b", **price),))
+    catalog = Catalog(
+        (
+            make_offer(
+                itype, "H200", 8, 140.0, 80.0, provider="gcp", region="us-central1", zone="us-central1-b", **price
+            ),
+        )
+    )
     spec = _with(TUNE, placement={"purchase": purchase})
     args = GpuWorkloadArgs(catalog=catalog, gcp_reservations={"us-central1-b": reservation} if reservation else {})
     mocks, _, _ = run_program(lambda: GpuWorkload("qwen", spec, args=args))
@@ -188,8 +232,10 @@ def test_consumption_option_follows_the_family(itype, purchase, reservation, mod
         assert vm["scheduling"]["instanceTerminationAction"] == "DELETE"
         assert vm["scheduling"]["automaticRestart"] is False
     if model == "RESERVATION_BOUND":
-        assert vm["reservationAffinity"] == {"type": "SPECIFIC_RESERVATION", "specificReservation": {
-            "key": "compute.googleapis.com/reservation-name", "values": [reservation]}}
+        assert vm["reservationAffinity"] == {
+            "type": "SPECIFIC_RESERVATION",
+            "specificReservation": {"key": "compute.googleapis.com/reservation-name", "values": [reservation]},
+        }
     elif model == "FLEX_START":
         assert vm["reservationAffinity"] == {"type": "NO_RESERVATION"}
     else:
@@ -197,10 +243,30 @@ def test_consumption_option_follows_the_family(itype, purchase, reservation, mod
 
 
 def test_multi_node_a3_gets_compact_placement_and_gpudirect_nics():
-    catalog = Catalog((make_offer("a3-highgpu-8g", "H100", 8, 79.65, 88.0, provider="gcp", region="us-central1",
-                                  zone="us-central1-a", fabric="gpudirect-tcpx", network_gbps=1000, nvlink=True),))
-    spec = {"name": "pretrain", "model": {"name": "llama-3.1-70b"}, "task": "training",
-            "training": {"sequence_length": 4096}, "placement": {"providers": ["gcp"]}}
+    catalog = Catalog(
+        (
+            make_offer(
+                "a3-highgpu-8g",
+                "H100",
+                8,
+                79.65,
+                88.0,
+                provider="gcp",
+                region="us-central1",
+                zone="us-central1-a",
+                fabric="gpudirect-tcpx",
+                network_gbps=1000,
+                nvlink=True,
+            ),
+        )
+    )
+    spec = {
+        "name": "pretrain",
+        "model": {"name": "llama-3.1-70b"},
+        "task": "training",
+        "training": {"sequence_length": 4096},
+        "placement": {"providers": ["gcp"]},
+    }
     plan = gpusizer.plan(spec, catalog=catalog)
     assert plan.chosen.nodes > 1
     mocks, _, _ = run_program(lambda: GpuWorkload("pretrain", spec, args=GpuWorkloadArgs(catalog=catalog)))
@@ -218,5 +284,7 @@ def test_multi_node_a3_gets_compact_placement_and_gpudirect_nics():
 def _export(w: GpuWorkload) -> None:
     import pulumi
 
-    pulumi.export("out", {"instance_type": w.instance_type, "decision": w.decision,
-                          **{k: v for k, v in w.ids.items() if v is not None}})
+    pulumi.export(
+        "out",
+        {"instance_type": w.instance_type, "decision": w.decision, **{k: v for k, v in w.ids.items() if v is not None}},
+    )

@@ -9,8 +9,13 @@ import gpusizer
 from gpusizer.components import GpuWorkload, GpuWorkloadArgs, tags
 from tests.components.conftest import parent_type, run_program, secret_value
 
-SPEC = {"name": "chat", "model": {"name": "llama-3.1-8b"}, "inference": {"batch_size": 4},
-        "placement": {"providers": ["onprem"]}, "deploy": {"image": "vllm/vllm-openai:v0.11.0", "replicas": 2}}
+SPEC = {
+    "name": "chat",
+    "model": {"name": "llama-3.1-8b"},
+    "inference": {"batch_size": 4},
+    "placement": {"providers": ["onprem"]},
+    "deploy": {"image": "vllm/vllm-openai:v0.11.0", "replicas": 2},
+}
 NS = "kubernetes:core/v1:Namespace"
 QUOTA = "kubernetes:core/v1:ResourceQuota"
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
@@ -50,12 +55,16 @@ def test_pool_choice_gets_quota_and_deployment(tiny_pools):
     assert c.offer.gpu_count == 1
     assert container["resources"] == {
         "requests": {"nvidia.com/gpu": "1", "cpu": "2", "memory": "19Gi", "ephemeral-storage": "19Gi"},
-        "limits": {"nvidia.com/gpu": "1", "memory": "19Gi"}}
+        "limits": {"nvidia.com/gpu": "1", "memory": "19Gi"},
+    }
     assert pod["volumes"] == [{"name": "model-cache", "emptyDir": {"sizeLimit": "17Gi"}}]
     assert container["volumeMounts"] == [{"name": "model-cache", "mountPath": "/root/.cache/huggingface"}]
     # Startup: 16.06 GB at 0.1 GB/s = 161 s + 600 s of engine start = 761 s, probed every 10 s -> 77 tries.
-    assert container["startupProbe"] == {"httpGet": {"path": "/health", "port": "http"}, "periodSeconds": 10,
-                                         "failureThreshold": 77}
+    assert container["startupProbe"] == {
+        "httpGet": {"path": "/health", "port": "http"},
+        "periodSeconds": 10,
+        "failureThreshold": 77,
+    }
     assert container["livenessProbe"]["httpGet"]["path"] == "/health"
     assert container["securityContext"]["allowPrivilegeEscalation"] is False
     for meta in (dep["metadata"], dep["spec"]["template"]["metadata"]):
@@ -63,7 +72,8 @@ def test_pool_choice_gets_quota_and_deployment(tiny_pools):
     ref = [r for r in mocks.resources if r.typ == "pulumi:providers:kubernetes"][0]
     assert all(r.provider == f"{ref.urn}::{ref.name}-id" for r in mocks.resources if r.typ.startswith("kubernetes:"))
     assert {parent_type(r) for r in mocks.resources if r.typ.startswith(("kubernetes:", "pulumi:providers"))} == {
-        "gpusizer:onprem:GpuCapacity"}
+        "gpusizer:onprem:GpuCapacity"
+    }
     assert resolved["out"]["namespace"] == "chat-dev" and resolved["out"]["instance_type"] == "rack-a"
 
 
@@ -78,15 +88,27 @@ def test_no_image_means_quota_only_and_ambient_kubeconfig(tiny_pools):
 def test_full_pool_bursts_to_the_cloud(tiny_pools):
     full = [p.allocate(p.free) for p in tiny_pools]
     spec = {**SPEC, "placement": {"providers": ["onprem", "aws"], "regions": ["fra-dc1", "us-east-1"]}}
-    mocks, _, _ = run_program(lambda: GpuWorkload("chat", spec, args=GpuWorkloadArgs(pools=full, aws_region="us-east-1")))
+    mocks, _, _ = run_program(
+        lambda: GpuWorkload("chat", spec, args=GpuWorkloadArgs(pools=full, aws_region="us-east-1"))
+    )
     assert not mocks.of_type(NS)
     assert mocks.of_type("aws:ec2/launchTemplate:LaunchTemplate")
     assert "rack-a" in gpusizer.plan(spec, pools=full).burst
 
 
 def test_unknown_toleration_field_fails_before_anything_is_registered():
-    pools = gpusizer.parse_pools([{"name": "rack-b", "location": "lab", "gpu": "L40S", "gpus_per_node": 4,
-                                   "usd_per_gpu_hour": 0.4, "tolerations": [{"key": "gpu", "efect": "NoSchedule"}]}])
+    pools = gpusizer.parse_pools(
+        [
+            {
+                "name": "rack-b",
+                "location": "lab",
+                "gpu": "L40S",
+                "gpus_per_node": 4,
+                "usd_per_gpu_hour": 0.4,
+                "tolerations": [{"key": "gpu", "efect": "NoSchedule"}],
+            }
+        ]
+    )
     errors = []
 
     def prog():
@@ -100,11 +122,16 @@ def test_unknown_toleration_field_fails_before_anything_is_registered():
     assert mocks.resources == []
 
 
-@pytest.mark.parametrize("given, expected", [
-    ({"key": "a", "operator": "Equal", "value": "b", "effect": "NoExecute", "tolerationSeconds": 30},
-     {"key": "a", "operator": "Equal", "value": "b", "effect": "NoExecute", "tolerationSeconds": 30}),
-    ({"operator": "Exists"}, {"operator": "Exists"}),  # tolerate every taint
-])
+@pytest.mark.parametrize(
+    "given, expected",
+    [
+        (
+            {"key": "a", "operator": "Equal", "value": "b", "effect": "NoExecute", "tolerationSeconds": 30},
+            {"key": "a", "operator": "Equal", "value": "b", "effect": "NoExecute", "tolerationSeconds": 30},
+        ),
+        ({"operator": "Exists"}, {"operator": "Exists"}),  # tolerate every taint
+    ],
+)
 def test_tolerations_keep_kubernetes_field_names(tiny_pools, given, expected):
     pools = [tiny_pools[0].model_copy(update={"tolerations": [given]})]
     mocks, _, _ = run_program(lambda: GpuWorkload("chat", SPEC, args=GpuWorkloadArgs(pools=pools)))
@@ -113,9 +140,14 @@ def test_tolerations_keep_kubernetes_field_names(tiny_pools, given, expected):
 
 SERVICE = "kubernetes:core/v1:Service"
 SECRET = "kubernetes:core/v1:Secret"
-SERVE_70B = {**SPEC, "name": "big", "model": {"name": "llama-3.1-70b"},
-             "inference": {"batch_size": 4, "context_length": 6144}, "sizing": {"memory_headroom": 0.88},
-             "deploy": {"image": "vllm/vllm-openai:v0.11.0"}}
+SERVE_70B = {
+    **SPEC,
+    "name": "big",
+    "model": {"name": "llama-3.1-70b"},
+    "inference": {"batch_size": 4, "context_length": 6144},
+    "sizing": {"memory_headroom": 0.88},
+    "deploy": {"image": "vllm/vllm-openai:v0.11.0"},
+}
 
 
 def _flag(args, flag):
@@ -154,8 +186,10 @@ def test_seventy_b_spans_four_gpus_and_gets_shared_memory(tiny_pools):
     pod = mocks.one(DEPLOYMENT)["spec"]["template"]["spec"]
     assert _flag(pod["containers"][0]["args"], "--tensor-parallel-size") == "4"
     # 70.55e9 params x 2 B = 141.1 GB = 131.4 GiB of weights; the cache holds them x 1.1 -> 145 GiB.
-    assert pod["volumes"] == [{"name": "model-cache", "emptyDir": {"sizeLimit": "145Gi"}},
-                              {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "2Gi"}}]
+    assert pod["volumes"] == [
+        {"name": "model-cache", "emptyDir": {"sizeLimit": "145Gi"}},
+        {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "2Gi"}},
+    ]
     requests = pod["containers"][0]["resources"]["requests"]
     # Memory: four workers each hold a quarter of the weights (32.85 GiB) = 131.4 + 4 server + 2 shm -> 138 GiB.
     assert requests["memory"] == "138Gi"
@@ -167,15 +201,23 @@ def test_pool_storage_class_gives_each_pod_a_sized_cache_volume(tiny_pools):
     pod = mocks.one(DEPLOYMENT)["spec"]["template"]["spec"]
     (cache,) = [v for v in pod["volumes"] if v["name"] == "model-cache"]
     claim = cache["ephemeral"]["volumeClaimTemplate"]["spec"]
-    assert claim == {"accessModes": ["ReadWriteOnce"], "storageClassName": "fast-nvme",
-                     "resources": {"requests": {"storage": "145Gi"}}}
+    assert claim == {
+        "accessModes": ["ReadWriteOnce"],
+        "storageClassName": "fast-nvme",
+        "resources": {"requests": {"storage": "145Gi"}},
+    }
     # The weights are on the volume, not the node's disk: ephemeral storage is the logs only.
     assert pod["containers"][0]["resources"]["requests"]["ephemeral-storage"] == "2Gi"
 
 
 def test_min_zero_on_a_signal_only_pods_emit_is_refused(tiny_pools):
-    scaling = {"min_replicas": 0, "max_replicas": 2, "metric": "queue_depth", "target": 5,
-               "query": 'sum(vllm:num_requests_waiting{model_name="x"})'}
+    scaling = {
+        "min_replicas": 0,
+        "max_replicas": 2,
+        "metric": "queue_depth",
+        "target": 5,
+        "query": 'sum(vllm:num_requests_waiting{model_name="x"})',
+    }
     spec = {**SPEC, "deploy": {**SPEC["deploy"], "replicas": 1, "autoscaling": scaling}}
     errors = []
 
@@ -192,22 +234,27 @@ def test_min_zero_on_a_signal_only_pods_emit_is_refused(tiny_pools):
 
 def test_hf_token_lives_only_in_a_secret(tiny_pools):
     def prog():
-        w = GpuWorkload("chat", SPEC, args=GpuWorkloadArgs(pools=tiny_pools, hf_token=pulumi.Output.secret("hf_s3cr3t")))
+        w = GpuWorkload(
+            "chat", SPEC, args=GpuWorkloadArgs(pools=tiny_pools, hf_token=pulumi.Output.secret("hf_s3cr3t"))
+        )
         pulumi.export("out", w.ids)
 
     mocks, _, resolved = run_program(prog)
     secret = mocks.one(SECRET)
     assert secret_value(secret["stringData"]) == {"token": "hf_s3cr3t"}  # a secret in the state
     (container,) = mocks.one(DEPLOYMENT)["spec"]["template"]["spec"]["containers"]
-    assert container["env"] == [{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {
-        "name": secret["metadata"]["name"], "key": "token"}}}]
+    assert container["env"] == [
+        {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": secret["metadata"]["name"], "key": "token"}}}
+    ]
     assert "hf_s3cr3t" not in repr(resolved) and "hf_s3cr3t" not in repr(mocks.one(DEPLOYMENT))
 
 
 def test_two_stacks_get_different_namespaces(tiny_pools):
     found = set()
     for stack in ("dev", "prod"):
-        mocks, _, _ = run_program(lambda: GpuWorkload("chat", SPEC, args=GpuWorkloadArgs(pools=tiny_pools)), stack=stack)
+        mocks, _, _ = run_program(
+            lambda: GpuWorkload("chat", SPEC, args=GpuWorkloadArgs(pools=tiny_pools)), stack=stack
+        )
         found.add(mocks.one(NS)["metadata"]["name"])
     assert found == {"chat-dev", "chat-prod"}
 
@@ -236,10 +283,13 @@ def test_explicit_architecture_cannot_be_served_and_registers_nothing(tiny_pools
     assert mocks.resources == []
 
 
-@pytest.mark.parametrize("tp, per_node, stages, flags", [
-    (4, 2, 1, {"--tensor-parallel-size": "4", "--data-parallel-size": "2"}),  # 2 x TP4 on an 8-GPU node
-    (8, 1, 2, {"--tensor-parallel-size": "8", "--pipeline-parallel-size": "2"}),  # one replica over 2 nodes
-])
+@pytest.mark.parametrize(
+    "tp, per_node, stages, flags",
+    [
+        (4, 2, 1, {"--tensor-parallel-size": "4", "--data-parallel-size": "2"}),  # 2 x TP4 on an 8-GPU node
+        (8, 1, 2, {"--tensor-parallel-size": "8", "--pipeline-parallel-size": "2"}),  # one replica over 2 nodes
+    ],
+)
 def test_vllm_args_follow_every_axis_of_the_layout(tiny_pools, tp, per_node, stages, flags):
     import dataclasses
 

@@ -56,15 +56,21 @@ def test_hybrid_stack_fills_the_pool_then_bursts():
 
 
 def test_kubeconfig_from_stack_config_reaches_the_pool_as_a_secret():
-    mocks, exports, _ = run_stack(HYBRID, {"gpusizer:kubeconfigs": {"rack-a": "apiVersion: v1\nkind: Config\n"}},
-                                  secret_keys=["gpusizer:kubeconfigs"])
+    mocks, exports, _ = run_stack(
+        HYBRID,
+        {"gpusizer:kubeconfigs": {"rack-a": "apiVersion: v1\nkind: Config\n"}},
+        secret_keys=["gpusizer:kubeconfigs"],
+    )
     provider = mocks.one("pulumi:providers:kubernetes")
     assert secret_value(provider["kubeconfig"]) == "apiVersion: v1\nkind: Config\n"
 
 
 # Where the token may be: a Kubernetes Secret for pods, a Secrets Manager / Secret Manager secret for VMs.
-SECRET_STORES = {"kubernetes:core/v1:Secret", "aws:secretsmanager/secretVersion:SecretVersion",
-                 "gcp:secretmanager/secretVersion:SecretVersion"}
+SECRET_STORES = {
+    "kubernetes:core/v1:Secret",
+    "aws:secretsmanager/secretVersion:SecretVersion",
+    "gcp:secretmanager/secretVersion:SecretVersion",
+}
 
 
 def test_hf_token_from_stack_config_reaches_only_secret_stores():
@@ -92,13 +98,18 @@ def test_plain_text_kubeconfig_works_with_a_warning(caplog):
 def test_plain_text_hf_token_works_with_a_warning_naming_the_fix(caplog):
     mocks, _, _ = run_stack(HYBRID, {"gpusizer:hfToken": "hf_t0ken"})
     assert secret_value(mocks.one("kubernetes:core/v1:Secret")["stringData"]) == {"token": "hf_t0ken"}
-    assert "gpusizer:hfToken is stored in plain text. To fix: pulumi config set --secret gpusizer:hfToken" in caplog.text
+    assert (
+        "gpusizer:hfToken is stored in plain text. To fix: pulumi config set --secret gpusizer:hfToken" in caplog.text
+    )
     assert "hf_t0ken" not in caplog.text
 
 
 def test_secret_kubeconfig_and_token_raise_no_warning(caplog):
-    run_stack(HYBRID, {"gpusizer:kubeconfigs": {"rack-a": "apiVersion: v1"}, "gpusizer:hfToken": "hf_t0ken"},
-              secret_keys=["gpusizer:kubeconfigs", "gpusizer:hfToken"])
+    run_stack(
+        HYBRID,
+        {"gpusizer:kubeconfigs": {"rack-a": "apiVersion: v1"}, "gpusizer:hfToken": "hf_t0ken"},
+        secret_keys=["gpusizer:kubeconfigs", "gpusizer:hfToken"],
+    )
     assert "plain text" not in caplog.text
 
 
@@ -115,11 +126,14 @@ def test_aws_networks_from_config():
     assert asg["vpcZoneIdentifiers"] == ["subnet-1", "subnet-2"]
 
 
-@pytest.mark.parametrize("bad, field", [
-    ({"name": "chat", "model": {"name": "llama-3.1-8b"}, "inference": {"batch_size": -1}}, "inference.batch_size"),
-    ({"name": "Chat", "model": {"name": "llama-3.1-8b"}}, "name"),  # upper case cannot name resources
-    ({"name": "chat", "model": {"name": "llama-3.1-8b"}, "placement": {"purchase": "cheap"}}, "placement.purchase"),
-])
+@pytest.mark.parametrize(
+    "bad, field",
+    [
+        ({"name": "chat", "model": {"name": "llama-3.1-8b"}, "inference": {"batch_size": -1}}, "inference.batch_size"),
+        ({"name": "Chat", "model": {"name": "llama-3.1-8b"}}, "name"),  # upper case cannot name resources
+        ({"name": "chat", "model": {"name": "llama-3.1-8b"}, "placement": {"purchase": "cheap"}}, "placement.purchase"),
+    ],
+)
 def test_invalid_spec_provisions_nothing_and_reports_the_field(bad, field):
     valid = _workloads(REPO / "stacks/Pulumi.dev.yaml")[0]
     with pytest.raises(pulumi.RunError) as e:
@@ -142,8 +156,9 @@ def test_failed_validation_registers_no_resource(monkeypatch):
     assert registered == []
 
 
-@pytest.mark.parametrize("key, value", [("gpusizer:awsEgress", "public"),
-                                        ("gpusizer:awsPrivateCidr", "172.31.240.0/29")])
+@pytest.mark.parametrize(
+    "key, value", [("gpusizer:awsEgress", "public"), ("gpusizer:awsPrivateCidr", "172.31.240.0/29")]
+)
 def test_invalid_aws_setting_provisions_nothing_and_names_the_key(monkeypatch, key, value):
     # The hybrid stack's first workload goes to the on-prem pool, the second to AWS: the AWS check
     # must run before the first workload is created, not when the second one is.
@@ -224,9 +239,14 @@ def test_the_decision_output_holds_the_plan_json_whole_known_and_not_secret():
 
 def test_preview_names_the_consumption_model():
     # A p5 reservation named in the spec: the stack output and `gpusizer preview`'s line say what it is bought as.
-    spec = {"name": "p5", "model": {"name": "llama-3.1-70b"}, "task": "training", "training": {"sequence_length": 4096},
-            "placement": {"providers": ["aws"], "regions": ["us-east-1"], "gpus": ["H100"], "purchase": "on-demand"},
-            "deploy": {"capacity_reservation": "cr-0123456789abcdef0", "capacity_block": True}}
+    spec = {
+        "name": "p5",
+        "model": {"name": "llama-3.1-70b"},
+        "task": "training",
+        "training": {"sequence_length": 4096},
+        "placement": {"providers": ["aws"], "regions": ["us-east-1"], "gpus": ["H100"], "purchase": "on-demand"},
+        "deploy": {"capacity_reservation": "cr-0123456789abcdef0", "capacity_block": True},
+    }
     mocks, exports, _ = run_stack(DEV, {"gpusizer:workloads": [spec]})
     out = exports["p5"]
     assert out["consumption"] == "capacity-block"

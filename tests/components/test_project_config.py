@@ -28,7 +28,7 @@ _KEY_LINE = re.compile(r"^(?:#)?\s+(?P<key>[a-z]\w*:[a-zA-Z]\w*)\s")
 
 
 def _reads() -> set[str]:
-    """"ns:key" for every config read in __main__.py; fails on a read this test cannot name."""
+    """ "ns:key" for every config read in __main__.py; fails on a read this test cannot name."""
     tree = ast.parse(PROGRAM.read_text())
     bags: dict[str, str] = {}  # variable -> namespace, from `name = pulumi.Config("ns")`
     for node in ast.walk(tree):
@@ -37,8 +37,13 @@ def _reads() -> set[str]:
                 assert isinstance(target, ast.Name)
                 assert bags.setdefault(target.id, _namespace(node.value)) == _namespace(node.value)
     # A function taking the bag as a parameter (`config: pulumi.Config`) reads through the same name.
-    params = {a.arg for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) for a in n.args.args
-              if a.annotation is not None and ast.unparse(a.annotation) == "pulumi.Config"}
+    params = {
+        a.arg
+        for n in ast.walk(tree)
+        if isinstance(n, ast.FunctionDef)
+        for a in n.args.args
+        if a.annotation is not None and ast.unparse(a.annotation) == "pulumi.Config"
+    }
     assert params <= set(bags), f"config parameters {params - set(bags)} have no bag of the same name"
     found = set()
     for node in ast.walk(tree):
@@ -56,14 +61,15 @@ def _reads() -> set[str]:
         if namespace is None:  # not a config bag (a dict's get, ...)
             continue
         (arg, *_) = node.args
-        assert isinstance(arg, ast.Constant) and isinstance(arg.value, str), \
+        assert isinstance(arg, ast.Constant) and isinstance(arg.value, str), (
             f"__main__.py line {node.lineno}: a config key that is not a literal cannot be checked"
+        )
         found.add(f"{namespace}:{arg.value}")
     return found
 
 
 def _namespace(node: ast.AST) -> str | None:
-    """"ns" for `pulumi.Config("ns")` (the project's name for `pulumi.Config()`), else None."""
+    """ "ns" for `pulumi.Config("ns")` (the project's name for `pulumi.Config()`), else None."""
     if not (isinstance(node, ast.Call) and ast.unparse(node.func) == "pulumi.Config"):
         return None
     if not node.args and not node.keywords:
@@ -77,7 +83,7 @@ def _project() -> tuple[dict, set[str]]:
     """(declared keys -> their schema, the keys listed in the comment above `config:`)."""
     text = PROJECT.read_text()
     declared = yaml.safe_load(text).get("config") or {}
-    comment = text[:text.index("\nconfig:")]
+    comment = text[: text.index("\nconfig:")]
     listed = {m["key"] for line in comment.splitlines() if (m := _KEY_LINE.match(line))}
     return declared, listed
 
@@ -100,8 +106,14 @@ def _docstring() -> dict[str, str]:
 
 def test_the_program_reads_the_keys_this_test_expects_to_find():
     # The finder itself: it sees reads through `config`, through pulumi.Config("aws") and in helpers.
-    assert {"gpusizer:workloads", "gpusizer:kubeconfigs", "gpusizer:hfToken", "gpusizer:awsEgress",
-            "gpusizer:gcpCloudNat", "aws:region"} <= _reads()
+    assert {
+        "gpusizer:workloads",
+        "gpusizer:kubeconfigs",
+        "gpusizer:hfToken",
+        "gpusizer:awsEgress",
+        "gpusizer:gcpCloudNat",
+        "aws:region",
+    } <= _reads()
 
 
 def test_every_key_read_is_declared_or_listed_in_pulumi_yaml_and_nothing_else():
@@ -139,14 +151,16 @@ def test_declared_defaults_are_what_the_program_uses_without_them(monkeypatch):
     declared, _ = _project()
     seen = []
     real = components.GpuWorkload
-    monkeypatch.setattr(components, "GpuWorkload",
-                        lambda name, spec, args: seen.append(args) or real(name, spec, args=args))
+    monkeypatch.setattr(
+        components, "GpuWorkload", lambda name, spec, args: seen.append(args) or real(name, spec, args=args)
+    )
     stack = REPO / "stacks/Pulumi.gcp.yaml"
     assert not set(declared) & set(yaml.safe_load(stack.read_text())["config"])
     run_stack(stack)
     unset = [dataclasses.replace(a, decision=None) for a in seen]
     seen.clear()
-    given = {k: str(s["default"]).lower() if isinstance(s["default"], bool) else s["default"]
-             for k, s in declared.items()}
+    given = {
+        k: str(s["default"]).lower() if isinstance(s["default"], bool) else s["default"] for k, s in declared.items()
+    }
     run_stack(stack, given)
     assert unset and [dataclasses.replace(a, decision=None) for a in seen] == unset

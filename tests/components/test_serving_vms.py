@@ -16,22 +16,28 @@ import pytest
 import yaml
 
 import gpusizer
-from gpusizer.components import GpuWorkload, GpuWorkloadArgs, aws, boot, gcp, serving
 from gpusizer.base import errors
 from gpusizer.catalog import Catalog
+from gpusizer.components import GpuWorkload, GpuWorkloadArgs, aws, boot, gcp, serving
 from tests.components.conftest import run_program, secret_value
 from tests.conftest import make_offer
 
-CHAT = {"name": "chat", "model": {"name": "meta-llama/Llama-3.1-8B-Instruct"}, "inference": {"batch_size": 4,
-                                                                                             "context_length": 8192},
-        "placement": {"providers": ["aws"], "regions": ["us-east-1"]}}
+CHAT = {
+    "name": "chat",
+    "model": {"name": "meta-llama/Llama-3.1-8B-Instruct"},
+    "inference": {"batch_size": 4, "context_length": 8192},
+    "placement": {"providers": ["aws"], "regions": ["us-east-1"]},
+}
 GPU_SCALING = {"min_replicas": 1, "max_replicas": 3, "metric": "gpu_utilization", "target": 70}
 AWS_ARGS = GpuWorkloadArgs(aws_region="us-east-1", hf_token="hf_s3cret")
 GCP_CHAT = {**CHAT, "placement": {"providers": ["gcp"], "regions": ["us-central1"]}}
 LT, ASG = "aws:ec2/launchTemplate:LaunchTemplate", "aws:autoscaling/group:Group"
 TG, NLB, LISTENER = "aws:lb/targetGroup:TargetGroup", "aws:lb/loadBalancer:LoadBalancer", "aws:lb/listener:Listener"
-VM, TEMPLATE, MIG = ("gcp:compute/instance:Instance", "gcp:compute/instanceTemplate:InstanceTemplate",
-                     "gcp:compute/instanceGroupManager:InstanceGroupManager")
+VM, TEMPLATE, MIG = (
+    "gcp:compute/instance:Instance",
+    "gcp:compute/instanceTemplate:InstanceTemplate",
+    "gcp:compute/instanceGroupManager:InstanceGroupManager",
+)
 
 
 def _user_data(lt: dict) -> str:
@@ -96,7 +102,7 @@ def _stubs(tmp_path: pathlib.Path, names: dict[str, str]) -> pathlib.Path:
     for name, answer in names.items():
         answer, rc = answer if isinstance(answer, tuple) else (answer, 0)
         path = bin_dir / name
-        path.write_text(f"""#!{shutil.which('python3')}
+        path.write_text(f"""#!{shutil.which("python3")}
 import json, sys
 with open({str(log)!r}, "a") as f:
     f.write(json.dumps([{name!r}, *sys.argv[1:]]) + "\\n")
@@ -120,8 +126,16 @@ def _run_script(tmp_path, script: str, answers: dict[str, str]) -> tuple[list[li
 
 
 # mountpoint and blkid answer "no" (exit 1): a fresh VM, nothing mounted or formatted yet.
-STUBS = {"mountpoint": ("", 1), "lsblk": "", "blkid": ("", 1), "mkfs.ext4": "", "mount": "", "docker": "",
-         "aws": "hf_s3cret", "gcloud": "hf_s3cret"}
+STUBS = {
+    "mountpoint": ("", 1),
+    "lsblk": "",
+    "blkid": ("", 1),
+    "mkfs.ext4": "",
+    "mount": "",
+    "docker": "",
+    "aws": "hf_s3cret",
+    "gcloud": "hf_s3cret",
+}
 
 
 def test_aws_serve_script_launches_the_exact_server_command(tmp_path):
@@ -134,30 +148,71 @@ def test_aws_serve_script_launches_the_exact_server_command(tmp_path):
     assert fetch[fetch.index("--secret-id") + 1] == "arn:aws:mock:us-east-1:123456789012:chat-aws-hf-token"
     run = [c for c in calls if c[:2] == ["docker", "run"]][-1]
     f = plan.chosen.fit
-    assert run == ["docker", "run", "--rm", "--name", "vllm", "--gpus", "all", "--ipc=host", "-p", "8000:8000",
-                   "-v", f"{root}/opt/gpusizer/cache:/root/.cache/huggingface",
-                   "--env-file", f"{root}/run/gpusizer/env", "vllm/vllm-openai:v0.11.0",
-                   "--model", "meta-llama/Llama-3.1-8B-Instruct",  # the Instruct id the spec named
-                   "--tensor-parallel-size", str(f.tensor_parallel), "--max-model-len", "8192",
-                   "--max-num-seqs", "4", "--gpu-memory-utilization", "0.9", "--port", "8000", "--dtype", "bfloat16"]
-    env = (root / "run/gpusizer/env")
+    assert run == [
+        "docker",
+        "run",
+        "--rm",
+        "--name",
+        "vllm",
+        "--gpus",
+        "all",
+        "--ipc=host",
+        "-p",
+        "8000:8000",
+        "-v",
+        f"{root}/opt/gpusizer/cache:/root/.cache/huggingface",
+        "--env-file",
+        f"{root}/run/gpusizer/env",
+        "vllm/vllm-openai:v0.11.0",
+        "--model",
+        "meta-llama/Llama-3.1-8B-Instruct",  # the Instruct id the spec named
+        "--tensor-parallel-size",
+        str(f.tensor_parallel),
+        "--max-model-len",
+        "8192",
+        "--max-num-seqs",
+        "4",
+        "--gpu-memory-utilization",
+        "0.9",
+        "--port",
+        "8000",
+        "--dtype",
+        "bfloat16",
+    ]
+    env = root / "run/gpusizer/env"
     assert env.read_text() == "HF_TOKEN=hf_s3cret\n"
     assert stat.S_IMODE(env.stat().st_mode) == 0o600  # root-only
 
 
 def test_serve_script_caches_weights_on_a_local_nvme_disk_big_enough(tmp_path):
-    b = boot.Boot(cloud="aws", workload="chat", image=serving.VLLM_IMAGE, args=("--model", "x"),
-                  weights_bytes=16 * 10**9, region="us-east-1")
+    b = boot.Boot(
+        cloud="aws",
+        workload="chat",
+        image=serving.VLLM_IMAGE,
+        args=("--model", "x"),
+        weights_bytes=16 * 10**9,
+        region="us-east-1",
+    )
     stubs = {**STUBS, "lsblk": "3800000000000\n"}  # lsblk -b: the disk's size in bytes (3.8 TB)
-    calls, root = _run_script(tmp_path, boot.serve_script(b).replace(
-        "lsblk -dnpo NAME,MODEL | awk '/Instance Storage/ {print $1; exit}'", "echo /dev/nvme1n1"), stubs)
+    calls, root = _run_script(
+        tmp_path,
+        boot.serve_script(b).replace(
+            "lsblk -dnpo NAME,MODEL | awk '/Instance Storage/ {print $1; exit}'", "echo /dev/nvme1n1"
+        ),
+        stubs,
+    )
     assert ["mkfs.ext4", "-q", "-F", "/dev/nvme1n1"] in calls
     assert ["mount", "/dev/nvme1n1", f"{root}/opt/gpusizer/cache"] in calls
     # A disk smaller than the weights is left alone: the root disk holds them.
     small = {**stubs, "lsblk": "1000\n"}
     (tmp_path / "small").mkdir()
-    calls, _ = _run_script(tmp_path / "small", boot.serve_script(b).replace(
-        "lsblk -dnpo NAME,MODEL | awk '/Instance Storage/ {print $1; exit}'", "echo /dev/nvme1n1"), small)
+    calls, _ = _run_script(
+        tmp_path / "small",
+        boot.serve_script(b).replace(
+            "lsblk -dnpo NAME,MODEL | awk '/Instance Storage/ {print $1; exit}'", "echo /dev/nvme1n1"
+        ),
+        small,
+    )
     assert not [c for c in calls if c[0] in ("mkfs.ext4", "mount")]
 
 
@@ -166,13 +221,23 @@ def test_gcp_serve_script_reads_the_token_from_secret_manager(tmp_path):
     script = _files(mocks.one(VM)["metadata"]["user-data"])[boot.SCRIPT]
     calls, root = _run_script(tmp_path, script, STUBS)
     (fetch,) = [c for c in calls if c[0] == "gcloud"]
-    assert fetch == ["gcloud", "secrets", "versions", "access", "latest", "--secret=chat-hf-token-dev",
-                     "--project=my-project"]
+    assert fetch == [
+        "gcloud",
+        "secrets",
+        "versions",
+        "access",
+        "latest",
+        "--secret=chat-hf-token-dev",
+        "--project=my-project",
+    ]
     assert (root / "run/gpusizer/env").read_text() == "HF_TOKEN=hf_s3cret\n"
     secret = mocks.one("gcp:secretmanager/secret:Secret")
     reader = mocks.one("gcp:secretmanager/secretIamMember:SecretIamMember")
     assert reader["role"] == "roles/secretmanager.secretAccessor"
-    assert reader["member"] == f"serviceAccount:{mocks.one('gcp:serviceaccount/account:Account')['accountId']}@my-project.iam.gserviceaccount.com"
+    assert (
+        reader["member"]
+        == f"serviceAccount:{mocks.one('gcp:serviceaccount/account:Account')['accountId']}@my-project.iam.gserviceaccount.com"
+    )
     assert secret["secretId"] == "chat-hf-token-dev"
     assert secret_value(mocks.one("gcp:secretmanager/secretVersion:SecretVersion")["secretData"]) == "hf_s3cret"
     assert gcp.CLOUD_PLATFORM in mocks.one(VM)["serviceAccount"]["scopes"]  # Secret Manager needs it
@@ -186,10 +251,14 @@ def test_aws_group_is_behind_a_health_checked_internal_nlb():
     assert (tg["port"], tg["protocol"], tg["targetType"]) == (8000, "TCP", "instance")
     assert (tg["healthCheck"]["protocol"], tg["healthCheck"]["path"]) == ("HTTP", "/health")
     assert (nlb["loadBalancerType"], nlb["internal"]) == ("network", True)
-    assert listener["defaultActions"] == [{"type": "forward", "targetGroupArn": "arn:aws:mock:us-east-1:123456789012:chat-aws-tg"}]
+    assert listener["defaultActions"] == [
+        {"type": "forward", "targetGroupArn": "arn:aws:mock:us-east-1:123456789012:chat-aws-tg"}
+    ]
     assert (listener["port"], listener["protocol"]) == (8000, "TCP")
     # The group replaces instances the load balancer finds unhealthy, after the model's load time.
-    assert asg["healthCheckType"] == "ELB" and asg["targetGroupArns"] == [listener["defaultActions"][0]["targetGroupArn"]]
+    assert asg["healthCheckType"] == "ELB" and asg["targetGroupArns"] == [
+        listener["defaultActions"][0]["targetGroupArn"]
+    ]
     assert asg["healthCheckGracePeriod"] == serving.load_seconds(plan) > 600
 
 
@@ -253,9 +322,15 @@ def test_gcp_serving_group_is_behind_a_health_checked_internal_load_balancer():
     assert backend["loadBalancingScheme"] == "INTERNAL" and backend["healthChecks"] == "chat-gcp-health-id"
     assert backend["backends"][0]["group"].endswith(f"/instanceGroups/{mig['name']}")
     rule = mocks.one("gcp:compute/forwardingRule:ForwardingRule")
-    assert (rule["loadBalancingScheme"], rule["ports"], rule["backendService"]) == ("INTERNAL", ["8000"], "chat-gcp-backend-id")
-    assert mig["autoHealingPolicies"] == {"healthCheck": "chat-gcp-health-id",
-                                          "initialDelaySec": min(3600, serving.load_seconds(plan))}
+    assert (rule["loadBalancingScheme"], rule["ports"], rule["backendService"]) == (
+        "INTERNAL",
+        ["8000"],
+        "chat-gcp-backend-id",
+    )
+    assert mig["autoHealingPolicies"] == {
+        "healthCheck": "chat-gcp-health-id",
+        "initialDelaySec": min(3600, serving.load_seconds(plan)),
+    }
     fw = mocks.one("gcp:compute/firewall:Firewall")
     assert set(gcp.HEALTH_CHECK_RANGES) <= set(fw["sourceRanges"]) and "0.0.0.0/0" not in fw["sourceRanges"]
     assert fw["targetTags"] == mocks.one(TEMPLATE)["tags"] == [gcp.serve_tag("chat")]
@@ -268,11 +343,14 @@ def test_gcp_single_vm_joins_the_load_balancer_through_an_instance_group():
 
 
 def test_unpinned_or_too_old_image_is_refused_naming_the_field():
-    for image, words in (("vllm/vllm-openai:latest", "pins no vLLM release"), ("vllm/vllm-openai", "pins no"),
-                         ("nginx:1.27", "vLLM's OpenAI server")):
+    for image, words in (
+        ("vllm/vllm-openai:latest", "pins no vLLM release"),
+        ("vllm/vllm-openai", "pins no"),
+        ("nginx:1.27", "vLLM's OpenAI server"),
+    ):
         spec = {**CHAT, "deploy": {"image": image}}
         with pytest.raises(errors.SpecError, match=words) as e:
-            run_program(lambda: GpuWorkload("chat", spec, args=AWS_ARGS))
+            run_program(lambda spec=spec: GpuWorkload("chat", spec, args=AWS_ARGS))
         assert e.value.field == "deploy.image"
 
 
@@ -289,36 +367,60 @@ def test_only_flags_the_image_release_has(tiny_pools):
 
 
 def test_training_vm_starts_no_server():
-    train = {"name": "train", "model": {"name": "llama-3.1-8b"}, "task": "training",
-             "training": {"sequence_length": 2048}, "placement": {"providers": ["aws"], "regions": ["us-east-1"]}}
+    train = {
+        "name": "train",
+        "model": {"name": "llama-3.1-8b"},
+        "task": "training",
+        "training": {"sequence_length": 2048},
+        "placement": {"providers": ["aws"], "regions": ["us-east-1"]},
+    }
     mocks, _, _ = run_program(lambda: GpuWorkload("train", train, args=AWS_ARGS))
     assert not mocks.one(LT).get("userData") and not mocks.of_type(NLB)
     assert not mocks.of_type("aws:secretsmanager/secret:Secret")
 
 
 P5 = Catalog((make_offer("p5.48xlarge", "H100", 8, 79.65, 55.04, fabric="efa", network_gbps=3200, nvlink=True),))
-PRETRAIN = {"name": "pretrain", "model": {"name": "llama-3.1-70b"}, "task": "training",
-            "training": {"sequence_length": 4096}, "placement": {"providers": ["aws"], "regions": ["us-east-1"]}}
+PRETRAIN = {
+    "name": "pretrain",
+    "model": {"name": "llama-3.1-70b"},
+    "task": "training",
+    "training": {"sequence_length": 4096},
+    "placement": {"providers": ["aws"], "regions": ["us-east-1"]},
+}
 
 
 def test_efa_security_group_allows_all_traffic_in_and_out_to_itself():
-    mocks, _, _ = run_program(lambda: GpuWorkload("pretrain", PRETRAIN, args=GpuWorkloadArgs(
-        aws_region="us-east-1", catalog=P5)))
+    mocks, _, _ = run_program(
+        lambda: GpuWorkload("pretrain", PRETRAIN, args=GpuWorkloadArgs(aws_region="us-east-1", catalog=P5))
+    )
     (sg,) = [r.inputs for r in mocks.of_type("aws:ec2/securityGroup:SecurityGroup") if r.name == "pretrain-aws-sg"]
     rule = {"protocol": "-1", "fromPort": 0, "toPort": 0, "self": True}
     assert rule in sg["ingress"] and rule in sg["egress"]
 
 
-@pytest.mark.parametrize("reservation, block, target, market", [
-    ("cr-0123456789abcdef0", False, {"capacityReservationId": "cr-0123456789abcdef0"}, None),
-    ("arn:aws:resource-groups:us-east-1:123456789012:group/p5-odcrs", False,
-     {"capacityReservationResourceGroupArn": "arn:aws:resource-groups:us-east-1:123456789012:group/p5-odcrs"}, None),
-    ("cr-0123456789abcdef0", True, {"capacityReservationId": "cr-0123456789abcdef0"}, {"marketType": "capacity-block"}),
-])
+@pytest.mark.parametrize(
+    "reservation, block, target, market",
+    [
+        ("cr-0123456789abcdef0", False, {"capacityReservationId": "cr-0123456789abcdef0"}, None),
+        (
+            "arn:aws:resource-groups:us-east-1:123456789012:group/p5-odcrs",
+            False,
+            {"capacityReservationResourceGroupArn": "arn:aws:resource-groups:us-east-1:123456789012:group/p5-odcrs"},
+            None,
+        ),
+        (
+            "cr-0123456789abcdef0",
+            True,
+            {"capacityReservationId": "cr-0123456789abcdef0"},
+            {"marketType": "capacity-block"},
+        ),
+    ],
+)
 def test_p5_capacity_comes_from_the_named_reservation_or_capacity_block(reservation, block, target, market):
     spec = {**PRETRAIN, "deploy": {"capacity_reservation": reservation, "capacity_block": block}}
-    mocks, _, _ = run_program(lambda: GpuWorkload("pretrain", spec, args=GpuWorkloadArgs(
-        aws_region="us-east-1", catalog=P5)))
+    mocks, _, _ = run_program(
+        lambda: GpuWorkload("pretrain", spec, args=GpuWorkloadArgs(aws_region="us-east-1", catalog=P5))
+    )
     lt, asg = mocks.one(LT), mocks.one(ASG)
     assert lt["capacityReservationSpecification"] == {"capacityReservationTarget": target}
     assert lt.get("instanceMarketOptions") == market
@@ -328,23 +430,44 @@ def test_p5_capacity_comes_from_the_named_reservation_or_capacity_block(reservat
     assert lt["tags"]["gpusizer:consumption"] == consumption
     if block:  # priced at the published Capacity Block rate, $39.33/h per p5.48xlarge in us-east-1 (2024-12)
         assert lt["tags"]["gpusizer:hourly-usd"] == "39.3300"
-        assert float(asg["tags"][[t["key"] for t in asg["tags"]].index("gpusizer:hourly-usd")]["value"]) == \
-            pytest.approx(39.33 * gpusizer.plan(spec, catalog=P5).chosen.instances)
+        assert float(
+            asg["tags"][[t["key"] for t in asg["tags"]].index("gpusizer:hourly-usd")]["value"]
+        ) == pytest.approx(39.33 * gpusizer.plan(spec, catalog=P5).chosen.instances)
 
 
-@pytest.mark.parametrize("deploy, words", [
-    ({"capacity_reservation": "odcr-123"}, "is no EC2 capacity reservation"),
-    ({"capacity_reservation": "arn:aws:resource-groups:us-east-1:123456789012:group/x", "capacity_block": True},
-     "targeted by its reservation id"),
-])
+@pytest.mark.parametrize(
+    "deploy, words",
+    [
+        ({"capacity_reservation": "odcr-123"}, "is no EC2 capacity reservation"),
+        (
+            {"capacity_reservation": "arn:aws:resource-groups:us-east-1:123456789012:group/x", "capacity_block": True},
+            "targeted by its reservation id",
+        ),
+    ],
+)
 def test_a_reservation_ec2_cannot_take_is_refused(deploy, words):
     spec = {**PRETRAIN, "deploy": deploy}
     with pytest.raises(errors.SpecError, match=words):
         run_program(lambda: GpuWorkload("pretrain", spec, args=GpuWorkloadArgs(aws_region="us-east-1", catalog=P5)))
 
 
-ULTRA = Catalog((make_offer("a3-ultragpu-8g", "H200", 8, 140.0, 80.0, provider="gcp", region="us-central1",
-                            zone="us-central1-b", fabric="rdma", network_gbps=3600, nvlink=True),))
+ULTRA = Catalog(
+    (
+        make_offer(
+            "a3-ultragpu-8g",
+            "H200",
+            8,
+            140.0,
+            80.0,
+            provider="gcp",
+            region="us-central1",
+            zone="us-central1-b",
+            fabric="rdma",
+            network_gbps=3600,
+            nvlink=True,
+        ),
+    )
+)
 GCP_PRETRAIN = {**PRETRAIN, "placement": {"providers": ["gcp"]}}
 
 
@@ -407,6 +530,7 @@ def test_serving_across_nodes_is_refused_before_anything_is_registered():
 
 
 def test_user_data_fits_ec2s_16_kb(tmp_path):
-    mocks, _, _ = run_program(lambda: GpuWorkload("chat", {**CHAT, "deploy": {"autoscaling": GPU_SCALING}},
-                                                  args=AWS_ARGS))
+    mocks, _, _ = run_program(
+        lambda: GpuWorkload("chat", {**CHAT, "deploy": {"autoscaling": GPU_SCALING}}, args=AWS_ARGS)
+    )
     assert len(_user_data(mocks.one(LT)).encode()) < 16 * 1024

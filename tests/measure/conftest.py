@@ -37,17 +37,27 @@ def prometheus_url(tmp_path_factory):
     root = tmp_path_factory.mktemp("prometheus")
     om = dcgm_openmetrics.write(root / "dcgm.om")
     data = root / "data"
-    subprocess.run([promtool, "tsdb", "create-blocks-from", "openmetrics", "-q", str(om), str(data)],
-                   check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [promtool, "tsdb", "create-blocks-from", "openmetrics", "-q", str(om), str(data)],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     config = root / "prometheus.yml"
     config.write_text("global:\n  scrape_interval: 1h\nscrape_configs: []\n")
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     log = (root / "prometheus.log").open("w")
     proc = subprocess.Popen(
-        [prom, f"--config.file={config}", f"--storage.tsdb.path={data}", "--storage.tsdb.retention.time=100y",
-         f"--web.listen-address=127.0.0.1:{port}"],
-        stdout=log, stderr=subprocess.STDOUT,
+        [
+            prom,
+            f"--config.file={config}",
+            f"--storage.tsdb.path={data}",
+            "--storage.tsdb.retention.time=100y",
+            f"--web.listen-address=127.0.0.1:{port}",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     try:
         deadline = time.monotonic() + READY_S

@@ -20,7 +20,7 @@ import pathlib
 import random
 import sys
 
-END = datetime.datetime(2026, 11, 20, tzinfo=datetime.timezone.utc)
+END = datetime.datetime(2026, 11, 20, tzinfo=datetime.UTC)
 """End of the observed week (the tests pass it as --end)."""
 WINDOW_S = 7 * 86400
 STEP_S = 300
@@ -31,36 +31,99 @@ MODEL_NAME = {"L40S": "NVIDIA L40S", "L4": "NVIDIA L4"}
 # name -> GPU, GPUs, host, instance_type label, memory profile (MiB: base, peak), utilization % (mean), days of data, PROF metrics
 WORKLOADS = {
     # Acceptance: peaks at 12 GiB per GPU on an L40S (g6e.xlarge) at ~20% utilization -> downsize.
-    "chat-oversized": dict(gpu="L40S", gpus=1, host="ip-10-0-1-10", instance_type="g6e.xlarge",
-                           base_mib=10240, peak_mib=12288, util=20, days=7, prof=True),
+    "chat-oversized": dict(
+        gpu="L40S",
+        gpus=1,
+        host="ip-10-0-1-10",
+        instance_type="g6e.xlarge",
+        base_mib=10240,
+        peak_mib=12288,
+        util=20,
+        days=7,
+        prof=True,
+    ),
     # Acceptance: peaks at 96% of an L4's memory -> upsize.
-    "chat-full": dict(gpu="L4", gpus=1, host="ip-10-0-1-11", instance_type=None,
-                      base_mib=21000, peak_mib=22000, util=60, days=7, prof=False),
+    "chat-full": dict(
+        gpu="L4",
+        gpus=1,
+        host="ip-10-0-1-11",
+        instance_type=None,
+        base_mib=21000,
+        peak_mib=22000,
+        util=60,
+        days=7,
+        prof=False,
+    ),
     # 78% of an L4's memory held at ~10% utilization, nothing cheaper fits -> investigate.
-    "batch-idle": dict(gpu="L4", gpus=1, host="ip-10-0-1-12", instance_type=None,
-                       base_mib=17000, peak_mib=17920, util=10, days=7, prof=False),
+    "batch-idle": dict(
+        gpu="L4",
+        gpus=1,
+        host="ip-10-0-1-12",
+        instance_type=None,
+        base_mib=17000,
+        peak_mib=17920,
+        util=10,
+        days=7,
+        prof=False,
+    ),
     # Only the last 2 of 7 days -> partial (not re-planned, exit 3).
-    "chat-new": dict(gpu="L4", gpus=1, host="ip-10-0-1-13", instance_type=None,
-                     base_mib=9000, peak_mib=10000, util=30, days=2, prof=False),
+    "chat-new": dict(
+        gpu="L4",
+        gpus=1,
+        host="ip-10-0-1-13",
+        instance_type=None,
+        base_mib=9000,
+        peak_mib=10000,
+        util=30,
+        days=2,
+        prof=False,
+    ),
     # A label value that needs PromQL escaping (never a spec name; the client's selector is checked with it).
-    'odd"name\\x': dict(gpu="L4", gpus=1, host="ip-10-0-1-14", instance_type=None,
-                        base_mib=1000, peak_mib=2000, util=5, days=1, prof=False),
+    'odd"name\\x': dict(
+        gpu="L4",
+        gpus=1,
+        host="ip-10-0-1-14",
+        instance_type=None,
+        base_mib=1000,
+        peak_mib=2000,
+        util=5,
+        days=1,
+        prof=False,
+    ),
 }
 
 SPECS = {
-    "chat-oversized": {"name": "chat-oversized", "model": {"name": "llama-3.1-8b"}, "precision": "fp8",
-                       "inference": {"context_length": 8192, "batch_size": 8},
-                       "placement": {"providers": ["aws"], "regions": ["us-east-1"]}},
-    "chat-full": {"name": "chat-full", "model": {"name": "llama-3.1-8b"}, "precision": "bf16",
-                  "inference": {"context_length": 4096, "batch_size": 4},
-                  "placement": {"providers": ["aws"], "regions": ["us-east-1"]}},
-    "batch-idle": {"name": "batch-idle", "model": {"name": "qwen2.5-7b"}, "precision": "bf16",
-                   "inference": {"context_length": 4096, "batch_size": 4},
-                   "placement": {"providers": ["aws"], "regions": ["us-east-1"]}},
-    "chat-new": {"name": "chat-new", "model": {"name": "llama-3.2-3b"},
-                 "placement": {"providers": ["aws"], "regions": ["us-east-1"]}},
-    "never-deployed": {"name": "never-deployed", "model": {"name": "llama-3.2-1b"},
-                       "placement": {"providers": ["aws"], "regions": ["us-east-1"]}},
+    "chat-oversized": {
+        "name": "chat-oversized",
+        "model": {"name": "llama-3.1-8b"},
+        "precision": "fp8",
+        "inference": {"context_length": 8192, "batch_size": 8},
+        "placement": {"providers": ["aws"], "regions": ["us-east-1"]},
+    },
+    "chat-full": {
+        "name": "chat-full",
+        "model": {"name": "llama-3.1-8b"},
+        "precision": "bf16",
+        "inference": {"context_length": 4096, "batch_size": 4},
+        "placement": {"providers": ["aws"], "regions": ["us-east-1"]},
+    },
+    "batch-idle": {
+        "name": "batch-idle",
+        "model": {"name": "qwen2.5-7b"},
+        "precision": "bf16",
+        "inference": {"context_length": 4096, "batch_size": 4},
+        "placement": {"providers": ["aws"], "regions": ["us-east-1"]},
+    },
+    "chat-new": {
+        "name": "chat-new",
+        "model": {"name": "llama-3.2-3b"},
+        "placement": {"providers": ["aws"], "regions": ["us-east-1"]},
+    },
+    "never-deployed": {
+        "name": "never-deployed",
+        "model": {"name": "llama-3.2-1b"},
+        "placement": {"providers": ["aws"], "regions": ["us-east-1"]},
+    },
 }
 
 
@@ -69,8 +132,14 @@ def _escape(value: str) -> str:
 
 
 def _series(name: str, w: dict, index: int) -> dict[str, str]:
-    labels = {"gpu": str(index), "UUID": "GPU-" + hashlib.sha1(f"{name}/{index}".encode()).hexdigest()[:12], "device": f"nvidia{index}",
-              "modelName": MODEL_NAME[w["gpu"]], "Hostname": w["host"], "gpusizer_workload": name}
+    labels = {
+        "gpu": str(index),
+        "UUID": "GPU-" + hashlib.sha1(f"{name}/{index}".encode()).hexdigest()[:12],
+        "device": f"nvidia{index}",
+        "modelName": MODEL_NAME[w["gpu"]],
+        "Hostname": w["host"],
+        "gpusizer_workload": name,
+    }
     if w["instance_type"]:
         labels["instance_type"] = w["instance_type"]
     return labels
@@ -81,14 +150,26 @@ def samples(name: str, w: dict) -> dict[str, list[tuple[dict, float, float]]]:
     rng = random.Random(name)
     n = int(w["days"] * 86400 // STEP_S)
     start = END.timestamp() - n * STEP_S
-    out: dict[str, list] = {m: [] for m in ("DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_GPU_UTIL",
-                                            "DCGM_FI_PROF_SM_ACTIVE", "DCGM_FI_PROF_PCIE_RX_BYTES")}
+    out: dict[str, list] = {
+        m: []
+        for m in (
+            "DCGM_FI_DEV_FB_USED",
+            "DCGM_FI_DEV_FB_FREE",
+            "DCGM_FI_DEV_GPU_UTIL",
+            "DCGM_FI_PROF_SM_ACTIVE",
+            "DCGM_FI_PROF_PCIE_RX_BYTES",
+        )
+    }
     for g in range(w["gpus"]):
         labels = _series(name, w, g)
         peak_at = rng.randrange(n)
         for i in range(n):
             t = start + (i + 1) * STEP_S
-            used = w["peak_mib"] if i == peak_at else rng.uniform(w["base_mib"], w["base_mib"] + 0.8 * (w["peak_mib"] - w["base_mib"]))
+            used = (
+                w["peak_mib"]
+                if i == peak_at
+                else rng.uniform(w["base_mib"], w["base_mib"] + 0.8 * (w["peak_mib"] - w["base_mib"]))
+            )
             util = min(100.0, max(0.0, rng.gauss(w["util"], 3)))
             out["DCGM_FI_DEV_FB_USED"].append((labels, t, round(used)))
             out["DCGM_FI_DEV_FB_FREE"].append((labels, t, MIB[w["gpu"]] - round(used)))

@@ -57,8 +57,16 @@ def dcgm_answer(values: dict[str, object] | None = None):
         if endpoint == "query_range":
             start, end, step = float(params["start"]), float(params["end"]), float(params["step"])
             n = int(round((end - start) / step)) + 1
-            send_json(request, {"status": "success", "data": {"resultType": "matrix", "result": [
-                {"metric": {}, "values": [[start + i * step, "1"] for i in range(n)]}]}})
+            send_json(
+                request,
+                {
+                    "status": "success",
+                    "data": {
+                        "resultType": "matrix",
+                        "result": [{"metric": {}, "values": [[start + i * step, "1"] for i in range(n)]}],
+                    },
+                },
+            )
             return
         for key, value in table.items():
             if key.startswith("value:") and key[6:] in expr:

@@ -10,8 +10,8 @@ import yaml
 
 import gpusizer
 from gpusizer.estimate import calibration
-from tests.conftest import REPO
 from tests import conftest
+from tests.conftest import REPO
 
 CAL = REPO / "tests/data/calibration"
 VLLM = CAL / "vllm-serving-l40s-llama31-8b.json"
@@ -36,9 +36,13 @@ def _write(tmp_path, spec: dict):
 
 def same_shape(**sizing) -> dict:
     """The vLLM run's shape as a spec: 8 concurrent sequences of 1024 prompt + 128 output tokens on an L40S."""
-    return {"name": "chat", "model": {"name": "meta-llama/Llama-3.1-8B-Instruct"},
-            "inference": {"context_length": 1152, "prompt_tokens": 1024, "batch_size": 8},
-            "placement": {"providers": ["aws"], "gpus": ["L40S"]}, "sizing": sizing}
+    return {
+        "name": "chat",
+        "model": {"name": "meta-llama/Llama-3.1-8B-Instruct"},
+        "inference": {"context_length": 1152, "prompt_tokens": 1024, "batch_size": 8},
+        "placement": {"providers": ["aws"], "gpus": ["L40S"]},
+        "sizing": sizing,
+    }
 
 
 def test_vllm_calibration_moves_predicted_tokens_per_second_towards_the_measured(tmp_path):
@@ -75,11 +79,19 @@ def test_training_run_mfu_is_model_flops_times_tokens_per_second_over_peak(tmp_p
     path = calibrate(tmp_path, TRAINING)
     doc = yaml.safe_load(pathlib.Path(path).read_text())
     assert doc["gpus"]["H100"]["training_mfu"] == pytest.approx(0.44858, abs=1e-4)
-    spec = {"name": "pretrain", "model": {"name": "llama-3.1-8b"}, "task": "training",
-            "training": {"tokens": 1e9, "activation_checkpointing": False}, "placement": {"gpus": ["H100"]}}
+    spec = {
+        "name": "pretrain",
+        "model": {"name": "llama-3.1-8b"},
+        "task": "training",
+        "training": {"tokens": 1e9, "activation_checkpointing": False},
+        "placement": {"gpus": ["H100"]},
+    }
     hours = gpusizer.document(gpusizer.plan(spec))["choice"]["performance"]["train_hours"]
-    calibrated = gpusizer.document(gpusizer.plan({**spec, "sizing": {"calibration": path}}))["choice"]["performance"]["train_hours"]
+    calibrated = gpusizer.document(gpusizer.plan({**spec, "sizing": {"calibration": path}}))["choice"]["performance"][
+        "train_hours"
+    ]
     from gpusizer.estimate import efficiency
+
     default = efficiency.training_mfu("H100")  # data/efficiency.yaml
     assert calibrated == pytest.approx(hours * default / 0.44858, rel=2e-3)  # hours scale as 1 / MFU
 
@@ -95,11 +107,14 @@ def test_vllm_result_without_its_gpu_exits_2_saying_how_to_add_it(tmp_path):
     assert run("calibrate", bad, "--gpu", "L40S").returncode == 0
 
 
-@pytest.mark.parametrize("content, fragment", [
-    ("gpus: {L40S: {decode_mbu: 1.7}}", "L40S.decode_mbu"),  # a fraction of peak cannot exceed 1
-    ("gpus: {X9000: {decode_mbu: 0.5}}", "unknown GPU"),
-    ("[1, 2]", "not a calibration file"),
-])
+@pytest.mark.parametrize(
+    "content, fragment",
+    [
+        ("gpus: {L40S: {decode_mbu: 1.7}}", "L40S.decode_mbu"),  # a fraction of peak cannot exceed 1
+        ("gpus: {X9000: {decode_mbu: 0.5}}", "unknown GPU"),
+        ("[1, 2]", "not a calibration file"),
+    ],
+)
 def test_bad_calibration_file_is_a_spec_error(tmp_path, content, fragment):
     f = tmp_path / "cal.yaml"
     f.write_text(content)
@@ -113,8 +128,6 @@ def test_unrecognised_result_file_exits_2(tmp_path):
     f.write_text('{"hello": 1}')
     r = run("calibrate", f)
     assert r.returncode == 2 and "benchmark_serving.py" in r.stderr
-
-
 
 
 def test_a_detailed_vllm_result_over_1_mib_is_read(tmp_path):
@@ -132,11 +145,14 @@ def test_a_detailed_vllm_result_over_1_mib_is_read(tmp_path):
     assert calibrate_mod.fit_file(big) == want
 
 
-@pytest.mark.parametrize("content, words", [
-    ('{"model_id": "m", "model_id": "n"}', "duplicate key"),
-    ('{"model_id": "m", "mean_tpot_ms": Infinity}', "not valid JSON"),
-    (b"\xff\xfe{}", "UTF-8"),
-])
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        ('{"model_id": "m", "model_id": "n"}', "duplicate key"),
+        ('{"model_id": "m", "mean_tpot_ms": Infinity}', "not valid JSON"),
+        (b"\xff\xfe{}", "UTF-8"),
+    ],
+)
 def test_result_files_go_through_the_input_boundary(tmp_path, content, words):
     from gpusizer.measure import calibrate as calibrate_mod
 

@@ -18,8 +18,24 @@ VLLM = json.loads((CAL / "vllm-serving-l40s-llama31-8b.json").read_text())
 TRAINING = json.loads((CAL / "training-h100x8-llama31-8b.json").read_text())
 # Values a file can carry: JSON numbers Python reads as inf (1e999), fractions, booleans, and the strings
 # vLLM's --metadata writes ("NaN" and "inf" parse as floats).
-HOSTILE_COUNTS = ["1e999", "-1e999", "0.5", '"0.5"', "5e-324", "true", '"NaN"', '"nan"', '"inf"', '"-inf"',
-                  "1e20", "[]", "{}", '""', "0", "-3"]
+HOSTILE_COUNTS = [
+    "1e999",
+    "-1e999",
+    "0.5",
+    '"0.5"',
+    "5e-324",
+    "true",
+    '"NaN"',
+    '"nan"',
+    '"inf"',
+    '"-inf"',
+    "1e20",
+    "[]",
+    "{}",
+    '""',
+    "0",
+    "-3",
+]
 HOSTILE_MEASUREMENTS = ["1e999", '"NaN"', '"nan"', '"inf"', "true", "[]", "{}", '""', "0", "-1", '"-0.0"']
 
 
@@ -35,8 +51,9 @@ def _refused(path, key: str):
     assert "result.json" in str(e.value) and repr(key) in str(e.value) and "To fix" in str(e.value), str(e.value)
 
 
-@pytest.mark.parametrize("key", ["completed", "tensor_parallel_size", "max_concurrency", "total_input_tokens",
-                                 "total_output_tokens"])
+@pytest.mark.parametrize(
+    "key", ["completed", "tensor_parallel_size", "max_concurrency", "total_input_tokens", "total_output_tokens"]
+)
 @pytest.mark.parametrize("raw", HOSTILE_COUNTS)
 def test_serving_counts_must_be_whole_and_finite(tmp_path, key, raw):
     _refused(_file(tmp_path, VLLM, key, raw), key)
@@ -48,10 +65,14 @@ def test_serving_measurements_must_be_finite_and_positive(tmp_path, key, raw):
     _refused(_file(tmp_path, VLLM, key, raw), key)
 
 
-@pytest.mark.parametrize("key, raw", [(k, r) for k in ("gpu_count",) for r in HOSTILE_COUNTS]
-                         + [(k, r) for k in ("tokens_per_second", "peak_memory_gib") for r in HOSTILE_MEASUREMENTS]
-                         + [("activation_checkpointing", r) for r in ('"maybe"', "0.5", "[]", "null")]
-                         + [("model", r) for r in ("[]", "1", '""')] + [("precision", r) for r in ("[]", "7")])
+@pytest.mark.parametrize(
+    "key, raw",
+    [(k, r) for k in ("gpu_count",) for r in HOSTILE_COUNTS]
+    + [(k, r) for k in ("tokens_per_second", "peak_memory_gib") for r in HOSTILE_MEASUREMENTS]
+    + [("activation_checkpointing", r) for r in ('"maybe"', "0.5", "[]", "null")]
+    + [("model", r) for r in ("[]", "1", '""')]
+    + [("precision", r) for r in ("[]", "7")],
+)
 def test_training_fields_are_refused_by_name(tmp_path, key, raw):
     _refused(_file(tmp_path, TRAINING, key, raw), key)
 
@@ -69,9 +90,12 @@ def test_a_run_under_1_percent_of_peak_is_refused_not_fitted_as_zero(tmp_path):
 
 
 def test_every_fitted_factor_is_finite_and_in_range(tmp_path):
-    for doc, key, raw in [(VLLM, "mean_ttft_ms", "0.5"), (VLLM, "mean_tpot_ms", "1e308"),
-                          (TRAINING, "tokens_per_second", "1e20")]:
-        for gpu, factor, value, _ in calibrate.fit_file(_file(tmp_path, doc, key, raw)):
+    for doc, key, raw in [
+        (VLLM, "mean_ttft_ms", "0.5"),
+        (VLLM, "mean_tpot_ms", "1e308"),
+        (TRAINING, "tokens_per_second", "1e20"),
+    ]:
+        for _gpu, factor, value, _ in calibrate.fit_file(_file(tmp_path, doc, key, raw)):
             assert math.isfinite(value) and 0.01 <= value <= 1.0, (key, raw, factor, value)
 
 

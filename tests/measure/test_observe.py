@@ -10,8 +10,8 @@ import yaml
 from gpusizer import planner
 from gpusizer.estimate import fit as fit_mod
 from gpusizer.measure import dcgm, observe, prometheus
-from tests.measure import dcgm_openmetrics as om
 from tests import conftest
+from tests.measure import dcgm_openmetrics as om
 
 END = om.END.isoformat().replace("+00:00", "Z")
 # g6e.xlarge on demand in us-east-1 (gpusizer/data/catalog/aws.csv, AWS price list 2026-07-20).
@@ -42,7 +42,12 @@ def test_12_gib_peak_on_l40s_at_20_percent_downsizes_with_savings(prometheus_url
     r, doc = observe_json(prometheus_url, specs["chat-oversized"])
     assert r.returncode == 0, r.stderr
     row = doc["workloads"][0]
-    assert (row["workload"], row["gpu"], row["gpus"], row["samples"]) == ("chat-oversized", "L40S", 1, om.SAMPLES_PER_GPU)
+    assert (row["workload"], row["gpu"], row["gpus"], row["samples"]) == (
+        "chat-oversized",
+        "L40S",
+        1,
+        om.SAMPLES_PER_GPU,
+    )
     assert row["observed"]["peak_gpu_memory_gib"] == 12.0  # 12288 MiB
     assert 0.18 <= row["observed"]["mean_gpu_utilization"] <= 0.22
     assert row["current"]["instance_type"] == "g6e.xlarge" and row["current"]["hourly_usd"] == G6E_XLARGE_USD

@@ -34,7 +34,11 @@ END = "2026-11-23T12:00:00Z"
 PASSWORD = "p@ss/w:rd S3cret!"  # '@', '/', ':' and a space: every character a URL parser trips on
 USER = "gpusizer"
 TOKEN = "eyJhbGciOiJSUzI1NiJ9.bearer-secret-4711"
-AWS_KEY_ID, AWS_SECRET, AWS_TOKEN = "ASIAY34FZKBOKMUTVV7A", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY", "IQoJb3JpZ2luX2VjEXAMPLEsessiontoken"
+AWS_KEY_ID, AWS_SECRET, AWS_TOKEN = (
+    "ASIAY34FZKBOKMUTVV7A",
+    "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY",
+    "IQoJb3JpZ2luX2VjEXAMPLEsessiontoken",
+)
 GOOGLE_TOKEN_AUDIENCE = "https://oauth2.googleapis.com/token"
 GOOGLE_ACCESS_TOKEN = "ya29.local-access-token-8e1f"
 
@@ -52,7 +56,9 @@ def enforcing(check):
 
     def handle(request):
         if not check(request):
-            fake.send_json(request, {"status": "error", "errorType": "unauthorized", "error": "authentication failed"}, 401)
+            fake.send_json(
+                request, {"status": "error", "errorType": "unauthorized", "error": "authentication failed"}, 401
+            )
             return
         answer(request)
 
@@ -63,7 +69,11 @@ def run(capsys, *args, secrets=()):
     code = cli.main(["observe", "--end", END, "--format", "json", *map(str, args)])
     out, err = capsys.readouterr()
     for secret in secrets:
-        for form in (secret, urllib.parse.quote(secret, safe=""), base64.b64encode(f"{USER}:{secret}".encode()).decode()):
+        for form in (
+            secret,
+            urllib.parse.quote(secret, safe=""),
+            base64.b64encode(f"{USER}:{secret}".encode()).decode(),
+        ):
             assert form not in out and form not in err, f"{form!r} printed"
     assert "Traceback" not in err
     return code, out, err
@@ -89,8 +99,9 @@ def test_basic_auth_from_user_and_password_file(capsys, spec, tmp_path):
     secret = tmp_path / "password"
     secret.write_text(PASSWORD + "\n")
     with fake.serve(enforcing(basic_ok)) as url:
-        code, out, err = run(capsys, "--prometheus", url, "--user", USER, "--password-file", secret, spec,
-                             secrets=[PASSWORD])
+        code, out, err = run(
+            capsys, "--prometheus", url, "--user", USER, "--password-file", secret, spec, secrets=[PASSWORD]
+        )
         assert code == 0, err
         code, out, err = run(capsys, "--prometheus", url, spec)  # none given: refused by the server
         assert code == 2 and "HTTP 401" in err
@@ -103,23 +114,39 @@ def test_bearer_token_file(capsys, spec, tmp_path):
         code, out, err = run(capsys, "--prometheus", url, "--bearer-token-file", secret, spec, secrets=[TOKEN])
         assert code == 0, err
         secret.write_text("another-token-0000\n")
-        code, out, err = run(capsys, "--prometheus", url, "--bearer-token-file", secret, "--format", "table", spec,
-                             secrets=["another-token-0000"])
+        code, out, err = run(
+            capsys,
+            "--prometheus",
+            url,
+            "--bearer-token-file",
+            secret,
+            "--format",
+            "table",
+            spec,
+            secrets=["another-token-0000"],
+        )
         assert code == 2 and "HTTP 401" in err
 
 
-@pytest.mark.parametrize("args, words", [
-    (["--user", "u"], "--password-file"), (["--password-file", "x"], "--password-file"),
-    (["--user", "u", "--password-file", "MISSING"], "MISSING"),
-    (["--bearer-token-file", "t", "--auth", "google"], "two ways"), (["--aws-region", "us-east-1"], "--auth sigv4"),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--user", "u"], "--password-file"),
+        (["--password-file", "x"], "--password-file"),
+        (["--user", "u", "--password-file", "MISSING"], "MISSING"),
+        (["--bearer-token-file", "t", "--auth", "google"], "two ways"),
+        (["--aws-region", "us-east-1"], "--auth sigv4"),
+    ],
+)
 def test_auth_option_mistakes_exit_2(capsys, spec, args, words):
     code, out, err = run(capsys, "--prometheus", "http://127.0.0.1:9", *args, spec)
     assert code == 2 and words in err and "To fix" in err, err
 
 
-_AUTH = re.compile(r"^AWS4-HMAC-SHA256 Credential=([^/]+)/(\d{8})/([^/]+)/([^/]+)/aws4_request, "
-                   r"SignedHeaders=([a-z0-9;\-]+), Signature=([0-9a-f]{64})$")
+_AUTH = re.compile(
+    r"^AWS4-HMAC-SHA256 Credential=([^/]+)/(\d{8})/([^/]+)/([^/]+)/aws4_request, "
+    r"SignedHeaders=([a-z0-9;\-]+), Signature=([0-9a-f]{64})$"
+)
 
 
 def sigv4_ok(request, region="us-west-2") -> bool:
@@ -134,8 +161,8 @@ def sigv4_ok(request, region="us-west-2") -> bool:
     if request.headers.get("X-Amz-Security-Token") != AWS_TOKEN:
         return False
     stamp = request.headers.get("X-Amz-Date", "")
-    when = datetime.datetime.strptime(stamp, "%Y%m%dT%H%M%SZ").replace(tzinfo=datetime.timezone.utc)
-    if abs((datetime.datetime.now(datetime.timezone.utc) - when).total_seconds()) > 300:
+    when = datetime.datetime.strptime(stamp, "%Y%m%dT%H%M%SZ").replace(tzinfo=datetime.UTC)
+    if abs((datetime.datetime.now(datetime.UTC) - when).total_seconds()) > 300:
         return False
     signed = m.group(5).split(";")
     headers = {name: request.headers[name] for name in signed}
@@ -160,12 +187,30 @@ def aws_env(monkeypatch, tmp_path):
 
 def test_sigv4_signed_by_botocore_is_verified_server_side(capsys, spec, aws_env):
     with fake.serve(enforcing(sigv4_ok)) as url:
-        code, out, err = run(capsys, "--prometheus", url + "/workspaces/ws-1234", "--auth", "sigv4",
-                             "--aws-region", "us-west-2", spec, secrets=[AWS_SECRET, AWS_TOKEN, AWS_KEY_ID])
+        code, out, err = run(
+            capsys,
+            "--prometheus",
+            url + "/workspaces/ws-1234",
+            "--auth",
+            "sigv4",
+            "--aws-region",
+            "us-west-2",
+            spec,
+            secrets=[AWS_SECRET, AWS_TOKEN, AWS_KEY_ID],
+        )
         assert code == 0, err
         # Signed for another region, the same server refuses it: the check is real.
-        code, out, err = run(capsys, "--prometheus", url + "/workspaces/ws-1234", "--auth", "sigv4",
-                             "--aws-region", "eu-west-1", spec, secrets=[AWS_SECRET, AWS_TOKEN, AWS_KEY_ID])
+        code, out, err = run(
+            capsys,
+            "--prometheus",
+            url + "/workspaces/ws-1234",
+            "--auth",
+            "sigv4",
+            "--aws-region",
+            "eu-west-1",
+            spec,
+            secrets=[AWS_SECRET, AWS_TOKEN, AWS_KEY_ID],
+        )
         assert code == 2 and "HTTP 401" in err
 
 
@@ -173,16 +218,20 @@ def test_sigv4_region_comes_from_the_workspace_url(spec, aws_env):
     from gpusizer.measure import prom_auth
 
     signer = prom_auth.SigV4(None, "aps-workspaces.eu-central-1.amazonaws.com")
-    headers = signer.headers("GET", "https://aps-workspaces.eu-central-1.amazonaws.com/workspaces/ws-1/api/v1/query?"
-                                    "query=up", {"Accept": "application/json"})
+    headers = signer.headers(
+        "GET",
+        "https://aps-workspaces.eu-central-1.amazonaws.com/workspaces/ws-1/api/v1/query?query=up",
+        {"Accept": "application/json"},
+    )
     assert "/eu-central-1/aps/aws4_request" in headers["Authorization"]
 
 
 def test_sigv4_without_credentials_exits_2(capsys, spec, aws_env, monkeypatch):
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
         monkeypatch.delenv(name)
-    code, out, err = run(capsys, "--prometheus", "http://127.0.0.1:9", "--auth", "sigv4", "--aws-region",
-                         "us-east-1", spec)
+    code, out, err = run(
+        capsys, "--prometheus", "http://127.0.0.1:9", "--auth", "sigv4", "--aws-region", "us-east-1", spec
+    )
     assert code == 2 and "no AWS credentials" in err and "To fix" in err
 
 
@@ -193,16 +242,30 @@ def google_adc(monkeypatch, tmp_path):
     from cryptography.hazmat.primitives.asymmetric import rsa
 
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    private = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                serialization.NoEncryption()).decode()
-    public = key.public_key().public_bytes(serialization.Encoding.PEM,
-                                           serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+    private = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode()
+    public = (
+        key.public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        .decode()
+    )
     path = tmp_path / "adc.json"
 
     def write(token_uri: str):
-        path.write_text(json.dumps({
-            "type": "service_account", "project_id": "demo", "private_key_id": "k1", "private_key": private,
-            "client_email": "observer@demo.iam.gserviceaccount.com", "client_id": "1", "token_uri": token_uri}))
+        path.write_text(
+            json.dumps(
+                {
+                    "type": "service_account",
+                    "project_id": "demo",
+                    "private_key_id": "k1",
+                    "private_key": private,
+                    "client_email": "observer@demo.iam.gserviceaccount.com",
+                    "client_id": "1",
+                    "token_uri": token_uri,
+                }
+            )
+        )
 
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(path))
     monkeypatch.setenv("GCE_METADATA_HOST", "127.0.0.1:9")  # never the metadata server
@@ -231,8 +294,15 @@ def test_google_adc_token_from_a_service_account_key(capsys, spec, google_adc):
         where["token_uri"] = f"{url}/token"
         write(where["token_uri"])
         key_body = private.splitlines()[1]
-        code, out, err = run(capsys, "--prometheus", url + "/v1/projects/demo/location/global/prometheus",
-                             "--auth", "google", spec, secrets=[GOOGLE_ACCESS_TOKEN, key_body])
+        code, out, err = run(
+            capsys,
+            "--prometheus",
+            url + "/v1/projects/demo/location/global/prometheus",
+            "--auth",
+            "google",
+            spec,
+            secrets=[GOOGLE_ACCESS_TOKEN, key_body],
+        )
     assert code == 0, err
     assert issued == ["observer@demo.iam.gserviceaccount.com"]  # one token, reused for every query
 
@@ -252,8 +322,17 @@ def test_sigv4_with_a_missing_profile_exits_2(capsys, spec, aws_env, monkeypatch
 
 def test_google_token_refresh_failure_is_one_line_with_its_own_fix(capsys, spec, monkeypatch, tmp_path):
     adc = tmp_path / "adc.json"
-    adc.write_text(json.dumps({"type": "external_account", "audience": "x", "subject_token_type": "y",
-                               "token_url": "http://127.0.0.1:9/token", "credential_source": {"file": "/nonexistent"}}))
+    adc.write_text(
+        json.dumps(
+            {
+                "type": "external_account",
+                "audience": "x",
+                "subject_token_type": "y",
+                "token_url": "http://127.0.0.1:9/token",
+                "credential_source": {"file": "/nonexistent"},
+            }
+        )
+    )
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(adc))
     monkeypatch.setenv("GCE_METADATA_HOST", "127.0.0.1:9")
     code, out, err = run(capsys, "--prometheus", "http://127.0.0.1:9", "--auth", "google", spec)

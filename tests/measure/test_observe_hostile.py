@@ -53,8 +53,9 @@ def test_nan_is_no_sample(capsys, spec):
     assert row["observed"]["p95_gpu_utilization"] == 0.35 and "findings" not in row["observed"]
 
 
-@pytest.mark.parametrize("value, words", [("+Inf", "+Inf"), ("-Inf", "-Inf"), ("-5", "negative"),
-                                          ("1e308", "not a reading")])
+@pytest.mark.parametrize(
+    "value, words", [("+Inf", "+Inf"), ("-Inf", "-Inf"), ("-5", "negative"), ("1e308", "not a reading")]
+)
 def test_infinite_negative_or_impossible_peak_memory_is_a_finding_not_data(capsys, spec, value, words):
     with fake.serve(fake.dcgm_answer({PEAK: value})) as url:
         code, out, err = observe(capsys, url, spec)
@@ -74,21 +75,35 @@ def test_bad_utilization_is_a_finding_and_the_rest_is_used(capsys, spec, value):
     assert row["observed"]["peak_gpu_memory_gib"] == 12.0 and len(row["observed"]["findings"]) == 1
 
 
-@pytest.mark.parametrize("values", [
-    {f"value:{PEAK[:20]}": ["x"]}, {f"value:{PEAK[:20]}": "12288"}, {f"value:{PEAK[:20]}": [1, 12288]},
-    {f"value:{PEAK[:20]}": [True, "1"]}, {PEAK: "twelve"}, {PEAK: ""}, {"count_over_time": "abc"},
-])
+@pytest.mark.parametrize(
+    "values",
+    [
+        {f"value:{PEAK[:20]}": ["x"]},
+        {f"value:{PEAK[:20]}": "12288"},
+        {f"value:{PEAK[:20]}": [1, 12288]},
+        {f"value:{PEAK[:20]}": [True, "1"]},
+        {PEAK: "twelve"},
+        {PEAK: ""},
+        {"count_over_time": "abc"},
+    ],
+)
 def test_a_malformed_value_exits_2_in_one_line(capsys, spec, values):
     with fake.serve(fake.dcgm_answer(values)) as url:
         code, out, err = observe(capsys, url, spec)
     assert code == 2 and "malformed answer" in err and len(err.strip().splitlines()) == 1, err
 
 
-@pytest.mark.parametrize("doc", [
-    {"status": "success", "data": {"result": {"a": 1}}}, {"status": "success", "data": {"result": [1, 2]}},
-    {"status": "success", "data": []}, {"status": "error", "errorType": "bad_data", "error": "parse error"}, [],
-    {"status": "success", "data": {"result": [{"metric": "x", "value": [1, "5"]}]}},
-])
+@pytest.mark.parametrize(
+    "doc",
+    [
+        {"status": "success", "data": {"result": {"a": 1}}},
+        {"status": "success", "data": {"result": [1, 2]}},
+        {"status": "success", "data": []},
+        {"status": "error", "errorType": "bad_data", "error": "parse error"},
+        [],
+        {"status": "success", "data": {"result": [{"metric": "x", "value": [1, "5"]}]}},
+    ],
+)
 def test_malformed_documents_exit_2(capsys, spec, doc):
     with fake.serve(lambda r: fake.send_json(r, doc)) as url:
         code, out, err = observe(capsys, url, spec)
@@ -96,18 +111,45 @@ def test_malformed_documents_exit_2(capsys, spec, doc):
     assert code in (2, 3) and len(err.strip().splitlines()) >= 1
 
 
-@pytest.mark.parametrize("url", ["http://[::1", "http://host:99999", "http://host:abc", "ftp://host", "http://",
-                                 "localhost:9090", "http://host:9090/?x=1", "http://host:9090/#f", "http://ho st",
-                                 "http://host\n:9090", "", "http://:9090"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://[::1",
+        "http://host:99999",
+        "http://host:abc",
+        "ftp://host",
+        "http://",
+        "localhost:9090",
+        "http://host:9090/?x=1",
+        "http://host:9090/#f",
+        "http://ho st",
+        "http://host\n:9090",
+        "",
+        "http://:9090",
+    ],
+)
 def test_url_errors_exit_2_with_a_fix(capsys, spec, url):
     code, out, err = observe(capsys, url, spec)
     assert code == 2 and "--prometheus" in err and "To fix" in err and len(err.strip().splitlines()) == 1, err
 
 
-@pytest.mark.parametrize("args", [("--window", "99999999999y"), ("--window", "0s"), ("--window", "1ms"),
-                                  ("--window", "7 days"), ("--window", "9" * 5000 + "d"), ("--end", "0001-01-01T00:00:00Z"),
-                                  ("--end", "9999-12-31T23:59:59+00:00"), ("--end", "0001-01-01T00:00:00+14:00"),
-                                  ("--end", "yesterday"), ("--timeout", "0"), ("--timeout", "nan"), ("--timeout", "1e9")])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--window", "99999999999y"),
+        ("--window", "0s"),
+        ("--window", "1ms"),
+        ("--window", "7 days"),
+        ("--window", "9" * 5000 + "d"),
+        ("--end", "0001-01-01T00:00:00Z"),
+        ("--end", "9999-12-31T23:59:59+00:00"),
+        ("--end", "0001-01-01T00:00:00+14:00"),
+        ("--end", "yesterday"),
+        ("--timeout", "0"),
+        ("--timeout", "nan"),
+        ("--timeout", "1e9"),
+    ],
+)
 def test_window_end_and_timeout_errors_exit_2_with_a_fix(capsys, spec, args):
     code = cli.main(["observe", "--prometheus", "http://127.0.0.1:9", *args, str(spec)])
     err = capsys.readouterr().err
@@ -116,6 +158,7 @@ def test_window_end_and_timeout_errors_exit_2_with_a_fix(capsys, spec, args):
 
 def test_a_trickling_server_is_cut_off_at_the_total_deadline(capsys, spec):
     """One byte every 0.4 s would pass any per-read timeout; the deadline is for the whole request."""
+
     def trickle(request):
         for byte in b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n":
             request.wfile.write(bytes([byte]))
@@ -153,6 +196,7 @@ def _huge(declared: bool):
             request.wfile.write(chunk)
             sent += len(chunk)
         request.wfile.write(b"]}}")
+
     return answer
 
 

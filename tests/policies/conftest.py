@@ -40,8 +40,12 @@ def make_pack(tmp_path):
     shutil.copytree(REPO / "policies", pack_dir, ignore=shutil.ignore_patterns("venv", "__pycache__"))
     python = interpreter(pack_dir)
     venv.create(python.parents[1], system_site_packages=True, with_pip=False)
-    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             capture_output=True, text=True, check=True).stdout.strip()
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     # What `pip install -r requirements.txt` gives the pack: pulumi, pulumi-policy and the engine installed
     # (`-e ..`). The tests' own site directories are added as site directories, so their .pth files run
     # too: the editable install's finder is what maps gpusizer.policies to the policies/ folder.
@@ -56,8 +60,13 @@ def pack_stub(tmp_path_factory):
     """An Analyzer stub talking to the pack, started as the CLI starts it (not with the tests' interpreter)."""
     pack_dir, python = make_pack(tmp_path_factory.mktemp("pack"))
     assert str(python) != sys.executable  # the pack's own environment, not the tests'
-    proc = subprocess.Popen([str(python), "-m", "pulumi.policy", "127.0.0.1:1", str(pack_dir)], cwd=pack_dir,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [str(python), "-m", "pulumi.policy", "127.0.0.1:1", str(pack_dir)],
+        cwd=pack_dir,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         port = proc.stdout.readline().strip()
         assert port.isdigit(), proc.stderr.read() if proc.poll() is not None else port

@@ -35,13 +35,18 @@ def test_each_covered_type_through_the_analyzer(case):
 
 def test_config_without_level_keeps_the_coded_level():
     # The wire default for a configured policy is ADVISORY; the offline driver keeps "mandatory".
-    (f,) = [f for f in _findings(cases.H100_FOR_20, config={"gpusizer-no-overprovisioning": {"maxRatio": 4}})
-            if f.policy == "gpusizer-no-overprovisioning"]
+    (f,) = [
+        f
+        for f in _findings(cases.H100_FOR_20, config={"gpusizer-no-overprovisioning": {"maxRatio": 4}})
+        if f.policy == "gpusizer-no-overprovisioning"
+    ]
     assert f.level == "mandatory"
 
 
 def test_stack_budget_through_analyze_stack():
-    fs = _findings(cases.H100_FOR_20, config={"gpusizer-gpu-budget": {"maxHourlyUsd": 10, "enforcementLevel": "mandatory"}})
+    fs = _findings(
+        cases.H100_FOR_20, config={"gpusizer-gpu-budget": {"maxHourlyUsd": 10, "enforcementLevel": "mandatory"}}
+    )
     budget = [f for f in fs if f.policy == "gpusizer-gpu-budget"]
     assert budget and budget[0].resource == "(stack)" and budget[0].level == "mandatory"
 

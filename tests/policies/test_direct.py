@@ -67,7 +67,9 @@ def test_a_sized_by_label_never_exempts_by_itself():
     r = sizing.StackResource(typ, view.View(view.raw({**props, "tags": tags})), urn, "chat")
     (msg,) = [m for m, _ in rules.check_stack(OVER, [r])]
     assert "637 GiB for a 20 GiB requirement" in msg and "no GpuWorkload above it records a spec" in msg
-    fake = sizing.StackResource(sizing.WORKLOAD, view.View({}), "urn:pulumi:dev::gpusizer::gpusizer:index:GpuWorkload::w")
+    fake = sizing.StackResource(
+        sizing.WORKLOAD, view.View({}), "urn:pulumi:dev::gpusizer::gpusizer:index:GpuWorkload::w"
+    )
     (msg,) = over(typ, {**props, "tags": tags}, parent=fake.urn, stack=[fake])
     assert "not re-derived" in msg and "records no spec" in msg
 
@@ -92,16 +94,26 @@ def test_cost_ceiling_and_stack_budget():
     typ, props = cases.H100_FOR_20
     assert "ceiling" in rules.check_resource("gpusizer-cost-ceiling", typ, props, {"maxHourlyUsd": 10})[0]
     assert rules.check_resource("gpusizer-cost-ceiling", typ, props) == []  # off by default
-    resources = [sizing.StackResource(t, view.View(p), f"urn:{i}") for i, (t, p) in enumerate([cases.H100_FOR_20, cases.L4_FOR_18])]
+    resources = [
+        sizing.StackResource(t, view.View(p), f"urn:{i}")
+        for i, (t, p) in enumerate([cases.H100_FOR_20, cases.L4_FOR_18])
+    ]
     ((msg, _),) = rules.check_stack("gpusizer-gpu-budget", resources, {"maxHourlyUsd": 50})
     assert "budget $50.00/h" in msg
     assert rules.check_stack("gpusizer-gpu-budget", resources, {"maxHourlyUsd": 100}) == []
 
 
-@pytest.mark.parametrize("typ, props, words", [
-    ("aws:ec2/instance:Instance", {"instanceType": "g6.xlarge", "metadataOptions": {"httpTokens": "optional"}}, "IMDSv2"),
-    ("aws:ec2/launchTemplate:LaunchTemplate", {"instanceType": "g6.xlarge"}, "IMDSv2"),
-])
+@pytest.mark.parametrize(
+    "typ, props, words",
+    [
+        (
+            "aws:ec2/instance:Instance",
+            {"instanceType": "g6.xlarge", "metadataOptions": {"httpTokens": "optional"}},
+            "IMDSv2",
+        ),
+        ("aws:ec2/launchTemplate:LaunchTemplate", {"instanceType": "g6.xlarge"}, "IMDSv2"),
+    ],
+)
 def test_imdsv2_required_with_remediation(typ, props, words):
     (msg,) = rules.check_resource("gpusizer-require-imdsv2", typ, props)
     assert words in msg
@@ -111,15 +123,32 @@ def test_imdsv2_required_with_remediation(typ, props, words):
 SSH_OPEN = "SSH (port 22) open to the internet (0.0.0.0/0)"
 
 
-@pytest.mark.parametrize("typ, props, words", [
-    ("aws:ec2/securityGroup:SecurityGroup",
-     {"ingress": [{"protocol": "tcp", "fromPort": 22, "toPort": 22, "cidrBlocks": ["0.0.0.0/0"]}]}, SSH_OPEN),
-    # Ports 0-65535 include 22.
-    ("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule",
-     {"cidrIpv4": "0.0.0.0/0", "fromPort": 0, "toPort": 65535, "ipProtocol": "tcp"}, SSH_OPEN),
-    ("gcp:compute/firewall:Firewall", {"sourceRanges": ["0.0.0.0/0"], "allows": [{"protocol": "tcp", "ports": ["22"]}]}, SSH_OPEN),
-    ("aws:ec2/instance:Instance", {"instanceType": "g6.xlarge", "rootBlockDevice": {"encrypted": False}}, "unencrypted EBS volume"),
-])
+@pytest.mark.parametrize(
+    "typ, props, words",
+    [
+        (
+            "aws:ec2/securityGroup:SecurityGroup",
+            {"ingress": [{"protocol": "tcp", "fromPort": 22, "toPort": 22, "cidrBlocks": ["0.0.0.0/0"]}]},
+            SSH_OPEN,
+        ),
+        # Ports 0-65535 include 22.
+        (
+            "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule",
+            {"cidrIpv4": "0.0.0.0/0", "fromPort": 0, "toPort": 65535, "ipProtocol": "tcp"},
+            SSH_OPEN,
+        ),
+        (
+            "gcp:compute/firewall:Firewall",
+            {"sourceRanges": ["0.0.0.0/0"], "allows": [{"protocol": "tcp", "ports": ["22"]}]},
+            SSH_OPEN,
+        ),
+        (
+            "aws:ec2/instance:Instance",
+            {"instanceType": "g6.xlarge", "rootBlockDevice": {"encrypted": False}},
+            "unencrypted EBS volume",
+        ),
+    ],
+)
 def test_insecure_hosts_are_flagged(typ, props, words):
     (msg,) = rules.check_resource("gpusizer-secure-gpu-hosts", typ, props)
     assert words in msg and "To fix:" in msg
@@ -136,13 +165,22 @@ def test_malformed_config_is_a_message_not_a_crash(config):
     assert msg.startswith("gpusizer-no-overprovisioning config:") and ("maxRatio" in msg or "maxRatoi" in msg)
 
 
-@pytest.mark.parametrize("props, nodes", [
-    ({"location": "us-central1", "nodeLocations": ["us-central1-a", "us-central1-b", "us-central1-c", "us-central1-f"],
-      "nodeCount": 1}, 4),                                       # per zone x the zones named
-    ({"location": "us-central1", "autoscaling": {"maxNodeCount": 2}}, 6),  # a regional pool: three zones by default
-    ({"location": "us-central1-a", "nodeCount": 2}, 2),           # a zonal pool
-    ({"location": "us-central1", "autoscaling": {"totalMaxNodeCount": 5, "maxNodeCount": 9}}, 5),  # a total limit
-])
+@pytest.mark.parametrize(
+    "props, nodes",
+    [
+        (
+            {
+                "location": "us-central1",
+                "nodeLocations": ["us-central1-a", "us-central1-b", "us-central1-c", "us-central1-f"],
+                "nodeCount": 1,
+            },
+            4,
+        ),  # per zone x the zones named
+        ({"location": "us-central1", "autoscaling": {"maxNodeCount": 2}}, 6),  # a regional pool: three zones by default
+        ({"location": "us-central1-a", "nodeCount": 2}, 2),  # a zonal pool
+        ({"location": "us-central1", "autoscaling": {"totalMaxNodeCount": 5, "maxNodeCount": 9}}, 5),  # a total limit
+    ],
+)
 def test_a_gke_node_pool_counts_nodes_per_zone_times_its_zones(props, nodes):
     # pulumi-gcp container.NodePool: nodeCount, initialNodeCount and autoscaling.maxNodeCount are per zone.
     from gpusizer.policies import resources
@@ -151,12 +189,24 @@ def test_a_gke_node_pool_counts_nodes_per_zone_times_its_zones(props, nodes):
     assert resources.GpuResource("gcp:container/nodePool:NodePool", view.View(view.raw(pool))).count == nodes
 
 
-@pytest.mark.parametrize("props, nodes", [
-    ({"nodeLocations": ["us-central1-a", "us-central1-b", "us-central1-c", "us-central1-f"], "location": cases.U,
-      "autoscaling": {"maxNodeCount": 1}}, 4),              # the zones it names, whatever the location
-    ({"location": "us-central1-a", "initialNodeCount": 50, "nodeCount": cases.U}, 50),  # created at initialNodeCount
-    ({"nodeCount": 2}, 6),                                   # location computed: as many zones as a regional pool
-])
+@pytest.mark.parametrize(
+    "props, nodes",
+    [
+        (
+            {
+                "nodeLocations": ["us-central1-a", "us-central1-b", "us-central1-c", "us-central1-f"],
+                "location": cases.U,
+                "autoscaling": {"maxNodeCount": 1},
+            },
+            4,
+        ),  # the zones it names, whatever the location
+        (
+            {"location": "us-central1-a", "initialNodeCount": 50, "nodeCount": cases.U},
+            50,
+        ),  # created at initialNodeCount
+        ({"nodeCount": 2}, 6),  # location computed: as many zones as a regional pool
+    ],
+)
 def test_a_gke_node_pool_with_computed_fields_is_counted_not_left_unknown(props, nodes):
     from gpusizer.policies import resources
 
@@ -164,14 +214,35 @@ def test_a_gke_node_pool_with_computed_fields_is_counted_not_left_unknown(props,
     assert resources.GpuResource("gcp:container/nodePool:NodePool", view.View(view.raw(pool))).count == nodes
 
 
-@pytest.mark.parametrize("typ, props, instances", [
-    ("aws:ec2/fleet:Fleet", {"targetCapacitySpecification": {"totalTargetCapacity": 1}, "launchTemplateConfigs": [
-        {"overrides": [{"instanceType": "g6.xlarge", "weightedCapacity": 0.01}]}]}, 100),   # 1 unit / 0.01 per instance
-    ("aws:ec2/fleet:Fleet", {"targetCapacitySpecification": {"totalTargetCapacity": 4}, "launchTemplateConfigs": [
-        {"overrides": [{"instanceType": "g6.xlarge", "weightedCapacity": 2}]}]}, 4),       # weights above 1: units, at most
-    ("aws:ec2/spotFleetRequest:SpotFleetRequest", {"targetCapacity": 2, "launchTemplateConfigs": [
-        {"overrides": [{"instanceType": "g6.xlarge", "weightedCapacity": 0.5}]}]}, 4),
-])
+@pytest.mark.parametrize(
+    "typ, props, instances",
+    [
+        (
+            "aws:ec2/fleet:Fleet",
+            {
+                "targetCapacitySpecification": {"totalTargetCapacity": 1},
+                "launchTemplateConfigs": [{"overrides": [{"instanceType": "g6.xlarge", "weightedCapacity": 0.01}]}],
+            },
+            100,
+        ),  # 1 unit / 0.01 per instance
+        (
+            "aws:ec2/fleet:Fleet",
+            {
+                "targetCapacitySpecification": {"totalTargetCapacity": 4},
+                "launchTemplateConfigs": [{"overrides": [{"instanceType": "g6.xlarge", "weightedCapacity": 2}]}],
+            },
+            4,
+        ),  # weights above 1: units, at most
+        (
+            "aws:ec2/spotFleetRequest:SpotFleetRequest",
+            {
+                "targetCapacity": 2,
+                "launchTemplateConfigs": [{"overrides": [{"instanceType": "g6.xlarge", "weightedCapacity": 0.5}]}],
+            },
+            4,
+        ),
+    ],
+)
 def test_a_fleet_weighted_below_one_runs_more_instances_than_units(typ, props, instances):
     from gpusizer.policies import resources
 

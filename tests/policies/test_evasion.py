@@ -14,8 +14,8 @@ import dataclasses
 import pytest
 
 import gpusizer
-from gpusizer.contract import audit
 from gpusizer.components import workload
+from gpusizer.contract import audit
 from gpusizer.policies import analyzer, budget, sizing, verify, view
 from tests.conftest import REPO
 from tests.policies import cases
@@ -54,6 +54,7 @@ def test_gcp_requirement_label_not_in_the_contract_form_is_unsized(label):
 def test_gcp_requirement_label_keeps_its_decimals():
     """20.15 GiB on an L4 (22.35 GiB x 0.9 = 20.1... GiB usable per the pack's headroom) is judged at
     20.15, not rounded up to 21 (which blocked the planner's own choice), and "20_15" is not 2015."""
+
     def found(label, machine):
         props = {"machineType": machine, "labels": {cases.GCP_REQ: label}, **GCP_SECURE}
         return {f.policy for f in _mandatory(GCP_INSTANCE, props)}
@@ -63,8 +64,10 @@ def test_gcp_requirement_label_keeps_its_decimals():
     assert "gpusizer-no-overprovisioning" in found("20_15", "a3-highgpu-8g")  # 8 x H100 for 20.15 GiB
 
 
-@pytest.mark.parametrize("label", ["throughput", "ttft", "tpot", "deadline", "interconnect", "per-job-cost",
-                                   "per-token-cost", "cost-per-token"])
+@pytest.mark.parametrize(
+    "label",
+    ["throughput", "ttft", "tpot", "deadline", "interconnect", "per-job-cost", "per-token-cost", "cost-per-token"],
+)
 def test_hand_written_sized_by_is_judged_on_memory_alone(label):
     props = {"instanceType": "p5.48xlarge", "tags": {cases.REQ: "20", "gpusizer:sized-by": label}, **SECURE}
     (f,) = _mandatory(INSTANCE, props)
@@ -74,8 +77,10 @@ def test_hand_written_sized_by_is_judged_on_memory_alone(label):
 def test_hand_written_price_tag_is_ignored_prices_come_from_the_catalog():
     # 560 GiB fits 8 x 79.65 GiB x 0.90 headroom (573 GiB): only the price policies may fire.
     props = {"instanceType": "p5.48xlarge", "tags": {cases.REQ: "560", "gpusizer:hourly-usd": "0.01"}, **SECURE}
-    config = {"gpusizer-cost-ceiling": {"enforcementLevel": "mandatory", "maxHourlyUsd": 10},
-              "gpusizer-gpu-budget": {"enforcementLevel": "mandatory", "maxHourlyUsd": 10}}
+    config = {
+        "gpusizer-cost-ceiling": {"enforcementLevel": "mandatory", "maxHourlyUsd": 10},
+        "gpusizer-gpu-budget": {"enforcementLevel": "mandatory", "maxHourlyUsd": 10},
+    }
     found = {f.policy: f.message for f in _mandatory(INSTANCE, props, config)}
     assert set(found) == {"gpusizer-cost-ceiling", "gpusizer-gpu-budget"}
     assert "(catalog on-demand) > $10.00/h" in found["gpusizer-cost-ceiling"]
@@ -87,15 +92,21 @@ def test_type_spelled_differently_is_normalised(spelling):
     assert f.policy == "gpusizer-no-overprovisioning"
 
 
-@pytest.mark.parametrize("typ, props", [
-    (INSTANCE, {"instanceType": t}) for t in ("p2.xlarge", "g3.4xlarge", "g5g.xlarge", "p6e-gb200.36xlarge",
-                                               "inf2.xlarge", "P6-B300.48XLARGE")
-] + [
-    ("gcp:compute/instance:Instance", {"machineType": "a4x-highgpu-4g"}),
-    ("gcp:compute/instance:Instance", {"machineType": "n1-standard-8",
-                                       "guestAccelerators": [{"type": "nvidia-tesla-k80", "count": 1}]}),
-    ("kubernetes:core/v1:Pod", {"spec": {"containers": [{"resources": {"limits": {"nvidia.com/gpu": 1}}}]}}),
-])
+@pytest.mark.parametrize(
+    "typ, props",
+    [
+        (INSTANCE, {"instanceType": t})
+        for t in ("p2.xlarge", "g3.4xlarge", "g5g.xlarge", "p6e-gb200.36xlarge", "inf2.xlarge", "P6-B300.48XLARGE")
+    ]
+    + [
+        ("gcp:compute/instance:Instance", {"machineType": "a4x-highgpu-4g"}),
+        (
+            "gcp:compute/instance:Instance",
+            {"machineType": "n1-standard-8", "guestAccelerators": [{"type": "nvidia-tesla-k80", "count": 1}]},
+        ),
+        ("kubernetes:core/v1:Pod", {"spec": {"containers": [{"resources": {"limits": {"nvidia.com/gpu": 1}}}]}}),
+    ],
+)
 def test_gpu_type_the_pack_does_not_know_is_unknown_not_a_gpu(typ, props):
     props = copy.deepcopy(props)
     props.setdefault("tags", {cases.REQ: "20"})
@@ -108,15 +119,35 @@ def test_gpu_type_the_pack_does_not_know_is_unknown_not_a_gpu(typ, props):
 _ABS = {"acceleratorCount": {"min": 8}, "acceleratorTypes": ["gpu"], "vcpuCount": {"min": 0}, "memoryMib": {"min": 0}}
 
 
-@pytest.mark.parametrize("typ, props", [
-    ("aws:ec2/launchTemplate:LaunchTemplate", {"instanceRequirements": _ABS}),
-    ("aws:autoscaling/group:Group", {"maxSize": 1, "mixedInstancesPolicy": {"launchTemplate": {
-        "launchTemplateSpecification": {"launchTemplateId": "lt-1"}, "overrides": [{"instanceRequirements": _ABS}]}}}),
-    ("aws:ec2/fleet:Fleet", {"launchTemplateConfigs": [{"overrides": [{"instanceRequirements": _ABS}]}],
-                             "targetCapacitySpecification": {"totalTargetCapacity": 1}}),
-    ("aws:ec2/launchTemplate:LaunchTemplate", {"instanceRequirements": {
-        "acceleratorNames": ["h100"], "vcpuCount": {"min": 1}, "memoryMib": {"min": 1}}}),
-])
+@pytest.mark.parametrize(
+    "typ, props",
+    [
+        ("aws:ec2/launchTemplate:LaunchTemplate", {"instanceRequirements": _ABS}),
+        (
+            "aws:autoscaling/group:Group",
+            {
+                "maxSize": 1,
+                "mixedInstancesPolicy": {
+                    "launchTemplate": {
+                        "launchTemplateSpecification": {"launchTemplateId": "lt-1"},
+                        "overrides": [{"instanceRequirements": _ABS}],
+                    }
+                },
+            },
+        ),
+        (
+            "aws:ec2/fleet:Fleet",
+            {
+                "launchTemplateConfigs": [{"overrides": [{"instanceRequirements": _ABS}]}],
+                "targetCapacitySpecification": {"totalTargetCapacity": 1},
+            },
+        ),
+        (
+            "aws:ec2/launchTemplate:LaunchTemplate",
+            {"instanceRequirements": {"acceleratorNames": ["h100"], "vcpuCount": {"min": 1}, "memoryMib": {"min": 1}}},
+        ),
+    ],
+)
 def test_attribute_based_selection_is_judged_by_the_types_it_admits(typ, props):
     props = {**copy.deepcopy(props), "tags": {cases.REQ: "20"}, "metadataOptions": {"httpTokens": "required"}}
     if typ == "aws:autoscaling/group:Group":
@@ -126,8 +157,10 @@ def test_attribute_based_selection_is_judged_by_the_types_it_admits(typ, props):
 
 
 def test_attribute_based_selection_without_gpus_is_not_a_gpu_resource():
-    props = {"instanceRequirements": {"acceleratorCount": {"max": 0}, "vcpuCount": {"min": 2}, "memoryMib": {"min": 1}},
-             "metadataOptions": {"httpTokens": "required"}}
+    props = {
+        "instanceRequirements": {"acceleratorCount": {"max": 0}, "vcpuCount": {"min": 2}, "memoryMib": {"min": 1}},
+        "metadataOptions": {"httpTokens": "required"},
+    }
     assert _mandatory("aws:ec2/launchTemplate:LaunchTemplate", props) == []
 
 
@@ -137,43 +170,88 @@ def test_every_covered_type_blocks_an_overprovisioned_gpu(case):
 
 
 def test_launch_configuration_cannot_carry_a_requirement_and_is_blocked():
-    props = {"instanceType": "p5.48xlarge", "metadataOptions": {"httpTokens": "required"},
-             "rootBlockDevice": {"encrypted": True}}
+    props = {
+        "instanceType": "p5.48xlarge",
+        "metadataOptions": {"httpTokens": "required"},
+        "rootBlockDevice": {"encrypted": True},
+    }
     assert _mandatory("aws:ec2/launchConfiguration:LaunchConfiguration", props, policy="gpusizer-sized-gpu-capacity")
 
 
 def test_mig_slices_are_gpu_capacity():
-    pod = {"metadata": {"annotations": {cases.K8S_REQ: "10"}}, "spec": {
-        "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"},
-        "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/mig-3g.40gb": 4}}}]}}
-    (f,) = _mandatory("kubernetes:apps/v1:ReplicaSet", {"spec": {"template": pod}}, policy="gpusizer-no-overprovisioning")
+    pod = {
+        "metadata": {"annotations": {cases.K8S_REQ: "10"}},
+        "spec": {
+            "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"},
+            "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/mig-3g.40gb": 4}}}],
+        },
+    }
+    (f,) = _mandatory(
+        "kubernetes:apps/v1:ReplicaSet", {"spec": {"template": pod}}, policy="gpusizer-no-overprovisioning"
+    )
     assert "4 x H100 MIG 3g.40gb" in f.message
 
 
-@pytest.mark.parametrize("typ, props, words", [
-    ("aws:ec2/spotInstanceRequest:SpotInstanceRequest", {"instanceType": "g6.xlarge", "tags": {cases.REQ: "18"},
-                                                          "rootBlockDevice": {"encrypted": True}}, "IMDSv2"),
-    ("aws:ec2/spotFleetRequest:SpotFleetRequest", {"targetCapacity": 1, "tags": {cases.REQ: "18"}, "launchSpecifications": [
-        {"instanceType": "g6.xlarge", "rootBlockDevices": [{"encrypted": True}]}]}, "cannot require IMDSv2"),
-    ("aws:ec2/launchConfiguration:LaunchConfiguration", {"instanceType": "g6.xlarge", "metadataOptions": {
-        "httpTokens": "required"}, "rootBlockDevice": {"encrypted": False}}, "unencrypted EBS"),
-    ("aws:eks/nodeGroup:NodeGroup", {"instanceTypes": ["g6.xlarge"], "tags": {cases.REQ: "18"},
-                                     "scalingConfig": {"maxSize": 1}}, "without a launch template"),
-])
+@pytest.mark.parametrize(
+    "typ, props, words",
+    [
+        (
+            "aws:ec2/spotInstanceRequest:SpotInstanceRequest",
+            {"instanceType": "g6.xlarge", "tags": {cases.REQ: "18"}, "rootBlockDevice": {"encrypted": True}},
+            "IMDSv2",
+        ),
+        (
+            "aws:ec2/spotFleetRequest:SpotFleetRequest",
+            {
+                "targetCapacity": 1,
+                "tags": {cases.REQ: "18"},
+                "launchSpecifications": [{"instanceType": "g6.xlarge", "rootBlockDevices": [{"encrypted": True}]}],
+            },
+            "cannot require IMDSv2",
+        ),
+        (
+            "aws:ec2/launchConfiguration:LaunchConfiguration",
+            {
+                "instanceType": "g6.xlarge",
+                "metadataOptions": {"httpTokens": "required"},
+                "rootBlockDevice": {"encrypted": False},
+            },
+            "unencrypted EBS",
+        ),
+        (
+            "aws:eks/nodeGroup:NodeGroup",
+            {"instanceTypes": ["g6.xlarge"], "tags": {cases.REQ: "18"}, "scalingConfig": {"maxSize": 1}},
+            "without a launch template",
+        ),
+    ],
+)
 def test_host_security_wherever_a_host_is_described(typ, props, words):
     found = [f for f in _mandatory(typ, props) if f.policy in ("gpusizer-require-imdsv2", "gpusizer-secure-gpu-hosts")]
     assert any(words in f.message for f in found), found
 
 
 def _stack(*rs):
-    return [sizing.StackResource(t, view.View(p), urn, urn.rsplit("::", 1)[-1], parent, deps) for t, p, urn, parent, deps in rs]
+    return [
+        sizing.StackResource(t, view.View(p), urn, urn.rsplit("::", 1)[-1], parent, deps)
+        for t, p, urn, parent, deps in rs
+    ]
 
 
 def test_budget_counts_a_launch_template_at_the_size_of_the_group_that_launches_it():
-    lt_urn, asg_urn = "urn:pulumi:s::p::aws:ec2/launchTemplate:LaunchTemplate::lt", "urn:pulumi:s::p::aws:autoscaling/group:Group::asg"
-    stack = _stack(("aws:ec2/launchTemplate:LaunchTemplate", {"instanceType": "p5.48xlarge", "id": "lt-1"}, lt_urn, None, ()),
-                   ("aws:autoscaling/group:Group", {"maxSize": 10, "desiredCapacity": 2, "launchTemplate": {"id": "lt-1"}},
-                    asg_urn, None, (lt_urn,)))
+    lt_urn, asg_urn = (
+        "urn:pulumi:s::p::aws:ec2/launchTemplate:LaunchTemplate::lt",
+        "urn:pulumi:s::p::aws:autoscaling/group:Group::asg",
+    )
+    stack = _stack(
+        ("aws:ec2/launchTemplate:LaunchTemplate", {"instanceType": "p5.48xlarge", "id": "lt-1"}, lt_urn, None, ()),
+        (
+            "aws:autoscaling/group:Group",
+            {"maxSize": 10, "desiredCapacity": 2, "launchTemplate": {"id": "lt-1"}},
+            asg_urn,
+            None,
+            (lt_urn,),
+        ),
+    )
     p5 = budget.hourly(stack[1], {r.urn: r for r in stack}) / 10  # one node at the catalog's on-demand price
     assert budget.stack_budget(stack, 9 * p5)  # 10 nodes at most: over a budget of 9
     assert budget.stack_budget(stack, 10 * p5) == []
@@ -185,13 +263,19 @@ def _workload_stack(child_type, child_props, spec):
     cap = "urn:pulumi:dev::gpusizer::gpusizer:index:GpuWorkload$gpusizer:aws:GpuCapacity::w-aws"
     child = f"urn:pulumi:dev::gpusizer::gpusizer:index:GpuWorkload$gpusizer:aws:GpuCapacity${child_type}::w-aws-x"
     recorded = workload.recorded_inputs(gpusizer.load_spec(spec), [])
-    return [analyzer.Resource("gpusizer:index:GpuWorkload", "w", recorded, wl),
-            analyzer.Resource("gpusizer:aws:GpuCapacity", "w-aws", {}, cap, wl),
-            analyzer.Resource(child_type, "w-aws-x", child_props, child, cap)]
+    return [
+        analyzer.Resource("gpusizer:index:GpuWorkload", "w", recorded, wl),
+        analyzer.Resource("gpusizer:aws:GpuCapacity", "w-aws", {}, cap, wl),
+        analyzer.Resource(child_type, "w-aws-x", child_props, child, cap),
+    ]
 
 
-SMALL_CHAT = {"name": "w", "model": {"name": "llama-3.1-8b"}, "inference": {"context_length": 4096, "batch_size": 4},
-              "placement": {"providers": ["aws"], "regions": ["us-east-1"]}}
+SMALL_CHAT = {
+    "name": "w",
+    "model": {"name": "llama-3.1-8b"},
+    "inference": {"context_length": 4096, "batch_size": 4},
+    "placement": {"providers": ["aws"], "regions": ["us-east-1"]},
+}
 # The requirement its decision tags, written as the tag holds it (two decimals).
 SMALL_CHAT_GIB = f"{gpusizer.plan(SMALL_CHAT).required_gpu_memory_gib:.2f}"
 
@@ -207,17 +291,23 @@ def test_a_claimed_exemption_that_does_not_re_derive_is_judged_on_memory():
     assert "not re-derived" in f.message and f"637 GiB for a {need:g} GiB requirement" in f.message
 
 
-@pytest.mark.parametrize("config", [
-    None,
-    {"gpusizer-no-overprovisioning": {"maxRatio": 3}},  # a stricter ratio applies to labelled resources too
-    {"gpusizer-gpu-budget": {"enforcementLevel": "disabled"}},  # no other rule's setting turns the judgement off
-])
+@pytest.mark.parametrize(
+    "config",
+    [
+        None,
+        {"gpusizer-no-overprovisioning": {"maxRatio": 3}},  # a stricter ratio applies to labelled resources too
+        {"gpusizer-gpu-budget": {"enforcementLevel": "disabled"}},  # no other rule's setting turns the judgement off
+    ],
+)
 def test_no_setting_but_disabling_the_rule_itself_leaves_a_labelled_resource_unjudged(config):
     # The last wave's gap: the resource rule skipped a labelled resource under a GpuWorkload and left it to a
     # second rule; disabling that rule, or a maxRatio on the first, judged it nowhere (32x with no finding).
     props = {"instanceType": "p5.48xlarge", "tags": {cases.REQ: "20", "gpusizer:sized-by": "throughput"}, **SECURE}
-    found = [f for f in analyzer.analyze(_workload_stack(INSTANCE, props, SMALL_CHAT), "dev", config)
-             if f.policy == "gpusizer-no-overprovisioning"]
+    found = [
+        f
+        for f in analyzer.analyze(_workload_stack(INSTANCE, props, SMALL_CHAT), "dev", config)
+        if f.policy == "gpusizer-no-overprovisioning"
+    ]
     limit = (config or {}).get("gpusizer-no-overprovisioning", {}).get("maxRatio", 2)
     ratio = 8 * 79.65 / gpusizer.plan(SMALL_CHAT).required_gpu_memory_gib  # 8 x H100 (79.65 GiB as the driver shows)
     assert [f.level for f in found] == ["mandatory"] and f"({ratio:.0f}x, limit {limit}x)" in found[0].message
@@ -228,14 +318,21 @@ def test_an_exemption_re_derived_from_the_recorded_spec_holds():
     d = gpusizer.plan(spec)
     assert d.sized_by == "per-job-cost" and d.chosen.offer.provider == "aws"
     assert d.chosen.purchase == "spot"
-    props = {"instanceType": d.chosen.offer.instance_type, **SECURE, "instanceMarketOptions": {"marketType": "spot"},
-             "tags": {cases.REQ: f"{d.required_gpu_memory_gib:.2f}", "gpusizer:sized-by": d.sized_by}}
+    props = {
+        "instanceType": d.chosen.offer.instance_type,
+        **SECURE,
+        "instanceMarketOptions": {"marketType": "spot"},
+        "tags": {cases.REQ: f"{d.required_gpu_memory_gib:.2f}", "gpusizer:sized-by": d.sized_by},
+    }
     found = analyzer.analyze(_workload_stack(INSTANCE, props, spec.model_dump(mode="json")), "dev")
     assert [f for f in found if f.level == "mandatory"] == []
     # The same type bought on-demand where the decision buys spot costs more: the exemption does not hold.
     on_demand = {k: val for k, val in props.items() if k != "instanceMarketOptions"}
-    (f,) = [f for f in analyzer.analyze(_workload_stack(INSTANCE, on_demand, spec.model_dump(mode="json")), "dev")
-            if f.level == "mandatory"]
+    (f,) = [
+        f
+        for f in analyzer.analyze(_workload_stack(INSTANCE, on_demand, spec.model_dump(mode="json")), "dev")
+        if f.level == "mandatory"
+    ]
     assert "buys on-demand capacity, the decision spot" in f.message
     # The same resource with no GpuWorkload above it is over the ratio: the re-derived decision is what exempts it.
     alone = [f for f in _mandatory(INSTANCE, props) if f.policy == "gpusizer-no-overprovisioning"]
@@ -255,15 +352,22 @@ def _lora():
     spec = gpusizer.load_spec(REPO / "stacks/examples/lora-8b.yaml")
     wl = "urn:pulumi:dev::gpusizer::gpusizer:index:GpuWorkload::w"
     d = gpusizer.plan(spec)
-    props = {"instanceType": d.chosen.offer.instance_type, **SECURE, "instanceMarketOptions": {"marketType": "spot"},
-             "tags": {cases.REQ: f"{d.required_gpu_memory_gib:.2f}", "gpusizer:sized-by": d.sized_by}}
+    props = {
+        "instanceType": d.chosen.offer.instance_type,
+        **SECURE,
+        "instanceMarketOptions": {"marketType": "spot"},
+        "tags": {cases.REQ: f"{d.required_gpu_memory_gib:.2f}", "gpusizer:sized-by": d.sized_by},
+    }
     return analyzer.Resource("gpusizer:index:GpuWorkload", "w", workload.recorded_inputs(spec, []), wl), d, props
 
 
-@pytest.mark.parametrize("typ, props", [
-    (ASG, {"maxSize": 100, "launchTemplate": {"id": "lt-0abc", "version": "$Latest"}}),
-    ("aws:ec2/instance:Instance", {"launchTemplate": {"id": "lt-0abc"}, **SECURE}),
-])
+@pytest.mark.parametrize(
+    "typ, props",
+    [
+        (ASG, {"maxSize": 100, "launchTemplate": {"id": "lt-0abc", "version": "$Latest"}}),
+        ("aws:ec2/instance:Instance", {"launchTemplate": {"id": "lt-0abc"}, **SECURE}),
+    ],
+)
 def test_a_group_launching_a_template_outside_the_stack_cannot_pass_unverified(typ, props):
     (f,) = _mandatory(typ, props, policy="gpusizer-no-overprovisioning")
     assert "template that is not in this stack" in f.message and "To fix" in f.message
@@ -309,7 +413,9 @@ def test_an_inflated_requirement_under_a_workload_is_replaced_by_the_re_planned_
     found = analyzer.analyze(_workload_stack(INSTANCE, props, SMALL_CHAT), "dev")
     (f,) = [f for f in found if f.policy == "gpusizer-no-overprovisioning"]
     need = gpusizer.plan(SMALL_CHAT).required_gpu_memory_gib
-    assert f.level == "mandatory" and f"for a {need:g} GiB requirement" in f.message and "its own says '400'" in f.message
+    assert (
+        f.level == "mandatory" and f"for a {need:g} GiB requirement" in f.message and "its own says '400'" in f.message
+    )
 
 
 def test_a_workload_whose_recorded_spec_is_unknown_exempts_nothing():
@@ -327,11 +433,24 @@ def test_gpus_of_sidecar_containers_add_to_the_pod():
     # requirement sits between the two: one H100 (79.65 GiB, gpus.yaml) is under the 2x ratio (1.8x),
     # eight are not (14x).
     def pod(init_policy):
-        init = [{"name": f"s{i}", "restartPolicy": init_policy, "resources": {"limits": {"nvidia.com/gpu": "1"}}}
-                for i in range(7)]
-        return {"metadata": {"name": "sa", "annotations": {cases.K8S_REQ: "45"}}, "spec": {"replicas": 1, "template": {
-            "spec": {"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}, "initContainers": init,
-                     "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}}}
+        init = [
+            {"name": f"s{i}", "restartPolicy": init_policy, "resources": {"limits": {"nvidia.com/gpu": "1"}}}
+            for i in range(7)
+        ]
+        return {
+            "metadata": {"name": "sa", "annotations": {cases.K8S_REQ: "45"}},
+            "spec": {
+                "replicas": 1,
+                "template": {
+                    "spec": {
+                        "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"},
+                        "initContainers": init,
+                        "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": "1"}}}],
+                    }
+                },
+            },
+        }
+
     (f,) = _mandatory("kubernetes:apps/v1:Deployment", pod("Always"), policy="gpusizer-no-overprovisioning")
     assert "8 x H100" in f.message
     assert not _mandatory("kubernetes:apps/v1:Deployment", pod("OnFailure"), policy="gpusizer-no-overprovisioning")
@@ -341,32 +460,61 @@ def test_attribute_based_selection_allowing_a_gpu_type_the_catalog_lacks_is_unve
     # p6-b300 (an accelerated family, policies/accelerator_families.yaml) is not in the packaged catalog: a
     # group allowed to launch it beside g6.xlarge was judged by g6.xlarge alone.
     assert "p6-b300.48xlarge" not in audit.types_of("aws")
-    lt = analyzer.Resource(LT, "lt", {"imageId": "ami-1", "metadataOptions": {"httpTokens": "required"}},
-                           f"urn:pulumi:dev::gpusizer::{LT}::lt")
-    asg = analyzer.Resource(ASG, "asg", {"maxSize": 1, "tags": [{"key": cases.REQ, "value": "20", "propagateAtLaunch": True}],
-                                         "mixedInstancesPolicy": {"launchTemplate": {
-                                             "launchTemplateSpecification": {"launchTemplateId": "lt-x"},
-                                             "overrides": [{"instanceRequirements": {
-                                                 "vcpuCount": {"min": 4}, "memoryMib": {"min": 16384},
-                                                 "acceleratorCount": {"min": 1},
-                                                 "allowedInstanceTypes": ["g6.xlarge", "p6-b300.48xlarge"]}}]}}},
-                            f"urn:pulumi:dev::gpusizer::{ASG}::asg", "", (lt.urn,))
+    lt = analyzer.Resource(
+        LT,
+        "lt",
+        {"imageId": "ami-1", "metadataOptions": {"httpTokens": "required"}},
+        f"urn:pulumi:dev::gpusizer::{LT}::lt",
+    )
+    asg = analyzer.Resource(
+        ASG,
+        "asg",
+        {
+            "maxSize": 1,
+            "tags": [{"key": cases.REQ, "value": "20", "propagateAtLaunch": True}],
+            "mixedInstancesPolicy": {
+                "launchTemplate": {
+                    "launchTemplateSpecification": {"launchTemplateId": "lt-x"},
+                    "overrides": [
+                        {
+                            "instanceRequirements": {
+                                "vcpuCount": {"min": 4},
+                                "memoryMib": {"min": 16384},
+                                "acceleratorCount": {"min": 1},
+                                "allowedInstanceTypes": ["g6.xlarge", "p6-b300.48xlarge"],
+                            }
+                        }
+                    ],
+                }
+            },
+        },
+        f"urn:pulumi:dev::gpusizer::{ASG}::asg",
+        "",
+        (lt.urn,),
+    )
     found = [f for f in analyzer.analyze([lt, asg], "dev") if f.level == "mandatory"]
     assert [(f.policy, f.resource) for f in found] == [("gpusizer-sized-gpu-capacity", "asg")]
     assert "p6-b300.48xlarge: unknown GPU type" in found[0].message
 
 
-@pytest.mark.parametrize("typ, spec, bounded", [
-    ("kubernetes:apps/v1:DaemonSet", {}, False),                              # a pod on every matching node
-    ("kubernetes:batch/v1:CronJob", {"schedule": "* * * * *"}, False),        # concurrencyPolicy defaults to Allow
-    ("kubernetes:batch/v1:CronJob", {"schedule": "* * * * *", "concurrencyPolicy": "Forbid"}, True),
-])
+@pytest.mark.parametrize(
+    "typ, spec, bounded",
+    [
+        ("kubernetes:apps/v1:DaemonSet", {}, False),  # a pod on every matching node
+        ("kubernetes:batch/v1:CronJob", {"schedule": "* * * * *"}, False),  # concurrencyPolicy defaults to Allow
+        ("kubernetes:batch/v1:CronJob", {"schedule": "* * * * *", "concurrencyPolicy": "Forbid"}, True),
+    ],
+)
 def test_kubernetes_workloads_without_a_pod_bound_exceed_any_decision(typ, spec, bounded):
-    pod = {"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-L4"},
-           "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}
+    pod = {
+        "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-L4"},
+        "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": 1}}}],
+    }
     template = {"spec": {"template": {"spec": pod}}} if "CronJob" in typ else {"template": {"spec": pod}}
-    props = {"metadata": {"annotations": {cases.K8S_REQ: SMALL_CHAT_GIB}},
-             "spec": {**spec, "jobTemplate": template} if "CronJob" in typ else template}
+    props = {
+        "metadata": {"annotations": {cases.K8S_REQ: SMALL_CHAT_GIB}},
+        "spec": {**spec, "jobTemplate": template} if "CronJob" in typ else template,
+    }
     stack = _workload_stack(typ, props, SMALL_CHAT)[0:1]
     stack.append(_under(stack[0].urn, typ, "extra", props))
     found = [f for f in analyzer.analyze(stack, "dev") if f.policy == "gpusizer-no-overprovisioning"]
@@ -381,31 +529,59 @@ def test_an_autoscaled_group_whose_size_is_computed_counts_at_its_autoscalers_ma
     # counts at the autoscaler's maximum instead of turning the whole rule advisory.
     spec = {**SMALL_CHAT, "placement": {"providers": ["gcp"], "regions": ["us-central1"]}}
     d = gpusizer.plan(spec)
-    w = analyzer.Resource("gpusizer:index:GpuWorkload", "w", workload.recorded_inputs(gpusizer.load_spec(spec), []),
-                          "urn:pulumi:dev::gpusizer::gpusizer:index:GpuWorkload::w")
+    w = analyzer.Resource(
+        "gpusizer:index:GpuWorkload",
+        "w",
+        workload.recorded_inputs(gpusizer.load_spec(spec), []),
+        "urn:pulumi:dev::gpusizer::gpusizer:index:GpuWorkload::w",
+    )
     labels = {cases.GCP_REQ: f"{d.required_gpu_memory_gib:.2f}".replace(".", "_"), "gpusizer-sized-by": d.sized_by}
-    tpl = _under(w.urn, "gcp:compute/instanceTemplate:InstanceTemplate", "tpl",
-                 {"machineType": d.chosen.offer.instance_type, "labels": labels, **GCP_SECURE})
-    mig = _under(w.urn, "gcp:compute/regionInstanceGroupManager:RegionInstanceGroupManager", "mig",
-                 {"targetSize": cases.U, "versions": [{"instanceTemplate": cases.U}]}, deps=[tpl.urn])
-    scaler = _under(w.urn, "gcp:compute/regionAutoscaler:RegionAutoscaler", "as",
-                    {"autoscalingPolicy": {"maxReplicas": 40}}, deps=[mig.urn])
+    tpl = _under(
+        w.urn,
+        "gcp:compute/instanceTemplate:InstanceTemplate",
+        "tpl",
+        {"machineType": d.chosen.offer.instance_type, "labels": labels, **GCP_SECURE},
+    )
+    mig = _under(
+        w.urn,
+        "gcp:compute/regionInstanceGroupManager:RegionInstanceGroupManager",
+        "mig",
+        {"targetSize": cases.U, "versions": [{"instanceTemplate": cases.U}]},
+        deps=[tpl.urn],
+    )
+    scaler = _under(
+        w.urn,
+        "gcp:compute/regionAutoscaler:RegionAutoscaler",
+        "as",
+        {"autoscalingPolicy": {"maxReplicas": 40}},
+        deps=[mig.urn],
+    )
     found = [f for f in analyzer.analyze([w, tpl, mig, scaler], "dev") if f.policy == "gpusizer-no-overprovisioning"]
     assert [(f.resource, f.level) for f in found] == [("w", "mandatory")] and "may run 40 nodes" in found[0].message
 
 
 def test_an_autoscaler_whose_maximum_is_unknown_is_named_not_dropped():
-    pod = {"nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-L4"},
-           "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}
-    dep = {"metadata": {"name": "extra", "annotations": {cases.K8S_REQ: SMALL_CHAT_GIB}},
-           "spec": {"replicas": 1, "template": {"spec": pod}}}
+    pod = {
+        "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-L4"},
+        "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": 1}}}],
+    }
+    dep = {
+        "metadata": {"name": "extra", "annotations": {cases.K8S_REQ: SMALL_CHAT_GIB}},
+        "spec": {"replicas": 1, "template": {"spec": pod}},
+    }
     stack = _workload_stack("kubernetes:apps/v1:Deployment", dep, SMALL_CHAT)[0:1]
     stack.append(_under(stack[0].urn, "kubernetes:apps/v1:Deployment", "extra", dep))
     hpa = {"spec": {"scaleTargetRef": {"kind": "Deployment", "name": "extra"}, "maxReplicas": 50}}
     stack.append(_under("", "kubernetes:autoscaling/v2:HorizontalPodAutoscaler", "hpa", hpa))
-    assert [f.level for f in analyzer.analyze(stack, "dev") if f.policy == "gpusizer-no-overprovisioning"] == ["mandatory"]
-    stack[-1] = _under("", "kubernetes:autoscaling/v2:HorizontalPodAutoscaler", "hpa",
-                       {"spec": {**hpa["spec"], "maxReplicas": cases.U}})
+    assert [f.level for f in analyzer.analyze(stack, "dev") if f.policy == "gpusizer-no-overprovisioning"] == [
+        "mandatory"
+    ]
+    stack[-1] = _under(
+        "",
+        "kubernetes:autoscaling/v2:HorizontalPodAutoscaler",
+        "hpa",
+        {"spec": {**hpa["spec"], "maxReplicas": cases.U}},
+    )
     (f,) = [f for f in analyzer.analyze(stack, "dev") if f.policy == "gpusizer-no-overprovisioning"]
     assert f.level == "advisory" and "maxReplicas" in f.message
 
@@ -425,8 +601,18 @@ def test_a_type_copied_from_an_in_stack_template_and_unknown_at_preview_is_judge
     template = {k: val for k, val in props.items() if k != "rootBlockDevice"}
     lt = _under(w.urn, LT, "lt", template)
     inputs = {"launchTemplate": {"id": cases.U}, **SECURE}
-    many = [analyzer.Resource(INSTANCE, f"i{k}", inputs, f"urn:pulumi:dev::gpusizer::{INSTANCE}::i{k}", w.urn,
-                              (lt.urn,), {**inputs, "instanceType": cases.U}) for k in range(20)]
+    many = [
+        analyzer.Resource(
+            INSTANCE,
+            f"i{k}",
+            inputs,
+            f"urn:pulumi:dev::gpusizer::{INSTANCE}::i{k}",
+            w.urn,
+            (lt.urn,),
+            {**inputs, "instanceType": cases.U},
+        )
+        for k in range(20)
+    ]
     found = [f for f in analyzer.analyze([w, lt, *many], "dev") if f.policy == "gpusizer-no-overprovisioning"]
     assert [(f.resource, f.level) for f in found] == [("w", "mandatory")]
     assert "may run 20 nodes or pods together" in found[0].message

@@ -27,7 +27,7 @@ def test_a_spec_error_comes_back_with_its_field():
 
 def test_an_unpicklable_result_is_reported_not_lost():
     with pytest.raises(RuntimeError, match="function"):
-        fork.Child(lambda: (lambda: None)).result()
+        fork.Child(lambda: lambda: None).result()
 
 
 def test_the_child_leaves_without_running_the_parents_exit_handlers(tmp_path):

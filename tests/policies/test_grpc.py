@@ -16,8 +16,9 @@ def analyze(stub, typ, props):
     s.update(json.loads(json.dumps(props)))
     urn = f"urn:pulumi:ci::p::{typ}::r"
     one = stub.Analyze(analyzer_pb2.AnalyzeRequest(type=typ, properties=s, urn=urn, name="r"), timeout=30).diagnostics
-    stack = analyzer_pb2.AnalyzeStackRequest(resources=[analyzer_pb2.AnalyzerResource(type=typ, properties=s, urn=urn,
-                                                                                      name="r")])
+    stack = analyzer_pb2.AnalyzeStackRequest(
+        resources=[analyzer_pb2.AnalyzerResource(type=typ, properties=s, urn=urn, name="r")]
+    )
     return [*one, *stub.AnalyzeStack(stack, timeout=30).diagnostics]
 
 

@@ -12,7 +12,6 @@ import yaml
 
 from gpusizer.contract import OUTPUT_VERSION, output
 from gpusizer.policies import analyzer, mocks, view
-
 from tests.conftest import REPO
 
 HERE = REPO / "tests/policies/overprovisioned"
@@ -22,8 +21,13 @@ pytestmark = pytest.mark.slow
 
 
 def preview(*args):
-    return subprocess.run([sys.executable, "-m", "gpusizer.cli", "preview", *map(str, args)],
-                          capture_output=True, text=True, cwd=REPO, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "gpusizer.cli", "preview", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=300,
+    )
 
 
 @pytest.mark.slow
@@ -35,7 +39,9 @@ def test_bundled_stacks_pass(stack):
 
 
 def test_hand_written_overprovisioned_instance_fails_with_a_clear_message():
-    r = preview("--stack", "overprovisioned", "--stacks-dir", HERE, "--program", HERE / "program.py", "--format", "markdown")
+    r = preview(
+        "--stack", "overprovisioned", "--stacks-dir", HERE, "--program", HERE / "program.py", "--format", "markdown"
+    )
     assert r.returncode == 1
     assert "| mandatory | gpusizer-no-overprovisioning | `big-box` |" in r.stdout
     assert "637 GiB for a 20 GiB requirement" in r.stdout and "g6.xlarge" in r.stdout
@@ -78,7 +84,9 @@ def test_spot_only_stack_passes_when_the_choice_is_spot(tmp_path):
     # The dev stack's group buys spot through its InstancesDistribution (0% on-demand); its launch template
     # carries no market type, which must not read as on-demand.
     cfg = tmp_path / "spot.json"
-    cfg.write_text(json.dumps({"gpusizer-allowed-gpus": {"enforcementLevel": "mandatory", "allowed": [], "spotOnly": True}}))
+    cfg.write_text(
+        json.dumps({"gpusizer-allowed-gpus": {"enforcementLevel": "mandatory", "allowed": [], "spotOnly": True}})
+    )
     r = preview("--stack", "dev", "--policy-config", cfg)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "0 mandatory violation(s): preview passed" in r.stdout
@@ -87,8 +95,9 @@ def test_spot_only_stack_passes_when_the_choice_is_spot(tmp_path):
 @pytest.mark.slow
 def test_a_first_preview_sends_unknown_ids_and_the_right_sized_stack_still_passes():
     config = yaml.safe_load((REPO / "stacks/Pulumi.dev.yaml").read_text())["config"]
-    recorder, _ = mocks.run_program(lambda: runpy.run_path(str(REPO / "__main__.py"), run_name="__main__") and None,
-                                    config, preview=True)
+    recorder, _ = mocks.run_program(
+        lambda: runpy.run_path(str(REPO / "__main__.py"), run_name="__main__") and None, config, preview=True
+    )
     lt = next(r for r in recorder.resources if r.typ == "aws:ec2/launchTemplate:LaunchTemplate")
     assert analyzer.wire(lt.inputs)["iamInstanceProfile"]["arn"] == view.STRING  # the profile does not exist yet
     resources = analyzer.recorded(recorder.resources)
@@ -107,8 +116,9 @@ def test_a_preview_plans_each_workload_once_across_both_runs_and_the_pack(monkey
     # Without reuse: twice per workload (preview, up), plus the pack's re-plans. Each distinct spec is planned
     # once: the workload's own, and (for a workload with placement pins) the same spec without them, which the
     # pack compares it with (issue 23: the need, not the pins).
-    specs = [a[0].model_dump_json() if hasattr(a[0], "model_dump_json") else json.dumps(a[0], sort_keys=True)
-             for a in calls]
+    specs = [
+        a[0].model_dump_json() if hasattr(a[0], "model_dump_json") else json.dumps(a[0], sort_keys=True) for a in calls
+    ]
     assert len(exports) == 2 and len(specs) == len(set(specs)) <= 2 * len(exports)
 
 

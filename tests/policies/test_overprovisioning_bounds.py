@@ -11,7 +11,9 @@ from gpusizer.catalog import Catalog
 from gpusizer.contract import audit
 from gpusizer.policies import resources, sizing, view
 
-HEADROOM = 0.9  # the engine's default share of driver-reported memory a workload may use (README, sizing.memory_headroom)
+HEADROOM = (
+    0.9  # the engine's default share of driver-reported memory a workload may use (README, sizing.memory_headroom)
+)
 
 
 def _instance(instance_type: str, required_gib: float) -> resources.GpuResource:
@@ -22,9 +24,11 @@ def _instance(instance_type: str, required_gib: float) -> resources.GpuResource:
 @pytest.fixture(scope="module")
 def on_demand():
     """Every on-demand cloud offer of the packaged catalog as (price, type, total GiB, provider)."""
-    return sorted((o.on_demand_usd, o.instance_type, o.total_gpu_memory_gib, o.provider)
-                  for o in Catalog.load().offers
-                  if o.on_demand_usd is not None and not o.opt_in and o.provider in ("aws", "gcp"))
+    return sorted(
+        (o.on_demand_usd, o.instance_type, o.total_gpu_memory_gib, o.provider)
+        for o in Catalog.load().offers
+        if o.on_demand_usd is not None and not o.opt_in and o.provider in ("aws", "gcp")
+    )
 
 
 def test_the_cheapest_adequate_type_is_exempt_however_oversized(on_demand):

@@ -20,8 +20,15 @@ from gpusizer.policies import analyzer, mocks, rules, view
 pytestmark = pytest.mark.slow  # whole components under mocks
 
 OVER = "gpusizer-no-overprovisioning"
-POOL = {"name": "rack-a", "location": "fra-dc1", "gpu": "L40S", "gpus_per_node": 8, "gpus_free": 2,
-        "usd_per_gpu_hour": 0.4, "node_selector": {"nvidia.com/gpu.product": "NVIDIA-L40S"}}
+POOL = {
+    "name": "rack-a",
+    "location": "fra-dc1",
+    "gpu": "L40S",
+    "gpus_per_node": 8,
+    "gpus_free": 2,
+    "usd_per_gpu_hour": 0.4,
+    "node_selector": {"nvidia.com/gpu.product": "NVIDIA-L40S"},
+}
 CHAT = {"name": "w", "model": {"name": "llama-3.1-8b"}, "inference": {"batch_size": 4}}
 
 
@@ -40,12 +47,29 @@ def _ratio(spec, pools=()):
     return c.offer.gpu_count * c.offer.gpu_fraction * c.offer.gpu_memory_gib / d.required_gpu_memory_gib
 
 
-@pytest.mark.parametrize("spec, pools", [
-    ({**CHAT, "placement": {"providers": ["onprem"], "regions": ["fra-dc1"]},
-      "deploy": {"image": "vllm/vllm-openai:v0.6.3"}}, [POOL]),
-    ({**CHAT, "placement": {"providers": ["gcp"]}, **{"model": {"name": "llama-3.1-70b"}},
-      "inference": {"batch_size": 16}}, []),
-], ids=["onprem-pod", "gcp-70b"])
+@pytest.mark.parametrize(
+    "spec, pools",
+    [
+        (
+            {
+                **CHAT,
+                "placement": {"providers": ["onprem"], "regions": ["fra-dc1"]},
+                "deploy": {"image": "vllm/vllm-openai:v0.6.3"},
+            },
+            [POOL],
+        ),
+        (
+            {
+                **CHAT,
+                "placement": {"providers": ["gcp"]},
+                **{"model": {"name": "llama-3.1-70b"}},
+                "inference": {"batch_size": 16},
+            },
+            [],
+        ),
+    ],
+    ids=["onprem-pod", "gcp-70b"],
+)
 def test_a_choice_over_twice_its_requirement_passes_under_its_workload(spec, pools):
     assert _ratio(spec, pools) > 2  # memory alone would flag it
     # gcp-70b pins providers: [gcp], which costs 2.1x the cheapest adequate offer without the pin (issue 23: the
@@ -54,25 +78,56 @@ def test_a_choice_over_twice_its_requirement_passes_under_its_workload(spec, poo
     resources, found = _over(spec, pools, config=allow)
     assert found == [], found
     # The same resources without their GpuWorkload are hand-written capacity: memory judges them.
-    loose = [analyzer.Resource(r.typ, r.name, r.inputs, r.urn, "", r.dependencies) for r in resources
-             if r.typ != "gpusizer:index:GpuWorkload"]
+    loose = [
+        analyzer.Resource(r.typ, r.name, r.inputs, r.urn, "", r.dependencies)
+        for r in resources
+        if r.typ != "gpusizer:index:GpuWorkload"
+    ]
     assert [f for f in analyzer.analyze(loose, "dev") if f.policy == OVER and f.level == "mandatory"]
 
 
 SPECS = {
-    "aws-spot-autoscaled": {**CHAT, "placement": {"providers": ["aws"], "regions": ["us-east-1"], "purchase": "spot"},
-                            "deploy": {"autoscaling": {"min_replicas": 0, "max_replicas": 4, "metric": "queue_depth",
-                                                       "query": "sum(q)", "target": 10}}},
-    "aws-failover": {**CHAT, "placement": {"providers": ["aws"], "regions": ["us-east-1"]},
-                     "deploy": {"capacity_failover": True, "failover_types": 3}},
-    "gcp-autoscaled": {**CHAT, "placement": {"providers": ["gcp"], "regions": ["us-central1"]},
-                       "deploy": {"autoscaling": {"min_replicas": 0, "max_replicas": 4, "metric": "queue_depth",
-                                                  "query": "sum(q)", "target": 10}}},
+    "aws-spot-autoscaled": {
+        **CHAT,
+        "placement": {"providers": ["aws"], "regions": ["us-east-1"], "purchase": "spot"},
+        "deploy": {
+            "autoscaling": {
+                "min_replicas": 0,
+                "max_replicas": 4,
+                "metric": "queue_depth",
+                "query": "sum(q)",
+                "target": 10,
+            }
+        },
+    },
+    "aws-failover": {
+        **CHAT,
+        "placement": {"providers": ["aws"], "regions": ["us-east-1"]},
+        "deploy": {"capacity_failover": True, "failover_types": 3},
+    },
+    "gcp-autoscaled": {
+        **CHAT,
+        "placement": {"providers": ["gcp"], "regions": ["us-central1"]},
+        "deploy": {
+            "autoscaling": {
+                "min_replicas": 0,
+                "max_replicas": 4,
+                "metric": "queue_depth",
+                "query": "sum(q)",
+                "target": 10,
+            }
+        },
+    },
     "gcp-spot": {**CHAT, "placement": {"providers": ["gcp"], "purchase": "spot"}},
     # A replica over two nodes (pipeline stages): each node holds a share of the 144 GiB requirement.
     # Training: serving across nodes is refused by the components (one vLLM server per node).
-    "aws-70b-two-nodes": {"name": "w", "model": {"name": "llama-3.1-70b"}, "task": "training",
-                          "training": {"sequence_length": 2048}, "placement": {"providers": ["aws"]}},
+    "aws-70b-two-nodes": {
+        "name": "w",
+        "model": {"name": "llama-3.1-70b"},
+        "task": "training",
+        "training": {"sequence_length": 2048},
+        "placement": {"providers": ["aws"]},
+    },
 }
 
 
@@ -99,7 +154,8 @@ def test_a_replica_over_two_nodes_holds_a_share_of_the_requirement_on_each():
 
 def test_a_first_preview_sends_stack_policies_the_outputs_a_provider_computes_as_unknown():
     assert {"targetSize", "selfLink"} <= mocks.declared_outputs(
-        "gcp:compute/regionInstanceGroupManager:RegionInstanceGroupManager")
+        "gcp:compute/regionInstanceGroupManager:RegionInstanceGroupManager"
+    )
     resources, _ = _over(SPECS["gcp-autoscaled"], preview=True)
     (mig,) = [r for r in resources if "InstanceGroupManager" in r.typ]
     assert "targetSize" not in mig.inputs and analyzer.wire(mig.outputs)["targetSize"] == view.STRING
@@ -109,8 +165,11 @@ def test_capacity_failover_types_within_max_ratio_of_the_decision_pass():
     # Issue 23: a failover type is exempt only within maxRatio of the decision's price, so the engine lists
     # no dearer one (Decision.failover): eight asked for, those within 2x of g6.xlarge's price listed, and
     # the group the component builds from them passes the gate.
-    spec = {**CHAT, "placement": {"providers": ["aws"], "regions": ["us-east-1"]},
-            "deploy": {"capacity_failover": True, "failover_types": 8}}
+    spec = {
+        **CHAT,
+        "placement": {"providers": ["aws"], "regions": ["us-east-1"]},
+        "deploy": {"capacity_failover": True, "failover_types": 8},
+    }
     d = gpusizer.plan(spec)
     listed = d.failover_candidates()
     assert 1 < len(listed) < 8
@@ -127,7 +186,8 @@ def test_the_budget_counts_a_group_sized_by_its_autoscaler_at_a_first_preview():
     """A GCP group leaves targetSize to its autoscaler (unknown at a first preview): its autoscaler's
     maximum is its count, for the budget as for over-provisioning, not a reason to wait for `up`."""
     resources, _ = _over(SPECS["gcp-autoscaled"], preview=True)
-    found = analyzer.analyze(resources, "dev", {"gpusizer-gpu-budget": {"enforcementLevel": "mandatory",
-                                                                      "maxHourlyUsd": 0.01}})
+    found = analyzer.analyze(
+        resources, "dev", {"gpusizer-gpu-budget": {"enforcementLevel": "mandatory", "maxHourlyUsd": 0.01}}
+    )
     budget = [f for f in found if f.policy == "gpusizer-gpu-budget"]
     assert budget and all(f.level == "mandatory" and "during preview" not in f.message for f in budget), budget

@@ -6,8 +6,8 @@ import importlib.metadata
 
 import pytest
 
-from gpusizer.contract import audit
 from gpusizer.base import errors
+from gpusizer.contract import audit
 from gpusizer.policies import analyzer, budget, pack, rules, sizing, view
 
 
@@ -25,14 +25,17 @@ def test_config_defaults_come_from_the_model():
     assert rules.BY_NAME["gpusizer-allowed-gpus"].settings({"allowed": ["l4", "nvidia-a10g"]}).allowed == ["L4", "A10G"]
 
 
-@pytest.mark.parametrize("name, config, words", [
-    ("gpusizer-no-overprovisioning", {"maxRatio": 0.5}, "maxRatio"),
-    ("gpusizer-no-overprovisioning", {"maxRatio": "2"}, "maxRatio"),
-    ("gpusizer-allowed-gpus", {"allowed": ["Z9000"]}, "unknown GPU 'Z9000'"),
-    ("gpusizer-allowed-gpus", {"spotOnly": "yes"}, "spotOnly"),
-    ("gpusizer-cost-ceiling", {"maxHourlyUsd": -1}, "maxHourlyUsd"),
-    ("gpusizer-gpu-budget", {"maxHourlyUSD": 5}, "maxHourlyUSD"),
-])
+@pytest.mark.parametrize(
+    "name, config, words",
+    [
+        ("gpusizer-no-overprovisioning", {"maxRatio": 0.5}, "maxRatio"),
+        ("gpusizer-no-overprovisioning", {"maxRatio": "2"}, "maxRatio"),
+        ("gpusizer-allowed-gpus", {"allowed": ["Z9000"]}, "unknown GPU 'Z9000'"),
+        ("gpusizer-allowed-gpus", {"spotOnly": "yes"}, "spotOnly"),
+        ("gpusizer-cost-ceiling", {"maxHourlyUsd": -1}, "maxHourlyUsd"),
+        ("gpusizer-gpu-budget", {"maxHourlyUSD": 5}, "maxHourlyUSD"),
+    ],
+)
 def test_bad_config_names_the_policy_and_the_key(name, config, words):
     with pytest.raises(ValueError) as e:
         rules.BY_NAME[name].settings(config)
@@ -50,14 +53,21 @@ def test_the_private_analyzer_is_refused_on_an_unchecked_pulumi_policy(monkeypat
 def test_budget_counts_a_managed_instance_group_at_its_target_size():
     tmpl = "urn:pulumi:s::p::gcp:compute/instanceTemplate:InstanceTemplate::t"
     mig = "urn:pulumi:s::p::gcp:compute/instanceGroupManager:InstanceGroupManager::g"
-    stack = [sizing.StackResource("gcp:compute/instanceTemplate:InstanceTemplate",
-                                  view.View({"machineType": "g2-standard-4"}), tmpl),
-             sizing.StackResource("gcp:compute/instanceGroupManager:InstanceGroupManager",
-                                  view.View({"targetSize": 3, "versions": [{"instanceTemplate": view.STRING}]}), mig,
-                                  dependencies=(tmpl,))]
+    stack = [
+        sizing.StackResource(
+            "gcp:compute/instanceTemplate:InstanceTemplate", view.View({"machineType": "g2-standard-4"}), tmpl
+        ),
+        sizing.StackResource(
+            "gcp:compute/instanceGroupManager:InstanceGroupManager",
+            view.View({"targetSize": 3, "versions": [{"instanceTemplate": view.STRING}]}),
+            mig,
+            dependencies=(tmpl,),
+        ),
+    ]
     by_urn = {r.urn: r for r in stack}
-    one = budget.hourly(sizing.StackResource("gcp:compute/instance:Instance", view.View({"machineType": "g2-standard-4"}),
-                                             "urn:i"), {})
+    one = budget.hourly(
+        sizing.StackResource("gcp:compute/instance:Instance", view.View({"machineType": "g2-standard-4"}), "urn:i"), {}
+    )
     assert budget.hourly(stack[1], by_urn) == pytest.approx(3 * one)
     assert budget.hourly(stack[0], by_urn) is None
 
@@ -79,12 +89,15 @@ def test_every_gpu_family_in_the_reference_data_is_an_accelerator_family():
     assert gcp <= shapes.families()["gcp"], gcp - shapes.families()["gcp"]
 
 
-@pytest.mark.parametrize("config, words", [
-    ({"gpusizer-alowed-gpus": {"enforcementLevel": "mandatory"}}, "did you mean 'gpusizer-allowed-gpus'"),
-    ({"gpusizer-allowed-gpus": {"enforcementLevel": "mandatry"}}, "enforcementLevel 'mandatry': use one of"),
-    ({"gpusizer-cost-ceiling": {"maxHourlyUsd": "five"}}, "maxHourlyUsd"),
-    ([{"gpusizer-cost-ceiling": {}}], "must be a JSON object"),
-])
+@pytest.mark.parametrize(
+    "config, words",
+    [
+        ({"gpusizer-alowed-gpus": {"enforcementLevel": "mandatory"}}, "did you mean 'gpusizer-allowed-gpus'"),
+        ({"gpusizer-allowed-gpus": {"enforcementLevel": "mandatry"}}, "enforcementLevel 'mandatry': use one of"),
+        ({"gpusizer-cost-ceiling": {"maxHourlyUsd": "five"}}, "maxHourlyUsd"),
+        ([{"gpusizer-cost-ceiling": {}}], "must be a JSON object"),
+    ],
+)
 def test_a_policy_config_the_pack_would_misread_is_refused_before_any_run(config, words):
     # A misspelt policy name configured nothing: the policy stayed at its default and the gate passed.
     with pytest.raises(errors.SpecError, match="--policy-config") as info:
@@ -93,8 +106,13 @@ def test_a_policy_config_the_pack_would_misread_is_refused_before_any_run(config
 
 
 def test_a_valid_policy_config_passes_validation():
-    rules.validate_config({"gpusizer-allowed-gpus": "mandatory", "gpusizer-no-overprovisioning": {"maxRatio": 3},
-                           "gpusizer-gpu-budget": {"enforcementLevel": "disabled"}})
+    rules.validate_config(
+        {
+            "gpusizer-allowed-gpus": "mandatory",
+            "gpusizer-no-overprovisioning": {"maxRatio": 3},
+            "gpusizer-gpu-budget": {"enforcementLevel": "disabled"},
+        }
+    )
 
 
 def test_the_config_levels_are_the_engines():
@@ -105,9 +123,17 @@ def test_the_config_levels_are_the_engines():
 
 def test_all_sets_every_policys_level_and_a_policys_own_wins():
     rules.validate_config({"all": "advisory", "gpusizer-gpu-budget": {"maxHourlyUsd": 1}})
-    found = analyzer.analyze([("aws:ec2/instance:Instance", "r", {"instanceType": "p5.48xlarge",
-                                                                   "tags": {"gpusizer:required-gpu-memory-gib": "20"}})],
-                             "test", {"all": "advisory", "gpusizer-secure-gpu-hosts": "mandatory"})
+    found = analyzer.analyze(
+        [
+            (
+                "aws:ec2/instance:Instance",
+                "r",
+                {"instanceType": "p5.48xlarge", "tags": {"gpusizer:required-gpu-memory-gib": "20"}},
+            )
+        ],
+        "test",
+        {"all": "advisory", "gpusizer-secure-gpu-hosts": "mandatory"},
+    )
     levels = {f.policy: f.level for f in found}
     assert levels["gpusizer-no-overprovisioning"] == "advisory" and levels["gpusizer-require-imdsv2"] == "advisory"
     assert levels["gpusizer-secure-gpu-hosts"] == "mandatory"

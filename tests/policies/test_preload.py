@@ -21,27 +21,71 @@ from tests.conftest import REPO
 
 pytestmark = pytest.mark.slow
 
-QUEUE = {"min_replicas": 0, "max_replicas": 4, "metric": "queue_depth",
-         "query": 'sum(rate(nginx_ingress_controller_requests{service="chat"}[2m]))', "target": 10}
+QUEUE = {
+    "min_replicas": 0,
+    "max_replicas": 4,
+    "metric": "queue_depth",
+    "query": 'sum(rate(nginx_ingress_controller_requests{service="chat"}[2m]))',
+    "target": 10,
+}
 CHAT = {"model": {"name": "llama-3.1-8b"}, "inference": {"batch_size": 4}}
-POOL = {"name": "rack-a", "location": "fra-dc1", "gpu": "L40S", "gpus_per_node": 8, "usd_per_gpu_hour": 0.4,
-        "node_selector": {"nvidia.com/gpu.product": "NVIDIA-L40S"}}  # deploy.image needs the GPU model
+POOL = {
+    "name": "rack-a",
+    "location": "fra-dc1",
+    "gpu": "L40S",
+    "gpus_per_node": 8,
+    "usd_per_gpu_hour": 0.4,
+    "node_selector": {"nvidia.com/gpu.product": "NVIDIA-L40S"},
+}  # deploy.image needs the GPU model
 WORKLOADS = [
-    {**CHAT, "name": "pool-keda", "placement": {"providers": ["onprem"]},
-     "deploy": {"image": "vllm/vllm-openai:v0.6.3", "autoscaling": QUEUE}},
-    {**CHAT, "name": "pool-hpa", "placement": {"providers": ["onprem"]},
-     "deploy": {"image": "vllm/vllm-openai:v0.6.3",
-                "autoscaling": {"min_replicas": 1, "max_replicas": 2, "metric": "gpu_utilization", "target": 70}}},
-    {**CHAT, "name": "aws-queue", "placement": {"providers": ["aws"], "regions": ["us-east-1"]},
-     "deploy": {"autoscaling": QUEUE, "capacity_failover": True}},
-    {**CHAT, "name": "aws-schedule", "placement": {"providers": ["aws"], "regions": ["us-east-1"]},
-     "deploy": {"autoscaling": {"min_replicas": 0, "metric": "schedule", "schedule": [
-         {"start": "0 8 * * 1-5", "end": "0 20 * * 1-5", "replicas": 2, "timezone": "Europe/Berlin"}]}}},
-    {**CHAT, "name": "gcp-queue", "placement": {"providers": ["gcp"], "regions": ["us-central1"]},
-     "deploy": {"autoscaling": QUEUE}},
-    {"name": "aws-train", "model": {"name": "llama-3.1-8b"}, "task": "training",
-     "training": {"tokens": 2_000_000_000, "deadline_hours": 4},
-     "placement": {"providers": ["aws"], "regions": ["us-east-1"]}},
+    {
+        **CHAT,
+        "name": "pool-keda",
+        "placement": {"providers": ["onprem"]},
+        "deploy": {"image": "vllm/vllm-openai:v0.6.3", "autoscaling": QUEUE},
+    },
+    {
+        **CHAT,
+        "name": "pool-hpa",
+        "placement": {"providers": ["onprem"]},
+        "deploy": {
+            "image": "vllm/vllm-openai:v0.6.3",
+            "autoscaling": {"min_replicas": 1, "max_replicas": 2, "metric": "gpu_utilization", "target": 70},
+        },
+    },
+    {
+        **CHAT,
+        "name": "aws-queue",
+        "placement": {"providers": ["aws"], "regions": ["us-east-1"]},
+        "deploy": {"autoscaling": QUEUE, "capacity_failover": True},
+    },
+    {
+        **CHAT,
+        "name": "aws-schedule",
+        "placement": {"providers": ["aws"], "regions": ["us-east-1"]},
+        "deploy": {
+            "autoscaling": {
+                "min_replicas": 0,
+                "metric": "schedule",
+                "schedule": [
+                    {"start": "0 8 * * 1-5", "end": "0 20 * * 1-5", "replicas": 2, "timezone": "Europe/Berlin"}
+                ],
+            }
+        },
+    },
+    {
+        **CHAT,
+        "name": "gcp-queue",
+        "placement": {"providers": ["gcp"], "regions": ["us-central1"]},
+        "deploy": {"autoscaling": QUEUE},
+    },
+    {
+        "name": "aws-train",
+        "model": {"name": "llama-3.1-8b"},
+        "task": "training",
+        "training": {"tokens": 2_000_000_000, "deadline_hours": 4},
+        "placement": {"providers": ["aws"], "regions": ["us-east-1"]},
+    },
 ]
 SDKS = ("pulumi_aws", "pulumi_gcp", "pulumi_kubernetes")
 
@@ -75,11 +119,17 @@ print(json.dumps({
 
 
 def test_phases_import_no_sdk_module_and_judge_no_offer_after_the_preload(tmp_path):
-    config = {"aws:region": "us-east-1", "gcp:project": "p", "gcp:region": "us-central1",
-              "gpusizer:pools": [POOL], "gpusizer:workloads": WORKLOADS}
+    config = {
+        "aws:region": "us-east-1",
+        "gcp:project": "p",
+        "gcp:region": "us-central1",
+        "gpusizer:pools": [POOL],
+        "gpusizer:workloads": WORKLOADS,
+    }
     (tmp_path / "Pulumi.mixed.yaml").write_text(yaml.safe_dump({"config": config}))
-    r = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path)], capture_output=True, text=True, cwd=REPO,
-                       timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(tmp_path)], capture_output=True, text=True, cwd=REPO, timeout=300
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     found = json.loads(r.stdout.strip().splitlines()[-1])
     assert found["providers"] == ["aws", "gcp", "onprem"]

@@ -65,12 +65,15 @@ def test_p5_48xlarge_for_20_gib_with_unknown_subnet_is_mandatory_on_a_first_prev
     assert d.enforcementLevel == analyzer_pb2.MANDATORY and "g6.xlarge" in d.message
 
 
-@pytest.mark.parametrize("case, field", [
-    ("aws-instance", ("instanceType",)),
-    ("aws-asg", ("mixedInstancesPolicy", "launchTemplate", "overrides", 0, "instanceType")),
-    ("gcp-instance", ("machineType",)),
-    ("k8s-deployment", ("spec", "template", "spec", "nodeSelector", "nvidia.com/gpu.product")),
-])
+@pytest.mark.parametrize(
+    "case, field",
+    [
+        ("aws-instance", ("instanceType",)),
+        ("aws-asg", ("mixedInstancesPolicy", "launchTemplate", "overrides", 0, "instanceType")),
+        ("gcp-instance", ("machineType",)),
+        ("k8s-deployment", ("spec", "template", "spec", "nodeSelector", "nvidia.com/gpu.product")),
+    ],
+)
 def test_an_unknown_field_a_rule_needs_is_named_and_judged_again_at_up(pack_stub, case, field):
     typ, props = copy.deepcopy(OVER[case])
     at = props

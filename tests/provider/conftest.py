@@ -74,9 +74,14 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer):
 
     def GetDeploymentInfo(self, request, context):
         # As MockMonitor: outputValues off, so resource inputs arrive as plain values.
-        return resource_pb2.DeploymentInfo(supportedFeatures=[
-            resource_pb2.RESOURCE_MONITOR_FEATURE_SECRETS, resource_pb2.RESOURCE_MONITOR_FEATURE_RESOURCE_REFERENCES,
-            resource_pb2.RESOURCE_MONITOR_FEATURE_ALIAS_SPECS, resource_pb2.RESOURCE_MONITOR_FEATURE_DELETED_WITH])
+        return resource_pb2.DeploymentInfo(
+            supportedFeatures=[
+                resource_pb2.RESOURCE_MONITOR_FEATURE_SECRETS,
+                resource_pb2.RESOURCE_MONITOR_FEATURE_RESOURCE_REFERENCES,
+                resource_pb2.RESOURCE_MONITOR_FEATURE_ALIAS_SPECS,
+                resource_pb2.RESOURCE_MONITOR_FEATURE_DELETED_WITH,
+            ]
+        )
 
     def SupportsFeature(self, request, context):
         return resource_pb2.SupportsFeatureResponse(hasSupport=request.id != "outputValues")
@@ -89,13 +94,28 @@ class Monitor(resource_pb2_grpc.ResourceMonitorServicer):
     def RegisterResource(self, request, context):
         urn = self.urn(request.parent, request.type, request.name)
         inputs = _sync_await(_deserialize(request.object))
-        args = pulumi.runtime.MockResourceArgs(typ=request.type, name=request.name, inputs=inputs,
-                                               provider=request.provider, resource_id=request.importId,
-                                               custom=request.custom)
+        args = pulumi.runtime.MockResourceArgs(
+            typ=request.type,
+            name=request.name,
+            inputs=inputs,
+            provider=request.provider,
+            resource_id=request.importId,
+            custom=request.custom,
+        )
         with self.lock:
             id_, state = self.mocks.new_resource(args)
-            self.registered.append(Registered(request.type, request.name, inputs, request.provider, urn,
-                                              request.parent, request.custom, tuple(request.dependencies)))
+            self.registered.append(
+                Registered(
+                    request.type,
+                    request.name,
+                    inputs,
+                    request.provider,
+                    urn,
+                    request.parent,
+                    request.custom,
+                    tuple(request.dependencies),
+                )
+            )
         obj = _sync_await(rpc.serialize_properties(state, {}))
         return resource_pb2.RegisterResourceResponse(urn=urn, id=id_ or "", object=obj)
 
@@ -155,8 +175,16 @@ class Plugin:
     engine: Engine
     port: str
 
-    def construct(self, name: str, inputs: dict, config: dict | None = None, mocks: Mocks | None = None,
-                  secret_inputs: tuple[str, ...] = (), stack: str = "dev", preview: bool = False) -> tuple[Monitor, Any]:
+    def construct(
+        self,
+        name: str,
+        inputs: dict,
+        config: dict | None = None,
+        mocks: Mocks | None = None,
+        secret_inputs: tuple[str, ...] = (),
+        stack: str = "dev",
+        preview: bool = False,
+    ) -> tuple[Monitor, Any]:
         """Construct a GpuWorkload as the engine would for a program's declaration; (monitor, response or error).
 
         `config` is the stack's config (as the engine passes it); `secret_inputs` are sent as secrets;
@@ -165,10 +193,18 @@ class Plugin:
         server, address = _serve(resource_pb2_grpc.add_ResourceMonitorServicer_to_server, monitor)
         try:
             request = provider_pb2.ConstructRequest(
-                project=PROJECT, stack=stack, organization="organization", dryRun=preview, parallel=4,
-                monitorEndpoint=address, type="gpusizer:index:GpuWorkload", name=name, parent=stack_urn(stack),
-                inputs=struct(inputs, secret_inputs), config={k: v if isinstance(v, str) else json.dumps(v)
-                                                              for k, v in (config or {}).items()})
+                project=PROJECT,
+                stack=stack,
+                organization="organization",
+                dryRun=preview,
+                parallel=4,
+                monitorEndpoint=address,
+                type="gpusizer:index:GpuWorkload",
+                name=name,
+                parent=stack_urn(stack),
+                inputs=struct(inputs, secret_inputs),
+                config={k: v if isinstance(v, str) else json.dumps(v) for k, v in (config or {}).items()},
+            )
             try:
                 return monitor, self.stub.Construct(request, timeout=120)
             except grpc.RpcError as exc:
@@ -183,8 +219,12 @@ class Plugin:
 def struct(values: dict, secret: tuple[str, ...] = ()) -> struct_pb2.Struct:
     """Values as the engine sends them (JSON-like; `secret` keys marked with Pulumi's secret signature)."""
     s = struct_pb2.Struct()
-    s.update({k: ({rpc._special_sig_key: rpc._special_secret_sig, "value": v} if k in secret else v)
-              for k, v in json.loads(json.dumps(values)).items()})
+    s.update(
+        {
+            k: ({rpc._special_sig_key: rpc._special_secret_sig, "value": v} if k in secret else v)
+            for k, v in json.loads(json.dumps(values)).items()
+        }
+    )
     return s
 
 
@@ -199,8 +239,13 @@ def plugin(tmp_path_factory):
     engine = Engine()
     server, engine_address = _serve(engine_pb2_grpc.add_EngineServicer_to_server, engine)
     program_dir = tmp_path_factory.mktemp("program")  # the engine runs a plugin in the program's directory
-    proc = subprocess.Popen([str(interpreter()), str(PROVIDER_DIR), engine_address], cwd=program_dir,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [str(interpreter()), str(PROVIDER_DIR), engine_address],
+        cwd=program_dir,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         port = proc.stdout.readline().strip()
         assert port.isdigit(), proc.stderr.read() if proc.poll() is not None else port

@@ -16,12 +16,12 @@ import grpc
 import pytest
 import yaml
 from google.rpc import status_pb2
-from provider.names import camel_case
 from pulumi.runtime.proto import errors_pb2
 
 import gpusizer
 from gpusizer.components import serving
 from gpusizer.render import plan_json
+from provider.names import camel_case
 from tests.components.conftest import REPO, run_stack, secret_value
 from tests.provider.conftest import plain
 
@@ -49,8 +49,11 @@ def stack_case(stack_file, name):
 
 def ours(resources, name):
     """The workload `name` and everything registered under it, as (URN, inputs)."""
-    return sorted((r.urn, json.dumps(r.inputs, sort_keys=True)) for r in resources
-                  if r.name == name or r.name.startswith(f"{name}-"))
+    return sorted(
+        (r.urn, json.dumps(r.inputs, sort_keys=True))
+        for r in resources
+        if r.name == name or r.name.startswith(f"{name}-")
+    )
 
 
 def construct(plugin, stack_file, name, **inputs):
@@ -83,21 +86,32 @@ def test_construct_returns_the_choice_and_the_decision(plugin, case):
     _, response = construct(plugin, stack_file, name)
     state = plain(response.state)
     assert state["provider"] == exported["provider"] == case
-    for key in ("region", "instance_type", "purchase", "hourly_usd", "monthly_usd", "replicas", "nodes",
-                "required_gpu_memory_gib"):
+    for key in (
+        "region",
+        "instance_type",
+        "purchase",
+        "hourly_usd",
+        "monthly_usd",
+        "replicas",
+        "nodes",
+        "required_gpu_memory_gib",
+    ):
         assert state[camel_case(key)] == exported[key], key
     assert f"{state['gpuCount']:g} x {state['gpu']}" == exported["gpu"]
     assert json.loads(state["decisionJson"]) == exported["decision"]
     assert state["sizedBy"] == exported["decision"]["sized_by"]
     if case == "onprem":
         assert state["namespace"] == exported["namespace"] == "support-chat-hybrid"
-        assert state["endpoint"] == (f"http://{exported['service_name']}.support-chat-hybrid.svc.cluster.local:"
-                                     f"{serving.PORT}/v1")
+        assert state["endpoint"] == (
+            f"http://{exported['service_name']}.support-chat-hybrid.svc.cluster.local:{serving.PORT}/v1"
+        )
     else:
         # Serving on VMs runs vLLM behind an internal NLB (the serving branch): the endpoint the program exports.
         assert state["asgName"] == exported["asg_name"]
         assert state["endpoint"] == exported["endpoint"]
-        assert state["endpoint"].startswith("http://") and state["endpoint"].endswith(f".elb.us-east-1.amazonaws.com:{serving.PORT}")
+        assert state["endpoint"].startswith("http://") and state["endpoint"].endswith(
+            f".elb.us-east-1.amazonaws.com:{serving.PORT}"
+        )
 
 
 def test_the_component_records_the_spec_and_pools_the_pack_replans(plugin):
@@ -112,8 +126,11 @@ def test_the_component_records_the_spec_and_pools_the_pack_replans(plugin):
 
 def test_deploy_may_be_given_beside_the_spec(plugin):
     config, spec, _ = stack_case(DEV, "dev-chat")
-    monitor, response = plugin.construct("dev-chat", {"spec": camel({k: v for k, v in spec.items() if k != "deploy"}),
-                                                      "deploy": camel(spec["deploy"])}, config=config)
+    monitor, response = plugin.construct(
+        "dev-chat",
+        {"spec": camel({k: v for k, v in spec.items() if k != "deploy"}), "deploy": camel(spec["deploy"])},
+        config=config,
+    )
     assert plain(response.state)["asgName"]  # capacity failover: an Auto Scaling group
     mocks, _, _ = run_stack(DEV)
     assert ours(monitor.registered, "dev-chat") == ours(mocks.resources, "dev-chat")
@@ -132,16 +149,22 @@ def property_errors(exc: grpc.RpcError) -> dict[str, str]:
 SPEC = {"name": "chat", "model": {"name": "llama-3.1-8b"}, "placement": {"providers": ["aws"]}}
 
 
-@pytest.mark.parametrize("inputs, path, words", [
-    ({"spec": {**SPEC, "inference": {"batchSize": -1}}}, "spec.inference.batchSize", "To fix"),
-    ({"spec": {**SPEC, "inference": {"batch_size": 4}}}, "spec.inference.batch_size", "use one of batchSize"),
-    ({"spec": {**SPEC, "model": {"name": "no-such-model-xyz"}}}, "spec.model.name", "no-such-model-xyz"),
-    ({"spec": {**SPEC, "placement": {"providers": ["aws"], "maxHourlyUsd": 0.01}}}, "spec.placement",
-     "no feasible offer"),
-    ({"spec": {**SPEC, "deploy": {"replicas": 2}}, "deploy": {"replicas": 2}}, "deploy", "given twice"),
-    ({"spec": SPEC, "kubeconfigs": {"rack-z": "x"}}, "kubeconfigs", "rack-z"),
-    ({"spec": {**SPEC, "placement": {"providers": ["aws"]}}, "catalog": "no/such/catalog"}, "catalog", "no/such"),
-])
+@pytest.mark.parametrize(
+    "inputs, path, words",
+    [
+        ({"spec": {**SPEC, "inference": {"batchSize": -1}}}, "spec.inference.batchSize", "To fix"),
+        ({"spec": {**SPEC, "inference": {"batch_size": 4}}}, "spec.inference.batch_size", "use one of batchSize"),
+        ({"spec": {**SPEC, "model": {"name": "no-such-model-xyz"}}}, "spec.model.name", "no-such-model-xyz"),
+        (
+            {"spec": {**SPEC, "placement": {"providers": ["aws"], "maxHourlyUsd": 0.01}}},
+            "spec.placement",
+            "no feasible offer",
+        ),
+        ({"spec": {**SPEC, "deploy": {"replicas": 2}}, "deploy": {"replicas": 2}}, "deploy", "given twice"),
+        ({"spec": SPEC, "kubeconfigs": {"rack-z": "x"}}, "kubeconfigs", "rack-z"),
+        ({"spec": {**SPEC, "placement": {"providers": ["aws"]}}, "catalog": "no/such/catalog"}, "catalog", "no/such"),
+    ],
+)
 def test_bad_input_is_refused_naming_the_property_and_registers_nothing(plugin, inputs, path, words):
     monitor, response = plugin.construct("chat", inputs, config={"aws:region": "us-east-1"})
     assert isinstance(response, grpc.RpcError), "constructed"
@@ -152,8 +175,9 @@ def test_bad_input_is_refused_naming_the_property_and_registers_nothing(plugin, 
 
 def test_a_bad_stack_setting_is_refused_as_its_stack_property(plugin):
     big = {"name": "big", "model": {"name": "llama-3.1-405b"}, "placement": {"providers": ["aws"]}}
-    monitor, response = plugin.construct("big", {"spec": big, "stack": {"awsPrivateCidr": "172.31.240.0/29"}},
-                                         config={"aws:region": "us-east-1"})
+    monitor, response = plugin.construct(
+        "big", {"spec": big, "stack": {"awsPrivateCidr": "172.31.240.0/29"}}, config={"aws:region": "us-east-1"}
+    )
     errors = property_errors(response)
     assert "stack.awsPrivateCidr" in errors and "To fix" in errors["stack.awsPrivateCidr"]
     assert monitor.registered == []
@@ -168,8 +192,17 @@ def test_a_secret_or_unknown_spec_is_refused_it_must_be_known_to_size(plugin):
 def test_secrets_reach_only_the_cluster_provider_and_the_token_secret(plugin):
     config, spec, pools = stack_case(HYBRID, "support-chat")
     monitor, response = plugin.construct(
-        "support-chat", {"spec": camel(spec), "pools": camel(pools), "kubeconfigs": {"rack-a": "apiVersion: v1"},
-                         "hfToken": "hf_t0ken"}, config=config, stack="hybrid", secret_inputs=("kubeconfigs", "hfToken"))
+        "support-chat",
+        {
+            "spec": camel(spec),
+            "pools": camel(pools),
+            "kubeconfigs": {"rack-a": "apiVersion: v1"},
+            "hfToken": "hf_t0ken",
+        },
+        config=config,
+        stack="hybrid",
+        secret_inputs=("kubeconfigs", "hfToken"),
+    )
     assert not isinstance(response, grpc.RpcError), response.details()
     (provider,) = [r for r in monitor.registered if r.typ == "pulumi:providers:kubernetes"]
     (token,) = [r for r in monitor.registered if r.typ == "kubernetes:core/v1:Secret"]
@@ -189,7 +222,10 @@ def test_plan_returns_the_decision_without_registering_anything(plugin):
     assert result["feasible"] is True
     assert json.loads(result["decisionJson"]) == expected
     assert (result["provider"], result["instanceType"], result["hourlyUsd"]) == (
-        "aws", expected["choice"]["instance_type"], expected["choice"]["hourly_usd"])
+        "aws",
+        expected["choice"]["instance_type"],
+        expected["choice"]["hourly_usd"],
+    )
 
 
 def test_plan_of_an_infeasible_spec_says_so_with_every_rejection(plugin):
@@ -209,8 +245,9 @@ def test_at_preview_the_choice_is_known(plugin):
     # The sizing runs on plain values at construction, so a first `pulumi preview` already shows the choice.
     _, response = construct(plugin, DEV, "dev-chat")
     known = plain(response.state)
-    _, preview = plugin.construct("dev-chat", {"spec": camel(stack_case(DEV, "dev-chat")[1])},
-                                  config={"aws:region": "us-east-1"}, preview=True)
+    _, preview = plugin.construct(
+        "dev-chat", {"spec": camel(stack_case(DEV, "dev-chat")[1])}, config={"aws:region": "us-east-1"}, preview=True
+    )
     state = plain(preview.state)
     for key in ("provider", "instanceType", "gpuCount", "hourlyUsd", "monthlyUsd", "decisionJson"):
         assert state[key] == known[key], key

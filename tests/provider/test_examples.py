@@ -43,10 +43,14 @@ def check_value(schema: dict, prop: dict, value, path: str, errors: list[str]) -
         check_object(schema, t["properties"], t.get("required", []), value, path, errors)
         return
     kind = prop["type"]
-    ok = {"string": isinstance(value, str),
-          "integer": isinstance(value, int) and not isinstance(value, bool),
-          "number": isinstance(value, (int, float)) and not isinstance(value, bool),
-          "boolean": isinstance(value, bool), "array": isinstance(value, list), "object": isinstance(value, dict)}[kind]
+    ok = {
+        "string": isinstance(value, str),
+        "integer": isinstance(value, int) and not isinstance(value, bool),
+        "number": isinstance(value, (int, float)) and not isinstance(value, bool),
+        "boolean": isinstance(value, bool),
+        "array": isinstance(value, list),
+        "object": isinstance(value, dict),
+    }[kind]
     if not ok:
         errors.append(f"{path}: {value!r} is not of type {kind}")
     elif kind == "array":
@@ -86,8 +90,14 @@ def check_program(schema: dict, program: dict) -> list[str]:
             errors.append(f"resources.{name}.type: {typ} is not in the schema")
             continue
         spec = schema["resources"][typ]
-        check_object(schema, spec["inputProperties"], spec.get("requiredInputs", []), res.get("properties", {}),
-                     f"resources.{name}.properties", errors)
+        check_object(
+            schema,
+            spec["inputProperties"],
+            spec.get("requiredInputs", []),
+            res.get("properties", {}),
+            f"resources.{name}.properties",
+            errors,
+        )
         outputs_of[name] = spec["properties"]
     for name, var in (program.get("variables") or {}).items():
         call = var.get("fn::invoke") if isinstance(var, dict) else None
@@ -97,8 +107,14 @@ def check_program(schema: dict, program: dict) -> list[str]:
         if fn is None:
             errors.append(f"variables.{name}: function {call['function']} is not in the schema")
             continue
-        check_object(schema, fn["inputs"]["properties"], fn["inputs"].get("required", []), call.get("arguments", {}),
-                     f"variables.{name}.arguments", errors)
+        check_object(
+            schema,
+            fn["inputs"]["properties"],
+            fn["inputs"].get("required", []),
+            call.get("arguments", {}),
+            f"variables.{name}.arguments",
+            errors,
+        )
         outputs_of[name] = fn["outputs"]["properties"]
     for key, expr in (program.get("outputs") or {}).items():
         for name, prop in EXPRESSION.findall(str(expr)):
@@ -116,19 +132,28 @@ def test_the_yaml_example_is_a_valid_program_for_the_schema(package_schema):
     assert check_program(package_schema, program) == []
     types = {r["type"] for r in program["resources"].values()}
     assert "gpusizer:index:GpuWorkload" in types
-    assert any("fn::invoke" in v and v["fn::invoke"]["function"] == "gpusizer:index:plan"
-               for v in program["variables"].values())
+    assert any(
+        "fn::invoke" in v and v["fn::invoke"]["function"] == "gpusizer:index:plan"
+        for v in program["variables"].values()
+    )
 
 
-@pytest.mark.parametrize("edit, found", [
-    (lambda p: p["resources"]["chat"]["properties"]["spec"]["inference"].update(batch_size=4), "no such property"),
-    (lambda p: p["resources"]["chat"]["properties"]["spec"]["inference"].update(batchSize="4"), "not of type integer"),
-    (lambda p: p["resources"]["chat"]["properties"]["spec"]["placement"].update(purchase="cheap"), "is not one of"),
-    (lambda p: p["resources"]["chat"]["properties"]["spec"].update(name="${other.name}"), "plain property"),
-    (lambda p: p["resources"]["chat"].update(type="gpusizer:index:GpuWorkloads"), "not in the schema"),
-    (lambda p: p["outputs"].update(x="${chat.instance_type}"), "has no output"),
-    (lambda p: p["resources"]["chat"]["properties"].pop("spec"), "required, missing"),
-], ids=["unknown", "type", "enum", "plain", "token", "output", "required"])
+@pytest.mark.parametrize(
+    "edit, found",
+    [
+        (lambda p: p["resources"]["chat"]["properties"]["spec"]["inference"].update(batch_size=4), "no such property"),
+        (
+            lambda p: p["resources"]["chat"]["properties"]["spec"]["inference"].update(batchSize="4"),
+            "not of type integer",
+        ),
+        (lambda p: p["resources"]["chat"]["properties"]["spec"]["placement"].update(purchase="cheap"), "is not one of"),
+        (lambda p: p["resources"]["chat"]["properties"]["spec"].update(name="${other.name}"), "plain property"),
+        (lambda p: p["resources"]["chat"].update(type="gpusizer:index:GpuWorkloads"), "not in the schema"),
+        (lambda p: p["outputs"].update(x="${chat.instance_type}"), "has no output"),
+        (lambda p: p["resources"]["chat"]["properties"].pop("spec"), "required, missing"),
+    ],
+    ids=["unknown", "type", "enum", "plain", "token", "output", "required"],
+)
 def test_the_program_check_catches_what_pulumi_would_refuse(package_schema, edit, found):
     program = _program()
     edit(program)
@@ -139,8 +164,9 @@ def test_the_program_check_catches_what_pulumi_would_refuse(package_schema, edit
 @pytest.mark.slow  # the component in the plugin's process (~2 s)
 def test_the_yaml_example_constructs_and_plans(plugin):
     program = _program()
-    monitor, response = plugin.construct("chat", program["resources"]["chat"]["properties"],
-                                         config={"aws:region": "us-east-1"})
+    monitor, response = plugin.construct(
+        "chat", program["resources"]["chat"]["properties"], config={"aws:region": "us-east-1"}
+    )
     assert not isinstance(response, grpc.RpcError), response.details()
     state = plain(response.state)
     assert state["provider"] == "aws" and state["asgName"]  # capacity failover: an Auto Scaling group
@@ -154,11 +180,11 @@ def _literal(source: str, start: str):
     at = source.index(start) + len(start)
     at = source.index("{", at)
     depth, end = 0, at
-    for end, ch in enumerate(source[at:], at):
+    for end, ch in enumerate(source[at:], at):  # noqa: B007 - `end` is read after the loop
         depth += {"{": 1, "}": -1}.get(ch, 0)
         if depth == 0:
             break
-    text = re.sub(r"//[^\n]*", "", source[at:end + 1])
+    text = re.sub(r"//[^\n]*", "", source[at : end + 1])
     text = re.sub(r",(\s*[}\]])", r"\1", text)  # trailing commas
     return yaml.safe_load(text)
 

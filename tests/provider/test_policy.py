@@ -32,8 +32,17 @@ def resources(monitor, replace: tuple[str, str] | None = None) -> list[analyzer.
         inputs = r.inputs
         if replace and r.custom:
             inputs = json.loads(json.dumps(inputs).replace(json.dumps(replace[0]), json.dumps(replace[1])))
-        found.append(analyzer.Resource(r.typ, r.name, inputs, r.urn, r.parent, r.dependencies,
-                                       monitor.outputs.get(r.urn) if not r.custom else None))
+        found.append(
+            analyzer.Resource(
+                r.typ,
+                r.name,
+                inputs,
+                r.urn,
+                r.parent,
+                r.dependencies,
+                monitor.outputs.get(r.urn) if not r.custom else None,
+            )
+        )
     return found
 
 
@@ -54,10 +63,22 @@ def test_the_pack_blocks_an_oversized_child_under_a_multi_language_workload(plug
     assert over and any("p5.48xlarge" in f.message for f in over), found
 
 
-POOL = {"name": "rack-a", "location": "fra-dc1", "gpu": "L40S", "gpusPerNode": 8, "gpusFree": 2,
-        "usdPerGpuHour": 0.4, "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-L40S"}}
-POD = {"name": "w", "model": {"name": "llama-3.1-8b"}, "inference": {"batchSize": 4},
-       "placement": {"providers": ["onprem"], "regions": ["fra-dc1"]}, "deploy": {"image": "vllm/vllm-openai:v0.6.3"}}
+POOL = {
+    "name": "rack-a",
+    "location": "fra-dc1",
+    "gpu": "L40S",
+    "gpusPerNode": 8,
+    "gpusFree": 2,
+    "usdPerGpuHour": 0.4,
+    "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-L40S"},
+}
+POD = {
+    "name": "w",
+    "model": {"name": "llama-3.1-8b"},
+    "inference": {"batchSize": 4},
+    "placement": {"providers": ["onprem"], "regions": ["fra-dc1"]},
+    "deploy": {"image": "vllm/vllm-openai:v0.6.3"},
+}
 
 
 def test_the_pack_judges_children_by_their_multi_language_parent_chain(plugin):

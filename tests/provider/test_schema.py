@@ -9,13 +9,12 @@ import typing
 import jsonschema
 import pytest
 from google.protobuf import empty_pb2
-from provider.names import camel_case
-from pulumi.runtime.proto import provider_pb2
 
 import gpusizer
-from gpusizer.components import onprem, workload
 from gpusizer import spec as spec_mod
+from gpusizer.components import onprem, workload
 from provider import outputs, schema
+from provider.names import camel_case
 
 METASCHEMA = json.loads((pathlib.Path(__file__).parent / "metaschema" / "pulumi.json").read_text())
 TOKEN = "gpusizer:index:GpuWorkload"
@@ -72,9 +71,18 @@ def test_the_component_token_inputs_and_outputs(package_schema):
     assert inputs["kubeconfigs"]["secret"] and inputs["hfToken"]["secret"]
     assert not inputs["kubeconfigs"].get("plain") and not inputs["hfToken"].get("plain")
     props = resource["properties"]
-    expected = {"provider": "string", "region": "string", "instanceType": "string", "gpu": "string",
-                "gpuCount": "integer", "replicas": "integer", "hourlyUsd": "number", "monthlyUsd": "number",
-                "endpoint": "string", "decisionJson": "string"}
+    expected = {
+        "provider": "string",
+        "region": "string",
+        "instanceType": "string",
+        "gpu": "string",
+        "gpuCount": "integer",
+        "replicas": "integer",
+        "hourlyUsd": "number",
+        "monthlyUsd": "number",
+        "endpoint": "string",
+        "decisionJson": "string",
+    }
     assert {k: props[k]["type"] for k in expected} == expected
     assert set(resource["required"]) >= set(expected) - {"endpoint"} and "endpoint" not in resource["required"]
 
@@ -112,11 +120,13 @@ def test_a_union_field_is_a_pulumi_union_and_takes_each_of_its_forms(package_sch
 
     class Length(pydantic.BaseModel):
         """Mean and max."""
+
         mean: int
         max: int | None = None
 
     class Section(pydantic.BaseModel):
         """A section with a two-form field."""
+
         tokens: int | Length | None = pydantic.Field(None, description="A number, or mean and max.")
 
     types = schema.Types()
@@ -129,12 +139,14 @@ def test_a_union_field_is_a_pulumi_union_and_takes_each_of_its_forms(package_sch
     assert errors == [], [e.message for e in errors[:3]]
     assert types.to_python(section, {"tokens": 256.0}, "s") == {"tokens": 256}
     assert types.to_python(section, {"tokens": {"mean": 256.0, "max": 1024.0}}, "s") == {
-        "tokens": {"mean": 256, "max": 1024}}
+        "tokens": {"mean": 256, "max": 1024}
+    }
     with pytest.raises(schema.PropertyError, match=r"s\.tokens\.p50"):
         types.to_python(section, {"tokens": {"p50": 256.0}}, "s")
 
     class Ambiguous(pydantic.BaseModel):
         """Two members a value cannot be told apart in."""
+
         size: int | float | None = None
 
     with pytest.raises(schema.UntypedField, match="Ambiguous.size"):
@@ -211,8 +223,13 @@ def test_stack_settings_are_gpuworkloadargs_less_what_has_its_own_input(package_
     assert set(stack) == {camel_case(f) for f in fields - set(schema.NOT_SETTINGS)}
     assert {camel_case(f) for f in schema.SECRETS} <= set(package_schema["resources"][TOKEN]["inputProperties"])
     # The Python program's stack config keys that take these settings have the same names.
-    project = json.dumps(json.loads(json.dumps(__import__("yaml").safe_load(
-        (pathlib.Path(workload.__file__).parents[1] / "Pulumi.yaml").read_text()))))
+    project = json.dumps(
+        json.loads(
+            json.dumps(
+                __import__("yaml").safe_load((pathlib.Path(workload.__file__).parents[1] / "Pulumi.yaml").read_text())
+            )
+        )
+    )
     for key in ("awsEgress", "awsPrivateCidr", "gcpNetwork", "gcpCloudNat", "gcpSecureBoot"):
         assert key in stack and f"gpusizer:{key}" in project
 
@@ -243,8 +260,20 @@ def test_camel_case_is_the_sdk_rule_in_a_fresh_process():
     import sys
 
     names = ["context_length", "hf_id", "gpus", "aws_private_cidr", "toleration_seconds", "max_hourly_usd"]
-    sdk = subprocess.run([sys.executable, "-c", "import sys; from pulumi.provider.experimental.util import camel_case;"
-                          " print(' '.join(camel_case(n) for n in sys.argv[1:]))", *names],
-                         capture_output=True, text=True, check=True).stdout.split()
-    assert [camel_case(n) for n in names] == sdk == ["contextLength", "hfId", "gpus", "awsPrivateCidr",
-                                                      "tolerationSeconds", "maxHourlyUsd"]
+    sdk = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from pulumi.provider.experimental.util import camel_case;"
+            " print(' '.join(camel_case(n) for n in sys.argv[1:]))",
+            *names,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert (
+        [camel_case(n) for n in names]
+        == sdk
+        == ["contextLength", "hfId", "gpus", "awsPrivateCidr", "tolerationSeconds", "maxHourlyUsd"]
+    )

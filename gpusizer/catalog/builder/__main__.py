@@ -115,8 +115,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m gpusizer.catalog.builder", description=__doc__.splitlines()[0])
     ap.add_argument("--sources", type=pathlib.Path, default=pathlib.Path("data/catalog-sources"))
     ap.add_argument("--out", type=pathlib.Path, default=pathlib.Path("gpusizer/data/catalog"))
-    ap.add_argument("--compact-only", action="store_true",
-                    help="only rewrite <out>/offers.json from the CSVs already there (after a hand edit)")
+    ap.add_argument(
+        "--compact-only",
+        action="store_true",
+        help="only rewrite <out>/offers.json from the CSVs already there (after a hand edit)",
+    )
     args = ap.parse_args(argv)
     if args.compact_only:
         print(f"wrote {write_compact(args.out)}")

@@ -11,10 +11,10 @@ import math
 import pathlib
 import re
 
-from gpusizer.facts import hardware
 from gpusizer.base import units
 from gpusizer.catalog.builder import Built, price, read_csv, spot_offer
 from gpusizer.catalog.offer import Offer
+from gpusizer.facts import hardware
 
 INSTANCES = "aws-gpu-instances-us-east-1.csv"
 ON_DEMAND = "aws-ondemand-prices-us-east-1-2026-07-20.csv"
@@ -34,7 +34,7 @@ SOURCES = [
     f"{ON_DEMAND}: On-Demand Linux $/h, us-east-1, 2026-07-20 (AWS Price List API via Karpenter)",
     f"{SPOT_ADVISOR}: savings vs on-demand per region/type, 2025-06-28 (Spot Advisor via alexei-led/spotinfo)",
     f"{PER_ZONE}: per-zone on-demand/spot, SkyPilot catalog v8 rows, undated -> stamped {AS_OF[PER_ZONE]}",
-    f"{P_FAMILY}: per-zone p5/p5e/p5en/p6 prices, SkyPilot catalog v9 rows, \"2026\" -> stamped {AS_OF[P_FAMILY]}",
+    f'{P_FAMILY}: per-zone p5/p5e/p5en/p6 prices, SkyPilot catalog v9 rows, "2026" -> stamped {AS_OF[P_FAMILY]}',
     f"{NETWORK}: network bandwidth per type (Karpenter, from DescribeInstanceTypes), for types with no text",
 ]
 
@@ -58,11 +58,25 @@ RULES = [
 ]
 
 # AWS docs, "Regions that require opt-in" (list recalled from memory, not re-read here).
-OPT_IN_REGIONS = frozenset({
-    "af-south-1", "ap-east-1", "ap-south-2", "ap-southeast-3", "ap-southeast-4", "ap-southeast-5",
-    "ap-southeast-7", "ca-west-1", "eu-south-1", "eu-south-2", "eu-central-2", "il-central-1",
-    "me-south-1", "me-central-1", "mx-central-1",
-})
+OPT_IN_REGIONS = frozenset(
+    {
+        "af-south-1",
+        "ap-east-1",
+        "ap-south-2",
+        "ap-southeast-3",
+        "ap-southeast-4",
+        "ap-southeast-5",
+        "ap-southeast-7",
+        "ca-west-1",
+        "eu-south-1",
+        "eu-south-2",
+        "eu-central-2",
+        "il-central-1",
+        "me-south-1",
+        "me-central-1",
+        "mx-central-1",
+    }
+)
 # Local and Wavelength Zones carry a location between region and AZ: the id
 # use1-bos1-az1 (vs use1-az1), the name us-east-1-bos-1a (vs us-east-1a).
 _LOCAL_ZONE_ID = re.compile(r"^[a-z]+\d+-[a-z]+\d*(-[a-z]+\d*)*-az\d+$")
@@ -157,29 +171,49 @@ def _shapes(sources: pathlib.Path, notes: list[str]) -> dict[str, dict]:
             count, per_gpu_mib = 1, whole_mib * fraction
         net = network_gbps(r["net"])
         shapes[itype] = dict(
-            gpu=gpu, gpu_count=count, gpu_fraction=fraction,
+            gpu=gpu,
+            gpu_count=count,
+            gpu_fraction=fraction,
             gpu_memory_gib=round(per_gpu_mib / units.MIB_PER_GIB, 2) if fraction < 1 else memory_gib(gpu, per_gpu_mib),
-            vcpus=int(r["vcpu"]), ram_gib=float(r["ram_gib"]), nvlink=r["nvlink"] == "True",
+            vcpus=int(r["vcpu"]),
+            ram_gib=float(r["ram_gib"]),
+            nvlink=r["nvlink"] == "True",
             fabric="efa" if r["efa"] == "True" else None,
             network_gbps=net if net is not None else megabits[itype] / 1000,
             local_nvme_gib=round(float(r["nvme_gb"] or 0) * units.GB / units.GIB, 1),
-            spot_est=price(r["spot_est"]), spot_snap=price(r["spot_snap"]), shape_src=INSTANCES,
+            spot_est=price(r["spot_est"]),
+            spot_snap=price(r["spot_snap"]),
+            shape_src=INSTANCES,
         )
     advisor = json.loads((sources / SPOT_ADVISOR).read_text())["spot_advisor"]["us-east-1"]["Linux"]
     on_demand = _on_demand(sources)
     for itype, (count, vcpus, ram, net, nvlink) in _P3.items():
         saving = advisor.get(itype, {}).get("s")
         shapes[itype] = dict(
-            gpu="V100", gpu_count=count, gpu_fraction=1.0, gpu_memory_gib=memory_gib("V100", 16384),
-            vcpus=vcpus, ram_gib=ram, nvlink=nvlink, fabric=None, network_gbps=network_gbps(net),
-            local_nvme_gib=0.0, spot_snap=None, shape_src="AWS EC2 P3 page",
+            gpu="V100",
+            gpu_count=count,
+            gpu_fraction=1.0,
+            gpu_memory_gib=memory_gib("V100", 16384),
+            vcpus=vcpus,
+            ram_gib=ram,
+            nvlink=nvlink,
+            fabric=None,
+            network_gbps=network_gbps(net),
+            local_nvme_gib=0.0,
+            spot_snap=None,
+            shape_src="AWS EC2 P3 page",
             spot_est=round(on_demand[itype] * (1 - saving / 100), 4) if saving is not None else None,
         )
     # p5e.48xlarge: 8 x H200 on the same host as p5en (AWS EC2 P5 page); the
     # us-east-1 list lacks it, the p-family extract prices it in other regions.
     if "p5en.48xlarge" in shapes:
-        shapes["p5e.48xlarge"] = dict(shapes["p5en.48xlarge"], network_gbps=megabits["p5e.48xlarge"] / 1000,
-                                      spot_est=None, spot_snap=None, shape_src="p5en.48xlarge shape")
+        shapes["p5e.48xlarge"] = dict(
+            shapes["p5en.48xlarge"],
+            network_gbps=megabits["p5e.48xlarge"] / 1000,
+            spot_est=None,
+            spot_snap=None,
+            shape_src="p5en.48xlarge shape",
+        )
     return shapes
 
 
@@ -187,11 +221,31 @@ def _on_demand(sources: pathlib.Path) -> dict[str, float]:
     return {r["instance_type"]: float(r["on_demand_usd_per_hour"]) for r in read_csv(sources / ON_DEMAND)}
 
 
-def _offer(itype: str, shape: dict, region: str, zone: str | None, od, spot, source: str, as_of: str,
-           spot_as_of: str | None = None) -> Offer:
+def _offer(
+    itype: str,
+    shape: dict,
+    region: str,
+    zone: str | None,
+    od,
+    spot,
+    source: str,
+    as_of: str,
+    spot_as_of: str | None = None,
+) -> Offer:
     fields = {k: v for k, v in shape.items() if k not in ("spot_est", "spot_snap", "shape_src")}
-    return Offer(provider="aws", region=region, zone=zone, instance_type=itype, on_demand_usd=od, spot_usd=spot,
-                 source=source, as_of=as_of, spot_as_of=spot_as_of, opt_in=is_opt_in(region, zone), **fields)
+    return Offer(
+        provider="aws",
+        region=region,
+        zone=zone,
+        instance_type=itype,
+        on_demand_usd=od,
+        spot_usd=spot,
+        source=source,
+        as_of=as_of,
+        spot_as_of=spot_as_of,
+        opt_in=is_opt_in(region, zone),
+        **fields,
+    )
 
 
 def _us_east_1(shapes: dict[str, dict], on_demand: dict[str, float], notes: list[str]) -> list[Offer]:
@@ -199,17 +253,35 @@ def _us_east_1(shapes: dict[str, dict], on_demand: dict[str, float], notes: list
     for itype, shape in shapes.items():
         od = on_demand.get(itype)
         if shape["spot_est"] is not None:
-            spot, spot_src, spot_date = shape["spot_est"], f"spot = Spot Advisor estimate {AS_OF[SPOT_ADVISOR]}", \
-                AS_OF[SPOT_ADVISOR]
+            spot, spot_src, spot_date = (
+                shape["spot_est"],
+                f"spot = Spot Advisor estimate {AS_OF[SPOT_ADVISOR]}",
+                AS_OF[SPOT_ADVISOR],
+            )
         else:
-            spot, spot_src, spot_date = shape["spot_snap"], f"spot = lowest per-AZ snapshot in {P_FAMILY}", AS_OF[P_FAMILY]
+            spot, spot_src, spot_date = (
+                shape["spot_snap"],
+                f"spot = lowest per-AZ snapshot in {P_FAMILY}",
+                AS_OF[P_FAMILY],
+            )
         spot = spot_offer(od, spot)
         if od is None and spot is None:
             notes.append(f"{itype}: no on-demand or spot price in us-east-1; no regional offer")
             continue
         source = f"{shape['shape_src']} + {ON_DEMAND}" + (f"; {spot_src}" if spot is not None else "; no spot")
-        offers.append(_offer(itype, shape, "us-east-1", None, od, spot, source, AS_OF[ON_DEMAND],
-                             spot_date if spot is not None else None))
+        offers.append(
+            _offer(
+                itype,
+                shape,
+                "us-east-1",
+                None,
+                od,
+                spot,
+                source,
+                AS_OF[ON_DEMAND],
+                spot_date if spot is not None else None,
+            )
+        )
     return offers
 
 
@@ -244,8 +316,10 @@ def _left_out_families(sources: pathlib.Path, on_demand: dict[str, float], shape
         m = _GPU_FAMILY.match(itype)
         if m and itype not in shapes and itype not in listed:
             missing[m.group(0).rstrip(".")] = missing.get(m.group(0).rstrip("."), 0) + 1
-    return [f"{fam}.* ({n} types) priced in {ON_DEMAND} but absent from {INSTANCES}: no GPU facts; left out"
-            for fam, n in sorted(missing.items())]
+    return [
+        f"{fam}.* ({n} types) priced in {ON_DEMAND} but absent from {INSTANCES}: no GPU facts; left out"
+        for fam, n in sorted(missing.items())
+    ]
 
 
 def build(sources: pathlib.Path) -> Built:

@@ -13,16 +13,18 @@ import dataclasses
 import pathlib
 import re
 
-from gpusizer.facts import hardware
 from gpusizer.base import units
 from gpusizer.catalog import consumption
 from gpusizer.catalog.builder import Built, read_csv, spot_offer
 from gpusizer.catalog.offer import Offer
+from gpusizer.facts import hardware
 
 SOURCE = "gcp-vms-2026-05-20.csv"
 AS_OF = "2026-05-20"
-SOURCES = [f"{SOURCE}: every GCP machine type and GPU per zone, on-demand and spot $/h, {AS_OF} "
-           "(SkyPilot catalog v8 layout, republished by anycloud-sh/catalog)"]
+SOURCES = [
+    f"{SOURCE}: every GCP machine type and GPU per zone, on-demand and spot $/h, {AS_OF} "
+    "(SkyPilot catalog v8 layout, republished by anycloud-sh/catalog)"
+]
 
 # Per-GPU on-demand prices of one GPU model vary by region in small steps (the
 # largest in this snapshot: L4 0.78 -> 0.90, x1.14). A step of TIER_GAP or more
@@ -77,17 +79,41 @@ N1_MAX_VCPUS = {
     "P4": {1: 24, 2: 48, 4: 96},
 }
 N1_VCPUS_PER_GPU = 4
-ACCELERATOR_TYPE = {"T4": "nvidia-tesla-t4", "V100": "nvidia-tesla-v100", "P100": "nvidia-tesla-p100",
-                    "P4": "nvidia-tesla-p4"}
+ACCELERATOR_TYPE = {
+    "T4": "nvidia-tesla-t4",
+    "V100": "nvidia-tesla-v100",
+    "P100": "nvidia-tesla-p100",
+    "P4": "nvidia-tesla-p4",
+}
 # Max egress bandwidth per machine type, Gbit/s (GCP machine-series docs, recalled).
 _NETWORK_GBPS = {
-    "g2-standard-4": 10, "g2-standard-8": 16, "g2-standard-12": 16, "g2-standard-16": 32, "g2-standard-24": 32,
-    "g2-standard-32": 32, "g2-standard-48": 50, "g2-standard-96": 100,
-    "a2-highgpu-1g": 24, "a2-highgpu-2g": 32, "a2-highgpu-4g": 50, "a2-highgpu-8g": 100, "a2-megagpu-16g": 100,
-    "a2-ultragpu-1g": 24, "a2-ultragpu-2g": 32, "a2-ultragpu-4g": 50, "a2-ultragpu-8g": 100,
-    "a3-highgpu-1g": 25, "a3-highgpu-2g": 50, "a3-highgpu-4g": 100, "a3-highgpu-8g": 1000,
-    "a3-edgegpu-8g": 800, "a3-edgegpu-8g-nolssd": 800, "a3-megagpu-8g": 1800,
-    "a3-ultragpu-8g": 3600, "a3-ultragpu-8g-nolssd": 3600, "a4-highgpu-8g": 3600,
+    "g2-standard-4": 10,
+    "g2-standard-8": 16,
+    "g2-standard-12": 16,
+    "g2-standard-16": 32,
+    "g2-standard-24": 32,
+    "g2-standard-32": 32,
+    "g2-standard-48": 50,
+    "g2-standard-96": 100,
+    "a2-highgpu-1g": 24,
+    "a2-highgpu-2g": 32,
+    "a2-highgpu-4g": 50,
+    "a2-highgpu-8g": 100,
+    "a2-megagpu-16g": 100,
+    "a2-ultragpu-1g": 24,
+    "a2-ultragpu-2g": 32,
+    "a2-ultragpu-4g": 50,
+    "a2-ultragpu-8g": 100,
+    "a3-highgpu-1g": 25,
+    "a3-highgpu-2g": 50,
+    "a3-highgpu-4g": 100,
+    "a3-highgpu-8g": 1000,
+    "a3-edgegpu-8g": 800,
+    "a3-edgegpu-8g-nolssd": 800,
+    "a3-megagpu-8g": 1800,
+    "a3-ultragpu-8g": 3600,
+    "a3-ultragpu-8g-nolssd": 3600,
+    "a4-highgpu-8g": 3600,
 }
 
 
@@ -132,7 +158,8 @@ def _read(sources: pathlib.Path):
         elif r["AcceleratorName"] and not r["AcceleratorName"].startswith("tpu"):
             m = re.search(r"'SizeInMiB': (\d+)", r["GpuInfo"])
             gpu_rows[(r["AcceleratorName"], int(float(r["AcceleratorCount"])), zone)] = _Row(
-                _num(r["Price"]), _num(r["SpotPrice"]), int(m.group(1)) if m else None)
+                _num(r["Price"]), _num(r["SpotPrice"]), int(m.group(1)) if m else None
+            )
     return hosts, gpu_rows
 
 
@@ -174,8 +201,9 @@ def _offer(itype, host, zone, row_name, gpu, count, fabric, row: _Row, tiers, ta
     if od is not None and od <= 0:
         od = None
     if od is None and spot is None:
-        tally["dropped: no trustworthy price" + (" (discounted on-demand tier, no usable spot)" if discounted else "")
-              ] += 1
+        tally[
+            "dropped: no trustworthy price" + (" (discounted on-demand tier, no usable spot)" if discounted else "")
+        ] += 1
         return None
     if discounted:
         tally["spot only: on-demand GPU row is in the discounted tier"] += 1
@@ -191,11 +219,22 @@ def _offer(itype, host, zone, row_name, gpu, count, fabric, row: _Row, tiers, ta
     vcpus = int(float(host["vCPUs"]))
     network = _NETWORK_GBPS.get(itype.split("+")[0], min(32, max(10, 2 * vcpus)) if itype.startswith("n1-") else 0)
     return Offer(
-        provider="gcp", region=host["Region"], zone=zone, instance_type=itype, gpu=gpu, gpu_count=count,
-        gpu_memory_gib=round(memory, 2), vcpus=vcpus, ram_gib=float(host["MemoryGiB"]),
-        on_demand_usd=round(od, 6) if od is not None else None, spot_usd=round(spot, 6) if spot is not None else None,
-        source=src, as_of=AS_OF, nvlink=_nvlink(itype, gpu, count),
-        fabric=fabric, network_gbps=float(network),
+        provider="gcp",
+        region=host["Region"],
+        zone=zone,
+        instance_type=itype,
+        gpu=gpu,
+        gpu_count=count,
+        gpu_memory_gib=round(memory, 2),
+        vcpus=vcpus,
+        ram_gib=float(host["MemoryGiB"]),
+        on_demand_usd=round(od, 6) if od is not None else None,
+        spot_usd=round(spot, 6) if spot is not None else None,
+        source=src,
+        as_of=AS_OF,
+        nvlink=_nvlink(itype, gpu, count),
+        fabric=fabric,
+        network_gbps=float(network),
     )
 
 
@@ -214,13 +253,16 @@ def _h100_cross_check(gpu_rows: dict[tuple[str, int, str], _Row]) -> str:
         if name == "H100" and count == 8 and mega and row.od and mega.od and region not in seen:
             seen.add(region)
             pairs.append(f"{region} {row.od / 8:.2f} vs {mega.od / 8:.2f}")
-    return ("H100 cross-check, $/GPU-h on-demand, a3-highgpu (H100) vs a3-megagpu (H100-MEGA) GPU rows: "
-            + "; ".join(pairs) + ". The same GPU differs by x2 or more within one region, either way round, "
-            "while list prices of one GPU differ across regions by at most x1.4; H100 is 9.80 in us-east4 and "
-            "MEGA 10.34 in us-central1. So the 4.20 (H100) and 4.42 (MEGA) rows are a second, discounted tier "
-            "(40-45% of list: the size of a committed-use or flex-start rate; which one is not identified), "
-            "not on-demand. They are not replaced by the MEGA rate of the same zone, because MEGA has the same "
-            "defect in other zones (europe-west1: H100 10.79, MEGA 4.42); those machines are offered spot only.")
+    return (
+        "H100 cross-check, $/GPU-h on-demand, a3-highgpu (H100) vs a3-megagpu (H100-MEGA) GPU rows: "
+        + "; ".join(pairs)
+        + ". The same GPU differs by x2 or more within one region, either way round, "
+        "while list prices of one GPU differ across regions by at most x1.4; H100 is 9.80 in us-east4 and "
+        "MEGA 10.34 in us-central1. So the 4.20 (H100) and 4.42 (MEGA) rows are a second, discounted tier "
+        "(40-45% of list: the size of a committed-use or flex-start rate; which one is not identified), "
+        "not on-demand. They are not replaced by the MEGA rate of the same zone, because MEGA has the same "
+        "defect in other zones (europe-west1: H100 10.79, MEGA 4.42); those machines are offered spot only."
+    )
 
 
 def build(sources: pathlib.Path) -> Built:
@@ -236,8 +278,11 @@ def build(sources: pathlib.Path) -> Built:
         offer = _offer(itype, host, zone, row_name, gpu, count, fabric, row, tiers, tally)
         if offer is not None:
             offers.append(offer)
-    notes = [f"{gpu}: on-demand GPU rows at or below {low:.4f} $/GPU-h treated as a discounted tier "
-             f"(next price up, the list tier, starts at {high:.4f})" for gpu, (low, high) in sorted(tiers.items())]
+    notes = [
+        f"{gpu}: on-demand GPU rows at or below {low:.4f} $/GPU-h treated as a discounted tier "
+        f"(next price up, the list tier, starts at {high:.4f})"
+        for gpu, (low, high) in sorted(tiers.items())
+    ]
     notes.append(_h100_cross_check(gpu_rows))
     notes += [f"{what}: {n} machine/zone pairs" for what, n in sorted(tally.items())]
     notes.append("TPUs and CPU-only machine types are not offers; GPU rows with no host type in their zone are unused")

@@ -11,7 +11,9 @@ from gpusizer.base import providers, redact
 from gpusizer.catalog import Catalog, cache
 
 
-def refresh(provider: str, regions: list[str] | None = None, now: datetime.datetime | None = None, session=None) -> list[str]:
+def refresh(
+    provider: str, regions: list[str] | None = None, now: datetime.datetime | None = None, session=None
+) -> list[str]:
     """Refresh one provider into the cache; returns one line per thing that could not be refreshed.
 
     The provider's refresher module (gpusizer.base.providers) does the fetching and
@@ -24,7 +26,7 @@ def refresh(provider: str, regions: list[str] | None = None, now: datetime.datet
         OSError: the cache could not be written (full disk, read-only, permissions, a lock
             held too long); the previous cache is intact.
     """
-    now = now or datetime.datetime.now(datetime.timezone.utc)
+    now = now or datetime.datetime.now(datetime.UTC)
     refresher = providers.get(provider).module("refresher")
     # The lock is held from reading the previous offers to the switch: a concurrent refresh (another
     # region, another process) waits, then builds on this one's result instead of overwriting it.

@@ -17,11 +17,11 @@ import datetime
 import json
 from collections.abc import Iterable
 
-from gpusizer.facts import hardware
 from gpusizer.base import units
 from gpusizer.catalog import builder
 from gpusizer.catalog.builder import aws as build_aws
 from gpusizer.catalog.offer import Offer
+from gpusizer.facts import hardware
 
 # Service Quotas codes for EC2 vCPU limits (AWS docs, "Amazon EC2 service quotas"):
 QUOTAS = {
@@ -48,7 +48,9 @@ GPU_FAMILIES = [
 def _client(session, service: str, region: str):
     from botocore.config import Config
 
-    return session.client(service, region_name=region, config=Config(retries=RETRIES, connect_timeout=10, read_timeout=30))
+    return session.client(
+        service, region_name=region, config=Config(retries=RETRIES, connect_timeout=10, read_timeout=30)
+    )
 
 
 def _one_line(exc: Exception) -> str:
@@ -81,7 +83,9 @@ def gpu_types(ec2) -> dict[str, dict]:
                 gpu=gpu,
                 gpu_count=count,
                 gpu_fraction=fraction,
-                gpu_memory_gib=build_aws.memory_gib(gpu, g["MemoryInfo"]["SizeInMiB"]) if fraction == 1 else round(mem_gib, 2),
+                gpu_memory_gib=build_aws.memory_gib(gpu, g["MemoryInfo"]["SizeInMiB"])
+                if fraction == 1
+                else round(mem_gib, 2),
                 vcpus=int(it["VCpuInfo"]["DefaultVCpus"]),
                 ram_gib=it["MemoryInfo"]["SizeInMiB"] / units.MIB_PER_GIB,
                 # DescribeInstanceTypes does not say NVLink; AWS's 8-GPU P types have NVSwitch, and the
@@ -89,7 +93,9 @@ def gpu_types(ec2) -> dict[str, dict]:
                 nvlink=count >= 8 and hardware.load_gpus()[gpu].nvlink_gbs > 0,
                 fabric="efa" if net.get("EfaSupported") else None,
                 network_gbps=build_aws.network_gbps(str(net.get("NetworkPerformance", ""))) or 0.0,
-                local_nvme_gib=round(it.get("InstanceStorageInfo", {}).get("TotalSizeInGB", 0) * units.GB / units.GIB, 1),
+                local_nvme_gib=round(
+                    it.get("InstanceStorageInfo", {}).get("TotalSizeInGB", 0) * units.GB / units.GIB, 1
+                ),
             )
     return shapes
 
@@ -100,7 +106,7 @@ def zones_of(ec2, types: Iterable[str]) -> dict[str, list[str]]:
     types = list(types)
     for i in range(0, len(types), 100):
         pages = ec2.get_paginator("describe_instance_type_offerings").paginate(
-            LocationType="availability-zone-id", Filters=[{"Name": "instance-type", "Values": types[i:i + 100]}]
+            LocationType="availability-zone-id", Filters=[{"Name": "instance-type", "Values": types[i : i + 100]}]
         )
         for page in pages:
             for o in page["InstanceTypeOfferings"]:
@@ -116,7 +122,9 @@ def zone_ids(ec2) -> tuple[dict[str, str], set[str]]:
     return names, local
 
 
-def spot_prices(ec2, types: Iterable[str], now: datetime.datetime, names: dict[str, str]) -> dict[tuple[str, str], float]:
+def spot_prices(
+    ec2, types: Iterable[str], now: datetime.datetime, names: dict[str, str]
+) -> dict[tuple[str, str], float]:
     """Latest Linux spot price per (type, zone id)."""
     latest: dict[tuple[str, str], tuple[datetime.datetime, float]] = {}
     pages = ec2.get_paginator("describe_spot_price_history").paginate(
@@ -220,7 +228,18 @@ def _offers(region, shapes, zones, spot, od, as_of, local: set[str]) -> list[Off
             s = builder.spot_offer(price, spot.get((itype, zone)) if zone else None)
             if price is None and s is None:
                 continue
-            out.append(Offer(provider="aws", region=region, zone=zone, instance_type=itype, on_demand_usd=price,
-                             spot_usd=s, source=src, as_of=as_of,
-                             opt_in=zone in local or build_aws.is_opt_in(region, zone), **shape))
+            out.append(
+                Offer(
+                    provider="aws",
+                    region=region,
+                    zone=zone,
+                    instance_type=itype,
+                    on_demand_usd=price,
+                    spot_usd=s,
+                    source=src,
+                    as_of=as_of,
+                    opt_in=zone in local or build_aws.is_opt_in(region, zone),
+                    **shape,
+                )
+            )
     return out

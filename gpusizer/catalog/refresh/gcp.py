@@ -18,16 +18,18 @@ import datetime
 import os
 import re
 
-from gpusizer.facts import hardware
 from gpusizer.base import units
 from gpusizer.catalog import builder, consumption
 from gpusizer.catalog.builder import gcp as build_gcp
 from gpusizer.catalog.offer import Offer
+from gpusizer.facts import hardware
 
 COMPUTE_SERVICE = "services/6F81-5844-456A"
 _NANOS_PER_UNIT = 10**9  # google.type.Money: `nanos` are 10^-9 of a unit
 _GPU_SKU = re.compile(r"^(?P<spot>Spot Preemptible )?Nvidia (?P<gpu>.+?) GPU running in", re.I)
-_HOST_SKU = re.compile(r"^(?P<spot>Spot Preemptible )?(?P<family>[A-Z]\d+)( Predefined)? Instance (?P<kind>Core|Ram) running in", re.I)
+_HOST_SKU = re.compile(
+    r"^(?P<spot>Spot Preemptible )?(?P<family>[A-Z]\d+)( Predefined)? Instance (?P<kind>Core|Ram) running in", re.I
+)
 _GPU_FAMILIES = ("g2", "a2", "a3", "a4", "n1")
 
 
@@ -83,8 +85,11 @@ def _machine_offers(zone: str, region: str, mt, rates, as_of: str) -> list[Offer
     for itype, gpu, count in shapes:
         prices = {}
         for purchase in ("on-demand", "spot"):
-            parts = [rates.get((region, family, "core", purchase)), rates.get((region, family, "ram", purchase)),
-                     rates.get((region, "gpu", gpu, purchase))]
+            parts = [
+                rates.get((region, family, "core", purchase)),
+                rates.get((region, family, "ram", purchase)),
+                rates.get((region, "gpu", gpu, purchase)),
+            ]
             if all(p is not None for p in parts):
                 prices[purchase] = round(mt.guest_cpus * parts[0] + ram_gib * parts[1] + count * parts[2], 5)
         od, spot = prices.get("on-demand"), builder.spot_offer(prices.get("on-demand"), prices.get("spot"))
@@ -92,16 +97,30 @@ def _machine_offers(zone: str, region: str, mt, rates, as_of: str) -> list[Offer
             od = None
         if od is None and spot is None:
             continue
-        out.append(Offer(
-            provider="gcp", region=region, zone=zone, instance_type=itype, gpu=gpu, gpu_count=count,
-            gpu_memory_gib=hardware.load_gpus()[gpu].memory_gib, vcpus=mt.guest_cpus, ram_gib=round(ram_gib, 2),
-            on_demand_usd=od, spot_usd=spot, as_of=as_of, nvlink=family in ("a2", "a3", "a4") or (gpu == "V100" and count == 8),
-            source="GCP APIs: Cloud Billing catalog SKUs (vCPU + RAM + GPU), Compute machine types",
-        ))
+        out.append(
+            Offer(
+                provider="gcp",
+                region=region,
+                zone=zone,
+                instance_type=itype,
+                gpu=gpu,
+                gpu_count=count,
+                gpu_memory_gib=hardware.load_gpus()[gpu].memory_gib,
+                vcpus=mt.guest_cpus,
+                ram_gib=round(ram_gib, 2),
+                on_demand_usd=od,
+                spot_usd=spot,
+                as_of=as_of,
+                nvlink=family in ("a2", "a3", "a4") or (gpu == "V100" and count == 8),
+                source="GCP APIs: Cloud Billing catalog SKUs (vCPU + RAM + GPU), Compute machine types",
+            )
+        )
     return out
 
 
-def refresh(regions, previous, now: datetime.datetime, session=None, billing=None, compute=None, project: str | None = None):
+def refresh(
+    regions, previous, now: datetime.datetime, session=None, billing=None, compute=None, project: str | None = None
+):
     """(offers, quotas, errors) for GCP; regions that fail or are not asked for keep their previous offers.
 
     Args:
@@ -116,8 +135,14 @@ def refresh(regions, previous, now: datetime.datetime, session=None, billing=Non
 
             billing, compute = billing_v1.CloudCatalogClient(), compute_v1.MachineTypesClient()
     except ImportError:
-        return previous, {}, ["gcp: google-cloud-billing/google-cloud-compute not installed "
-                              "(pip install 'gpusizer[gcp]'); kept the previous offers"]
+        return (
+            previous,
+            {},
+            [
+                "gcp: google-cloud-billing/google-cloud-compute not installed "
+                "(pip install 'gpusizer[gcp]'); kept the previous offers"
+            ],
+        )
     project = project or os.environ.get("GOOGLE_CLOUD_PROJECT")
     if not project:
         return previous, {}, ["gcp: no project (set GOOGLE_CLOUD_PROJECT); kept the previous offers"]

@@ -30,16 +30,30 @@ _DROP = object()
 # Terraform/Pulumi-only arguments: they steer the provider, no API request carries them.
 # (pulumi-aws docs: LaunchTemplate.updateDefaultVersion, Group.waitForCapacityTimeout,
 # Group.forceDelete, ...).
-TERRAFORM_ONLY = {"updateDefaultVersion", "waitForCapacityTimeout", "forceDelete", "waitForElbCapacity",
-                  "minElbCapacity", "getPasswordData", "userDataReplaceOnChange", "tagsAll", "skipDestroy"}
+TERRAFORM_ONLY = {
+    "updateDefaultVersion",
+    "waitForCapacityTimeout",
+    "forceDelete",
+    "waitForElbCapacity",
+    "minElbCapacity",
+    "getPasswordData",
+    "userDataReplaceOnChange",
+    "tagsAll",
+    "skipDestroy",
+}
 # Pulumi camelCase keys whose EC2 member is not the key with its first letter upper-cased.
-RENAMES = {"vpcSecurityGroupIds": "SecurityGroupIds", "securityGroups": "Groups",
-           # aws.autoscaling.Policy / Schedule (pulumi-aws) -> PutScalingPolicy / PutScheduledUpdateGroupAction
-           "autoscalingGroupName": "AutoScalingGroupName", "metricDimensions": "Dimensions",
-           # aws.autoscaling.Group -> CreateAutoScalingGroup
-           "targetGroupArns": "TargetGroupARNs",
-           # aws.lb.* (pulumi-aws) -> Elastic Load Balancing v2
-           "loadBalancerArn": "LoadBalancerArn", "targetGroupArn": "TargetGroupArn"}
+RENAMES = {
+    "vpcSecurityGroupIds": "SecurityGroupIds",
+    "securityGroups": "Groups",
+    # aws.autoscaling.Policy / Schedule (pulumi-aws) -> PutScalingPolicy / PutScheduledUpdateGroupAction
+    "autoscalingGroupName": "AutoScalingGroupName",
+    "metricDimensions": "Dimensions",
+    # aws.autoscaling.Group -> CreateAutoScalingGroup
+    "targetGroupArns": "TargetGroupARNs",
+    # aws.lb.* (pulumi-aws) -> Elastic Load Balancing v2
+    "loadBalancerArn": "LoadBalancerArn",
+    "targetGroupArn": "TargetGroupArn",
+}
 # InterfaceType has no enum in the botocore model; EC2 API reference,
 # LaunchTemplateInstanceNetworkInterfaceSpecificationRequest.InterfaceType (2025): "interface | efa | efa-only".
 INTERFACE_TYPES = {"interface", "efa", "efa-only"}
@@ -73,8 +87,9 @@ def shaped(value: Any, shape, where: str) -> Any:
                 continue
             member = RENAMES.get(key, key[:1].upper() + key[1:])
             if member not in shape.members:
-                raise ApiModelError(f"{where}.{key}: {shape.name} has no member {member} "
-                                    f"(members: {', '.join(shape.members)})")
+                raise ApiModelError(
+                    f"{where}.{key}: {shape.name} has no member {member} (members: {', '.join(shape.members)})"
+                )
             out[member] = shaped(item, shape.members[member], f"{where}.{key}")
         return out
     if kind == "list":
@@ -105,10 +120,15 @@ def launch_template(name: str, inputs: Mapping) -> Request:
     data = _top(inputs, shape.members["LaunchTemplateData"], f"{name}", {"tags", "name", "namePrefix", "description"})
     for i, nic in enumerate(data.get("NetworkInterfaces", [])):
         if nic.get("InterfaceType", "interface") not in INTERFACE_TYPES:
-            raise ApiModelError(f"{name}.networkInterfaces[{i}].interfaceType: {nic['InterfaceType']!r} "
-                                f"is not one of {sorted(INTERFACE_TYPES)}")
-    params = {"LaunchTemplateName": inputs.get("name") or f"{name}-1234567", "LaunchTemplateData": data,
-              "TagSpecifications": _tags(inputs.get("tags"), "launch-template")}
+            raise ApiModelError(
+                f"{name}.networkInterfaces[{i}].interfaceType: {nic['InterfaceType']!r} "
+                f"is not one of {sorted(INTERFACE_TYPES)}"
+            )
+    params = {
+        "LaunchTemplateName": inputs.get("name") or f"{name}-1234567",
+        "LaunchTemplateData": data,
+        "TagSpecifications": _tags(inputs.get("tags"), "launch-template"),
+    }
     if inputs.get("description"):
         params["VersionDescription"] = inputs["description"]
     return Request("ec2", "CreateLaunchTemplate", params)
@@ -122,16 +142,32 @@ def instance(name: str, inputs: Mapping, root_device: str = "/dev/sda1") -> Requ
     tags = given.pop("tags", None)
     if given.get("launchTemplate"):  # the provider's {id, name, version}
         lt = given["launchTemplate"]
-        given["launchTemplate"] = {"launchTemplateId": lt.get("id"), "launchTemplateName": lt.get("name"),
-                                   "version": lt.get("version")}
-    params = _top({k: v for k, v in given.items()
-                   if k not in ("ami", "placementGroup", "availabilityZone", "iamInstanceProfile")},
-                  shape, name, set())
+        given["launchTemplate"] = {
+            "launchTemplateId": lt.get("id"),
+            "launchTemplateName": lt.get("name"),
+            "version": lt.get("version"),
+        }
+    params = _top(
+        {
+            k: v
+            for k, v in given.items()
+            if k not in ("ami", "placementGroup", "availabilityZone", "iamInstanceProfile")
+        },
+        shape,
+        name,
+        set(),
+    )
     if "ami" in given:
         params["ImageId"] = given["ami"]
     if given.get("placementGroup") or given.get("availabilityZone"):
-        params["Placement"] = {k: v for k, v in (("GroupName", given.get("placementGroup")),
-                                                 ("AvailabilityZone", given.get("availabilityZone"))) if v}
+        params["Placement"] = {
+            k: v
+            for k, v in (
+                ("GroupName", given.get("placementGroup")),
+                ("AvailabilityZone", given.get("availabilityZone")),
+            )
+            if v
+        }
     if given.get("iamInstanceProfile"):
         params["IamInstanceProfile"] = {"Name": given["iamInstanceProfile"]}
     specs = _tags(tags, "instance")
@@ -155,20 +191,38 @@ def auto_scaling_group(name: str, inputs: Mapping) -> Request | list[Request]:
     granularity = given.pop("metricsGranularity", None)
     if given.get("launchTemplate"):  # the provider's {id, name, version} -> LaunchTemplateSpecification
         lt = given["launchTemplate"]
-        given["launchTemplate"] = {k: v for k, v in (("launchTemplateId", lt.get("id")),
-                                                     ("launchTemplateName", lt.get("name")),
-                                                     ("version", lt.get("version"))) if v}
+        given["launchTemplate"] = {
+            k: v
+            for k, v in (
+                ("launchTemplateId", lt.get("id")),
+                ("launchTemplateName", lt.get("name")),
+                ("version", lt.get("version")),
+            )
+            if v
+        }
     params = _top(given, shape, name, set())
     params["AutoScalingGroupName"] = group_name
     if subnets:
         params["VPCZoneIdentifier"] = ",".join(subnets)  # the API takes one comma-separated string
-    params["Tags"] = [{**shaped(t, shape.members["Tags"].member, f"{name}.tags"), "ResourceId": group_name,
-                       "ResourceType": "auto-scaling-group"} for t in tags]
+    params["Tags"] = [
+        {
+            **shaped(t, shape.members["Tags"].member, f"{name}.tags"),
+            "ResourceId": group_name,
+            "ResourceType": "auto-scaling-group",
+        }
+        for t in tags
+    ]
     create = Request("autoscaling", "CreateAutoScalingGroup", params)
     if not metrics:
         return create
-    return [create, Request("autoscaling", "EnableMetricsCollection", {
-        "AutoScalingGroupName": group_name, "Metrics": metrics, "Granularity": granularity or "1Minute"})]
+    return [
+        create,
+        Request(
+            "autoscaling",
+            "EnableMetricsCollection",
+            {"AutoScalingGroupName": group_name, "Metrics": metrics, "Granularity": granularity or "1Minute"},
+        ),
+    ]
 
 
 def placement_group(name: str, inputs: Mapping) -> Request:
@@ -182,8 +236,12 @@ def placement_group(name: str, inputs: Mapping) -> Request:
 
 def security_group(name: str, inputs: Mapping) -> list[Request]:
     """CreateSecurityGroup, then one AuthorizeSecurityGroupIngress/Egress per rule."""
-    group = {"GroupName": inputs.get("name") or f"{name}-1234567", "Description": inputs["description"],
-             "VpcId": inputs.get("vpcId"), "TagSpecifications": _tags(inputs.get("tags"), "security-group")}
+    group = {
+        "GroupName": inputs.get("name") or f"{name}-1234567",
+        "Description": inputs["description"],
+        "VpcId": inputs.get("vpcId"),
+        "TagSpecifications": _tags(inputs.get("tags"), "security-group"),
+    }
     out = [Request("ec2", "CreateSecurityGroup", {k: v for k, v in group.items() if v is not None})]
     unknown = set(inputs) - {"name", "description", "vpcId", "tags", "ingress", "egress"}
     if unknown:
@@ -191,8 +249,11 @@ def security_group(name: str, inputs: Mapping) -> list[Request]:
     for direction, op in (("ingress", "AuthorizeSecurityGroupIngress"), ("egress", "AuthorizeSecurityGroupEgress")):
         for i, rule in enumerate(inputs.get(direction) or []):
             rule = dict(rule)
-            perm = {"IpProtocol": rule.pop("protocol"), "FromPort": int(rule.pop("fromPort")),
-                    "ToPort": int(rule.pop("toPort"))}
+            perm = {
+                "IpProtocol": rule.pop("protocol"),
+                "FromPort": int(rule.pop("fromPort")),
+                "ToPort": int(rule.pop("toPort")),
+            }
             if rule.pop("self", False):
                 perm["UserIdGroupPairs"] = [{"GroupId": f"{name}-id"}]
             cidrs = rule.pop("cidrBlocks", None)
@@ -202,13 +263,28 @@ def security_group(name: str, inputs: Mapping) -> list[Request]:
                 perm.setdefault("UserIdGroupPairs", []).append({"GroupId": group})
             if rule:
                 raise ApiModelError(f"{name}.{direction}[{i}]: rule fields {sorted(rule)} are not mapped")
-            out.append(Request("ec2", op, {"GroupId": f"{name}-id", "IpPermissions": [
-                shaped(perm, _shape("ec2", op).members["IpPermissions"].member, f"{name}.{direction}[{i}]")]}))
+            out.append(
+                Request(
+                    "ec2",
+                    op,
+                    {
+                        "GroupId": f"{name}-id",
+                        "IpPermissions": [
+                            shaped(perm, _shape("ec2", op).members["IpPermissions"].member, f"{name}.{direction}[{i}]")
+                        ],
+                    },
+                )
+            )
     return out
 
 
-def _simple(service: str, operation: str, renames: Mapping[str, str] = {}, tags: str | None = None,
-            extra: Callable[[str, Mapping], dict] | None = None) -> Callable[[str, Mapping], list[Request]]:
+def _simple(
+    service: str,
+    operation: str,
+    renames: Mapping[str, str] = {},
+    tags: str | None = None,
+    extra: Callable[[str, Mapping], dict] | None = None,
+) -> Callable[[str, Mapping], list[Request]]:
     """A resource whose inputs are the request's members (after `renames`), tags to TagSpecifications."""
 
     def translate(name: str, inputs: Mapping) -> list[Request]:
@@ -224,8 +300,11 @@ def _simple(service: str, operation: str, renames: Mapping[str, str] = {}, tags:
 
 
 def _role(name: str, inputs: Mapping) -> list[Request]:
-    params = {"RoleName": inputs.get("name") or f"{name}-1234567", "AssumeRolePolicyDocument": inputs["assumeRolePolicy"],
-              "Tags": [{"Key": k, "Value": v} for k, v in (inputs.get("tags") or {}).items()]}
+    params = {
+        "RoleName": inputs.get("name") or f"{name}-1234567",
+        "AssumeRolePolicyDocument": inputs["assumeRolePolicy"],
+        "Tags": [{"Key": k, "Value": v} for k, v in (inputs.get("tags") or {}).items()],
+    }
     unknown = set(inputs) - {"name", "assumeRolePolicy", "tags"}
     if unknown:
         raise ApiModelError(f"{name}: role inputs {sorted(unknown)} are not mapped")
@@ -235,9 +314,17 @@ def _role(name: str, inputs: Mapping) -> list[Request]:
 
 def _profile(name: str, inputs: Mapping) -> list[Request]:
     profile = inputs.get("name") or f"{name}-1234567"
-    return [Request("iam", "CreateInstanceProfile", {"InstanceProfileName": profile, "Tags": [
-                {"Key": k, "Value": v} for k, v in (inputs.get("tags") or {}).items()]}),
-            Request("iam", "AddRoleToInstanceProfile", {"InstanceProfileName": profile, "RoleName": inputs["role"]})]
+    return [
+        Request(
+            "iam",
+            "CreateInstanceProfile",
+            {
+                "InstanceProfileName": profile,
+                "Tags": [{"Key": k, "Value": v} for k, v in (inputs.get("tags") or {}).items()],
+            },
+        ),
+        Request("iam", "AddRoleToInstanceProfile", {"InstanceProfileName": profile, "RoleName": inputs["role"]}),
+    ]
 
 
 def _listed(reqs) -> list[Request]:
@@ -261,16 +348,25 @@ def target_group(name: str, inputs: Mapping) -> list[Request]:
     given = {k: v for k, v in inputs.items() if k not in ("tags", "healthCheck", "name")}
     params = _top(given, _shape("elbv2", "CreateTargetGroup"), name, set())
     check = dict(inputs.get("healthCheck") or {})
-    names = {"enabled": "HealthCheckEnabled", "protocol": "HealthCheckProtocol", "path": "HealthCheckPath",
-             "port": "HealthCheckPort", "interval": "HealthCheckIntervalSeconds", "timeout": "HealthCheckTimeoutSeconds",
-             "healthyThreshold": "HealthyThresholdCount", "unhealthyThreshold": "UnhealthyThresholdCount"}
+    names = {
+        "enabled": "HealthCheckEnabled",
+        "protocol": "HealthCheckProtocol",
+        "path": "HealthCheckPath",
+        "port": "HealthCheckPort",
+        "interval": "HealthCheckIntervalSeconds",
+        "timeout": "HealthCheckTimeoutSeconds",
+        "healthyThreshold": "HealthyThresholdCount",
+        "unhealthyThreshold": "UnhealthyThresholdCount",
+    }
     matcher = check.pop("matcher", None)
     unknown = set(check) - set(names)
     if unknown:
         raise ApiModelError(f"{name}.healthCheck: {sorted(unknown)} are not mapped")
     shape = _shape("elbv2", "CreateTargetGroup")
     for k, v in check.items():
-        params[names[k]] = shaped(int(v) if isinstance(v, float) else v, shape.members[names[k]], f"{name}.healthCheck.{k}")
+        params[names[k]] = shaped(
+            int(v) if isinstance(v, float) else v, shape.members[names[k]], f"{name}.healthCheck.{k}"
+        )
     if matcher:
         params["Matcher"] = {"HttpCode": matcher}
     params.update(Name=inputs.get("name") or f"{name}-1234567"[:32], Tags=_elb_tags(inputs))
@@ -286,8 +382,11 @@ def load_balancer(name: str, inputs: Mapping) -> list[Request]:
     params = _top({k: v for k, v in given.items() if k != "name"}, _shape("elbv2", "CreateLoadBalancer"), name, set())
     if groups:
         params["SecurityGroups"] = groups
-    params.update(Name=inputs.get("name") or f"{name}-1234567"[:32], Tags=_elb_tags(inputs),
-                  Scheme="internal" if internal else "internet-facing")
+    params.update(
+        Name=inputs.get("name") or f"{name}-1234567"[:32],
+        Tags=_elb_tags(inputs),
+        Scheme="internal" if internal else "internet-facing",
+    )
     if kind:
         params["Type"] = shaped(kind, _shape("elbv2", "CreateLoadBalancer").members["Type"], f"{name}.loadBalancerType")
     return [Request("elbv2", "CreateLoadBalancer", params)]
@@ -304,8 +403,18 @@ def target_attachment(name: str, inputs: Mapping) -> list[Request]:
     unknown = set(inputs) - {"targetGroupArn", "targetId", "port"}
     if unknown:
         raise ApiModelError(f"{name}: target attachment inputs {sorted(unknown)} are not mapped")
-    return [Request("elbv2", "RegisterTargets", {"TargetGroupArn": inputs["targetGroupArn"], "Targets": [
-        {"Id": inputs["targetId"], **({"Port": int(inputs["port"])} if inputs.get("port") else {})}]})]
+    return [
+        Request(
+            "elbv2",
+            "RegisterTargets",
+            {
+                "TargetGroupArn": inputs["targetGroupArn"],
+                "Targets": [
+                    {"Id": inputs["targetId"], **({"Port": int(inputs["port"])} if inputs.get("port") else {})}
+                ],
+            },
+        )
+    ]
 
 
 def secret(name: str, inputs: Mapping) -> list[Request]:
@@ -314,7 +423,9 @@ def secret(name: str, inputs: Mapping) -> list[Request]:
     if window is not None and not (window == 0 or 7 <= window <= 30):
         raise ApiModelError(f"{name}.recoveryWindowInDays: {window} is not 0 or 7-30 (DeleteSecret)")
     given.pop("tags", None)
-    params = _top({k: v for k, v in given.items() if k != "name"}, _shape("secretsmanager", "CreateSecret"), name, set())
+    params = _top(
+        {k: v for k, v in given.items() if k != "name"}, _shape("secretsmanager", "CreateSecret"), name, set()
+    )
     params.update(Name=inputs.get("name") or f"{name}-1234567", Tags=_elb_tags(inputs))
     return [Request("secretsmanager", "CreateSecret", params)]
 
@@ -322,8 +433,13 @@ def secret(name: str, inputs: Mapping) -> list[Request]:
 def secret_version(name: str, inputs: Mapping) -> list[Request]:
     from tests.components.apimodel.k8s_api import _ints  # the wire form's secret wrapper -> the plain value
 
-    return [Request("secretsmanager", "PutSecretValue", _top(_ints(dict(inputs)),
-                                                               _shape("secretsmanager", "PutSecretValue"), name, set()))]
+    return [
+        Request(
+            "secretsmanager",
+            "PutSecretValue",
+            _top(_ints(dict(inputs)), _shape("secretsmanager", "PutSecretValue"), name, set()),
+        )
+    ]
 
 
 def role_policy(name: str, inputs: Mapping) -> list[Request]:
@@ -334,8 +450,17 @@ def role_policy(name: str, inputs: Mapping) -> list[Request]:
     for i, st in enumerate(doc["Statement"]):
         if st.get("Effect") not in ("Allow", "Deny") or not st.get("Action") or not st.get("Resource"):
             raise ApiModelError(f"{name}.policy.Statement[{i}]: needs Effect Allow|Deny, Action and Resource")
-    return [Request("iam", "PutRolePolicy", {"RoleName": inputs["role"], "PolicyName": inputs.get("name") or f"{name}-1234567",
-                                              "PolicyDocument": inputs["policy"]})]
+    return [
+        Request(
+            "iam",
+            "PutRolePolicy",
+            {
+                "RoleName": inputs["role"],
+                "PolicyName": inputs.get("name") or f"{name}-1234567",
+                "PolicyDocument": inputs["policy"],
+            },
+        )
+    ]
 
 
 # Pulumi type -> translation to API requests. A registered aws: type missing here fails `requests`.
@@ -345,12 +470,18 @@ TRANSLATORS: dict[str, Callable[[str, Mapping], list[Request]]] = {
     "aws:autoscaling/group:Group": lambda n, i: _listed(auto_scaling_group(n, i)),
     "aws:ec2/placementGroup:PlacementGroup": lambda n, i: [placement_group(n, i)],
     "aws:autoscaling/policy:Policy": lambda n, i: [scaling_policy(n, i)],
-    "aws:autoscaling/schedule:Schedule": lambda n, i: [Request("autoscaling", "PutScheduledUpdateGroupAction", _top(
-        i, _shape("autoscaling", "PutScheduledUpdateGroupAction"), n, set()))],
+    "aws:autoscaling/schedule:Schedule": lambda n, i: [
+        Request(
+            "autoscaling",
+            "PutScheduledUpdateGroupAction",
+            _top(i, _shape("autoscaling", "PutScheduledUpdateGroupAction"), n, set()),
+        )
+    ],
     "aws:ec2/securityGroup:SecurityGroup": security_group,
     "aws:iam/role:Role": _role,
-    "aws:iam/rolePolicyAttachment:RolePolicyAttachment": lambda n, i: [Request(
-        "iam", "AttachRolePolicy", {"RoleName": i["role"], "PolicyArn": i["policyArn"]})],
+    "aws:iam/rolePolicyAttachment:RolePolicyAttachment": lambda n, i: [
+        Request("iam", "AttachRolePolicy", {"RoleName": i["role"], "PolicyArn": i["policyArn"]})
+    ],
     "aws:iam/instanceProfile:InstanceProfile": _profile,
     "aws:ec2/subnet:Subnet": _simple("ec2", "CreateSubnet", tags="subnet"),
     "aws:ec2/eip:Eip": _simple("ec2", "AllocateAddress", tags="elastic-ip"),
@@ -376,14 +507,25 @@ TRANSLATORS: dict[str, Callable[[str, Mapping], list[Request]]] = {
 # (HealthCheckType: EC2 | ELB | VPC_LATTICE | EBS), read 2026-11.
 PLAIN_ENUMS = {
     "OnDemandAllocationStrategy": {"lowest-price", "prioritized"},
-    "SpotAllocationStrategy": {"lowest-price", "capacity-optimized", "capacity-optimized-prioritized",
-                               "price-capacity-optimized"},
+    "SpotAllocationStrategy": {
+        "lowest-price",
+        "capacity-optimized",
+        "capacity-optimized-prioritized",
+        "price-capacity-optimized",
+    },
     "HealthCheckType": {"EC2", "ELB", "VPC_LATTICE", "EBS"},
 }
 # EBS volume sizes per type, GiB (Amazon EBS User Guide, "Amazon EBS volume types": gp2/gp3 1-16,384,
 # io1/io2 4-16,384 (io2 Block Express up to 65,536), st1/sc1 125-16,384).
-EBS_SIZES = {"gp2": (1, 16384), "gp3": (1, 16384), "io1": (4, 16384), "io2": (4, 65536), "st1": (125, 16384),
-             "sc1": (125, 16384), "standard": (1, 1024)}
+EBS_SIZES = {
+    "gp2": (1, 16384),
+    "gp3": (1, 16384),
+    "io1": (4, 16384),
+    "io2": (4, 65536),
+    "st1": (125, 16384),
+    "sc1": (125, 16384),
+    "standard": (1, 1024),
+}
 # Elastic Load Balancing target group health checks (API reference, CreateTargetGroup): interval 5-300 s.
 HEALTH_INTERVAL = (5, 300)
 
@@ -415,7 +557,9 @@ def check_rules(found: list[tuple[Any, Request]]) -> None:
         if "DesiredCapacity" in p and not p["MinSize"] <= p["DesiredCapacity"] <= p["MaxSize"]:
             _fail(r.name, f"DesiredCapacity {p['DesiredCapacity']} outside MinSize..MaxSize")
         if p.get("HealthCheckType") not in (None, *PLAIN_ENUMS["HealthCheckType"]):
-            _fail(r.name, f"HealthCheckType {p['HealthCheckType']!r} not one of {sorted(PLAIN_ENUMS['HealthCheckType'])}")
+            _fail(
+                r.name, f"HealthCheckType {p['HealthCheckType']!r} not one of {sorted(PLAIN_ENUMS['HealthCheckType'])}"
+            )
         if p.get("HealthCheckType") == "ELB" and not (p.get("TargetGroupARNs") or p.get("LoadBalancerNames")):
             _fail(r.name, "HealthCheckType ELB without a target group or load balancer: no health check would run")
         mixed = p.get("MixedInstancesPolicy") or {}
@@ -451,8 +595,11 @@ def check_rules(found: list[tuple[Any, Request]]) -> None:
                 for group in nic.get("Groups", []):
                     missing = {"in", "out"} - sg_rules.get(group, set())
                     if missing:
-                        _fail(r.name, f"EFA interface in security group {group} without all-traffic self "
-                                      f"{' and '.join(sorted(missing))}bound rules: NCCL over EFA fails")
+                        _fail(
+                            r.name,
+                            f"EFA interface in security group {group} without all-traffic self "
+                            f"{' and '.join(sorted(missing))}bound rules: NCCL over EFA fails",
+                        )
         for m in data.get("BlockDeviceMappings", []):
             ebs = m.get("Ebs") or {}
             low, high = EBS_SIZES.get(ebs.get("VolumeType", "gp2"), (1, 16384))
@@ -473,9 +620,16 @@ def check_rules(found: list[tuple[Any, Request]]) -> None:
         for key in ("HealthyThresholdCount", "UnhealthyThresholdCount"):
             if key in p and not 2 <= p[key] <= 10:
                 _fail(r.name, f"{key} {p[key]} outside 2-10")
-        if "HealthCheckIntervalSeconds" in p and not HEALTH_INTERVAL[0] <= p["HealthCheckIntervalSeconds"] <= HEALTH_INTERVAL[1]:
+        if (
+            "HealthCheckIntervalSeconds" in p
+            and not HEALTH_INTERVAL[0] <= p["HealthCheckIntervalSeconds"] <= HEALTH_INTERVAL[1]
+        ):
             _fail(r.name, f"HealthCheckIntervalSeconds {p['HealthCheckIntervalSeconds']} outside 5-300")
-        if p.get("Protocol") in ("TCP", "UDP", "TLS", "TCP_UDP") and p.get("HealthCheckProtocol") == "HTTPS" and not p.get("HealthCheckPath"):
+        if (
+            p.get("Protocol") in ("TCP", "UDP", "TLS", "TCP_UDP")
+            and p.get("HealthCheckProtocol") == "HTTPS"
+            and not p.get("HealthCheckPath")
+        ):
             _fail(r.name, "an HTTP(S) health check needs a path")
     for r, req in by_op.get("CreateListener", []):
         for a in req.params.get("DefaultActions", []):

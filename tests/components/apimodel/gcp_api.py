@@ -21,8 +21,15 @@ from tests.components.apimodel.aws_api import ApiModelError
 
 # Pulumi/Terraform-only arguments (pulumi-gcp docs: Instance.allowStoppingForUpdate, desiredStatus,
 # InstanceGroupManager.waitForInstances, ...): they steer the provider, no API message has them.
-TERRAFORM_ONLY = {"allowStoppingForUpdate", "desiredStatus", "waitForInstances", "waitForInstancesStatus",
-                  "project", "deletionPolicy", "namePrefix"}
+TERRAFORM_ONLY = {
+    "allowStoppingForUpdate",
+    "desiredStatus",
+    "waitForInstances",
+    "waitForInstancesStatus",
+    "project",
+    "deletionPolicy",
+    "namePrefix",
+}
 # Compute Engine resource names (API reference, e.g. Instance.name): RFC 1035, 1-63 characters.
 NAME = re.compile(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$")
 # InstanceGroupManager.baseInstanceName (API reference): "[a-z](([-a-z0-9]{0,57})|([-a-z0-9]{0,51}-#{4,6}))".
@@ -80,8 +87,10 @@ def check_enums(msg, where: str) -> None:
                     check_enums(item, f"{where}.{name}[{i}]" if field.repeated else f"{where}.{name}")
         elif isinstance(value, str) and value and enum is not None and hasattr(enum, "__members__"):
             if value not in enum.__members__ or value.startswith("UNDEFINED_"):
-                raise ApiModelError(f"{where}.{name}: {value!r} is not one of {cls.__name__}.{enum.__name__} "
-                                    f"{[m for m in enum.__members__ if not m.startswith('UNDEFINED_')]}")
+                raise ApiModelError(
+                    f"{where}.{name}: {value!r} is not one of {cls.__name__}.{enum.__name__} "
+                    f"{[m for m in enum.__members__ if not m.startswith('UNDEFINED_')]}"
+                )
 
 
 def _name(where: str, name: str, pattern: re.Pattern = NAME) -> str:
@@ -118,8 +127,10 @@ def _properties(given: dict, where: str, zone: str | None) -> dict:
     out = {"machine_type": f"{prefix}machineTypes/{given.pop('machineType')}"}
     accels = given.pop("guestAccelerators", None)
     if accels:
-        out["guest_accelerators"] = [{"accelerator_type": f"{prefix}acceleratorTypes/{a['type']}",
-                                      "accelerator_count": int(a["count"])} for a in accels]
+        out["guest_accelerators"] = [
+            {"accelerator_type": f"{prefix}acceleratorTypes/{a['type']}", "accelerator_count": int(a["count"])}
+            for a in accels
+        ]
     if "serviceAccount" in given:
         out["service_accounts"] = [snake(given.pop("serviceAccount"))]
     if "metadata" in given:
@@ -131,20 +142,43 @@ def _properties(given: dict, where: str, zone: str | None) -> dict:
         ra = given.pop("reservationAffinity")
         out["reservation_affinity"] = {"consume_reservation_type": ra["type"]}
         if ra.get("specificReservation"):
-            out["reservation_affinity"].update(key=ra["specificReservation"]["key"],
-                                               values=ra["specificReservation"]["values"])
-    for key in ("scheduling", "shieldedInstanceConfig", "networkInterfaces", "resourcePolicies",
-                "networkPerformanceConfig", "advancedMachineFeatures", "tags"):
+            out["reservation_affinity"].update(
+                key=ra["specificReservation"]["key"], values=ra["specificReservation"]["values"]
+            )
+    for key in (
+        "scheduling",
+        "shieldedInstanceConfig",
+        "networkInterfaces",
+        "resourcePolicies",
+        "networkPerformanceConfig",
+        "advancedMachineFeatures",
+        "tags",
+    ):
         if key in given:
             value = given.pop(key)
             out[_snake(key)] = snake({"items": value} if key == "tags" else value)
     return out
 
 
-INSTANCE_KEYS = {"name", "zone", "machineType", "bootDisk", "guestAccelerators", "scheduling",
-                 "shieldedInstanceConfig", "networkInterfaces", "serviceAccount", "metadata", "labels",
-                 "resourcePolicies", "reservationAffinity", "networkPerformanceConfig", "advancedMachineFeatures",
-                 "deletionProtection", "tags"}
+INSTANCE_KEYS = {
+    "name",
+    "zone",
+    "machineType",
+    "bootDisk",
+    "guestAccelerators",
+    "scheduling",
+    "shieldedInstanceConfig",
+    "networkInterfaces",
+    "serviceAccount",
+    "metadata",
+    "labels",
+    "resourcePolicies",
+    "reservationAffinity",
+    "networkPerformanceConfig",
+    "advancedMachineFeatures",
+    "deletionProtection",
+    "tags",
+}
 
 
 def instance(name: str, inputs: Mapping):
@@ -155,9 +189,16 @@ def instance(name: str, inputs: Mapping):
     boot = given.pop("bootDisk")
     params = dict(boot.get("initializeParams", {}))
     _labels(f"{name}.bootDisk", params.get("labels"))
-    disk = {"boot": True, "auto_delete": boot.get("autoDelete", True), "initialize_params": {
-        "source_image": params.pop("image"), "disk_size_gb": int(params.pop("size")),
-        "disk_type": f"zones/{zone}/diskTypes/{params.pop('type')}", **snake(params)}}
+    disk = {
+        "boot": True,
+        "auto_delete": boot.get("autoDelete", True),
+        "initialize_params": {
+            "source_image": params.pop("image"),
+            "disk_size_gb": int(params.pop("size")),
+            "disk_type": f"zones/{zone}/diskTypes/{params.pop('type')}",
+            **snake(params),
+        },
+    }
     body.update(disks=[disk], **_properties(given, name, zone))
     if "deletionProtection" in given:
         body["deletion_protection"] = given.pop("deletionProtection")
@@ -173,8 +214,12 @@ def instance_template(name: str, inputs: Mapping):
     for d in given.pop("disks"):
         d = dict(d)
         _labels(f"{name}.disks", d.get("labels"))
-        init = {"source_image": d.pop("sourceImage"), "disk_size_gb": int(d.pop("diskSizeGb")),
-                "disk_type": d.pop("diskType"), **({"labels": d.pop("labels")} if "labels" in d else {})}
+        init = {
+            "source_image": d.pop("sourceImage"),
+            "disk_size_gb": int(d.pop("diskSizeGb")),
+            "disk_type": d.pop("diskType"),
+            **({"labels": d.pop("labels")} if "labels" in d else {}),
+        }
         disks.append({"initialize_params": init, **snake(d)})
     if "description" in given:
         body["description"] = given.pop("description")
@@ -184,8 +229,22 @@ def instance_template(name: str, inputs: Mapping):
 
 def instance_group_manager(name: str, inputs: Mapping):
     c = _compute()
-    given = _take(inputs, name, {"name", "zone", "baseInstanceName", "versions", "targetSize", "description",
-                                 "updatePolicy", "instanceLifecyclePolicy", "resourcePolicies", "autoHealingPolicies"})
+    given = _take(
+        inputs,
+        name,
+        {
+            "name",
+            "zone",
+            "baseInstanceName",
+            "versions",
+            "targetSize",
+            "description",
+            "updatePolicy",
+            "instanceLifecyclePolicy",
+            "resourcePolicies",
+            "autoHealingPolicies",
+        },
+    )
     body = snake(given)
     if isinstance(body.get("auto_healing_policies"), Mapping):  # one block in pulumi-gcp, a list in the API
         body["auto_healing_policies"] = [body["auto_healing_policies"]]
@@ -194,8 +253,11 @@ def instance_group_manager(name: str, inputs: Mapping):
     return message(c.InstanceGroupManager, body, name)
 
 
-_AUTOSCALING_RENAMES = {"maxReplicas": "maxNumReplicas", "minReplicas": "minNumReplicas",
-                        "cooldownPeriod": "coolDownPeriodSec"}
+_AUTOSCALING_RENAMES = {
+    "maxReplicas": "maxNumReplicas",
+    "minReplicas": "minNumReplicas",
+    "cooldownPeriod": "coolDownPeriodSec",
+}
 
 
 def autoscaler(name: str, inputs: Mapping):
@@ -208,18 +270,28 @@ def autoscaler(name: str, inputs: Mapping):
     # pulumi-gcp (Terraform) names -> the API's AutoscalingPolicy fields (compute_v1.AutoscalingPolicy).
     out = {_AUTOSCALING_RENAMES.get(k, k): v for k, v in policy.items() if k not in ("metrics", "scalingSchedules")}
     if policy.get("metrics"):
-        out["customMetricUtilizations"] = [{
-            "metric": m.get("name"), "filter": m.get("filter"), "utilizationTarget": m.get("target"),
-            "utilizationTargetType": m.get("type"), "singleInstanceAssignment": m.get("singleInstanceAssignment"),
-            **{k: v for k, v in m.items() if k not in ("name", "filter", "target", "type", "singleInstanceAssignment")},
-        } for m in policy["metrics"]]
+        out["customMetricUtilizations"] = [
+            {
+                "metric": m.get("name"),
+                "filter": m.get("filter"),
+                "utilizationTarget": m.get("target"),
+                "utilizationTargetType": m.get("type"),
+                "singleInstanceAssignment": m.get("singleInstanceAssignment"),
+                **{
+                    k: v
+                    for k, v in m.items()
+                    if k not in ("name", "filter", "target", "type", "singleInstanceAssignment")
+                },
+            }
+            for m in policy["metrics"]
+        ]
     if policy.get("scalingSchedules"):  # a list keyed by name -> the API's map of name to schedule
-        out["scalingSchedules"] = {w["name"]: {k: v for k, v in w.items() if k != "name"}
-                                   for w in policy["scalingSchedules"]}
+        out["scalingSchedules"] = {
+            w["name"]: {k: v for k, v in w.items() if k != "name"} for w in policy["scalingSchedules"]
+        }
     body["autoscaling_policy"] = snake(out)
     if "scaling_schedules" in body["autoscaling_policy"]:  # map keys are names, not fields
-        body["autoscaling_policy"]["scaling_schedules"] = {
-            k: snake(v) for k, v in out["scalingSchedules"].items()}
+        body["autoscaling_policy"]["scaling_schedules"] = {k: snake(v) for k, v in out["scalingSchedules"].items()}
     return message(c.Autoscaler, body, name)
 
 
@@ -232,8 +304,21 @@ def router(name: str, inputs: Mapping, nats: list[Mapping] = ()):
 
 
 def router_nat(name: str, inputs: Mapping) -> dict:
-    given = _take(inputs, name, {"name", "router", "region", "natIpAllocateOption", "sourceSubnetworkIpRangesToNat",
-                                 "logConfig", "subnetworks", "minPortsPerVm", "enableEndpointIndependentMapping"})
+    given = _take(
+        inputs,
+        name,
+        {
+            "name",
+            "router",
+            "region",
+            "natIpAllocateOption",
+            "sourceSubnetworkIpRangesToNat",
+            "logConfig",
+            "subnetworks",
+            "minPortsPerVm",
+            "enableEndpointIndependentMapping",
+        },
+    )
     given.pop("router"), given.pop("region", None)
     return {**snake(given), "name": _name(name, given.get("name") or _autoname(name, inputs))}
 
@@ -241,14 +326,16 @@ def router_nat(name: str, inputs: Mapping) -> dict:
 def resource_policy(name: str, inputs: Mapping):
     c = _compute()
     given = _take(inputs, name, {"name", "region", "description", "groupPlacementPolicy"})
-    return message(c.ResourcePolicy, {**snake(given), "name": _name(name, given.get("name") or _autoname(name, inputs))},
-                   name)
+    return message(
+        c.ResourcePolicy, {**snake(given), "name": _name(name, given.get("name") or _autoname(name, inputs))}, name
+    )
 
 
 def network(name: str, inputs: Mapping):
     c = _compute()
-    given = _take(inputs, name, {"name", "autoCreateSubnetworks", "mtu", "description", "routingMode",
-                                 "networkProfile"})
+    given = _take(
+        inputs, name, {"name", "autoCreateSubnetworks", "mtu", "description", "routingMode", "networkProfile"}
+    )
     body = snake({k: v for k, v in given.items() if k != "routingMode"})
     if "routingMode" in given:
         body["routing_config"] = {"routing_mode": given["routingMode"]}
@@ -259,8 +346,9 @@ def network(name: str, inputs: Mapping):
 def subnetwork(name: str, inputs: Mapping):
     c = _compute()
     given = _take(inputs, name, {"name", "network", "region", "ipCidrRange", "privateIpGoogleAccess", "description"})
-    return message(c.Subnetwork, {**snake(given), "name": _name(name, given.get("name") or _autoname(name, inputs))},
-                   name)
+    return message(
+        c.Subnetwork, {**snake(given), "name": _name(name, given.get("name") or _autoname(name, inputs))}, name
+    )
 
 
 def service_account(name: str, inputs: Mapping) -> dict:
@@ -271,11 +359,16 @@ def service_account(name: str, inputs: Mapping) -> dict:
 
 def firewall(name: str, inputs: Mapping):
     c = _compute()
-    given = _take(inputs, name, {"name", "network", "direction", "allows", "sourceRanges", "targetTags",
-                                 "description", "priority"})
+    given = _take(
+        inputs,
+        name,
+        {"name", "network", "direction", "allows", "sourceRanges", "targetTags", "description", "priority"},
+    )
     body = snake({k: v for k, v in given.items() if k != "allows"})
-    body["allowed"] = [{"I_p_protocol": a["protocol"], **({"ports": a["ports"]} if a.get("ports") else {})}
-                       for a in given.get("allows", [])]
+    body["allowed"] = [
+        {"I_p_protocol": a["protocol"], **({"ports": a["ports"]} if a.get("ports") else {})}
+        for a in given.get("allows", [])
+    ]
     body["name"] = _name(name, given.get("name") or _autoname(name, inputs))
     return message(c.Firewall, body, name)
 
@@ -283,8 +376,21 @@ def firewall(name: str, inputs: Mapping):
 def health_check(name: str, inputs: Mapping):
     """A regional health check as compute_v1.HealthCheck (type HTTP and its http_health_check)."""
     c = _compute()
-    given = _take(inputs, name, {"name", "region", "description", "checkIntervalSec", "timeoutSec", "healthyThreshold",
-                                 "unhealthyThreshold", "httpHealthCheck", "tcpHealthCheck"})
+    given = _take(
+        inputs,
+        name,
+        {
+            "name",
+            "region",
+            "description",
+            "checkIntervalSec",
+            "timeoutSec",
+            "healthyThreshold",
+            "unhealthyThreshold",
+            "httpHealthCheck",
+            "tcpHealthCheck",
+        },
+    )
     body = snake(given)
     body["type_"] = "HTTP" if "httpHealthCheck" in given else "TCP"
     body["name"] = _name(name, given.get("name") or _autoname(name, inputs))
@@ -293,8 +399,21 @@ def health_check(name: str, inputs: Mapping):
 
 def backend_service(name: str, inputs: Mapping):
     c = _compute()
-    given = _take(inputs, name, {"name", "region", "description", "loadBalancingScheme", "protocol", "healthChecks",
-                                 "backends", "sessionAffinity", "connectionDrainingTimeoutSec"})
+    given = _take(
+        inputs,
+        name,
+        {
+            "name",
+            "region",
+            "description",
+            "loadBalancingScheme",
+            "protocol",
+            "healthChecks",
+            "backends",
+            "sessionAffinity",
+            "connectionDrainingTimeoutSec",
+        },
+    )
     body = snake({k: v for k, v in given.items() if k != "healthChecks"})
     checks = given.get("healthChecks")
     body["health_checks"] = [checks] if isinstance(checks, str) else list(checks or [])
@@ -304,8 +423,23 @@ def backend_service(name: str, inputs: Mapping):
 
 def forwarding_rule(name: str, inputs: Mapping):
     c = _compute()
-    given = _take(inputs, name, {"name", "region", "description", "loadBalancingScheme", "backendService", "ipProtocol",
-                                 "ports", "network", "subnetwork", "allPorts", "ipAddress"})
+    given = _take(
+        inputs,
+        name,
+        {
+            "name",
+            "region",
+            "description",
+            "loadBalancingScheme",
+            "backendService",
+            "ipProtocol",
+            "ports",
+            "network",
+            "subnetwork",
+            "allPorts",
+            "ipAddress",
+        },
+    )
     body = snake({k: v for k, v in given.items() if k not in ("ipProtocol", "ipAddress")})
     if "ipProtocol" in given:
         body["I_p_protocol"] = given["ipProtocol"]
@@ -325,8 +459,9 @@ def instance_group(name: str, inputs: Mapping):
 
 def resize_request(name: str, inputs: Mapping):
     c = _compute()
-    given = _take(inputs, name, {"name", "zone", "description", "instanceGroupManager", "resizeBy",
-                                 "requestedRunDuration"})
+    given = _take(
+        inputs, name, {"name", "zone", "description", "instanceGroupManager", "resizeBy", "requestedRunDuration"}
+    )
     body = snake({k: v for k, v in given.items() if k not in ("instanceGroupManager", "zone")})
     body["name"] = _name(name, given.get("name") or _autoname(name, inputs))
     return message(c.InstanceGroupManagerResizeRequest, body, name)
@@ -381,8 +516,12 @@ ROUTER, NAT = "gcp:compute/router:Router", "gcp:compute/routerNat:RouterNat"
 
 # Boot disk sizes, GB (GCP docs, "Persistent Disk" limits: pd-* 10 GB to 64 TB; "Hyperdisk": Hyperdisk
 # Balanced 4 GiB to 64 TiB), checked with the API's GB figure.
-DISK_SIZES = {"pd-balanced": (10, 65536), "pd-ssd": (10, 65536), "pd-standard": (10, 65536),
-              "hyperdisk-balanced": (4, 65536)}
+DISK_SIZES = {
+    "pd-balanced": (10, 65536),
+    "pd-ssd": (10, 65536),
+    "pd-standard": (10, 65536),
+    "hyperdisk-balanced": (4, 65536),
+}
 # Network interfaces per VM (GCP docs, "Create A3 Ultra or A4 instances with RDMA": 2 gVNIC + 8 MRDMA;
 # GPUDirect-TCPX/TCPXO: a3-highgpu-8g 1 + 4, a3-megagpu-8g 1 + 8; "Network interface limits": at most
 # 8 for other machine types).
@@ -396,8 +535,9 @@ def _catalog_machines() -> frozenset[str]:
     import gpusizer
     from gpusizer.components.gcp import machine_and_accelerators
 
-    return frozenset(machine_and_accelerators(o.instance_type)[0] for o in gpusizer.Catalog.load().offers
-                     if o.provider == "gcp")
+    return frozenset(
+        machine_and_accelerators(o.instance_type)[0] for o in gpusizer.Catalog.load().offers if o.provider == "gcp"
+    )
 
 
 def _vm_rules(where: str, machine: str, props, disks) -> None:
@@ -419,7 +559,11 @@ def _vm_rules(where: str, machine: str, props, disks) -> None:
     if "max_run_duration" in sched and sched.max_run_duration.seconds > FLEX_MAX_SECONDS:
         raise ApiModelError(f"{where}: maxRunDuration above 7 days")
     ra = props.reservation_affinity
-    if model in ("SPOT", "FLEX_START") and "reservation_affinity" in props and ra.consume_reservation_type == "SPECIFIC_RESERVATION":
+    if (
+        model in ("SPOT", "FLEX_START")
+        and "reservation_affinity" in props
+        and ra.consume_reservation_type == "SPECIFIC_RESERVATION"
+    ):
         raise ApiModelError(f"{where}: {model} VMs consume no reservation")
     if model == "RESERVATION_BOUND":
         if ra.consume_reservation_type != "SPECIFIC_RESERVATION" or not list(ra.values):
@@ -461,9 +605,14 @@ def check_rules(found: list[tuple[Any, Any]]) -> None:
             sched = msg.scheduling if kind == "Instance" else msg.properties.scheduling
             # A flex-start VM runs for a bounded time: its own maxRunDuration, or (a MIG's template) the
             # resize request's requestedRunDuration (GCP docs, "About flex-start VMs").
-            if sched.provisioning_model == "FLEX_START" and "max_run_duration" not in sched and not (
-                    kind == "InstanceTemplate" and resized):
-                raise ApiModelError(f"{r.name}: FLEX_START without a maxRunDuration (or a resize request's run duration)")
+            if (
+                sched.provisioning_model == "FLEX_START"
+                and "max_run_duration" not in sched
+                and not (kind == "InstanceTemplate" and resized)
+            ):
+                raise ApiModelError(
+                    f"{r.name}: FLEX_START without a maxRunDuration (or a resize request's run duration)"
+                )
             nics = list(msg.network_interfaces if kind == "Instance" else msg.properties.network_interfaces)
             for i, nic in enumerate(nics):
                 if (nic.nic_type == "MRDMA") != (nic.network in roce):
@@ -473,7 +622,9 @@ def check_rules(found: list[tuple[Any, Any]]) -> None:
         if kind == "Autoscaler":
             pol = msg.autoscaling_policy
             if pol.min_num_replicas > pol.max_num_replicas:
-                raise ApiModelError(f"{r.name}: minNumReplicas {pol.min_num_replicas} > maxNumReplicas {pol.max_num_replicas}")
+                raise ApiModelError(
+                    f"{r.name}: minNumReplicas {pol.min_num_replicas} > maxNumReplicas {pol.max_num_replicas}"
+                )
         if kind == "InstanceGroupManagerResizeRequest":
             if msg.resize_by < 1:
                 raise ApiModelError(f"{r.name}: resizeBy must be at least 1")
@@ -483,7 +634,11 @@ def check_rules(found: list[tuple[Any, Any]]) -> None:
             h = msg.http_health_check
             if not h.request_path.startswith("/") or not 1 <= h.port <= 65535:
                 raise ApiModelError(f"{r.name}: HTTP health check needs a /path and a port 1-65535")
-        if kind == "BackendService" and msg.load_balancing_scheme == "INTERNAL" and msg.protocol not in ("TCP", "UDP", "UNSPECIFIED"):
+        if (
+            kind == "BackendService"
+            and msg.load_balancing_scheme == "INTERNAL"
+            and msg.protocol not in ("TCP", "UDP", "UNSPECIFIED")
+        ):
             raise ApiModelError(f"{r.name}: an internal passthrough backend service takes TCP or UDP")
 
 
@@ -506,8 +661,13 @@ def messages(resources) -> list[tuple[Any, Any]]:
         if translate is None:
             raise ApiModelError(f"{r.typ} ({r.name}): no API translation; add one to TRANSLATORS")
         out.append((r, translate(r.name, r.inputs)))
-    routed = {n.name for r, _ in out if r.typ == ROUTER for n in nats
-              if n.inputs.get("router") in (r.inputs.get("name"), f"{r.name}-1234567")}
+    routed = {
+        n.name
+        for r, _ in out
+        if r.typ == ROUTER
+        for n in nats
+        if n.inputs.get("router") in (r.inputs.get("name"), f"{r.name}-1234567")
+    }
     orphans = sorted({n.name for n in nats} - routed)
     if orphans:
         raise ApiModelError(f"RouterNat {', '.join(orphans)} names no registered router")

@@ -68,7 +68,7 @@ def manifest(typ: str, name: str, inputs: Mapping) -> Any:
         raise ApiModelError(f"{name} ({kind}): name {meta.name!r} does not match {rule.pattern}")
     _enums(obj, name)
     if kind == "ResourceQuota":
-        for key in (obj.spec.hard or {}):
+        for key in obj.spec.hard or {}:
             resource = key.removeprefix("requests.").removeprefix("limits.")
             extended = "/" in resource and not resource.startswith("kubernetes.io/")
             if extended and not key.startswith("requests."):
@@ -131,10 +131,17 @@ def _pod_rules(where: str, pod) -> None:
         requests, limits = (res.requests or {}) if res else {}, (res.limits or {}) if res else {}
         for key, limit in limits.items():
             if key in requests and _quantity(limit) < _quantity(requests[key]):
-                raise ApiModelError(f"{where}: container {c.name}: {key} limit {limit} below its request {requests[key]}")
+                raise ApiModelError(
+                    f"{where}: container {c.name}: {key} limit {limit} below its request {requests[key]}"
+                )
         for key in set(requests) | set(limits):
-            if "/" in key and not key.startswith("kubernetes.io/") and key in requests and key in limits \
-                    and _quantity(requests[key]) != _quantity(limits[key]):
+            if (
+                "/" in key
+                and not key.startswith("kubernetes.io/")
+                and key in requests
+                and key in limits
+                and _quantity(requests[key]) != _quantity(limits[key])
+            ):
                 raise ApiModelError(f"{where}: container {c.name}: extended resource {key} request != limit")
         ports = {p.name for p in c.ports or [] if p.name}
         for probe_name in ("readiness_probe", "liveness_probe", "startup_probe"):
@@ -160,14 +167,19 @@ def check_rules(found: list[tuple[Any, Any]]) -> None:
     for r, obj in found:
         if type(obj).__name__ == "V1Service" and obj.spec.selector:
             sel = obj.spec.selector
-            if not any(ns == obj.metadata.namespace and all(labels.get(k) == v for k, v in sel.items())
-                       for ns, labels in templates):
+            if not any(
+                ns == obj.metadata.namespace and all(labels.get(k) == v for k, v in sel.items())
+                for ns, labels in templates
+            ):
                 raise ApiModelError(f"{r.name}: Service selector {sel} selects no pod of a Deployment in its namespace")
 
 
 def manifests(resources) -> list[tuple[Any, Any]]:
     """(registered resource, validated model) for every Kubernetes resource (providers excluded)."""
-    found = [(r, manifest(r.typ, r.name, r.inputs)) for r in resources
-             if r.typ.startswith("kubernetes:") and "keda.sh" not in r.typ]
+    found = [
+        (r, manifest(r.typ, r.name, r.inputs))
+        for r in resources
+        if r.typ.startswith("kubernetes:") and "keda.sh" not in r.typ
+    ]
     check_rules(found)
     return found

@@ -34,8 +34,11 @@ def _closed(node):
     """The schema with every object that lists properties closed to unknown fields."""
     if isinstance(node, dict):
         out = {k: _closed(v) for k, v in node.items()}
-        if ("properties" in out and "additionalProperties" not in out
-                and not out.get("x-kubernetes-preserve-unknown-fields")):
+        if (
+            "properties" in out
+            and "additionalProperties" not in out
+            and not out.get("x-kubernetes-preserve-unknown-fields")
+        ):
             out["additionalProperties"] = False
         return out
     if isinstance(node, list):

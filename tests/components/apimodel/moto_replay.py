@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any
-
 import urllib.request
+from typing import Any
 
 import boto3
 
@@ -32,7 +31,10 @@ NOT_IN_MOTO = {"CreatePlacementGroup"}
 
 def clients(endpoint: str) -> dict[str, Any]:
     session = boto3.session.Session(aws_access_key_id="testing", aws_secret_access_key="testing", region_name=REGION)
-    return {svc: session.client(svc, endpoint_url=endpoint) for svc in ("ec2", "autoscaling", "iam", "elbv2", "secretsmanager")}
+    return {
+        svc: session.client(svc, endpoint_url=endpoint)
+        for svc in ("ec2", "autoscaling", "iam", "elbv2", "secretsmanager")
+    }
 
 
 def reset(endpoint: str) -> None:
@@ -44,10 +46,15 @@ def register_dlami(ec2, snapshot_gib: int = 100) -> str:
     """A stand-in Deep Learning AMI whose root snapshot is `snapshot_gib` GiB; returns its id."""
     volume = ec2.create_volume(AvailabilityZone=f"{REGION}a", Size=snapshot_gib)
     snap = ec2.create_snapshot(VolumeId=volume["VolumeId"])
-    return ec2.register_image(Name=DLAMI_STANDIN, Architecture="x86_64", RootDeviceName="/dev/sda1",
-                              VirtualizationType="hvm",
-                              BlockDeviceMappings=[{"DeviceName": "/dev/sda1", "Ebs": {
-                                  "SnapshotId": snap["SnapshotId"], "VolumeSize": snapshot_gib}}])["ImageId"]
+    return ec2.register_image(
+        Name=DLAMI_STANDIN,
+        Architecture="x86_64",
+        RootDeviceName="/dev/sda1",
+        VirtualizationType="hvm",
+        BlockDeviceMappings=[
+            {"DeviceName": "/dev/sda1", "Ebs": {"SnapshotId": snap["SnapshotId"], "VolumeSize": snapshot_gib}}
+        ],
+    )["ImageId"]
 
 
 class MotoMocks(Mocks):
@@ -67,11 +74,20 @@ class MotoMocks(Mocks):
             if not images:
                 raise ValueError(f"no image matches {filters}")
             image = max(images, key=lambda i: i["CreationDate"])
-            return {"id": image["ImageId"], "imageId": image["ImageId"], "name": image["Name"],
-                    "rootDeviceName": image["RootDeviceName"], "architecture": image.get("Architecture", "x86_64"),
-                    "blockDeviceMappings": [{"deviceName": b["DeviceName"], "ebs": {
-                        k[:1].lower() + k[1:]: str(v) for k, v in b.get("Ebs", {}).items()}}
-                        for b in image["BlockDeviceMappings"]]}
+            return {
+                "id": image["ImageId"],
+                "imageId": image["ImageId"],
+                "name": image["Name"],
+                "rootDeviceName": image["RootDeviceName"],
+                "architecture": image.get("Architecture", "x86_64"),
+                "blockDeviceMappings": [
+                    {
+                        "deviceName": b["DeviceName"],
+                        "ebs": {k[:1].lower() + k[1:]: str(v) for k, v in b.get("Ebs", {}).items()},
+                    }
+                    for b in image["BlockDeviceMappings"]
+                ],
+            }
         if args.token == "aws:ec2/getVpc:getVpc":
             self.calls.append(args)
             (vpc,) = self.ec2.describe_vpcs(Filters=[{"Name": "is-default", "Values": ["true"]}])["Vpcs"]
@@ -82,14 +98,23 @@ class MotoMocks(Mocks):
         if args.token == "aws:ec2/getSubnet:getSubnet":
             self.calls.append(args)
             (subnet,) = self.ec2.describe_subnets(SubnetIds=[args.args["id"]])["Subnets"]
-            return {"id": subnet["SubnetId"], "availabilityZoneId": subnet["AvailabilityZoneId"],
-                    "vpcId": subnet["VpcId"], "cidrBlock": subnet["CidrBlock"]}
+            return {
+                "id": subnet["SubnetId"],
+                "availabilityZoneId": subnet["AvailabilityZoneId"],
+                "vpcId": subnet["VpcId"],
+                "cidrBlock": subnet["CidrBlock"],
+            }
         if args.token == "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings":
             self.calls.append(args)
-            found = self.ec2.describe_instance_type_offerings(
-                LocationType=args.args["locationType"], Filters=filters)["InstanceTypeOfferings"]
-            return {"id": REGION, "instanceTypes": [o["InstanceType"] for o in found],
-                    "locations": [o["Location"] for o in found], "locationTypes": [o["LocationType"] for o in found]}
+            found = self.ec2.describe_instance_type_offerings(LocationType=args.args["locationType"], Filters=filters)[
+                "InstanceTypeOfferings"
+            ]
+            return {
+                "id": REGION,
+                "instanceTypes": [o["InstanceType"] for o in found],
+                "locations": [o["Location"] for o in found],
+                "locationTypes": [o["LocationType"] for o in found],
+            }
         return super().call(args)
 
 
@@ -133,8 +158,10 @@ def replay(resources, endpoint: str) -> Replayed:
                 params["BlockDeviceMappings"][0]["DeviceName"] = root_device
             method = getattr(api[req.service], _snake(req.operation))
             if req.operation == "AuthorizeSecurityGroupEgress":  # a new group allows all egress already
-                api["ec2"].revoke_security_group_egress(GroupId=params["GroupId"], IpPermissions=[
-                    {"IpProtocol": "-1", "IpRanges": [{"CidrIp": "0.0.0.0/0"}]}])
+                api["ec2"].revoke_security_group_egress(
+                    GroupId=params["GroupId"],
+                    IpPermissions=[{"IpProtocol": "-1", "IpRanges": [{"CidrIp": "0.0.0.0/0"}]}],
+                )
             try:
                 out = method(**params)
             except Exception as e:
@@ -144,15 +171,25 @@ def replay(resources, endpoint: str) -> Replayed:
                 groups.append(params["AutoScalingGroupName"])
     # Only what this replay created: tests share one moto state (a reset costs ~10 s of EC2 set-up).
     templates = {}
-    for mock_id, real in ids.items():
+    for _mock_id, real in ids.items():
         if real.startswith("lt-"):
             (version,) = api["ec2"].describe_launch_template_versions(LaunchTemplateId=real)["LaunchTemplateVersions"]
             templates[real] = version["LaunchTemplateData"]
-    reservations = api["ec2"].describe_instances(Filters=[
-        {"Name": "tag:aws:ec2launchtemplate:id", "Values": list(templates)}])["Reservations"] if templates else []
-    return Replayed(ids, [i for res in reservations for i in res["Instances"]],
-                    api["autoscaling"].describe_auto_scaling_groups(AutoScalingGroupNames=groups)[
-                        "AutoScalingGroups"] if groups else [], templates)
+    reservations = (
+        api["ec2"].describe_instances(Filters=[{"Name": "tag:aws:ec2launchtemplate:id", "Values": list(templates)}])[
+            "Reservations"
+        ]
+        if templates
+        else []
+    )
+    return Replayed(
+        ids,
+        [i for res in reservations for i in res["Instances"]],
+        api["autoscaling"].describe_auto_scaling_groups(AutoScalingGroupNames=groups)["AutoScalingGroups"]
+        if groups
+        else [],
+        templates,
+    )
 
 
 def _record(r, req, out: dict, ids: dict[str, str]) -> None:

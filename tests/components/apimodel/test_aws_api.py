@@ -8,41 +8,69 @@ import botocore.exceptions
 import pytest
 
 import gpusizer
-from gpusizer.components import GpuWorkload, GpuWorkloadArgs
 from gpusizer.catalog import Catalog
+from gpusizer.components import GpuWorkload, GpuWorkloadArgs
 from tests.components.apimodel import aws_api, moto_replay
 from tests.components.conftest import Mocks, Registered, run_program
 from tests.conftest import make_offer
 
 HERE = GpuWorkloadArgs(aws_region="us-east-1")
-CHAT = {"name": "chat", "model": {"name": "llama-3.1-8b"}, "inference": {"batch_size": 4},
-        "placement": {"providers": ["aws"], "regions": ["us-east-1"]}}
-TRAIN = {"name": "train", "model": {"name": "llama-3.1-8b"}, "task": "training",
-         "training": {"sequence_length": 2048}, "placement": {"providers": ["aws"], "regions": ["us-east-1"]}}
+CHAT = {
+    "name": "chat",
+    "model": {"name": "llama-3.1-8b"},
+    "inference": {"batch_size": 4},
+    "placement": {"providers": ["aws"], "regions": ["us-east-1"]},
+}
+TRAIN = {
+    "name": "train",
+    "model": {"name": "llama-3.1-8b"},
+    "task": "training",
+    "training": {"sequence_length": 2048},
+    "placement": {"providers": ["aws"], "regions": ["us-east-1"]},
+}
 # One H100 per node forces several nodes, so the choice is an EFA cluster (p5.4xlarge: 1 network card).
 P5_SMALL = Catalog((make_offer("p5.4xlarge", "H100", 1, 79.65, 6.88, fabric="efa", network_gbps=100),))
 # p5.48xlarge: 32 network cards, so 32 EFA interfaces and a private subnet.
 P5 = Catalog((make_offer("p5.48xlarge", "H100", 8, 79.65, 55.04, fabric="efa", network_gbps=3200, nvlink=True),))
-PRETRAIN = {"name": "pretrain", "model": {"name": "llama-3.1-70b"}, "task": "training",
-            "training": {"sequence_length": 4096}, "placement": {"providers": ["aws"], "regions": ["us-east-1"]}}
+PRETRAIN = {
+    "name": "pretrain",
+    "model": {"name": "llama-3.1-70b"},
+    "task": "training",
+    "training": {"sequence_length": 4096},
+    "placement": {"providers": ["aws"], "regions": ["us-east-1"]},
+}
 SCENARIOS = {
     "single-instance": (CHAT, HERE),
     "spot-instance": ({**CHAT, "placement": {**CHAT["placement"], "purchase": "spot"}}, HERE),
     "failover-group": ({**CHAT, "deploy": {"capacity_failover": True, "replicas": 2}}, HERE),
-    "spot-failover-group": ({**CHAT, "placement": {**CHAT["placement"], "purchase": "spot"},
-                             "deploy": {"capacity_failover": True}}, HERE),
+    "spot-failover-group": (
+        {**CHAT, "placement": {**CHAT["placement"], "purchase": "spot"}, "deploy": {"capacity_failover": True}},
+        HERE,
+    ),
     "other-region": ({**CHAT, "placement": {"providers": ["aws"], "regions": ["us-east-2"]}}, HERE),
     "multi-node-efa": (TRAIN, GpuWorkloadArgs(aws_region="us-east-1", catalog=P5_SMALL)),
     "multi-card-efa-nat": (PRETRAIN, GpuWorkloadArgs(aws_region="us-east-1", catalog=P5)),
     "multi-card-efa-endpoints": (PRETRAIN, GpuWorkloadArgs(aws_region="us-east-1", catalog=P5, aws_egress="endpoints")),
-    "capacity-block": ({**PRETRAIN, "deploy": {"capacity_reservation": "cr-0123456789abcdef0", "capacity_block": True}},
-                       GpuWorkloadArgs(aws_region="us-east-1", catalog=P5)),
-    "odcr-group": ({**PRETRAIN, "deploy": {
-        "capacity_reservation": "arn:aws:resource-groups:us-east-1:123456789012:group/p5-odcrs"}},
-        GpuWorkloadArgs(aws_region="us-east-1", catalog=P5)),
-    "serving-gpu-scaling-with-token": ({**CHAT, "deploy": {"autoscaling": {
-        "min_replicas": 1, "max_replicas": 3, "metric": "gpu_utilization", "target": 70}}},
-        GpuWorkloadArgs(aws_region="us-east-1", hf_token="hf_x")),
+    "capacity-block": (
+        {**PRETRAIN, "deploy": {"capacity_reservation": "cr-0123456789abcdef0", "capacity_block": True}},
+        GpuWorkloadArgs(aws_region="us-east-1", catalog=P5),
+    ),
+    "odcr-group": (
+        {
+            **PRETRAIN,
+            "deploy": {"capacity_reservation": "arn:aws:resource-groups:us-east-1:123456789012:group/p5-odcrs"},
+        },
+        GpuWorkloadArgs(aws_region="us-east-1", catalog=P5),
+    ),
+    "serving-gpu-scaling-with-token": (
+        {
+            **CHAT,
+            "deploy": {
+                "autoscaling": {"min_replicas": 1, "max_replicas": 3, "metric": "gpu_utilization", "target": 70}
+            },
+        },
+        GpuWorkloadArgs(aws_region="us-east-1", hf_token="hf_x"),
+    ),
     "serving-expose-none": ({**CHAT, "deploy": {"expose": "none"}}, HERE),
 }
 
@@ -56,7 +84,9 @@ def _registered(spec, args, mocks=None):
 def test_every_registered_aws_resource_is_a_valid_api_request(scenario):
     spec, args = SCENARIOS[scenario]
     # us-east-2's zones for the regional choice; us-east-1's (the default mocks') otherwise.
-    mocks = Mocks(subnet_zones={"subnet-e1": "use2-az1", "subnet-e3": "use2-az3"}) if scenario == "other-region" else None
+    mocks = (
+        Mocks(subnet_zones={"subnet-e1": "use2-az1", "subnet-e3": "use2-az3"}) if scenario == "other-region" else None
+    )
     found = aws_api.requests(_registered(spec, args, mocks).resources)
     ops = {req.operation for _, req in found}
     assert {"CreateRole", "CreateInstanceProfile", "CreateSecurityGroup", "CreateLaunchTemplate"} <= ops
@@ -75,17 +105,26 @@ def _broken_launch_template(change):
     return [Registered(lt.typ, lt.name, inputs, None)]
 
 
-@pytest.mark.parametrize("change, error", [
-    # A misspelt field: EC2 has no such member.
-    (lambda i: i["metadataOptions"].update(httpTokenz="required"), aws_api.ApiModelError),
-    # An enum value EC2 does not know.
-    (lambda i: i["metadataOptions"].update(httpTokens="mandatory"), aws_api.ApiModelError),
-    (lambda i: i["blockDeviceMappings"][0]["ebs"].update(volumeType="gp9"), aws_api.ApiModelError),
-    # EFA interface types are interface | efa | efa-only.
-    (lambda i: i.update(networkInterfaces=[{"deviceIndex": 0, "interfaceType": "efa-plus"}]), aws_api.ApiModelError),
-    # A wrong type: the hop limit is an integer.
-    (lambda i: i["metadataOptions"].update(httpPutResponseHopLimit="two"), botocore.exceptions.ParamValidationError),
-])
+@pytest.mark.parametrize(
+    "change, error",
+    [
+        # A misspelt field: EC2 has no such member.
+        (lambda i: i["metadataOptions"].update(httpTokenz="required"), aws_api.ApiModelError),
+        # An enum value EC2 does not know.
+        (lambda i: i["metadataOptions"].update(httpTokens="mandatory"), aws_api.ApiModelError),
+        (lambda i: i["blockDeviceMappings"][0]["ebs"].update(volumeType="gp9"), aws_api.ApiModelError),
+        # EFA interface types are interface | efa | efa-only.
+        (
+            lambda i: i.update(networkInterfaces=[{"deviceIndex": 0, "interfaceType": "efa-plus"}]),
+            aws_api.ApiModelError,
+        ),
+        # A wrong type: the hop limit is an integer.
+        (
+            lambda i: i["metadataOptions"].update(httpPutResponseHopLimit="two"),
+            botocore.exceptions.ParamValidationError,
+        ),
+    ],
+)
 def test_api_model_rejects_a_broken_launch_template(change, error):
     with pytest.raises(error):
         aws_api.requests(_broken_launch_template(change))
@@ -145,10 +184,13 @@ def test_moto_accepts_the_failover_group_with_its_mixed_instances_policy(moto_en
     (group,) = done.groups
     policy = group["MixedInstancesPolicy"]
     assert [o["InstanceType"] for o in policy["LaunchTemplate"]["Overrides"]] == [
-        c.offer.instance_type for c in plan.failover(3)]
+        c.offer.instance_type for c in plan.failover(3)
+    ]
     assert policy["InstancesDistribution"]["OnDemandAllocationStrategy"] == "prioritized"
     assert group["DesiredCapacity"] == len(group["Instances"]) == 2
-    assert {i["InstanceType"] for i in group["Instances"]} <= {o["InstanceType"] for o in policy["LaunchTemplate"]["Overrides"]}
+    assert {i["InstanceType"] for i in group["Instances"]} <= {
+        o["InstanceType"] for o in policy["LaunchTemplate"]["Overrides"]
+    }
     # Serving: the group sits behind the target group that checks GET /health, and uses its health.
     elbv2 = moto_replay.clients(moto_endpoint)["elbv2"]
     (arn,) = group["TargetGroupARNs"]
@@ -169,9 +211,12 @@ def test_moto_launches_the_efa_cluster_in_its_private_subnet(moto_endpoint, moto
     (subnet_id,) = group["VPCZoneIdentifier"].split(",")
     (subnet,) = moto_ec2.describe_subnets(SubnetIds=[subnet_id])["Subnets"]
     assert subnet["CidrBlock"] == "172.31.240.0/20"  # the private subnet, not a default one
-    offered = {o["Location"] for o in moto_ec2.describe_instance_type_offerings(
-        LocationType="availability-zone-id",
-        Filters=[{"Name": "instance-type", "Values": ["p5.48xlarge"]}])["InstanceTypeOfferings"]}
+    offered = {
+        o["Location"]
+        for o in moto_ec2.describe_instance_type_offerings(
+            LocationType="availability-zone-id", Filters=[{"Name": "instance-type", "Values": ["p5.48xlarge"]}]
+        )["InstanceTypeOfferings"]
+    }
     assert subnet["AvailabilityZoneId"] in offered
     (template,) = done.templates.values()
     assert len(template["NetworkInterfaces"]) == 32

@@ -12,11 +12,20 @@ from tests.components.apimodel import aws_api, gcp_api, k8s_api, keda_api
 from tests.components.conftest import run_program
 
 QUERY = 'sum(rate(nginx_ingress_controller_requests{service="chat"}[2m]))'
-QUEUE = {"min_replicas": 0, "max_replicas": 4, "metric": "queue_depth", "query": QUERY, "target": 10,
-         "scale_to_zero_after": "15m"}
+QUEUE = {
+    "min_replicas": 0,
+    "max_replicas": 4,
+    "metric": "queue_depth",
+    "query": QUERY,
+    "target": 10,
+    "scale_to_zero_after": "15m",
+}
 GPU = {"min_replicas": 1, "max_replicas": 3, "metric": "gpu_utilization", "target": 70}
-WINDOWS = {"min_replicas": 0, "metric": "schedule", "schedule": [
-    {"start": "0 8 * * 1-5", "end": "0 20 * * 1-5", "replicas": 2, "timezone": "Europe/Berlin"}]}
+WINDOWS = {
+    "min_replicas": 0,
+    "metric": "schedule",
+    "schedule": [{"start": "0 8 * * 1-5", "end": "0 20 * * 1-5", "replicas": 2, "timezone": "Europe/Berlin"}],
+}
 BASE = {"name": "chat", "model": {"name": "llama-3.1-8b"}, "inference": {"batch_size": 4}}
 HPA = "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"
 AUTOSCALER = "gcp:compute/autoscaler:Autoscaler"
@@ -36,11 +45,14 @@ def test_scaled_object_matches_the_keda_crd_schema(tiny_pools, scaling):
     assert body["spec"]["triggers"]
 
 
-@pytest.mark.parametrize("path, value, words", [
-    (("spec", "triggers", 0, "metadata", "threshold"), 10, "is not of type 'string'"),
-    (("spec", "maxReplicaCount"), "four", "is not of type 'integer'"),
-    (("spec", "scaleTargetRef"), {"kind": "Deployment"}, "'name' is a required property"),
-])
+@pytest.mark.parametrize(
+    "path, value, words",
+    [
+        (("spec", "triggers", 0, "metadata", "threshold"), 10, "is not of type 'string'"),
+        (("spec", "maxReplicaCount"), "four", "is not of type 'integer'"),
+        (("spec", "scaleTargetRef"), {"kind": "Deployment"}, "'name' is a required property"),
+    ],
+)
 def test_keda_schema_refuses_a_broken_scaled_object(tiny_pools, path, value, words):
     (so,) = _registered("onprem", QUEUE, tiny_pools).of_type(keda_api.TYPE)
     broken = copy.deepcopy(so.inputs)
@@ -74,8 +86,14 @@ def test_gcp_autoscaler_matches_compute_v1(scaling):
         gcp_api.autoscaler(auto.name, broken)
 
 
-@pytest.mark.parametrize("scaling, typ", [(QUEUE, "aws:autoscaling/policy:Policy"), (GPU, "aws:autoscaling/policy:Policy"),
-                                          (WINDOWS, "aws:autoscaling/schedule:Schedule")])
+@pytest.mark.parametrize(
+    "scaling, typ",
+    [
+        (QUEUE, "aws:autoscaling/policy:Policy"),
+        (GPU, "aws:autoscaling/policy:Policy"),
+        (WINDOWS, "aws:autoscaling/schedule:Schedule"),
+    ],
+)
 def test_asg_scaling_requests_pass_botocore_validation(scaling, typ):
     mocks = _registered("aws", scaling, region="us-east-1")
     assert [r for r, _ in aws_api.requests(mocks.resources) if r.typ == typ]  # every AWS request validated
@@ -97,8 +115,11 @@ def test_botocore_refuses_a_broken_scaling_policy():
 def test_keda_crd_refuses_unknown_fields(tiny_pools):
     # The vendored CRD with strict field validation: a misspelt field fails, at any depth.
     (so,) = _registered("onprem", QUEUE, tiny_pools).of_type(keda_api.TYPE)
-    for change in (lambda s: s.update(minReplicas=0), lambda s: s["scaleTargetRef"].update(nmae="chat"),
-                   lambda s: s["triggers"][0].update(metadatas={})):
+    for change in (
+        lambda s: s.update(minReplicas=0),
+        lambda s: s["scaleTargetRef"].update(nmae="chat"),
+        lambda s: s["triggers"][0].update(metadatas={}),
+    ):
         broken = copy.deepcopy(so.inputs)
         change(broken["spec"])
         with pytest.raises(keda_api.ApiModelError, match="Additional properties are not allowed"):
@@ -114,23 +135,49 @@ def test_keda_rules_min_not_above_max(tiny_pools):
 
 
 SCALED_JOB = {  # a queue-driven batch job as KEDA's docs write one ("ScaledJob specification")
-    "apiVersion": "keda.sh/v1alpha1", "kind": "ScaledJob", "metadata": {"name": "embed", "namespace": "batch"},
-    "spec": {"jobTargetRef": {"parallelism": 1, "completions": 1, "backoffLimit": 2, "template": {"spec": {
-        "restartPolicy": "Never", "containers": [{"name": "embed", "image": "example/embed:1.0",
-                                                  "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}},
-             "pollingInterval": 30, "maxReplicaCount": 4, "successfulJobsHistoryLimit": 3,
-             "scalingStrategy": {"strategy": "default"},
-             "triggers": [{"type": "prometheus", "metadata": {"serverAddress": "http://prometheus:9090",
-                                                             "query": "sum(queue_length)", "threshold": "5"}}]},
+    "apiVersion": "keda.sh/v1alpha1",
+    "kind": "ScaledJob",
+    "metadata": {"name": "embed", "namespace": "batch"},
+    "spec": {
+        "jobTargetRef": {
+            "parallelism": 1,
+            "completions": 1,
+            "backoffLimit": 2,
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [
+                        {
+                            "name": "embed",
+                            "image": "example/embed:1.0",
+                            "resources": {"limits": {"nvidia.com/gpu": "1"}},
+                        }
+                    ],
+                }
+            },
+        },
+        "pollingInterval": 30,
+        "maxReplicaCount": 4,
+        "successfulJobsHistoryLimit": 3,
+        "scalingStrategy": {"strategy": "default"},
+        "triggers": [
+            {
+                "type": "prometheus",
+                "metadata": {"serverAddress": "http://prometheus:9090", "query": "sum(queue_length)", "threshold": "5"},
+            }
+        ],
+    },
 }
 
 
 def test_scaled_job_matches_its_crd_and_its_job_spec():
     assert keda_api.scaled_job("embed", SCALED_JOB)["spec"]["maxReplicaCount"] == 4
-    for change, words in ((lambda s: s.update(maxReplicas=4), "Additional properties"),
-                          (lambda s: s["triggers"][0]["metadata"].update(threshold=5), "is not of type 'string'"),
-                          (lambda s: s["jobTargetRef"].update(paralelism=1), "jobTargetRef"),
-                          (lambda s: s.pop("jobTargetRef"), "'jobTargetRef' is a required property")):
+    for change, words in (
+        (lambda s: s.update(maxReplicas=4), "Additional properties"),
+        (lambda s: s["triggers"][0]["metadata"].update(threshold=5), "is not of type 'string'"),
+        (lambda s: s["jobTargetRef"].update(paralelism=1), "jobTargetRef"),
+        (lambda s: s.pop("jobTargetRef"), "'jobTargetRef' is a required property"),
+    ):
         broken = copy.deepcopy(SCALED_JOB)
         change(broken["spec"])
         with pytest.raises(keda_api.ApiModelError, match=words):
