@@ -181,7 +181,7 @@ def gpu_label(key: str) -> bool:
 
 def accelerated_type(value: str, loose: bool = False, tpu: bool = False) -> str | None:
     """The normalised type when `value` is an accelerated instance or machine type (or, `loose`, a bare
-    AWS family such as AWS Batch and Karpenter take; `tpu`, a TPU type such as `v5litepod-8`), else None."""
+    family such as AWS Batch and Karpenter take, or GKE's cloud.google.com/machine-family label; `tpu`, a TPU type such as `v5litepod-8`), else None."""
     if not isinstance(value, str) or len(value) > 300 or v.is_unknown(value):
         return None
     t = normal(value)
@@ -192,8 +192,8 @@ def accelerated_type(value: str, loose: bool = False, tpu: bool = False) -> str 
     m = _GCP_TYPE.match(t)
     if (m and m.group(1) in fam["gcp"]) or _GCP_TPU_TYPE.match(t) or t in audit.types_of("gcp"):
         return t
-    if (loose and t in fam["aws"]) or (tpu and _TPU_TYPE.match(t)):
-        return t
+    if (loose and (t in fam["aws"] or t in fam["gcp"])) or (tpu and _TPU_TYPE.match(t)):
+        return t  # a bare family: AWS Batch and Karpenter take AWS ones, GKE's machine-family label GCP ones
     return None
 
 
@@ -295,6 +295,9 @@ class _Walk:
             ):
                 self.add(_join(where, k), "resource", f"{kind.strip()} {m.get('value', m.get('count', ''))}".strip())
                 break
+        cb = next((x for kk, x in m.items() if str(kk).lower() == "capacityblockofferingid"), None)
+        if isinstance(cb, str) and cb.strip():  # EC2 Capacity Blocks for ML sell accelerated instances only
+            self.add(_join(where, "capacityBlockOfferingId"), "type", f"capacity block {cb.strip()}")
         rc = next((x for kk, x in m.items() if str(kk).lower() == "runtimeclassname"), None)
         if isinstance(rc, str) and "nvidia" in rc.lower():
             self.add(_join(where, "runtimeClassName"), "resource", rc)

@@ -197,7 +197,24 @@ def sized_gpu_capacity(r: resources.GpuResource, cfg) -> list[str]:
         )
         for s in r.unknown
     ]
-    if r.required_gib is None:
+    try:
+        required = r.required_gib
+    except v.Unknown:
+        # A GPU shape known at preview whose requirement is not: the stack rules that compare the two would
+        # judge it only at `pulumi up`, after the capacity exists. The gate fails closed instead.
+        try:
+            known = [s for s in r.shapes if s.capacity is not None]
+        except v.Unknown:
+            known = []
+        if not known:
+            raise
+        return out + [
+            f"{r.label}: {known[0].label} is known at preview but its sizing requirement is not (the "
+            "tag, label or annotation is computed from another resource's output), so the gate cannot "
+            "judge it before `pulumi up` creates it. To fix: give gpusizer:required-gpu-memory-gib "
+            "(or the label or annotation) as a literal value"
+        ]
+    if required is None:
         given = r.raw_requirement
         why = (
             f"its requirement {given!r} is not a positive finite number of GiB"

@@ -420,6 +420,33 @@ EVIDENCE = {
             },
         )
     ],
+    # A GPU shape known at preview whose requirement is computed (unknown): judged now, not after `up`.
+    "known-gpu-unknown-requirement": [
+        R("aws:ec2/instance:Instance", "i", {"instanceType": "p5.48xlarge", **SECURE, "tags": cases.UO})
+    ],
+    "gke-machine-family-selector": [
+        R(
+            "kubernetes:apps/v1:Deployment",
+            "d",
+            {
+                "spec": {
+                    "template": {
+                        "spec": {
+                            "nodeSelector": {"cloud.google.com/machine-family": "a3"},
+                            "containers": [{"name": "c"}],
+                        }
+                    }
+                }
+            },
+        )
+    ],
+    "capacity-block-reservation": [
+        R(
+            "aws:ec2/capacityBlockReservation:CapacityBlockReservation",
+            "cb",
+            {"capacityBlockOfferingId": "cb-0123456789abcdef0", "instancePlatform": "Linux/UNIX"},
+        )
+    ],
     "dra-device-class-expression": [
         R(
             "kubernetes:resource.k8s.io/v1beta1:DeviceClass",
