@@ -18,9 +18,8 @@ import pathlib
 import gpusizer
 from gpusizer.base import limits
 from gpusizer.catalog import Catalog
+from tests.conftest import EXAMPLE_SPECS, REPO
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
-EXAMPLES = REPO / "stacks" / "examples"
 GOLDEN = REPO / "tests" / "golden"
 COMMAND = ".venv/bin/python -m tests.golden_decisions"
 TOP = 3
@@ -40,7 +39,7 @@ _OFFER_KEYS = (
 
 
 def examples() -> list[pathlib.Path]:
-    return [p for p in sorted(EXAMPLES.glob("*.yaml")) if p.name != "pools.yaml"]  # the example pools file is no spec
+    return list(EXAMPLE_SPECS)
 
 
 def golden_path(example: pathlib.Path) -> pathlib.Path:

@@ -32,6 +32,7 @@ Positive = Annotated[int, pydantic.Field(ge=1, le=10**6, strict=True)]
 Text = Annotated[str, pydantic.Field(strict=True)]
 MAX_WORKLOADS = 10_000
 """Workloads one preview document may hold (a stack of 50 is large); checked before any is validated."""
+MAX_RESOURCES = 10 * MAX_WORKLOADS  # a workload registers a handful of resources (components/): ten is ample
 
 
 def _list(item):
@@ -162,7 +163,8 @@ class Preview(_Open):
 
     version: Literal[KNOWN_VERSIONS] = "0"  # type: ignore[valid-type]
     workloads: Annotated[dict[Text, Plan], Workloads]
-    resources: Annotated[list[Resource], pydantic.Field(max_length=100_000)] = []
+    # Every resource of the stack; bounded like the workloads it holds, validated up to its first bad item.
+    resources: Annotated[_list(Resource), pydantic.Field(max_length=MAX_RESOURCES)] = []
     policy: Policy | None = None
 
 

@@ -32,6 +32,22 @@ class Rejection:
         object.__setattr__(self, "code", limits.Limit(self.code))  # type: ignore[call-arg]
 
 
+BRIEF_KEYS = (
+    "provider",
+    "region",
+    "zone",
+    "instance_type",
+    "gpu",
+    "gpu_count",
+    "nodes",
+    "replicas",
+    "purchase",
+    "hourly_usd",
+)
+"""The fields that name a candidate's offer and price in a line (next_cheaper, a nearest miss): a subset of
+Candidate.to_dict."""
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Candidate:
     """One offer at one purchase option and node count, judged.

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 from gpusizer.base import limits
-from gpusizer.decide.candidate import Candidate, Rejection
+from gpusizer.decide.candidate import BRIEF_KEYS, Candidate, Rejection
 from gpusizer.decide.runs import Probe
 from gpusizer.estimate import fit as fit_mod
 from gpusizer.estimate.workload import Workload
@@ -72,16 +72,10 @@ class Miss:
             "target": self.target,
             # A ratio can overflow (a 1e-308 budget): JSON has no infinity, so it is left out then.
             "shortfall_ratio": None if self.ratio is None or not math.isfinite(self.ratio) else round(self.ratio, 3),
-            "offer": {k: v for k, v in c.to_dict().items() if k in _OFFER_KEYS},
+            "offer": {k: v for k, v in c.to_dict().items() if k in BRIEF_KEYS},
             "detail": self._rejection.detail,
             "line": self.line(),
         }
-
-
-# The candidate fields a miss names its offer by (a subset of Candidate.to_dict, not a second copy).
-_OFFER_KEYS = frozenset(
-    {"provider", "region", "zone", "instance_type", "gpu", "gpu_count", "nodes", "purchase", "hourly_usd"}
-)
 
 
 def offer_label(c: Candidate) -> str:

@@ -545,24 +545,17 @@ def _fit_training(w: Workload, shape: Shape, gpu: hardware.GpuSpec, usable: floa
         final = w.breakdown.gradients if w.spec.method in ("lora", "qlora") else ckpt_bytes  # adapters: their fp32 size
         fixed = jobcost.fixed_time(shape.network_gbps, source, t.tokens, final, shape.nodes)
         deadline = w.spec.train.deadline_hours
+        code = detail = ""
         if deadline and hours + fixed.total > deadline:
             shown_hours, shown_deadline = apart(hours + fixed.total, deadline)
-            return Fit(
-                "deadline",
-                f"{shape.label}: {shown_hours} h to run ({fixed.total * 60:.0f} min of it boot, pulls, downloads and "
-                f"checkpoint) > {shown_deadline} h deadline",
-                need,
-                usable,
-                chosen,
-                train_hours=hours,
-                tensor_parallel=tp,
-                pipeline_stages=pp,
-                fixed=fixed,
-                context_parallel=cp,
+            code = "deadline"
+            detail = (
+                f"{shape.label}: {shown_hours} h to run ({fixed.total * 60:.0f} min of it boot, pulls, downloads "
+                f"and checkpoint) > {shown_deadline} h deadline"
             )
         return Fit(
-            "",
-            "",
+            code,
+            detail,
             need,
             usable,
             chosen,

@@ -150,25 +150,30 @@ def load_models() -> dict[str, ModelArch]:
     return {key: _model(key) for key in _entries()}
 
 
+def entry_params(e: dict) -> tuple[int, int]:
+    """(total, active) parameters that a models.yaml entry's architecture fields count (count_params)."""
+    return count_params(
+        e["layers"],
+        e["hidden_size"],
+        e["attention_heads"],
+        e["kv_heads"],
+        e["head_dim"],
+        e["intermediate_size"],
+        e["vocab_size"],
+        e.get("tied_embeddings", False),
+        e.get("gated", True),
+        e.get("experts"),
+        e.get("experts_per_token"),
+        e.get("moe_intermediate_size"),
+        e.get("shared_experts", 0),
+        e.get("dense_layers", 0),
+    )
+
+
 def _from_entry(key: str, e: dict) -> ModelArch:
     e = dict(e)
     if "params" not in e:
-        e["params"], e["active_params"] = count_params(
-            e["layers"],
-            e["hidden_size"],
-            e["attention_heads"],
-            e["kv_heads"],
-            e["head_dim"],
-            e["intermediate_size"],
-            e["vocab_size"],
-            e.get("tied_embeddings", False),
-            e.pop("gated", True),
-            e.get("experts"),
-            e.get("experts_per_token"),
-            e.pop("moe_intermediate_size", None),
-            e.pop("shared_experts", 0),
-            e.pop("dense_layers", 0),
-        )
+        e["params"], e["active_params"] = entry_params(e)
     e.setdefault("active_params", e["params"])
     for k in ("gated", "moe_intermediate_size", "shared_experts", "dense_layers"):
         e.pop(k, None)

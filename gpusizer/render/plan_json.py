@@ -15,7 +15,7 @@ from gpusizer.base import units
 from gpusizer.catalog import consumption
 from gpusizer.contract import OUTPUT_VERSION
 from gpusizer.decide import misses
-from gpusizer.decide.candidate import Candidate
+from gpusizer.decide.candidate import BRIEF_KEYS, Candidate
 from gpusizer.decide.decision import Decision
 from gpusizer.estimate.fit import Fit
 from gpusizer.estimate.workload import Workload
@@ -160,19 +160,7 @@ def _with_performance(c: Candidate) -> dict:
 
 def _brief(c: Candidate) -> dict:
     d = c.to_dict()
-    keys = (
-        "provider",
-        "region",
-        "zone",
-        "instance_type",
-        "gpu",
-        "gpu_count",
-        "nodes",
-        "replicas",
-        "purchase",
-        "hourly_usd",
-    )
-    return {k: d[k] for k in keys}
+    return {k: d[k] for k in BRIEF_KEYS}
 
 
 def _performance(f: Fit | None) -> dict:
