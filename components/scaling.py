@@ -27,6 +27,7 @@ import pulumi_kubernetes as k8s
 
 from gpusizer import autoscaling
 from gpusizer.base import errors
+from gpusizer.components import serving
 from gpusizer.components import tags as tagging
 from gpusizer.decide import scaling as scaling_cost
 from gpusizer.decide.decision import Decision
@@ -216,6 +217,9 @@ def aws_scaling(name: str, d: Decision, group: aws.autoscaling.Group, child: pul
             f"{name}-target",
             autoscaling_group_name=group.name,
             policy_type="TargetTrackingScaling",
+            # A new instance reports ~0% GPU while it loads the model: its metrics join the group's only once
+            # the server is up (EC2 Auto Scaling, "instance warmup"), or the average drops and scales back in.
+            estimated_instance_warmup=serving.load_seconds(d),
             target_tracking_configuration=aws.autoscaling.PolicyTargetTrackingConfigurationArgs(
                 target_value=a.target, customized_metric_specification=aws_metric(d, group.name)
             ),
@@ -320,7 +324,9 @@ def gcp_autoscaler(
         autoscaling_policy=P.AutoscalerAutoscalingPolicyArgs(
             min_replicas=low,
             max_replicas=high,
-            cooldown_period=60,
+            # The VM's initialization period: the autoscaler ignores a new VM's metric until the server has
+            # loaded the model (GCP autoscaler coolDownPeriodSec), as the autohealing initial delay does.
+            cooldown_period=serving.load_seconds(d),
             mode="ON",
             metrics=metrics,
             scaling_schedules=schedules,

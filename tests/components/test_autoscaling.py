@@ -84,6 +84,9 @@ def test_aws_group_gets_min_max_and_target_tracking_policy():
     assert tracking["targetValue"] == 10
     ids = [m["id"] for m in tracking["customizedMetricSpecification"]["metrics"]]
     assert ids == ["m1", "m2", "e1"]
+    # A new instance's metric joins the group's once its server could be up: the same load time the group's
+    # health checks wait for (a cloud-engineer review: without it, loading instances at ~0% GPU scale it back in).
+    assert policy["estimatedInstanceWarmup"] == asg["healthCheckGracePeriod"] > 300
 
 
 def test_aws_schedule_registers_start_and_end_actions():
@@ -122,6 +125,8 @@ def test_gcp_group_gets_autoscaler_min_zero_max_four():
     assert metric["singleInstanceAssignment"] == 10
     assert f"{scaling.GCP_MAX_REPLICAS}=4" in auto["description"]
     assert f"{tags.GCP_REQUIRED}=" in auto["description"]
+    # The autoscaler ignores a new VM's metric for the load time, as autohealing waits for it (was 60 s).
+    assert policy["cooldownPeriod"] == mig["autoHealingPolicies"]["initialDelaySec"] > 300
 
 
 @pytest.mark.parametrize("metric, extra", [("gpu_utilization", {"min_replicas": 1, "target": 60})])
