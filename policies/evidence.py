@@ -117,6 +117,12 @@ _GCP_IN_TEXT = re.compile(
     r"(?<![a-z0-9-])([a-z][a-z0-9]*)-(?:high|mega|ultra|edge)gpu-\d+g(?:-[a-z0-9]+)?(?![a-z0-9])"
     r"|(?<![a-z0-9-])(g2|g4)-standard-\d+(?![a-z0-9])"
 )
+# Sizes of other clouds inside free text (`az vm create --size Standard_ND96isr_H100_v5`, `--shape BM.GPU.H100.8`),
+# and type patterns (`attribute:ecs.instance-type =~ p5.*`, `--instance-types 'g6*'`).
+_OTHER_IN_TEXT = re.compile(
+    r"(?<![a-z0-9_.-])(?:standard_n[a-z0-9_]+|(?:bm|vm)\.gpu[a-z0-9.]*|ecs\.[a-z0-9-]+\.[a-z0-9]+|gx\d-[0-9x]+[a-z0-9]*)"
+)
+_WILD_IN_TEXT = re.compile(r"(?<![a-z0-9_./-])[a-z]+\d[a-z0-9-]*(?:\\?\.[a-z0-9]*)?\*")  # a family with its digit
 # Resources named by kind in a list of requirements (ECS resourceRequirements: {type: GPU, value: "8"};
 # ECS inference accelerators), and what exposes a node's GPUs to a container without requesting them
 # (NVIDIA container toolkit: NVIDIA_VISIBLE_DEVICES=all under the nvidia runtime class).
@@ -134,8 +140,9 @@ class Evidence:
 
     Attributes:
         path: where (`spec.template.spec.containers[0].resources.limits.nvidia.com/gpu`).
-        kind: "type" (an accelerated instance or machine type), "resource" (an accelerator resource name),
-            "accelerator" (an accelerator field or type name), "selector" (a node selection on a GPU label).
+        kind: "type" (an accelerated instance or machine type), "mention" (one named inside free text: a
+            command, a script, an expression), "resource" (an accelerator resource name), "accelerator" (an
+            accelerator field or type name), "selector" (a node selection on a GPU label).
         what: the value as seen.
     """
 
@@ -194,6 +201,8 @@ def accelerated_type(value: str, loose: bool = False, tpu: bool = False) -> str 
         return t
     if (loose and (t in fam["aws"] or t in fam["gcp"])) or (tpu and _TPU_TYPE.match(t)):
         return t  # a bare family: AWS Batch and Karpenter take AWS ones, GKE's machine-family label GCP ones
+    if any(p.match(t) for p in shapes.other_clouds().values()):
+        return t  # an accelerated size of a cloud the catalog does not price (Azure, OCI, ...)
     return None
 
 
@@ -221,13 +230,29 @@ def _positive(value) -> bool:
     return value is not None and bool(value)
 
 
+class _TagBlind(yaml.SafeLoader):
+    """YAML as the safe loader reads it, with application tags (CloudFormation's `!Ref`, `!Sub`, `!GetAtt`,
+    GitLab's `!reference`) read as the value they tag: `[!Sub 'p4d.24xlarge']` is `['p4d.24xlarge']`."""
+
+
+def _untagged(loader: yaml.SafeLoader, suffix: str, node: yaml.Node):
+    if isinstance(node, yaml.MappingNode):
+        return loader.construct_mapping(node, deep=True)
+    if isinstance(node, yaml.SequenceNode):
+        return loader.construct_sequence(node, deep=True)
+    return loader.construct_scalar(node)
+
+
+_TagBlind.add_multi_constructor("!", _untagged)
+
+
 def _documents(text: str) -> list:
     """YAML/JSON documents held in a string (a manifest bundle, a values file), or none."""
     s = text.strip()
     if len(s) > MAX_DOCUMENT or not (s.startswith(("{", "[", "---", "apiVersion")) or ("\n" in s and ":" in s)):
         return []
     try:
-        docs = [d for d in yaml.safe_load_all(s) if isinstance(d, (Mapping, list))]
+        docs = [d for d in yaml.load_all(s, Loader=_TagBlind) if isinstance(d, (Mapping, list))]
     except (yaml.YAMLError, ValueError, RecursionError):
         return []
     return docs
@@ -269,11 +294,18 @@ class _Walk:
 
     def mapping(self, m: Mapping, where: str, field: bool, stack: list) -> None:
         op = str(m.get("operator", "")).strip().lower() if isinstance(m.get("operator"), str) else ""
+        keys = {str(k).strip().lower() for k in m}
+        skip: frozenset[str] = frozenset()
         if op in ("notin", "doesnotexist", "lt") and "key" in m:
-            return  # keeps accelerators out (or bounds them from above): the model judges what remains
-        if "effect" in m and "key" in m:
+            opened = _opens_accelerators(m.get("key"), op, m.get("values"))
+            if opened:
+                self.add(_join(where, "key"), "selector", opened)
+            if keys <= _REQUIREMENT_KEYS:
+                return  # keeps accelerators out (or bounds them from above): the model judges what remains
+            skip = _REQUIREMENT_KEYS  # a requirement's words beside other fields: the other fields still count
+        if "effect" in m and "key" in m and keys <= _TOLERATION_KEYS:
             return  # a toleration admits a pod to a tainted node, it requests nothing
-        key = m.get("key")
+        key = m.get("key") if not skip else None
         if (
             isinstance(key, str)
             and op in ("in", "exists", "gt", "")
@@ -304,8 +336,14 @@ class _Walk:
         for k, x in m.items():
             ks = str(k)
             here = _join(where, ks)
-            if _EXCLUDING.search(ks) or ks.strip().lower() in _OWN_KEYS or ks.strip().lower() in METADATA:
+            low = ks.strip().lower()
+            if low in _TEMPLATE_KEYS:
+                for ref in _template_refs(x):
+                    self.add(here, "template", ref)
+            if low in skip or low in _OWN_KEYS:
                 continue
+            if (_EXCLUDING.search(ks) or low in METADATA) and _flat(x):
+                continue  # tags, labels, tolerations, exclusion lists: records and exclusions, never capacity
             if is_resource_name(ks):
                 if _positive(x) or isinstance(x, (Mapping, list)):
                     self.add(here, "resource", f"{ks.strip()}: {x}")
@@ -327,11 +365,18 @@ class _Walk:
         if v.is_unknown(s):
             return
         last = where.rsplit(".", 1)[-1].rstrip("]0123456789[").lower()
-        loose = field or any(w in last for w in ("instance", "family", "values", "machine", "shape"))
+        if last.endswith(("image", "imageuri", "imagename")):
+            return  # a container image reference: its name and tag are any text the registry allows
+        loose = field or any(w in last for w in ("instance", "family", "values", "machine", "shape", "size"))
         t = accelerated_type(s, loose=loose, tpu=field)
         if t:
             self.add(where, "type", t)
             return
+        if loose and "*" in s:
+            wild = wildcard_families(s)
+            if wild:
+                self.add(where, "type", f"{s.strip()} admits {', '.join(wild[:4])}")
+                return
         n = normal(s)
         named = last in ("name", "id", "title", "bucket", "namespace") and not field
         if (_ACCELERATOR_NAME.match(n) and not named) or (field and audit.gpu_from_label(n)):
@@ -352,17 +397,103 @@ class _Walk:
         ):
             self.add(where, "accelerator", s.strip())
             return
+        if last == "key":
+            return  # a label or requirement key: the mapping around it is judged (`mapping`)
         docs = _documents(s)
         for i, doc in enumerate(docs):
             stack.append((doc, f"{where}<doc {i}>", field))
         if not docs and len(s) <= MAX_DOCUMENT:
             for t in in_text(s):
-                self.add(where, "type", t)
+                self.add(where, "mention", t)
             for r in requests_in_text(s):
                 self.add(where, "resource", r)
             decoded = _base64(s)
             if decoded is not None:  # user data a provider decodes (userDataBase64, a cloud-init part)
                 stack.append((decoded, f"{where}<base64>", field))
+
+
+_REQUIREMENT_KEYS = frozenset({"key", "operator", "values", "minvalues"})  # a node-selector requirement's fields
+_TOLERATION_KEYS = frozenset({"key", "operator", "value", "effect", "tolerationseconds"})
+# EC2 instance categories of general-purpose, compute and memory capacity (Karpenter's instance-category label):
+# a NotIn that removes all three leaves an autoscaler choosing among the rest, accelerated ones included.
+_CPU_CATEGORIES = frozenset({"c", "m", "r"})
+
+
+# Fields that name a launch or instance template (EC2, Auto Scaling, CloudFormation and aws-native spellings;
+# GCP instance templates): the template holds the types, so the name is evidence to resolve (policies/model.py).
+_TEMPLATE_KEYS = frozenset(
+    {
+        "launchtemplate",
+        "launchtemplateid",
+        "launchtemplatename",
+        "launchtemplatespecification",
+        "launchconfiguration",
+        "launchconfigurationname",
+        "instancetemplate",
+        "sourceinstancetemplate",
+    }
+)
+_TEMPLATE_REF_KEYS = ("launchtemplateid", "launchtemplatename", "id", "name")
+
+
+def _template_refs(value) -> list[str]:
+    """The literal template names or ids a template field holds (a string, or a specification's id/name)."""
+    if isinstance(value, str):
+        return [value.strip()] if value.strip() and not v.is_unknown(value) else []
+    if isinstance(value, Mapping):
+        low = {str(k).strip().lower(): x for k, x in value.items()}
+        return [
+            x.strip()
+            for k in _TEMPLATE_REF_KEYS
+            if isinstance(x := low.get(k), str) and x.strip() and not v.is_unknown(x)
+        ][:1]
+    return []
+
+
+def _flat(value) -> bool:
+    """Scalars, a mapping of scalars, or a list of either: how tags, labels, tolerations and exclusion lists
+    look. Anything nested deeper (a values file under `description:`) is walked like any other value."""
+
+    def scalar(x) -> bool:
+        return not isinstance(x, (Mapping, list))
+
+    if isinstance(value, Mapping):
+        return all(scalar(x) for x in value.values())
+    if isinstance(value, list):
+        return all(scalar(x) or (isinstance(x, Mapping) and all(scalar(y) for y in x.values())) for x in value)
+    return True
+
+
+def _opens_accelerators(key, op: str, values) -> str | None:
+    """What a NotIn requirement selects when it keeps out only the absence of accelerators
+    (`instance-gpu-count NotIn ["0"]`, `nvidia.com/gpu.present NotIn ["false"]`) or every CPU category
+    (`instance-category NotIn [c, m, r, t]`): GPU nodes by elimination. None otherwise."""
+    if op != "notin" or not isinstance(key, str):
+        return None
+    vals = [str(x).strip().lower() for x in (values if isinstance(values, list) else [values]) if x is not None]
+    if gpu_label(key) and vals and all(x in _NOTHING for x in vals):
+        return f"{key.strip()} notin {vals} (selects accelerated nodes by elimination)"
+    if key.strip().lower().endswith("instance-category") and _CPU_CATEGORIES <= set(vals):
+        left = sorted(_ACCELERATED_CATEGORIES - set(vals))
+        if left:
+            return f"{key.strip()} notin {vals} (leaves accelerated categories {left})"
+    return None
+
+
+def wildcard_families(pattern: str) -> list[str]:
+    """Accelerated families a type pattern admits: EC2's `*` wildcard (`p5*`, `p*.48xlarge`, case-blind) or a
+    regular expression's `.*` (an ECS `=~` expression). A bare `*` admits every type and names none."""
+    p = pattern.strip().lower().replace("\\.", ".").replace(".*", "*").replace(".+", "*")
+    if not p.strip("*") or len(p) > 100:
+        return []
+    fam = families()
+    out = [f for f in sorted(fam["aws"]) if any(shapes.ec2_match(f"{f}.{size}", p) for size in shapes.SIZES)]
+    out += [
+        f
+        for f in sorted(fam["gcp"])
+        if shapes.ec2_match(f"{f}-highgpu-8g", p) or shapes.ec2_match(f"{f}-standard-4", p)
+    ]
+    return out
 
 
 _B64 = re.compile(r"^[A-Za-z0-9+/\s]+={0,2}$")
@@ -393,7 +524,7 @@ def _categories(values) -> bool:
 # `docker run --gpus all`, and DRA device expressions naming a GPU driver (`device.driver == "gpu.nvidia.com"`).
 _REQUEST_IN_TEXT = re.compile(
     r"--accelerator[= ](?:type=)?[a-z0-9-]*(?:nvidia|tpu|gaudi)|--gpus[= ]\S|"
-    r"(?:nvidia|amd)\\?\.com/gpu|google\\?\.com/tpu|aws\.amazon\\?\.com/neuron|"
+    r"(?:nvidia|amd)\\?\.com/gpu(?:\\?\.shared)?(?![\w.-])|google\\?\.com/tpu|aws\.amazon\\?\.com/neuron|"
     r"gpu\.nvidia\.com|gpu\.amd\.com|tpu\.google\.com",
     re.I,
 )
@@ -404,18 +535,38 @@ def requests_in_text(text: str) -> list[str]:
     return list(dict.fromkeys(m.group(0) for m in _REQUEST_IN_TEXT.finditer(text)))
 
 
+# What comes right before a type in text that asks for it: a flag or a field naming a type, size or shape
+# (`--instance-type p5.48xlarge`, `--machine-type=a3-highgpu-8g`, `--size Standard_ND96...`, `InstanceType=`,
+# `ecs.instance-type =~ p5.*`, `node_type: g6.xlarge`); prose (`echo 'building for g6.xlarge'`) asks for nothing.
+_ASKS = re.compile(r"(?:instance|machine|node|vm|type|size|shape|flavor|sku|class|family|types)[\"'`\s:=~,\[(]*$")
+
+
 def in_text(text: str) -> list[str]:
-    """Accelerated instance or machine types named inside free text, normalised, each once."""
+    """Accelerated instance or machine types that free text asks for (after a flag or field naming a type,
+    size or shape: `_ASKS`), normalised, each once."""
     low = text.lower()
     fam = families()
     out = []
+
+    def asks(m: re.Match) -> bool:
+        return bool(_ASKS.search(low[max(0, m.start() - 40) : m.start()]))
+
     for m in _AWS_IN_TEXT.finditer(low):
         t = m.group(0)
-        if m.group(1) in fam["aws"] or t in audit.types_of("aws"):
+        if (m.group(1) in fam["aws"] or t in audit.types_of("aws")) and asks(m):
             out.append(t)
     for m in _GCP_IN_TEXT.finditer(low):
-        if m.group(1) is None or m.group(1) in fam["gcp"]:
+        if (m.group(1) is None or m.group(1) in fam["gcp"]) and asks(m):
             out.append(m.group(0))
+    for m in _OTHER_IN_TEXT.finditer(low):
+        if accelerated_type(m.group(0)) and asks(m):
+            out.append(m.group(0))
+    if "*" in low:
+        out += [
+            f"{m.group(0)} admits {', '.join(w[:4])}"
+            for m in _WILD_IN_TEXT.finditer(low)
+            if asks(m) and (w := wildcard_families(m.group(0)))
+        ]
     return list(dict.fromkeys(out))
 
 

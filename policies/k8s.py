@@ -12,6 +12,7 @@ without one the GPUs cannot be verified.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 
@@ -22,6 +23,7 @@ from gpusizer.policies import evidence, shapes
 from gpusizer.policies import view as v
 
 GPU_RESOURCE = "nvidia.com/gpu"
+UNKNOWN_COUNT = "<unknown at preview>"  # requested(): some GPU count is unknown; the rest is a lower bound
 MIG_PREFIX = "nvidia.com/mig-"
 # A MIG profile names its slice: "<compute slices>g.<memory>gb" (NVIDIA MIG User Guide, "Supported
 # MIG Profiles"). The memory figure is the profile's nominal GB (1e9 bytes); the usable slice is a
@@ -84,7 +86,11 @@ def _gpus(container: v.View) -> dict[str, float]:
         for name in container.mapping("resources", part) or {}:
             key = str(name).strip().lower()
             if evidence.is_resource_name(key):
-                n = container.number("resources", part, name)
+                try:
+                    n = container.number("resources", part, name)
+                except v.Unknown:
+                    out.setdefault(UNKNOWN_COUNT, 0.0)  # counted as none: the known GPUs are a lower bound
+                    continue
                 if n is None or n < 0:
                     raise ValueError(f"{container.path}.resources.{part}.{name} must be a non-negative number")
                 out[key] = max(out.get(key, 0.0), n)
@@ -112,7 +118,10 @@ def requested(pod: v.View) -> dict[str, float]:
             held[k] = held.get(k, 0.0) + n
     for k, n in inits.items():
         held[k] = max(held.get(k, 0.0), n)
-    return {k: n for k, n in held.items() if n > 0}
+    known = {k: n for k, n in held.items() if n > 0 and k != UNKNOWN_COUNT}
+    if UNKNOWN_COUNT in held and not known:
+        raise v.Unknown(f"{pod.path}: a GPU count")
+    return known | ({UNKNOWN_COUNT: 0.0} if UNKNOWN_COUNT in held else {})
 
 
 def _model_of(key: str, value: str) -> str | None:
@@ -151,34 +160,67 @@ def models(pod: v.View) -> list[str]:
     """GPU models the pod may land on, as the scheduler reads its node selection: a nodeSelector on a GPU
     product or GPU instance type label pins one; required node-affinity terms are ORed, so every term must
     pin a model with `In` (a term that pins none, or uses NotIn, Exists, DoesNotExist, Gt or Lt on such a
-    label, lets the pod land on any GPU: "" stands for "unknown", judged as unverifiable). Empty: no pin."""
+    label, lets the pod land on any GPU: "" stands for "unknown", judged as unverifiable). A nodeSelector
+    and required affinity must both hold. Empty: no pin."""
     pinned = _selected(pod)
-    if pinned is not None:
-        return [m for m in pinned if m] or [""]
     required = pod.at("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
     terms = required.each("nodeSelectorTerms")
+    if pinned is not None:
+        chosen = [m for m in pinned if m] or [""]
+        # A nodeSelector and node affinity must both hold: when every required term names other GPUs than
+        # the selector's, no node honestly labelled satisfies both, so the shape is unverifiable.
+        named = [_term_models(t) for t in terms]
+        want = {audit.gpu_from_label(m) or m for m in chosen}
+        if (
+            chosen != [""]
+            and named
+            and all(n and "" not in n and not {audit.gpu_from_label(m) or m for m in n} & want for n in named)
+        ):
+            return [""]
+        return chosen
     out: list[str] = []
     for term in terms:
-        named: list[str] | None = None
-        for e in term.each("matchExpressions") + term.each("matchFields"):
-            key = str(e.get("key") or "")
-            op = (e.text("operator") or "").lower()
-            k = key.strip().lower()
-            if k not in GPU_LABELS and k not in evidence.INSTANCE_LABELS and not evidence.gpu_label(k):
-                continue
-            if op == "in":
-                vals = [_model_of(key, x.text() or "") for x in e.each("values")]
-                named = [m or "" for m in vals] if named is None else [m for m in named if m in vals] or [""]
-            # NotIn, Exists, DoesNotExist, Gt, Lt on a GPU label leave the model open
+        named = _term_models(term)
         out += named if named else [""]
     return out
+
+
+def _term_models(term: v.View) -> list[str] | None:
+    """GPU models one required node-selector term pins with `In` ("" for a value naming no known model), or
+    None when it pins none."""
+    named: list[str] | None = None
+    for e in term.each("matchExpressions") + term.each("matchFields"):
+        key = str(e.get("key") or "")
+        op = (e.text("operator") or "").lower()
+        k = key.strip().lower()
+        if k not in GPU_LABELS and k not in evidence.INSTANCE_LABELS and not evidence.gpu_label(k):
+            continue
+        if op == "in":
+            vals = [_model_of(key, x.text() or "") for x in e.each("values")]
+            named = [m or "" for m in vals] if named is None else [m for m in named if m in vals] or [""]
+        # NotIn, Exists, DoesNotExist, Gt, Lt on a GPU label leave the model open
+    return named
 
 
 def shapes_of(pod: v.View) -> list[shapes.Shape]:
     """One shape per GPU model the pod may land on; an unknown shape when the model is not named or known."""
     gpus = requested(pod)
+    at_least = gpus.pop(UNKNOWN_COUNT, None) is not None
     if not gpus:
         return []
+    if at_least:  # some counts unknown at preview: the known ones are a lower bound, judged as such
+        return [
+            dataclasses.replace(
+                x,
+                label=f"at least {x.label} (other GPU counts unknown until `up`)",
+                capacity=x.capacity and dataclasses.replace(x.capacity, label=f"at least {x.capacity.label}"),
+            )
+            for x in shapes_of_known(pod, gpus)
+        ]
+    return shapes_of_known(pod, gpus)
+
+
+def shapes_of_known(pod: v.View, gpus: dict[str, float]) -> list[shapes.Shape]:
     out = []
     labels = models(pod) or [""]
     for label in labels:

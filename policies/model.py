@@ -34,14 +34,15 @@ still modelled and judged.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import functools
 import math
 import pathlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from gpusizer.contract import audit
-from gpusizer.policies import evidence, scaling, shapes, sizing
+from gpusizer.policies import charts, evidence, scaling, shapes, sizing
 from gpusizer.policies import resources as res
 from gpusizer.policies import view as v
 
@@ -58,6 +59,37 @@ NO_CAPACITY = frozenset(
         "kubernetes:core/v1:LimitRangePatch",
     }
 )
+# Resources that record, restrict or watch capacity and launch none: data a program reads (ConfigMaps,
+# Secrets, objects), permissions and guards (IAM, SCPs, quotas), budgets, alarms, dashboards and rules. A type,
+# an accelerator name or a GPU word in them asks for nothing; a GPU request with a count they hold (a pod
+# template a controller reads from a ConfigMap) still counts. Matched as type-token prefixes.
+RECORDS = (
+    "kubernetes:core/v1:ConfigMap",
+    "kubernetes:core/v1:Secret",
+    "kubernetes:monitoring.coreos.com/",
+    "aws:iam/",
+    "aws:organizations/",
+    "aws:cloudwatch/",
+    "aws:budgets/",
+    "aws:costexplorer/",
+    "aws:servicequotas/",
+    "aws:s3/bucketObject",
+    "gcp:monitoring/",
+    "gcp:cloudquotas/",
+    "gcp:billing/",
+    "gcp:storage/bucketObject",
+    "gcp:projects/iam",
+    "gcp:organizations/iam",
+    "aws-native:iam:",
+    "aws-native:cloudwatch:",
+)
+
+
+def records(resource_type: str) -> bool:
+    """Whether the type records, restricts or watches capacity and launches none (`RECORDS`)."""
+    return resource_type.startswith(RECORDS)
+
+
 # Provider-side components whose children the provider renders (pulumi-kubernetes 4.x).
 MANIFESTS = {  # type -> input fields that hold manifests (strings of YAML/JSON, or objects)
     "kubernetes:yaml:ConfigGroup": ("yaml", "objs", "files"),
@@ -178,6 +210,8 @@ class Model:
         gpu: `facts` when it launches a GPU shape of its own, else None.
         problems: (kind, message) findings from modelling it: "evidence" (no precise model for its evidence,
             or evidence its model does not account for: the pack config may allow these) or "crash".
+        template_refs: the templates it names by literal value (evidence of kind "template"), resolved at stack
+            scope (`launched_templates`): a resource rule sees no other resource.
     """
 
     def __init__(self, resource: sizing.StackResource, stack: StackModel | None = None):
@@ -189,6 +223,7 @@ class Model:
         )
         self.gpu: res.GpuResource | None = None
         self.problems: list[tuple[str, str]] = []
+        self.template_refs: list[evidence.Evidence] = []
 
     @property
     def label(self) -> str:
@@ -348,10 +383,20 @@ def _read_model(m: Model) -> None:
     if r.type in MANIFESTS and isinstance(data, dict):  # manifests are expanded into children: judge the rest
         component_manifests(r, pathlib.Path.cwd())  # one that cannot be read is a problem naming the component
         data = {k: x for k, x in data.items() if k not in MANIFESTS[r.type]}
-    m.evidence = seen = evidence.extract(data)
-    if r.type in RENDERED:  # values files given as paths or file assets: read the ones that are local
-        paths = [x for x in _strings(r.props.data.get("valueYamlFiles") if isinstance(r.props.data, dict) else None)]
+    seen = evidence.extract(data)
+    if records(r.type):  # names in what records, restricts or watches capacity ask for none; a request still does
+        seen = [e for e in seen if e.kind == "resource" and ": " in e.what]
+    if r.type in RENDERED:  # values files given as paths or file assets, local charts: read the ones that are local
+        given = r.props.data if isinstance(r.props.data, dict) else {}
+        paths = [x for x in _strings(given.get("valueYamlFiles"))]
         seen += [e for path in paths for d in _read_files(path, pathlib.Path.cwd()) for e in evidence.extract(d, path)]
+        seen += [
+            e
+            for c in _strings([given.get("chart"), given.get("path")])
+            for e in charts.evidence_of(c, pathlib.Path.cwd())
+        ]
+    m.template_refs = [e for e in seen if e.kind == "template"]
+    m.evidence = seen = [e for e in seen if e.kind != "template"]
     if m.facts is not None:
         m.gpu = m.facts if m.facts.shapes else None
         # A node selection provisions GPU nodes through an autoscaler (Karpenter, GKE auto-provisioning) for a
@@ -365,6 +410,7 @@ def _read_model(m: Model) -> None:
             e
             for e in seen
             if e.kind in kinds
+            or e.kind == "mention"
             or (e.kind == "accelerator" and evidence.normal(e.what).startswith(("nvidia-", "amd-", "tpu")))
         ]
         if m.gpu is None and strong and (m.facts.typed() or not _through_template(m.facts)):
@@ -393,6 +439,42 @@ def _read_model(m: Model) -> None:
     )
 
 
+def launched_templates(m: Model, allowed: Callable[[str], bool]) -> list[str]:
+    """What the templates a resource of a type with no precise model names hold, resolved by value (a stack
+    rule: a resource rule sees no other resource): for each reference, the GPU evidence of the in-stack
+    template it names, or that it names a template outside the stack (unless `allowed`). Empty: none, or
+    only CPU templates. A type with a precise model resolves its templates itself (`Model.templates`)."""
+    if m.facts is not None or not m.template_refs:
+        return []
+    pool = [
+        t
+        for t in (m.stack.resources if m.stack else [])
+        if t.type in res.TEMPLATES or any(w in t.type.lower() for w in ("template", "launchconfiguration"))
+    ]
+    out: list[str] = []
+    for ref in dict.fromkeys(e.what for e in m.template_refs):
+        key = ref.strip().lower()
+        found = [t for t in pool if t is not m.resource and (key in _names(t) or evidence.normal(key) in _names(t))]
+        if not found and not allowed(ref):
+            out.append(
+                f"{m.label} ({m.resource.type}) launches from a template that is not in this stack ({ref!r}), so "
+                "the pack cannot verify its GPUs. To fix: keep the template in this stack, or, for one the "
+                "platform team has reviewed, allow it: gpusizer-no-overprovisioning.allowTemplates: "
+                f"[{{template: {ref!r}, reason: ...}}]"
+            )
+        for t in found:
+            seen = [x for x in evidence.extract(t.props.data) if x.kind != "template"]
+            if seen and not allowed(ref):
+                out.append(
+                    f"{m.label} ({m.resource.type}) launches template {t.name!r}, which holds GPU evidence "
+                    f"({_seen(seen)}); gpusizer has no precise model of {m.resource.type}, so it cannot count "
+                    "or price what it launches. To fix: launch the template from a resource gpusizer models (an "
+                    "instance, an Auto Scaling group), or, once reviewed, allow it: "
+                    f"gpusizer-no-overprovisioning.allowTemplates: [{{template: {ref!r}, reason: ...}}]"
+                )
+    return out
+
+
 def _strings(value) -> list[str]:
     """Every string in a value (an asset arrives as a mapping with its `path`)."""
     if isinstance(value, str):
@@ -417,8 +499,9 @@ def _through_template(g: res.GpuResource) -> bool:
 _REF_KEYS = ("id", "launchTemplateId", "name", "launchTemplateName")
 
 
-def _literal_refs(r: sizing.StackResource) -> list[str]:
-    """Template references written as literal values (unknown ones are left to the dependency links)."""
+def literal_refs(r: sizing.StackResource, unknown: bool = False) -> list[tuple[str, object]]:
+    """(template reference, the version it names) written as literal values; with `unknown`, the references
+    unknown at preview too (those follow the dependency links)."""
     p = r.props
     refs: list = []
     specs = [p.data.get("launchTemplate") if isinstance(p.data, dict) else None]
@@ -437,47 +520,111 @@ def _literal_refs(r: sizing.StackResource) -> list[str]:
         specs.append(cr.get("launchTemplate"))
     for s in specs:
         if isinstance(s, dict):
-            refs += [s.get(k) for k in _REF_KEYS if k in s]
+            refs += [(s.get(k), s.get("version")) for k in _REF_KEYS if k in s]
         elif isinstance(s, str):
-            refs.append(s)
-    refs.append(d.get("launchConfiguration"))
-    refs.append(d.get("sourceInstanceTemplate"))
-    refs.append(d.get("instanceTemplate"))
-    refs += [x.get("instanceTemplate") for x in d.get("versions") or [] if isinstance(x, dict)]
-    return [x for x in refs if isinstance(x, str) and x.strip() and not v.is_unknown(x)]
+            refs.append((s, None))
+    refs.append((d.get("launchConfiguration"), None))
+    refs.append((d.get("sourceInstanceTemplate"), None))
+    refs.append((d.get("instanceTemplate"), None))
+    refs += [(x.get("instanceTemplate"), None) for x in d.get("versions") or [] if isinstance(x, dict)]
+    return [(x, ver) for x, ver in refs if isinstance(x, str) and x.strip() and (unknown or not v.is_unknown(x))]
+
+
+def _version_problem(t: sizing.StackResource, version) -> str | None:
+    """Why a launch template version other than the one the stack defines is launched, or None.
+
+    The stack's template is its latest version. `$Latest`, or the number of
+    the latest version, launches what the stack shows; `$Default` does too
+    unless the template keeps an older default (`defaultVersion` below
+    `latestVersion` without `updateDefaultVersion`). Another number launches an
+    earlier version whose types the stack no longer shows (EC2
+    LaunchTemplateSpecification.Version, read 2026-11-26). A number unknown at
+    preview (a template being changed) is judged at `up`.
+    """
+    if not isinstance(version, (str, int, float)) or isinstance(version, bool) or v.is_unknown(version):
+        return None
+    d = t.props.data if isinstance(t.props.data, dict) else {}
+    latest, default = d.get("latestVersion"), d.get("defaultVersion")
+    if not isinstance(latest, (int, float, str)) or v.is_unknown(latest):
+        return None
+    want = str(version).strip().lower()
+    try:
+        latest_n = int(float(latest))
+        if want == "$latest":
+            return None
+        if want == "$default":
+            if (
+                d.get("updateDefaultVersion") is True
+                or not isinstance(default, (int, float, str))
+                or v.is_unknown(default)
+            ):
+                return None
+            want_n = int(float(default))
+        else:
+            want_n = int(float(want))
+    except ValueError:
+        return f"it names version {version!r} of template {t.name!r}, which is no version EC2 accepts"
+    if want_n == latest_n:
+        return None
+    return (
+        f"it launches version {want_n} of template {t.name!r}, but the stack defines version {latest_n}: the "
+        "types of an earlier version cannot be read here. To fix: launch `$Latest` (or the template's "
+        "latestVersion output)"
+    )
 
 
 def _names(t: sizing.StackResource) -> set[str]:
     d = t.props.data if isinstance(t.props.data, dict) else {}
     out = {t.name}
-    for k in ("id", "name", "selfLink", "selfLinkUnique", "arn"):
+    for k in ("id", "name", "selfLink", "selfLinkUnique", "arn", "launchTemplateName", "launchTemplateId"):
         x = d.get(k)
         if isinstance(x, str) and not v.is_unknown(x):
             out |= {x, evidence.normal(x.split("?")[0])}
     return {x.strip().lower() for x in out if x}
 
 
-def templates(r: sizing.StackResource, by_urn: dict[str, sizing.StackResource]) -> list[sizing.StackResource]:
+def templates(
+    r: sizing.StackResource, by_urn: dict[str, sizing.StackResource], allowed: Callable[[str], bool] = lambda ref: False
+) -> list[sizing.StackResource]:
     """The launch or instance templates in the stack that `r` launches: those its literal references name
     (by name, id or URL), else those it depends on (a reference unknown at preview).
 
+    `allowed(ref)`: a reference the pack config allows to name a template outside the stack (reviewed by the
+    platform team); it resolves to nothing.
+
     Raises:
-        ValueError: a literal reference that no template in the stack has (its GPUs cannot be known).
+        ValueError: a literal reference that no template in the stack has (its GPUs cannot be known), or a
+            version of a template other than the one the stack defines.
     """
-    refs = _literal_refs(r)
+    refs = literal_refs(r)
     if not refs:
-        return [by_urn[d] for d in r.dependencies if d in by_urn and by_urn[d].type in res.TEMPLATES]
+        linked = [by_urn[d] for d in r.dependencies if d in by_urn and by_urn[d].type in res.TEMPLATES]
+        versions = [ver for _, ver in literal_refs(r, unknown=True)]
+        if len(linked) == 1:  # one template, named by an output: the version it names still counts
+            for version in versions:
+                why = _version_problem(linked[0], version)
+                if why:
+                    raise ValueError(why)
+        return linked
     pool = [t for t in by_urn.values() if t.type in res.TEMPLATES]
     out = []
-    for ref in refs:
+    for ref, version in refs:
         key = ref.strip().lower()
         found = [t for t in pool if key in _names(t) or evidence.normal(key.split("?")[0]) in _names(t)]
+        if not found and allowed(ref):
+            continue
         if not found:
             raise ValueError(
                 f"it launches from a template that is not in this stack ({ref!r}), so the pack cannot "
                 "verify its GPUs. To fix: keep the launch or instance template in this stack (referenced "
-                "by its output), or name the instance types on the resource"
+                "by its output), or name the instance types on the resource; or, for a template the platform "
+                "team has reviewed, allow it in the pack config: gpusizer-no-overprovisioning.allowTemplates: "
+                f"[{{template: {ref!r}, reason: ...}}]"
             )
+        for t in found:
+            why = _version_problem(t, version)
+            if why:
+                raise ValueError(why)
         out += [t for t in found if t not in out]
     return out
 

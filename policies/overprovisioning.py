@@ -31,10 +31,11 @@ unknown exempts nothing.
 
 from __future__ import annotations
 
+import fnmatch
 import math
 from collections.abc import Callable
 
-from gpusizer.policies import k8s, model, need, sizing, verify
+from gpusizer.policies import evidence, k8s, model, need, sizing, verify
 from gpusizer.policies import resources as res
 from gpusizer.policies import view as v
 
@@ -51,6 +52,13 @@ class _Judge:
         self.runs: dict[str, float] = {}  # GpuWorkload URN -> nodes or pods the resources under it may run
         self.unbounded: dict[str, str] = {}  # GpuWorkload URN -> why a resource under it has no bound
 
+    def allows_template(self, ref: str) -> bool:
+        """Whether the pack config allows a template outside the stack (`allowTemplates`, by id, name or URL;
+        `*` matches any run of characters; case-blind; a URL also by its last segment)."""
+        entries = getattr(self.cfg, "allow_templates", None) or []
+        names = {ref.strip().lower(), evidence.normal(ref.split("?")[0])}
+        return any(fnmatch.fnmatchcase(n, a.template.strip().lower()) for a in entries for n in names)
+
     def resource(self, m: model.Model) -> list[str]:
         r, g = m.resource, m.facts
         named = g.templates()  # it names a template its types (or the rest of its host) come from
@@ -66,7 +74,10 @@ class _Judge:
             return self.judge(r, g, m.most_count, _bought(g))
         if not named or (shapes is not None and g.typed()):
             return []  # its own types (not GPUs) win over any template's
-        templates = m.templates  # by literal value, else the dependency links
+        # by literal value, else the dependency links; one outside the stack only where the config allows it
+        templates = model.templates(r, self.by_urn, self.allows_template)
+        if not templates and any(self.allows_template(ref) for ref, _ in model.literal_refs(r)):
+            return []  # every template it names lives elsewhere, reviewed by the platform team
         if not templates:
             if shapes is None:
                 g.shapes  # noqa: B018 - raises the unknown type again: judged at `up`
@@ -206,5 +217,7 @@ def check(stack, max_ratio: float, cfg=None) -> list[tuple[str, str | None]]:
     for m in sm:
         if m.facts is not None:
             findings.judge(m.resource, lambda m=m: judge.resource(m))
+        elif m.template_refs:  # a type with no precise model that launches a template: what the template holds
+            findings.judge(m.resource, lambda m=m: model.launched_templates(m, judge.allows_template))
     judge.counted(findings)
     return findings.result()

@@ -118,7 +118,12 @@ def _type_list(*path: str) -> Callable[[v.View], list[shapes.Shape]]:
 
 def _gcp(node: tuple[str, ...] = ()) -> Callable[[v.View], list[shapes.Shape]]:
     def read(p: v.View) -> list[shapes.Shape]:
-        m = shapes.machine(p.text(*node, "machineType") or "")
+        try:
+            m = shapes.machine(p.text(*node, "machineType") or "")
+        except v.Unknown:
+            if not p.each(*node, "guestAccelerators"):
+                raise
+            m = ""  # the accelerators known at preview are the GPUs, whatever machine carries them
         if audit.capacity_of_type("gcp", m) is not None:
             # Built-in GPUs (A2, A3, A4, G2): the machine type says what it holds; guestAccelerators must match
             # it or GCE refuses the VM, and the provider computes them when not given (unknown at a preview).

@@ -78,6 +78,17 @@ class TrustedCalibration(_Config):
     reason: str = pydantic.Field(..., min_length=1, description="Why it is trusted.")
 
 
+class AllowTemplate(_Config):
+    """A launch or instance template outside the stack that the platform team has reviewed (CPU only, or sized)."""
+
+    template: str = pydantic.Field(
+        ...,
+        min_length=1,
+        description="Its id, name or URL as resources name it (* matches any run of characters; case-blind).",
+    )
+    reason: str = pydantic.Field(..., min_length=1, description="Why (shown with the exception).")
+
+
 PINS = ("gpus", "providers", "regions", "purchase")
 
 
@@ -90,6 +101,9 @@ class RatioConfig(_Config):
     )
     allow_pins: list[AllowPin] = pydantic.Field(
         [], alias="allowPins", description="Pins allowed per workload although they cost more."
+    )
+    allow_templates: list[AllowTemplate] = pydantic.Field(
+        [], alias="allowTemplates", description="Templates outside the stack that resources may launch unjudged."
     )
     trusted_calibrations: list[TrustedCalibration] = pydantic.Field(
         [], alias="trustedCalibrations", description="Calibration files (by sha256) whose factors may move a decision."

@@ -48,6 +48,14 @@ def families() -> dict[str, frozenset[str]]:
     return {p: frozenset(d["families"]) | frozenset(d.get("unverified") or ()) for p, d in data.items()}
 
 
+@functools.cache
+def other_clouds() -> dict[str, re.Pattern[str]]:
+    """Cloud -> the pattern of its accelerated sizes, for the clouds the catalog does not price (Azure, OCI,
+    ...): evidence the pack cannot judge, never "not a GPU"."""
+    data = yaml.safe_load(FAMILIES_FILE.read_text())
+    return {c: re.compile("|".join(d["patterns"])) for c, d in data.items() if d.get("patterns")}
+
+
 def aws_family(instance_type: str) -> str:
     """'p5.48xlarge' -> 'p5'; a bare family ('p4d', as AWS Batch accepts) is itself."""
     return instance_type.split(".", 1)[0]
@@ -102,7 +110,9 @@ def gcp(machine_type: str, accelerators: list[tuple[str, float]]) -> Shape | Non
         if count <= 0:
             raise ValueError(f"guestAccelerators count {count:g} must be positive")
         cap = audit.capacity_of_accelerator(kind, count, machine_type) if not more else None
-        label = f"{machine_type} + " + ", ".join(f"{c:g} x {k}" for k, c in accelerators)
+        label = f"{machine_type or '(machine type unknown at preview)'} + " + ", ".join(
+            f"{c:g} x {k}" for k, c in accelerators
+        )
         price = audit.price_of("gcp", f"{machine_type}+{kind}x{count:g}") if cap else None
         return Shape(label, cap, price)
     if gcp_family(machine_type) in families()["gcp"]:
@@ -127,7 +137,7 @@ def extremes(shapes: list[Shape | None]) -> list[Shape]:
 # when the range meets any figure from 0.97x to 1.10x the catalog's (T4's 1.067x is the widest seen), so a
 # bound written from EC2's listing admits what EC2 admits. Admitting more is the safe side: the largest is judged.
 LISTED_MEMORY = (0.97, 1.10)
-_SIZES = (
+SIZES = (
     "large",
     "xlarge",
     "2xlarge",
@@ -222,8 +232,8 @@ def requirements(req: v.View) -> list[Shape] | None:
         for p in allowed
         if "*" in p
         for fam in unpriced
-        if any(ec2_match(f"{fam}.{size}", p) for size in _SIZES)
-        and not any(ec2_match(f"{fam}.{size}", e) for e in excluded for size in _SIZES)
+        if any(ec2_match(f"{fam}.{size}", p) for size in SIZES)
+        and not any(ec2_match(f"{fam}.{size}", e) for e in excluded for size in SIZES)
     ]
     if admitted:
         return extremes(admitted)

@@ -370,7 +370,18 @@ def _lora():
 )
 def test_a_group_launching_a_template_outside_the_stack_cannot_pass_unverified(typ, props):
     (f,) = _mandatory(typ, props, policy="gpusizer-no-overprovisioning")
-    assert "template that is not in this stack" in f.message and "To fix" in f.message
+    assert "template that is not in this stack" in f.message and "allowTemplates" in f.message
+
+
+@pytest.mark.parametrize("pattern", ["lt-0cpuexternal", "LT-0CPU*"])
+def test_the_platform_team_may_allow_a_template_that_lives_in_another_stack(pattern):
+    """A CPU web tier whose launch template another stack owns: the reviewed template is the way through,
+    and only that one (another external template still fails closed)."""
+    props = {"maxSize": 3, "launchTemplate": {"id": "lt-0cpuexternal", "version": "$Latest"}}
+    config = {"gpusizer-no-overprovisioning": {"allowTemplates": [{"template": pattern, "reason": "CPU web tier"}]}}
+    assert _mandatory(ASG, props) and not _mandatory(ASG, props, config)
+    other = {"maxSize": 3, "launchTemplate": {"id": "lt-0gpu", "version": "$Latest"}}
+    assert _mandatory(ASG, other, config)
 
 
 def test_a_group_outside_the_workload_launching_its_template_is_judged_through_the_template():

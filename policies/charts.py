@@ -1,0 +1,86 @@
+"""GPU evidence in a local Helm chart: what a Helm Release or Chart renders from a chart directory or archive.
+
+The offline preview cannot run Helm, so it reads what a chart would render
+from: its default `values.yaml` (walked like any values), its templates
+(Go templates: their `{{ ... }}` actions are removed and what remains is read
+as YAML when it parses, else scanned as text for accelerator requests and
+types), and its subcharts under `charts/`. A real `pulumi preview` also sends
+the rendered children, which are judged like any other resource.
+"""
+
+from __future__ import annotations
+
+import io
+import pathlib
+import re
+import tarfile
+
+from gpusizer.policies import evidence
+
+MAX_FILES = 400  # files read per chart, subcharts included
+MAX_BYTES = 4_000_000  # bytes read per chart
+_ACTION = re.compile(r"\{\{-?.*?-?\}\}", re.S)
+
+
+def _files(root: pathlib.Path) -> list[tuple[str, str]]:
+    """(path inside the chart, text) of its values and templates, subcharts included, within the limits."""
+    if root.is_file() and root.name.endswith((".tgz", ".tar.gz")):
+        out, size = [], 0
+        with tarfile.open(root, "r:gz") as tar:
+            for member in tar:
+                if not member.isfile() or len(out) >= MAX_FILES or size + member.size > MAX_BYTES:
+                    continue
+                if _wanted(member.name):
+                    f = tar.extractfile(member)
+                    if f is not None:
+                        size += member.size
+                        out.append((member.name, io.TextIOWrapper(f, errors="replace").read()))
+        return out
+    out, size = [], 0
+    for f in sorted(root.rglob("*"))[: MAX_FILES * 4]:
+        if f.is_file() and _wanted(str(f.relative_to(root))) and len(out) < MAX_FILES:
+            size += f.stat().st_size
+            if size > MAX_BYTES:
+                break
+            out.append((str(f.relative_to(root)), f.read_text(errors="replace")))
+    return out
+
+
+def _wanted(name: str) -> bool:
+    parts = pathlib.PurePosixPath(name).parts
+    return parts[-1] in ("values.yaml", "values.yml") or (
+        "templates" in parts and name.endswith((".yaml", ".yml", ".tpl", ".json"))
+    )
+
+
+def is_local(chart: str, base: pathlib.Path | None) -> pathlib.Path | None:
+    """The chart's local directory (holding Chart.yaml) or archive, or None (a repository chart name)."""
+    try:
+        p = pathlib.Path(chart)
+        p = p if p.is_absolute() or base is None else base / p
+        if (p.is_dir() and (p / "Chart.yaml").is_file()) or (p.is_file() and p.name.endswith((".tgz", ".tar.gz"))):
+            return p
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def evidence_of(chart: str, base: pathlib.Path | None) -> list[evidence.Evidence]:
+    """GPU evidence in a local chart's values and templates (none for a chart that is not local)."""
+    root = is_local(chart, base)
+    if root is None:
+        return []
+    try:
+        files = _files(root)
+    except (OSError, tarfile.TarError, ValueError) as exc:
+        return [evidence.Evidence(chart, "accelerator", f"a local chart gpusizer cannot read ({type(exc).__name__})")]
+    out: list[evidence.Evidence] = []
+    for name, text in files:
+        where = f"{chart}:{name}"
+        docs = evidence.documents(_ACTION.sub("", text))
+        out += [e for d in docs for e in evidence.extract(d, where)]
+        if pathlib.PurePosixPath(name).name not in ("values.yaml", "values.yml"):  # a template: its text too, for
+            # requests whose count a template action fills (`nvidia.com/gpu: {{ .Values.gpus }}`)
+            out += [evidence.Evidence(where, "mention", t) for t in evidence.in_text(text)]
+            out += [evidence.Evidence(where, "resource", r) for r in evidence.requests_in_text(text)]
+    return out
