@@ -20,7 +20,7 @@ def stack_budget(stack, max_usd: float | None) -> list[tuple[str, str | None]]:
     if max_usd is None:
         return []
     sm = model.of_stack(stack)
-    total = 0.0
+    total = floor = 0.0  # floor: the least that resources whose count is unknown at preview cost
     found = sizing.Findings("gpusizer-gpu-budget")
     found.bounds(sm.failed)
     purchases = set()  # how the priced resources buy: the hint suggests spot only where some buy on-demand
@@ -40,9 +40,20 @@ def stack_budget(stack, max_usd: float | None) -> list[tuple[str, str | None]]:
                 purchases.add(m.purchase())
         except v.Unknown as exc:
             found.missing(exc)
+            try:  # its count unknown at preview: one node or pod is the least it runs, and counts
+                floor += m.hourly(at_least=True) or 0.0
+            except Exception:  # noqa: BLE001 - its shape or price is unknown too: judged at `up`
+                pass
         except Exception as exc:  # noqa: BLE001 - an unpriceable or malformed resource is a finding naming it
             found.add(f"gpusizer-gpu-budget cannot price {m.label} ({type(exc).__name__}: {exc})", m.urn)
-    if total > max_usd:
+    if floor and total + floor > max_usd:
+        found.add(
+            f"GPU capacity in this stack costs at least ${total + floor:,.2f}/h (catalog on-demand; where a count "
+            f"is unknown at preview, one node or pod) > budget ${max_usd:,.2f}/h. To fix: smaller or fewer GPU "
+            "resources, or raise gpusizer-gpu-budget.maxHourlyUsd",
+            None,
+        )
+    elif total > max_usd:
         cheaper = (
             "cheaper placements (spot, on-prem pools)"
             if "on-demand" in purchases or None in purchases

@@ -88,8 +88,9 @@ def _gpus(container: v.View) -> dict[str, float]:
             if evidence.is_resource_name(key):
                 try:
                     n = container.number("resources", part, name)
-                except v.Unknown:
-                    out.setdefault(UNKNOWN_COUNT, 0.0)  # counted as none: the known GPUs are a lower bound
+                except v.Unknown:  # at least one GPU under this name: what is known is a lower bound
+                    out[UNKNOWN_COUNT] = 0.0
+                    out[key] = max(out.get(key, 0.0), 1.0)
                     continue
                 if n is None or n < 0:
                     raise ValueError(f"{container.path}.resources.{part}.{name} must be a non-negative number")
@@ -119,8 +120,6 @@ def requested(pod: v.View) -> dict[str, float]:
     for k, n in inits.items():
         held[k] = max(held.get(k, 0.0), n)
     known = {k: n for k, n in held.items() if n > 0 and k != UNKNOWN_COUNT}
-    if UNKNOWN_COUNT in held and not known:
-        raise v.Unknown(f"{pod.path}: a GPU count")
     return known | ({UNKNOWN_COUNT: 0.0} if UNKNOWN_COUNT in held else {})
 
 

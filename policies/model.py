@@ -253,11 +253,40 @@ class Model:
         return ancestor(self.resource, self.stack.by_urn if self.stack else {})
 
     def launched(self) -> list[shapes.Shape]:
-        """The shapes it launches: its own, else those of the in-stack templates it launches."""
-        own = self.facts.shapes
+        """The shapes it launches: its own (and those of the templates its overrides name instead of a type),
+        else those of the in-stack templates it launches."""
+        try:
+            own = self.facts.shapes
+        except v.Unknown:  # its own types computed: the in-stack templates it names still say what it launches
+            if not self.facts.templates() or not self.templates:
+                raise
+            return [x for t in self.templates for x in res.GpuResource(t.type, t.props).shapes]
         if own or not self.facts.templates() or self.facts.typed():
-            return own
+            return own + [x for t in self.override_templates() for x in res.GpuResource(t.type, t.props).shapes]
         return [x for t in self.templates for x in res.GpuResource(t.type, t.props).shapes]
+
+    def override_templates(self) -> list[sizing.StackResource]:
+        """The in-stack templates that mixed-instances overrides name in place of a type (an override's own
+        launchTemplateSpecification: AWS LaunchTemplateOverrides). Raises ValueError for one not in the stack."""
+        d = self.resource.props.data if isinstance(self.resource.props.data, dict) else {}
+        mip = d.get("mixedInstancesPolicy")
+        lt = mip.get("launchTemplate") if isinstance(mip, dict) else None
+        overrides = lt.get("overrides") if isinstance(lt, dict) else None
+        specs = [
+            o["launchTemplateSpecification"]
+            for o in overrides or []
+            if isinstance(o, dict)
+            and not o.get("instanceType")
+            and isinstance(o.get("launchTemplateSpecification"), dict)
+        ]
+        if not specs:
+            return []
+        probe = sizing.StackResource(self.resource.type, v.View({"launchTemplate": specs[0]}), self.urn, self.label)
+        out = templates(probe, self.stack.by_urn if self.stack else {})
+        for spec in specs[1:]:
+            probe = sizing.StackResource(self.resource.type, v.View({"launchTemplate": spec}), self.urn, self.label)
+            out += [t for t in templates(probe, self.stack.by_urn if self.stack else {}) if t not in out]
+        return out
 
     def purchase(self) -> str | None:
         """How it buys ("spot", "on-demand"), through the template it launches when it does not say; None: unknown."""
@@ -269,9 +298,10 @@ class Model:
         except (v.Unknown, ValueError):
             return None
 
-    def hourly(self) -> float | None:
+    def hourly(self, at_least: bool = False) -> float | None:
         """$/hour of everything it may run: most_count() x its dearest launched shape, priced from the best
-        evidence (`price`). None when it launches no GPU (a template launches nothing by itself).
+        evidence (`price`). None when it launches no GPU (a template launches nothing by itself). `at_least`:
+        with a count unknown at preview, one node or pod (or its autoscalers' maximum): a lower bound.
 
         Raises:
             gpusizer.policies.view.Unknown: a field the count or the types need is unknown at preview.
@@ -290,7 +320,13 @@ class Model:
                     f"{why}; the budget cannot leave it out. To fix: a catalog type, or refresh the catalog"
                 )
             prices.append(usd or 0.0)
-        return self.most_count() * max(prices)
+        try:
+            count = self.most_count()
+        except v.Unknown:
+            if not at_least:
+                raise
+            count = max(1.0, self.scaled_max)
+        return count * max(prices)
 
 
 def ancestor(r: sizing.StackResource, by_urn: dict[str, sizing.StackResource]) -> sizing.StackResource | None:
@@ -388,8 +424,7 @@ def _read_model(m: Model) -> None:
         seen = [e for e in seen if e.kind == "resource" and ": " in e.what]
     if r.type in RENDERED:  # values files given as paths or file assets, local charts: read the ones that are local
         given = r.props.data if isinstance(r.props.data, dict) else {}
-        paths = [x for x in _strings(given.get("valueYamlFiles"))]
-        seen += [e for path in paths for d in _read_files(path, pathlib.Path.cwd()) for e in evidence.extract(d, path)]
+        seen += [e for where, d in _values_files(given.get("valueYamlFiles")) for e in evidence.extract(d, where)]
         seen += [
             e
             for c in _strings([given.get("chart"), given.get("path")])
@@ -398,7 +433,22 @@ def _read_model(m: Model) -> None:
     m.template_refs = [e for e in seen if e.kind == "template"]
     m.evidence = seen = [e for e in seen if e.kind != "template"]
     if m.facts is not None:
-        m.gpu = m.facts if m.facts.shapes else None
+        try:
+            own = {x.label for x in m.facts.shapes}
+            m.gpu = m.facts if own else None
+        except v.Unknown:
+            own = None  # its types are computed: judged at `up`; what its text asks for is judged now
+        asked = [e for e in seen if e.kind == "mention" and e.what not in (own or set())]
+        if asked:  # a command or script in it asks for accelerated capacity its model does not count
+            m.problems.append(
+                (
+                    "evidence",
+                    f"{m.label} ({r.type}): its text asks for accelerated capacity the model of this type does "
+                    f"not count: {_seen(asked)}. The cloud may provision it. {_ways(r)}",
+                )
+            )
+        if own is None:
+            return
         # A node selection provisions GPU nodes through an autoscaler (Karpenter, GKE auto-provisioning) for a
         # pod that waits for one; a DaemonSet's pods never make nodes, they follow the nodes that exist.
         kinds = (
@@ -410,7 +460,6 @@ def _read_model(m: Model) -> None:
             e
             for e in seen
             if e.kind in kinds
-            or e.kind == "mention"
             or (e.kind == "accelerator" and evidence.normal(e.what).startswith(("nvidia-", "amd-", "tpu")))
         ]
         if m.gpu is None and strong and (m.facts.typed() or not _through_template(m.facts)):
@@ -472,6 +521,26 @@ def launched_templates(m: Model, allowed: Callable[[str], bool]) -> list[str]:
                     "instance, an Auto Scaling group), or, once reviewed, allow it: "
                     f"gpusizer-no-overprovisioning.allowTemplates: [{{template: {ref!r}, reason: ...}}]"
                 )
+    return out
+
+
+def _values_files(value) -> list[tuple[str, object]]:
+    """(where, document) of each values file a Helm component names: a path, or an asset as the engine sends
+    it (a FileAsset's `path`, a StringAsset's `text`; as objects from the policy SDK or as mappings)."""
+    out: list[tuple[str, object]] = []
+    for item in value if isinstance(value, list) else [value]:
+        text = item.get("text") if isinstance(item, dict) else getattr(item, "text", None)
+        path = (
+            item
+            if isinstance(item, str)
+            else item.get("path")
+            if isinstance(item, dict)
+            else getattr(item, "path", None)
+        )
+        if isinstance(text, str) and not v.is_unknown(text):
+            out += [("valueYamlFiles (text)", d) for d in evidence.documents(text)]
+        elif isinstance(path, str) and not v.is_unknown(path):
+            out += [(path, d) for d in _read_files(path, pathlib.Path.cwd())]
     return out
 
 

@@ -1,7 +1,8 @@
 """The need, not the author's pins: a GpuWorkload's recorded spec judged against the unconstrained catalog.
 
-In a recorded spec, `placement.gpus`, `providers`, `regions` and `purchase`
-are the workload author's own words. Re-planning the spec as written finds its
+In a recorded spec, `placement.gpus`, `providers`, `regions` and `purchase`,
+and a pinned serving layout (`inference.layout`: tensor, pipeline and data
+parallel) are the workload author's own words. Re-planning the spec as written finds its
 pinned choice "correct" by construction, so the pack re-plans it twice: as
 written, and with those pins removed (purchase back to the default,
 on-demand). When the pinned choice costs more than maxRatio x the cheapest
@@ -30,7 +31,15 @@ from gpusizer import reuse
 from gpusizer.estimate import calibration
 from gpusizer.policies import sizing
 
-PIN_FIELDS = {"gpus": None, "providers": None, "regions": None, "purchase": "on-demand"}
+# pin -> (where the spec holds it, its value with the pin removed). A serving layout (tensor, pipeline, data
+# parallel) pins the shape as surely as a GPU model: with it removed, the engine picks the layout.
+PIN_FIELDS: dict[str, tuple[tuple[str, str], object]] = {
+    "gpus": (("placement", "gpus"), None),
+    "providers": (("placement", "providers"), None),
+    "regions": (("placement", "regions"), None),
+    "purchase": (("placement", "purchase"), "on-demand"),
+    "layout": (("inference", "layout"), None),
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,12 +59,19 @@ def _spec(workload: sizing.StackResource) -> dict | None:
 
 
 def pins_of(spec: dict) -> dict[str, object]:
-    placement = spec.get("placement") or {}
-    return {
-        k: placement[k]
-        for k, default in PIN_FIELDS.items()
-        if placement.get(k) is not None and placement.get(k) != default
-    }
+    """pin -> the value the spec gives it, for the pins it sets (to other than the default)."""
+    out = {}
+    for k, ((section, key), default) in PIN_FIELDS.items():
+        part = spec.get(section)
+        value = part.get(key) if isinstance(part, dict) else None
+        if value is not None and value != default:
+            out[k] = value
+    return out
+
+
+def pin_path(pin: str) -> str:
+    """Where the spec holds a pin: `placement.gpus`, `inference.layout`."""
+    return ".".join(PIN_FIELDS[pin][0])
 
 
 def _plan(spec: dict, pools) -> gpusizer.Decision:
@@ -70,10 +86,11 @@ def metric(d: gpusizer.Decision) -> float | None:
 
 
 def _without(spec: dict, pins) -> dict:
-    placement = dict(spec.get("placement") or {})
+    out = dict(spec)
     for k in pins:
-        placement[k] = PIN_FIELDS[k]
-    return {**spec, "placement": placement}
+        (section, key), default = PIN_FIELDS[k]
+        out[section] = {**(out.get(section) or {}), key: default}
+    return out
 
 
 def compare(workload: sizing.StackResource, removed, cfg=None) -> Pinned | None:
@@ -158,7 +175,7 @@ def pin_findings(workload: sizing.StackResource, max_ratio: float, cfg) -> list[
         return []  # the spec that does not re-plan exempts nothing (judged on memory, policies/verify.py)
     if p is None or p.ratio <= max_ratio:
         return []
-    pins = ", ".join(f"placement.{k}: {json.dumps(val)}" for k, val in p.pins.items())
+    pins = ", ".join(f"{pin_path(k)}: {json.dumps(val)}" for k, val in p.pins.items())
     return [
         f"{p.name}: its pins ({pins}) choose {_choice(p.pinned)} at {_cost(p.pinned)}, {p.ratio:.1f}x the cheapest "
         f"adequate offer without them, {_choice(p.free)} at {_cost(p.free)} (limit {max_ratio:g}x). The pack judges "
@@ -182,7 +199,7 @@ def exceptions(workload: sizing.StackResource, max_ratio: float, cfg) -> list[st
             continue
         if p is not None and p.ratio > max_ratio:
             out.append(
-                f"{p.name}: placement.{pin} allowed by the pack config ({a.reason}): {_choice(p.pinned)} at "
+                f"{p.name}: {pin_path(pin)} allowed by the pack config ({a.reason}): {_choice(p.pinned)} at "
                 f"{p.ratio:.1f}x {_choice(p.free)}"
             )
     return out

@@ -71,7 +71,9 @@ class _Judge:
         if shapes and r.type in res.TEMPLATES:  # launches nothing itself: its consumers' count and purchase
             return self.judge(r, g, lambda: 0.0, None)
         if shapes:
-            return self.judge(r, g, m.most_count, _bought(g))
+            extra = m.override_templates()  # overrides that name a template in place of a type
+            out = self.judge(r, g, m.most_count, _bought(g))
+            return out + (self.through_templates(r, g, extra, lambda: 0.0) if extra else [])
         if not named or (shapes is not None and g.typed()):
             return []  # its own types (not GPUs) win over any template's
         # by literal value, else the dependency links; one outside the stack only where the config allows it

@@ -23,7 +23,7 @@ import pydantic
 
 from gpusizer.base import errors, providers
 from gpusizer.facts import hardware
-from gpusizer.policies import budget, gate, hosts, model, overprovisioning, resources, sizing, verify
+from gpusizer.policies import budget, gate, hosts, model, need, overprovisioning, resources, sizing, verify
 from gpusizer.policies import view as v
 
 
@@ -89,7 +89,7 @@ class AllowTemplate(_Config):
     reason: str = pydantic.Field(..., min_length=1, description="Why (shown with the exception).")
 
 
-PINS = ("gpus", "providers", "regions", "purchase")
+PINS = tuple(need.PIN_FIELDS)
 
 
 class RatioConfig(_Config):
