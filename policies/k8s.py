@@ -44,6 +44,8 @@ _KINDS = {
     "core/v1:ReplicationController": _TEMPLATE,
 }
 POD_SPECS = {f"kubernetes:{k}{patch}": path for k, path in _KINDS.items() for patch in ("", "Patch")}
+SCALABLE = ("apps/v1:Deployment", "apps/v1:StatefulSet", "apps/v1:ReplicaSet", "core/v1:ReplicationController")
+"""Kinds whose spec.replicas sets their pod count (a patch of one scales the object it patches)."""
 # Pods a workload runs: replicas (Deployment, StatefulSet, ReplicaSet; Kubernetes default 1), a Job's
 # parallelism (default 1); a DaemonSet runs one per matching node, unknown here, so 1 is a lower bound.
 _COUNTS = {

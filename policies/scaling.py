@@ -52,8 +52,33 @@ def _schedule(p: v.View) -> float:
     return max(sizes, default=0.0)
 
 
+AWS_NATIVE_SCHEDULE = "aws-native:autoscaling:ScheduledAction"
+AWS_POLICY = "aws:autoscaling/policy:Policy"
+
+
+def _predictive(p: v.View) -> float:
+    """A scaling policy's own bound on the group: none, except predictive scaling allowed past maxSize.
+    With maxCapacityBreachBehavior IncreaseMaxCapacity the group's maximum becomes the forecast plus
+    maxCapacityBuffer percent, and the forecast has no bound (AWS PredictiveScalingConfiguration,
+    MaxCapacityBreachBehavior and MaxCapacityBuffer, read 2026-11-26)."""
+    if (p.text("policyType") or "").lower() != "predictivescaling":
+        return 0.0
+    if (p.text("predictiveScalingConfiguration", "maxCapacityBreachBehavior") or "").lower() == "increasemaxcapacity":
+        raise ValueError(
+            "predictive scaling with maxCapacityBreachBehavior IncreaseMaxCapacity lets the group grow past "
+            "maxSize with the forecast, which has no bound: use HonorMaxCapacity"
+        )
+    return 0.0
+
+
 # Literal target references: autoscaler type -> the field that names its target by name or URL.
-TARGET_FIELD = {GCP_AUTOSCALER: "target", GCP_REGION_AUTOSCALER: "target", AWS_SCHEDULE: "autoscalingGroupName"}
+TARGET_FIELD = {
+    GCP_AUTOSCALER: "target",
+    GCP_REGION_AUTOSCALER: "target",
+    AWS_SCHEDULE: "autoscalingGroupName",
+    AWS_NATIVE_SCHEDULE: "autoScalingGroupName",
+    AWS_POLICY: "autoscalingGroupName",
+}
 
 
 def _names(r) -> set[str]:
@@ -68,6 +93,9 @@ def _names(r) -> set[str]:
 
 MAXIMUM: dict[str, Callable[[v.View], float]] = {
     AWS_SCHEDULE: _schedule,
+    AWS_NATIVE_SCHEDULE: _schedule,
+    AWS_POLICY: _predictive,
+    **{f"kubernetes:{kind}Patch": _required("spec", "replicas", default=0.0) for kind in k8s.SCALABLE},
     KEDA_SCALED_OBJECT: _required("spec", "maxReplicaCount", default=KEDA_DEFAULT_MAX),
     **{hpa: _required("spec", "maxReplicas") for hpa in K8S_HPAS},
     GCP_AUTOSCALER: _required("autoscalingPolicy", "maxReplicas"),
@@ -92,11 +120,17 @@ def maxima(stack: list) -> tuple[dict[str, float], list[tuple[str, Exception]]]:
     gpu = {r.urn: r for r in stack if r.type in res.KINDS and r.type not in res.TEMPLATES}
     by_name = {}
     failed: list[tuple[str, Exception]] = []
-    named = any(r.type in MAXIMUM and r.type.startswith("kubernetes:") for r in stack)
+    named = any(
+        r.type in MAXIMUM
+        and r.type.startswith("kubernetes:")
+        and not (r.type.endswith("Patch") and r.props.has("spec", "template"))  # a workload, not a scaler
+        for r in stack
+    )
     for r in gpu.values() if named else ():  # a Kubernetes autoscaler names its target: index them by name
         if r.type.startswith("kubernetes:"):
             try:  # a DeploymentPatch scales as a Deployment
-                by_name[(_namespace(r.props), r.props.text("metadata", "name"), k8s.kind(r.type).lower())] = r.urn
+                key = (_namespace(r.props), r.props.text("metadata", "name"), k8s.kind(r.type).lower())
+                by_name[key] = [*by_name.get(key, []), r.urn]
             except (v.Unknown, ValueError) as exc:  # no autoscaler can be matched to it (until `up`)
                 failed.append((r.urn, exc))
     out: dict[str, float] = {}
@@ -105,7 +139,6 @@ def maxima(stack: list) -> tuple[dict[str, float], list[tuple[str, Exception]]]:
         if read is None:
             continue
         try:
-            top = read(r.props)
             targets = [d for d in r.dependencies if d in gpu]
             field = TARGET_FIELD.get(r.type)
             try:
@@ -117,11 +150,21 @@ def maxima(stack: list) -> tuple[dict[str, float], list[tuple[str, Exception]]]:
                 targets += [
                     u for u, g in gpu.items() if key in _names(g) or key.rstrip("/").rsplit("/", 1)[-1] in _names(g)
                 ]
-            if r.type.startswith("kubernetes:"):
+            if r.type.endswith("Patch"):  # a patch scales the workload of its own name and kind
+                try:
+                    key = (_namespace(r.props), r.props.text("metadata", "name"), k8s.kind(r.type).lower())
+                except v.Unknown:
+                    if r.props.has("spec", "template"):
+                        continue  # it carries its own pods: judged as a workload itself
+                    raise
+                targets += [u for u in by_name.get(key, []) if u != r.urn]
+            elif r.type.startswith("kubernetes:"):
                 ref = r.props.at("spec", "scaleTargetRef")
                 key = (_namespace(r.props), ref.text("name"), (ref.text("kind") or "deployment").lower())
-                if key in by_name:
-                    targets.append(by_name[key])
+                targets += by_name.get(key, [])
+            if not targets:
+                continue  # it scales no GPU resource of this stack
+            top = read(r.props)
         except (v.Unknown, ValueError) as exc:
             failed.append((r.urn, exc))
             continue
