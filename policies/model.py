@@ -34,7 +34,6 @@ still modelled and judged.
 
 from __future__ import annotations
 
-import dataclasses
 import fnmatch
 import functools
 import math

@@ -104,6 +104,31 @@ MAXIMUM: dict[str, Callable[[v.View], float]] = {
 """Autoscaler type -> its maximum replicas (nodes or pods of its target)."""
 
 
+def _launches_gpu(r, stack: list) -> bool:
+    """Whether a covered resource may launch a GPU: its own types, or an in-stack template it depends on (a
+    shape unknown at preview counts: fail closed)."""
+    by_urn = {x.urn: x for x in stack}
+    d = r.props.data if isinstance(r.props.data, dict) else {}
+    mip = d.get("mixedInstancesPolicy") if isinstance(d.get("mixedInstancesPolicy"), dict) else {}
+    specs = [d.get("launchTemplate"), (mip.get("launchTemplate") or {}).get("launchTemplateSpecification")]
+    refs = {
+        str(x).strip().lower()
+        for spec in specs
+        if isinstance(spec, dict)
+        for k, x in spec.items()
+        if k in ("id", "name", "launchTemplateId", "launchTemplateName") and isinstance(x, str)
+    }
+    named = [t for t in stack if t.type in res.TEMPLATES and _names(t) & refs]
+    linked = [by_urn[u] for u in r.dependencies if u in by_urn and by_urn[u].type in res.TEMPLATES]
+    for x in [r, *linked, *named]:
+        try:
+            if res.gpu_resource(x.type, x.props) is not None:
+                return True
+        except (v.Unknown, ValueError):
+            return True
+    return False
+
+
 def _namespace(p: v.View) -> str:
     return p.text("metadata", "namespace") or DEFAULT_NAMESPACE
 
@@ -164,7 +189,12 @@ def maxima(stack: list) -> tuple[dict[str, float], list[tuple[str, Exception]]]:
                 targets += by_name.get(key, [])
             if not targets:
                 continue  # it scales no GPU resource of this stack
-            top = read(r.props)
+            try:
+                top = read(r.props)
+            except ValueError:
+                if not any(_launches_gpu(gpu[u], stack) for u in targets):
+                    continue  # an unbounded scaler of a group that launches no GPU is not the gate's to judge
+                raise
         except (v.Unknown, ValueError) as exc:
             failed.append((r.urn, exc))
             continue

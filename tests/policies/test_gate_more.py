@@ -149,6 +149,147 @@ BLOCKED = {
     "pod-known-h100s-beside-an-unknown-count": _sidecar_unknown(),
 }
 
+L4_ASG = [
+    R(LT, "lt", {"instanceType": "g6.xlarge", "name": "small", **SECURE, "tags": {cases.REQ: "18"}}),
+    R(
+        ASG,
+        "asg",
+        {
+            "name": "gpu-asg",
+            "maxSize": 1,
+            "launchTemplate": {"name": "small"},
+            "tags": [{"key": cases.REQ, "value": "18"}],
+        },
+    ),
+]
+L4_DEP = R(
+    DEP,
+    "llm",
+    {
+        "metadata": {"name": "llm", "namespace": "ml", "annotations": {cases.K8S_REQ: "18"}},
+        "spec": {
+            "replicas": 1,
+            "template": pod({"nvidia.com/gpu": 1}, {"nvidia.com/gpu.product": "NVIDIA-L4"}, need="18"),
+        },
+    },
+)
+BUDGET = {"gpusizer-gpu-budget": {"enforcementLevel": "mandatory", "maxHourlyUsd": 20}}
+ASSET = "4dabf18193072939515e22adb298388d"  # the engine's signature key of a serialized asset, and its value
+ASSET_VALUE = "c44067f5952c0a294b673a41bacd8c17"
+
+# (rows, pack config): each within a $20/h budget as written, over it at what it may really run
+COUNTED = {
+    "aws-native-scheduled-action": [
+        *L4_ASG,
+        R(
+            "aws-native:autoscaling:ScheduledAction",
+            "night",
+            {"autoScalingGroupName": "gpu-asg", "maxSize": 100, "desiredCapacity": 100},
+        ),
+    ],
+    "predictive-scaling-past-max": [
+        *L4_ASG,
+        R(
+            "aws:autoscaling/policy:Policy",
+            "pred",
+            {
+                "autoscalingGroupName": "gpu-asg",
+                "policyType": "PredictiveScaling",
+                "predictiveScalingConfiguration": {
+                    "maxCapacityBreachBehavior": "IncreaseMaxCapacity",
+                    "maxCapacityBuffer": 100,
+                },
+            },
+        ),
+    ],
+    "deployment-patch-replicas": [
+        L4_DEP,
+        R(
+            "kubernetes:apps/v1:DeploymentPatch",
+            "scale",
+            {"metadata": {"name": "llm", "namespace": "ml"}, "spec": {"replicas": 60}},
+        ),
+    ],
+    "budget-count-unknown-p5": [
+        R(
+            "aws:autoscaling/group:Group",
+            "asg",
+            {
+                "maxSize": cases.U,
+                "mixedInstancesPolicy": {
+                    "launchTemplate": {
+                        "launchTemplateSpecification": {"launchTemplateId": cases.U},
+                        "overrides": [{"instanceType": "p5.48xlarge"}],
+                    }
+                },
+            },
+        )
+    ],
+    "override-names-its-own-template": [
+        R(LT, "small", {"instanceType": "g6.xlarge", "name": "small", **SECURE, "tags": {cases.REQ: "18"}}),
+        R(LT, "big", {"instanceType": "p5.48xlarge", "name": "gpu-big", **SECURE, "tags": {cases.REQ: "500"}}),
+        R(
+            ASG,
+            "asg",
+            {
+                "maxSize": 2,
+                "tags": [{"key": cases.REQ, "value": "18"}],
+                "mixedInstancesPolicy": {
+                    "launchTemplate": {
+                        "launchTemplateSpecification": {"launchTemplateName": "small"},
+                        "overrides": [
+                            {"instanceType": "g6.xlarge"},
+                            {"launchTemplateSpecification": {"launchTemplateName": "gpu-big"}},
+                        ],
+                    }
+                },
+            },
+        ),
+    ],
+}
+
+MORE_BLOCKED = {
+    "digitalocean-gpu-droplet": [R("digitalocean:index/droplet:Droplet", "d", {"size": "gpu-h100x8-640gb"})],
+    "linode-gpu": [R("linode:index/instance:Instance", "ln", {"type": "g1-gpu-rtx6000-4"})],
+    "values-file-text-asset": [
+        R(
+            HELM,
+            "rel",
+            {
+                "chart": "oci://x/llm",
+                "valueYamlFiles": [
+                    {ASSET: ASSET_VALUE, "text": "worker:\n  resources:\n    limits:\n      nvidia.com/gpu: 8\n"}
+                ],
+            },
+        )
+    ],
+    "layout-pin": [],  # filled below from test_gate's recorded spec
+    "gpu-count-unknown-on-h100": [
+        R(DEP, "d", deployment(pod({"nvidia.com/gpu": cases.U}, {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"})))
+    ],
+    "user-data-asks-for-p4d-beside-a-computed-type": [
+        R(
+            "aws:ec2/instance:Instance",
+            "i",
+            {
+                "instanceType": cases.U,
+                **SECURE,
+                "tags": {cases.REQ: "18"},
+                "userData": "#!/bin/bash\naws ec2 run-instances --instance-type p4d.24xlarge --count 4\n",
+            },
+        )
+    ],
+    "cloudformation-short-form-tags": [
+        R(
+            "aws:cloudformation/stack:Stack",
+            "cfn",
+            {
+                "templateBody": "Resources:\n  G:\n    Type: AWS::EKS::Nodegroup\n    Properties:\n      ClusterName: !Ref C\n      InstanceTypes: [!Sub 'p4d.24xlarge']\n"
+            },
+        )
+    ],
+}
+
 GREEN = {
     "image-tag-naming-a-type": [
         R(
@@ -188,6 +329,107 @@ GREEN = {
             "t3",
             {"instanceType": "t3.micro", **SECURE, "userData": "#!/bin/bash\nrm -f /var/log/g* /tmp/p*\nls nvme*\n"},
         )
+    ],
+    "cloud-init-prose-naming-a-type": [
+        R(
+            "aws:ec2/instance:Instance",
+            "t3",
+            {
+                "instanceType": "t3.small",
+                **SECURE,
+                "userData": "#cloud-config\nruncmd:\n  - echo 'preparing the AMI for g6.xlarge builds'\n",
+            },
+        )
+    ],
+    "scp-denying-gpu-types": [
+        R(
+            "aws:organizations/policy:Policy",
+            "scp",
+            {
+                "content": json.dumps(
+                    {
+                        "Statement": [
+                            {
+                                "Effect": "Deny",
+                                "Action": "ec2:RunInstances",
+                                "Condition": {"StringLike": {"ec2:InstanceType": ["p5.*", "p4d.24xlarge"]}},
+                            }
+                        ]
+                    }
+                )
+            },
+        )
+    ],
+    "alarm-on-a-gpu-type": [
+        R(
+            "aws:cloudwatch/metricAlarm:MetricAlarm",
+            "al",
+            {"metricName": "CPUUtilization", "dimensions": {"InstanceType": "g6.xlarge"}},
+        )
+    ],
+    "time-slicing-configmap": [
+        R(
+            "kubernetes:core/v1:ConfigMap",
+            "ts",
+            {
+                "data": {
+                    "any": "version: v1\nsharing:\n  timeSlicing:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 4\n"
+                }
+            },
+        )
+    ],
+    "dcgm-daemonset-by-affinity": [
+        R(
+            "kubernetes:apps/v1:DaemonSet",
+            "dcgm",
+            {
+                "spec": {
+                    "template": {
+                        "spec": {
+                            "affinity": {
+                                "nodeAffinity": {
+                                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                                        "nodeSelectorTerms": [
+                                            {
+                                                "matchExpressions": [
+                                                    {"key": "nvidia.com/gpu.present", "operator": "Exists"}
+                                                ]
+                                            }
+                                        ]
+                                    }
+                                }
+                            },
+                            "containers": [{"name": "dcgm-exporter"}],
+                        }
+                    }
+                }
+            },
+        )
+    ],
+    "cpu-group-predictive-past-max": [
+        R(
+            ASG,
+            "web",
+            {
+                "name": "web",
+                "maxSize": 4,
+                "mixedInstancesPolicy": {
+                    "launchTemplate": {
+                        "launchTemplateSpecification": {"launchTemplateId": cases.U},
+                        "overrides": [{"instanceType": "m6i.large"}],
+                    }
+                },
+            },
+        ),
+        R(
+            "aws:autoscaling/policy:Policy",
+            "pred",
+            {
+                "autoscalingGroupName": "web",
+                "policyType": "PredictiveScaling",
+                "predictiveScalingConfiguration": {"maxCapacityBreachBehavior": "IncreaseMaxCapacity"},
+            },
+        ),
     ],
     "selector-and-affinity-agree": [
         R(
@@ -279,3 +521,39 @@ def test_a_local_chart_directory_is_read_its_values_and_templates(pack_stub, tmp
 def test_the_pod_with_h100_affinity_and_l4_selector_is_reported_as_unverifiable(pack_stub):
     found = json.dumps(mandatory(pack_stub, BLOCKED["selector-and-affinity-disagree"]))
     assert "unknown GPU type" in found or "unverifiable" in found or "cannot verify" in found, found
+
+
+@pytest.mark.parametrize("case", sorted(MORE_BLOCKED))
+def test_more_blocked(pack_stub, case):
+    rows = MORE_BLOCKED[case] or _layout_pinned()
+    assert mandatory(pack_stub, rows), case
+
+
+@pytest.mark.parametrize("case", sorted(COUNTED))
+def test_all_capacity_counts(pack_stub, case):
+    rows = COUNTED[case]
+    assert mandatory(pack_stub, rows, BUDGET), case
+
+
+def test_the_counted_cases_fit_the_budget_as_written(pack_stub):
+    """Each COUNTED case without what it adds (the scaler, the override, the unknown) is within the budget:
+    the block comes from counting, not from the base."""
+    assert mandatory(pack_stub, L4_ASG, BUDGET) == [] and mandatory(pack_stub, [L4_DEP], BUDGET) == []
+
+
+def _layout_pinned():
+    from tests.policies.test_gate import PINNED, WL, _recorded
+
+    spec = {**PINNED, "placement": {}, "inference": {**PINNED.get("inference", {}), "layout": {"tensor_parallel": 8}}}
+    return [R(WL, "chat-3b", _recorded(spec))]
+
+
+def test_a_layout_pin_names_itself_and_may_be_allowed(pack_stub):
+    found = [m for p, m in mandatory(pack_stub, _layout_pinned()) if p == "gpusizer-no-overprovisioning"]
+    assert any("inference.layout" in m for m in found), found
+    allow = {
+        "gpusizer-no-overprovisioning": {
+            "allowPins": [{"workload": "chat-3b", "pins": ["layout"], "reason": "TP8 benchmark"}]
+        }
+    }
+    assert not [m for p, m in mandatory(pack_stub, _layout_pinned(), allow) if p == "gpusizer-no-overprovisioning"]
