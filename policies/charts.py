@@ -24,25 +24,24 @@ _ACTION = re.compile(r"\{\{-?.*?-?\}\}", re.S)
 
 def _files(root: pathlib.Path) -> list[tuple[str, str]]:
     """(path inside the chart, text) of its values and templates, subcharts included, within the limits."""
+    out: list[tuple[str, str]] = []
+    size = 0
     if root.is_file() and root.name.endswith((".tgz", ".tar.gz")):
-        out, size = [], 0
         with tarfile.open(root, "r:gz") as tar:
             for member in tar:
                 if not member.isfile() or len(out) >= MAX_FILES or size + member.size > MAX_BYTES:
                     continue
-                if _wanted(member.name):
-                    f = tar.extractfile(member)
-                    if f is not None:
-                        size += member.size
-                        out.append((member.name, io.TextIOWrapper(f, errors="replace").read()))
+                data = tar.extractfile(member) if _wanted(member.name) else None
+                if data is not None:
+                    size += member.size
+                    out.append((member.name, io.TextIOWrapper(data, errors="replace").read()))
         return out
-    out, size = [], 0
-    for f in sorted(root.rglob("*"))[: MAX_FILES * 4]:
-        if f.is_file() and _wanted(str(f.relative_to(root))) and len(out) < MAX_FILES:
-            size += f.stat().st_size
+    for path in sorted(root.rglob("*"))[: MAX_FILES * 4]:
+        if path.is_file() and _wanted(str(path.relative_to(root))) and len(out) < MAX_FILES:
+            size += path.stat().st_size
             if size > MAX_BYTES:
                 break
-            out.append((str(f.relative_to(root)), f.read_text(errors="replace")))
+            out.append((str(path.relative_to(root)), path.read_text(errors="replace")))
     return out
 
 

@@ -240,7 +240,7 @@ def _untagged(loader: yaml.SafeLoader, suffix: str, node: yaml.Node):
         return loader.construct_mapping(node, deep=True)
     if isinstance(node, yaml.SequenceNode):
         return loader.construct_sequence(node, deep=True)
-    return loader.construct_scalar(node)
+    return loader.construct_scalar(node) if isinstance(node, yaml.ScalarNode) else None
 
 
 _TagBlind.add_multi_constructor("!", _untagged)
