@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import pathlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -12,6 +13,7 @@ import gpusizer
 from gpusizer import reuse
 from gpusizer.base import limits, providers
 from gpusizer.components import aws, scaling
+from gpusizer.estimate import calibration
 from gpusizer.render import plan_json
 
 # Candidates kept in the `decision` output: enough for a reviewer, small enough for the state file
@@ -171,8 +173,14 @@ def known(value: Any) -> pulumi.Output:
 
 
 def recorded_inputs(spec: gpusizer.WorkloadSpec, pools) -> dict:
-    """{"spec": the spec as JSON, "pools": the pools as JSON}: plain values, nothing secret."""
-    return {"spec": spec.model_dump(mode="json"), "pools": [p.model_dump(mode="json") for p in pools]}
+    """{"spec": the spec as JSON, "pools": the pools as JSON}: plain values, nothing secret. A calibration
+    taken from $GPUSIZER_CALIBRATION is recorded as the spec's `sizing.calibration` (an absolute path), so
+    the policy pack judges the calibration the decision used (it never reads its own environment)."""
+    data = spec.model_dump(mode="json")
+    used = calibration.chosen(spec.sizing.calibration)
+    if used and not spec.sizing.calibration:
+        data["sizing"] = {**(data.get("sizing") or {}), "calibration": str(pathlib.Path(used).resolve())}
+    return {"spec": data, "pools": [p.model_dump(mode="json") for p in pools]}
 
 
 def decision_summary(plan: gpusizer.Decision) -> dict:

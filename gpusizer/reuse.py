@@ -34,6 +34,7 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 
 from gpusizer.base import memo
+from gpusizer.estimate import calibration
 
 
 def _json(model) -> str:
@@ -58,7 +59,8 @@ def plan(spec, catalog=None, pools: Iterable = ()):
         return planner.plan(spec, catalog=catalog, pools=pools)
     if not isinstance(spec, spec_mod.WorkloadSpec):
         spec = planner.load_spec(spec)
-    key = ("plan", _json(spec), tuple(_json(p) for p in pools), id(catalog))
+    cal = calibration.fingerprint(spec.sizing.calibration)  # the file's bytes, not only its name
+    key = ("plan", _json(spec), tuple(_json(p) for p in pools), id(catalog), cal)
     return memo.remembered(key, lambda: (planner.plan(spec, catalog=catalog, pools=pools), catalog))[
         0
     ]  # failures: not kept

@@ -10,7 +10,7 @@ finding naming the resource: an unpriceable resource is not left out of the sum.
 
 from __future__ import annotations
 
-from gpusizer.policies import model, sizing
+from gpusizer.policies import k8s, model, sizing
 from gpusizer.policies import view as v
 
 
@@ -33,17 +33,32 @@ def stack_budget(stack, max_usd: float | None) -> list[tuple[str, str | None]]:
                 m.urn,
             )
             continue
+        why = k8s.unbounded(m.resource.type, m.resource.props) if m.gpu is not None else None
+        if why:  # no count bounds it: a budget cannot hold it, so it fails closed
+            found.add(
+                f"gpusizer-gpu-budget cannot bound {m.label}: {why}, so what it may run has no limit. To fix: "
+                "concurrencyPolicy Forbid or Replace for a CronJob; a Deployment rather than a GPU DaemonSet",
+                m.urn,
+            )
+            continue
         try:
             cost = m.hourly() or 0.0
             total += cost
             if cost:
                 purchases.add(m.purchase())
         except v.Unknown as exc:
-            found.missing(exc)
-            try:  # its count unknown at preview: one node or pod is the least it runs, and counts
-                floor += m.hourly(at_least=True) or 0.0
+            try:  # its shape and price known, only its count computed: the least it costs is known
+                least = m.hourly(at_least=True) or 0.0
             except Exception:  # noqa: BLE001 - its shape or price is unknown too: judged at `up`
-                pass
+                found.missing(exc)
+                continue
+            floor += least
+            if least:  # a budget fails closed: what it may run at most is unknown until it exists
+                found.add(
+                    f"gpusizer-gpu-budget cannot bound {m.label} at preview: {exc} (at least ${least:,.2f}/h). "
+                    "To fix: write its maximum as a literal",
+                    m.urn,
+                )
         except Exception as exc:  # noqa: BLE001 - an unpriceable or malformed resource is a finding naming it
             found.add(f"gpusizer-gpu-budget cannot price {m.label} ({type(exc).__name__}: {exc})", m.urn)
     if floor and total + floor > max_usd:

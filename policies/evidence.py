@@ -97,6 +97,19 @@ METADATA = frozenset(
         "pulumilabels",
     }
 )
+# Selections of pods and namespaces (network policies, pod affinity, spread constraints, a workload's own
+# selector): they pick pods by their labels, never nodes, so a GPU word in them provisions nothing.
+_POD_SELECTING = frozenset(
+    {
+        "podselector",
+        "namespaceselector",
+        "labelselector",
+        "podaffinity",
+        "podantiaffinity",
+        "topologyspreadconstraints",
+        "matchlabels",
+    }
+)
 _NOTHING = frozenset({"", "none", "false", "0", "disabled", "off", "no", "null"})
 _AWS_TYPE = re.compile(
     r"^(?:ml\.|db\.|cache\.|ra3\.)?([a-z][a-z0-9-]*)\.(nano|micro|small|medium|large|"
@@ -340,7 +353,7 @@ class _Walk:
             if low in _TEMPLATE_KEYS:
                 for ref in _template_refs(x):
                     self.add(here, "template", ref)
-            if low in skip or low in _OWN_KEYS:
+            if low in skip or low in _OWN_KEYS or low in _POD_SELECTING:
                 continue
             if (_EXCLUDING.search(ks) or low in METADATA) and _flat(x):
                 continue  # tags, labels, tolerations, exclusion lists: records and exclusions, never capacity
@@ -405,6 +418,8 @@ class _Walk:
         if not docs and len(s) <= MAX_DOCUMENT:
             for t in in_text(s):
                 self.add(where, "mention", t)
+            for ref in _TEMPLATE_IN_TEXT.findall(s):  # `aws ec2 run-instances --launch-template LaunchTemplateName=x`
+                self.add(where, "template", ref)
             for r in requests_in_text(s):
                 self.add(where, "resource", r)
             decoded = _base64(s)
@@ -496,6 +511,9 @@ def wildcard_families(pattern: str) -> list[str]:
     return out
 
 
+_TEMPLATE_IN_TEXT = re.compile(
+    r"(?:launchtemplate(?:name|id)=|--source-instance-template[= ]|--launch-template-(?:name|id)[= ])([\w./:-]+)", re.I
+)
 _B64 = re.compile(r"^[A-Za-z0-9+/\s]+={0,2}$")
 
 

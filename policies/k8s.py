@@ -89,7 +89,7 @@ def _gpus(container: v.View) -> dict[str, float]:
             key = str(name).strip().lower()
             if evidence.is_resource_name(key):
                 try:
-                    n = container.number("resources", part, name)
+                    n = _quantity(container, part, name)
                 except v.Unknown:  # at least one GPU under this name: what is known is a lower bound
                     out[UNKNOWN_COUNT] = 0.0
                     out[key] = max(out.get(key, 0.0), 1.0)
@@ -98,6 +98,32 @@ def _gpus(container: v.View) -> dict[str, float]:
                     raise ValueError(f"{container.path}.resources.{part}.{name} must be a non-negative number")
                 out[key] = max(out.get(key, 0.0), n)
     return out
+
+
+def _quantity(container: v.View, part: str, name) -> float | None:
+    """A resource quantity as Kubernetes reads it: a number, or a string with a decimal suffix ("8000m" is
+    8; k, M, G: powers of 1000; Ki, Mi, Gi: of 1024), resource.Quantity in apimachinery."""
+    raw = container.get("resources", part, name)
+    if isinstance(raw, str):
+        text = raw.strip()
+        for suffix, factor in _QUANTITY_SUFFIXES:
+            if text.endswith(suffix) and text[: -len(suffix)]:
+                try:
+                    return float(text[: -len(suffix)]) * factor
+                except ValueError:
+                    break
+    return container.number("resources", part, name)
+
+
+_QUANTITY_SUFFIXES = (
+    ("Ki", 1024.0),
+    ("Mi", 1024.0**2),
+    ("Gi", 1024.0**3),
+    ("m", 1e-3),
+    ("k", 1e3),
+    ("M", 1e6),
+    ("G", 1e9),
+)
 
 
 def requested(pod: v.View) -> dict[str, float]:
@@ -190,6 +216,7 @@ def _term_models(term: v.View) -> list[str] | None:
     """GPU models one required node-selector term pins with `In` ("" for a value naming no known model), or
     None when it pins none."""
     named: list[str] | None = None
+    excluded: set[str] = set()
     for e in term.each("matchExpressions") + term.each("matchFields"):
         key = str(e.get("key") or "")
         op = (e.text("operator") or "").lower()
@@ -199,7 +226,12 @@ def _term_models(term: v.View) -> list[str] | None:
         if op == "in":
             vals = [_model_of(key, x.text() or "") for x in e.each("values")]
             named = [m or "" for m in vals] if named is None else [m for m in named if m in vals] or [""]
-        # NotIn, Exists, DoesNotExist, Gt, Lt on a GPU label leave the model open
+        elif op == "notin":
+            out = {_model_of(key, x.text() or "") for x in e.each("values")} - {None, ""}
+            excluded |= {audit.gpu_from_label(m) or m for m in out}
+        # Exists, DoesNotExist, Gt, Lt on a GPU label (and NotIn alone) leave the model open
+    if named is not None and excluded:  # expressions in one term are ANDed: In [L4, H100] NotIn [H100] is L4
+        named = [m for m in named if not m or (audit.gpu_from_label(m) or m) not in excluded] or [""]
     return named
 
 

@@ -32,8 +32,11 @@ from typing import Any
 import pulumi
 from pulumi.runtime import mocks as sdk_mocks
 
+from gpusizer.policies import evidence, model
+
 # Zone ids of the mocked default VPC's subnets.
 MOCK_ZONES = ("az-a", "az-b")
+RENDERED_CHART = "kubernetes:helm.sh/v3:Chart"  # what a helm.v3.Chart's template invoke is recorded as
 
 
 @functools.cache
@@ -137,6 +140,22 @@ class MockCloud(pulumi.runtime.Mocks):
                 "locations": [z for _, z in pairs],
                 "locationTypes": ["availability-zone-id"] * len(pairs),
             }
+        if args.token == "kubernetes:yaml:decode":  # v1 ConfigFile/ConfigGroup: the SDK registers the children
+            docs = [d for d in evidence.documents(str(args.args.get("text") or "")) if isinstance(d, dict)]
+            return {"result": [x for d in docs for x in model.flattened(d)]}
+        if args.token == "kubernetes:helm:template":
+            # helm.v3.Chart renders in the provider, which the offline preview has not: its inputs (chart, local
+            # chart directory, values) are recorded as a provider-side Chart, judged like a Helm Release's,
+            # and no children are made up. A real preview judges the rendered children as well.
+            try:
+                opts = json.loads(str(args.args.get("jsonOpts") or "{}"))
+            except ValueError:
+                opts = {}
+            inputs = {k: opts[k] for k in ("chart", "path", "values", "repo", "version") if opts.get(k) is not None}
+            chart = Registered(RENDERED_CHART, f"helm-template-{len(self.resources)}", inputs, True)
+            chart.outputs = dict(inputs)
+            self.resources.append(chart)
+            return {"result": []}
         raise NotImplementedError(f"unmocked invoke {args.token}")  # an empty answer would silently yield None
 
 

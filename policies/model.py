@@ -73,6 +73,7 @@ RECORDS = (
     "aws:costexplorer/",
     "aws:servicequotas/",
     "aws:s3/bucketObject",
+    "aws:ssm/parameter",
     "gcp:monitoring/",
     "gcp:cloudquotas/",
     "gcp:billing/",
@@ -143,6 +144,11 @@ def _manifests(value, base: pathlib.Path | None) -> list[dict]:
     return out
 
 
+def flattened(doc: dict) -> list[dict]:
+    """A List kind as its items; anything else as itself (public: the offline mocks decode manifests)."""
+    return _flatten(doc)
+
+
 def _flatten(doc: dict) -> list[dict]:
     """A List kind (`kind: List`, `items:`) as its items; anything else as itself."""
     if isinstance(doc.get("items"), list) and str(doc.get("kind", "")).endswith("List"):
@@ -165,10 +171,38 @@ def _read_files(name: str, base: pathlib.Path | None) -> list:
         out = []
         for f in files:
             if f.stat().st_size <= _MAX_FILE:
-                out += evidence.documents(f.read_text(errors="replace"))
-        return out
+                docs = evidence.documents(f.read_text(errors="replace"))
+                if f.name in ("kustomization.yaml", "kustomization.yml", "Kustomization"):
+                    docs = [{"kind": "Kustomization", **d} if isinstance(d, dict) else d for d in docs]
+                out += docs
+        return _kustomized(out)
     except (OSError, ValueError):
         return []
+
+
+def _kustomized(docs: list) -> list:
+    """Documents with a Kustomization's `replicas` overrides applied (kustomize: `replicas: [{name, count}]`
+    sets spec.replicas of the named workloads), so they are counted as kustomize renders them."""
+    counts = {
+        r["name"]: r["count"]
+        for d in docs
+        if isinstance(d, dict) and d.get("kind") == "Kustomization" and isinstance(d.get("replicas"), list)
+        for r in d["replicas"]
+        if isinstance(r, dict) and isinstance(r.get("name"), str) and isinstance(r.get("count"), int)
+    }
+    if not counts:
+        return docs
+    out = []
+    for d in docs:
+        name = (
+            (d.get("metadata") or {}).get("name")
+            if isinstance(d, dict) and isinstance(d.get("metadata"), dict)
+            else None
+        )
+        if name in counts and isinstance(d.get("spec"), dict):
+            d = {**d, "spec": {**d["spec"], "replicas": counts[name]}}
+        out.append(d)
+    return out
 
 
 def component_manifests(r: sizing.StackResource, base: pathlib.Path | None) -> list[dict]:
@@ -324,8 +358,35 @@ class Model:
         except v.Unknown:
             if not at_least:
                 raise
-            count = max(1.0, self.scaled_max)
+            count = max(1.0, self.scaled_max, *self._known_floor())
         return count * max(prices)
+
+    def _known_floor(self) -> list[float]:
+        """Counts below its maximum that are known at preview (a group's minimum or desired size, a node
+        pool's minimum or initial count): each is a lower bound of what it runs."""
+        out = []
+        for path in _FLOOR_PATHS:
+            try:
+                n = self.resource.props.number(*path)
+            except (v.Unknown, ValueError):
+                continue
+            if n is not None and n > 0 and math.isfinite(n):
+                out.append(n)
+        return out
+
+
+_FLOOR_PATHS = (
+    ("minSize",),
+    ("desiredCapacity",),
+    ("scalingConfig", "minSize"),
+    ("scalingConfig", "desiredSize"),
+    ("autoscaling", "minNodeCount"),
+    ("autoscaling", "totalMinNodeCount"),
+    ("initialNodeCount",),
+    ("nodeCount",),
+    ("targetSize",),
+    ("spec", "replicas"),
+)
 
 
 def ancestor(r: sizing.StackResource, by_urn: dict[str, sizing.StackResource]) -> sizing.StackResource | None:
@@ -418,7 +479,7 @@ def _read_model(m: Model) -> None:
     if r.type in MANIFESTS and isinstance(data, dict):  # manifests are expanded into children: judge the rest
         component_manifests(r, pathlib.Path.cwd())  # one that cannot be read is a problem naming the component
         data = {k: x for k, x in data.items() if k not in MANIFESTS[r.type]}
-    seen = evidence.extract(data)
+    seen = evidence.extract(_substituted(data))
     if records(r.type):  # names in what records, restricts or watches capacity ask for none; a request still does
         seen = [e for e in seen if e.kind == "resource" and ": " in e.what]
     if r.type in RENDERED:  # values files given as paths or file assets, local charts: read the ones that are local
@@ -520,6 +581,21 @@ def launched_templates(m: Model, allowed: Callable[[str], bool]) -> list[str]:
                     "instance, an Auto Scaling group), or, once reviewed, allow it: "
                     f"gpusizer-no-overprovisioning.allowTemplates: [{{template: {ref!r}, reason: ...}}]"
                 )
+    return out
+
+
+def _substituted(data):
+    """Properties with a template body's `${Name}` references to the resource's own literal `parameters`
+    filled in, as CloudFormation fills `Fn::Sub` ("p5.${Size}" with Size 48xlarge launches p5.48xlarge)."""
+    if not isinstance(data, dict) or not isinstance(data.get("parameters"), dict):
+        return data
+    params = {k: x for k, x in data["parameters"].items() if isinstance(k, str) and isinstance(x, (str, int, float))}
+    out = dict(data)
+    for k, x in data.items():
+        if isinstance(x, str) and "${" in x and not v.is_unknown(x):
+            for name, value in params.items():
+                x = x.replace("${" + name + "}", str(value))
+            out[k] = x
     return out
 
 

@@ -75,7 +75,8 @@ def pin_path(pin: str) -> str:
 
 
 def _plan(spec: dict, pools) -> gpusizer.Decision:
-    return reuse.plan(gpusizer.load_spec(spec), pools=gpusizer.parse_pools(pools or []))
+    with calibration.recorded_only():  # the calibration the spec records, never the pack's environment
+        return reuse.plan(gpusizer.load_spec(spec), pools=gpusizer.parse_pools(pools or []))
 
 
 def metric(d: gpusizer.Decision) -> float | None:

@@ -131,7 +131,10 @@ def _gcp(node: tuple[str, ...] = ()) -> Callable[[v.View], list[shapes.Shape]]:
         accels = []
         for a in p.each(*node, "guestAccelerators"):
             kind = shapes.machine(a.text("type") or "")
-            count = a.number("count")
+            try:
+                count = a.number("count")
+            except v.Unknown:
+                count = None  # computed at preview: at least one (the known type is still judged)
             accels.append((kind, 1.0 if count is None else count))
         if not m and not accels:
             return []
@@ -146,7 +149,14 @@ def _tags(p: v.View) -> dict:
 
 
 def _tags_at(*path: str) -> Callable[[v.View], dict]:
-    return lambda p: {**p.mapping("tags"), **p.mapping(*path)}
+    def read(p: v.View) -> dict:
+        try:
+            top = p.mapping("tags")
+        except v.Unknown:  # the resource's own tags computed (not given): the nested ones still say
+            top = {}
+        return {**top, **p.mapping(*path)}
+
+    return read
 
 
 def _labels(*node: str) -> Callable[[v.View], dict]:
@@ -163,8 +173,12 @@ def _market(*path: str, default: str | None) -> Callable[[v.View], str | None]:
 
 def _asg_purchase(p: v.View) -> str | None:
     """Spot only when the group buys no on-demand at all (base 0 and 0% above it)."""
+    try:
+        given = p.has("mixedInstancesPolicy") and p.get("mixedInstancesPolicy") is not None
+    except v.Unknown:  # computed at a first preview: not given
+        given = False
     dist = p.at("mixedInstancesPolicy", "instancesDistribution")
-    if not p.has("mixedInstancesPolicy"):
+    if not given:
         return "on-demand"  # the template's market options decide; the group cannot be shown spot here
     base = dist.number("onDemandBaseCapacity") or 0  # AWS default 0
     pct = dist.number("onDemandPercentageAboveBaseCapacity")
@@ -246,7 +260,11 @@ def _asg_count(p: v.View) -> float:
     desired capacity), at least its MinSize (AWS PutWarmPool, MaxGroupPreparedCapacity and MinSize, read
     2026-11-26): with the group at its maximum, max(maxSize, MaxGroupPreparedCapacity) + MinSize in all."""
     units_ = _nodes(("maxSize",), ("desiredCapacity",), ("minSize",))(p)
-    weights = [o.number("weightedCapacity") for o in p.each("mixedInstancesPolicy", "launchTemplate", "overrides")]
+    try:
+        overrides = p.each("mixedInstancesPolicy", "launchTemplate", "overrides")
+    except v.Unknown:  # an output unknown at a first preview was not given (the provider computes it)
+        overrides = []
+    weights = [o.number("weightedCapacity") for o in overrides]
     least = min([w for w in weights if w is not None and w > 0] + [1.0])
     n = math.ceil(units_ / least)
     try:  # an output unknown at a first preview was not given (the provider computes it): no warm pool

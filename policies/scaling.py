@@ -9,6 +9,7 @@ on Kubernetes, the workload named by its `scaleTargetRef` in its namespace.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from gpusizer.policies import k8s
@@ -185,8 +186,12 @@ def maxima(stack: list) -> tuple[dict[str, float], list[tuple[str, Exception]]]:
                 targets += [u for u in by_name.get(key, []) if u != r.urn]
             elif r.type.startswith("kubernetes:"):
                 ref = r.props.at("spec", "scaleTargetRef")
-                key = (_namespace(r.props), ref.text("name"), (ref.text("kind") or "deployment").lower())
-                targets += by_name.get(key, [])
+                kind = (ref.text("kind") or "deployment").lower()
+                try:
+                    targets += by_name.get((_namespace(r.props), ref.text("name"), kind), [])
+                except v.Unknown:
+                    if not targets:  # no link names its target: it counts for every workload it could scale
+                        targets += [u for (_, _, k), us in by_name.items() if k == kind for u in us]
             if not targets:
                 continue  # it scales no GPU resource of this stack
             try:
@@ -200,4 +205,77 @@ def maxima(stack: list) -> tuple[dict[str, float], list[tuple[str, Exception]]]:
             continue
         for urn in targets:
             out[urn] = max(out.get(urn, 0.0), top)
+    for urn, top in commanded(stack, gpu, by_name if named else _k8s_names(gpu)):
+        out[urn] = max(out.get(urn, 0.0), top)
     return out, failed
+
+
+def _k8s_names(gpu: dict) -> dict:
+    out: dict = {}
+    for r in gpu.values():
+        if r.type.startswith("kubernetes:"):
+            try:
+                key = (_namespace(r.props), r.props.text("metadata", "name"), k8s.kind(r.type).lower())
+            except (v.Unknown, ValueError):
+                continue
+            out[key] = [*out.get(key, []), r.urn]
+    return out
+
+
+# Commands that resize capacity (a Command resource, user data, a CI step): the group or workload they name
+# and the size they set. AWS CLI `autoscaling update-auto-scaling-group` / `set-desired-capacity`, `kubectl
+# scale`, `gcloud compute instance-groups managed resize` and `gcloud container clusters resize --node-pool`.
+_RESIZE = re.compile(
+    r"(update-auto-scaling-group|set-desired-capacity|kubectl\b[^\n;&|]*\bscale\b|instance-groups\s+managed\s+resize"
+    r"|clusters\s+resize)([^\n;&|]*)",
+    re.I,
+)
+_ARG = {
+    "name": re.compile(r"--auto-scaling-group-name[= ](\S+)|--node-pool[= ](\S+)|resize\s+(?!--)(\S+)", re.I),
+    "size": re.compile(r"--(?:max-size|desired-capacity|min-size|replicas|size|num-nodes)[= ](\d+)", re.I),
+    "k8s": re.compile(
+        r"\b(deployment|deploy|statefulset|sts|replicaset|rs|replicationcontroller|rc)(?:/|\s+)([\w.-]+)", re.I
+    ),
+    "ns": re.compile(r"(?:-n|--namespace)[= ](\S+)", re.I),
+}
+_K8S_KINDS = {"deploy": "deployment", "sts": "statefulset", "rs": "replicaset", "rc": "replicationcontroller"}
+
+
+def _texts(value, out: list[str], budget: list[int]) -> None:
+    if budget[0] <= 0:
+        return
+    budget[0] -= 1
+    if isinstance(value, str):
+        if ("scale" in value or "resize" in value or "capacity" in value) and not v.is_unknown(value):
+            out.append(value)
+    elif isinstance(value, dict):
+        for x in value.values():
+            _texts(x, out, budget)
+    elif isinstance(value, list):
+        for x in value:
+            _texts(x, out, budget)
+
+
+def commanded(stack: list, gpu: dict, by_name: dict) -> list[tuple[str, float]]:
+    """(URN, size) for each GPU group or workload in the stack that a command in any resource resizes."""
+    out: list[tuple[str, float]] = []
+    for r in stack:
+        texts: list[str] = []
+        _texts(v.raw(r.props.data), texts, [50_000])
+        for text in texts:
+            for m in _RESIZE.finditer(text):
+                verb, args = m.group(1).lower(), m.group(0)
+                sizes = [float(x) for x in _ARG["size"].findall(args)]
+                if not sizes:
+                    continue
+                if verb.startswith("kubectl"):
+                    found = _ARG["k8s"].search(args)
+                    ns = _ARG["ns"].search(args)
+                    if found:
+                        kind = _K8S_KINDS.get(found.group(1).lower(), found.group(1).lower())
+                        key = (ns.group(1) if ns else DEFAULT_NAMESPACE, found.group(2), kind)
+                        out += [(u, max(sizes)) for u in by_name.get(key, [])]
+                    continue
+                names = {x.strip("'\"").lower() for g in _ARG["name"].findall(args) for x in g if x}
+                out += [(u, max(sizes)) for u, g in gpu.items() if names & _names(g)]
+    return out

@@ -33,12 +33,15 @@ class Shape:
         capacity: its GPUs, or None for an accelerator type the pack cannot verify.
         hourly_usd: the catalog's lowest on-demand $/hour of one node, or None.
         vcpus: host vCPUs (for capacities given in vCPUs), or None.
+        by_attributes: one of the types an attribute-based selection admits; EC2 launches the cheapest
+            that has capacity (and none priced far above it), so its host size is not the author's choice.
     """
 
     label: str
     capacity: audit.GpuCapacity | None
     hourly_usd: float | None
     vcpus: float | None = None
+    by_attributes: bool = False  # admitted by attribute-based selection: EC2 picks among them by price
 
 
 @functools.cache
@@ -236,7 +239,7 @@ def requirements(req: v.View) -> list[Shape] | None:
         and not any(ec2_match(f"{fam}.{size}", e) for e in excluded for size in SIZES)
     ]
     if admitted:
-        return extremes(admitted)
+        return [dataclasses.replace(x, by_attributes=True) for x in extremes(admitted)]
     if acc[0] >= 1 or "gpu" in kinds or names:
         return [Shape(f"{req.path} (no catalog GPU type matches)", None, None)]
     return None

@@ -98,6 +98,9 @@ def over_memory(r: res.GpuResource, max_ratio: float, need: float | None = None)
             continue
         ratio = s.capacity.total_gib / need
         if ratio <= max_ratio:
+            host = _over_host(s, need, max_ratio, r.provider)
+            if host:
+                return host
             continue
         cheaper = audit.cheaper_adequate(need, s.hourly_usd, None if providers.get(r.provider).owned else r.provider)
         if cheaper is None:
@@ -110,6 +113,31 @@ def over_memory(r: res.GpuResource, max_ratio: float, need: float | None = None)
             "To fix: size with gpusizer (gpusizer.components.GpuWorkload) or pick the cheaper offer"
         ]
     return []
+
+
+def _over_host(s, need: float, max_ratio: float, provider: str) -> list[str]:
+    """Adequate GPU memory on a host priced above max_ratio x the same GPUs on the cheapest host of the same
+    cloud (gr6.8xlarge's one L4 at about 3x g6.xlarge's): the memory fits, the host is what is oversized.
+    Price what you provision: a host sized for CPU or RAM needs is a GpuWorkload decision (which weighs host
+    needs), not a bare requirement tag, which says GPU memory only."""
+    if s.hourly_usd is None or s.capacity is None or s.by_attributes or providers.get(provider).owned:
+        return []
+    same = [  # the same GPUs on another host of the same cloud: only the host differs
+        (o.on_demand_usd, t, o)
+        for t, o in audit.types_of(provider).items()
+        if o.gpu == s.capacity.gpu and o.gpu_count * o.gpu_fraction == s.capacity.count and o.on_demand_usd
+    ]
+    if not same:
+        return []
+    usd, t, o = min(same)
+    if s.hourly_usd <= max_ratio * usd:
+        return []
+    return [
+        f"{s.label} ({s.capacity.label}) at ${s.hourly_usd:.2f}/h is {s.hourly_usd / usd:.1f}x {t} at "
+        f"${usd:.2f}/h, the same GPUs on a smaller host (limit {max_ratio:g}x; a {need:g} GiB requirement): "
+        "its GPU memory fits, its host is oversized. To fix: the smaller host, or size with gpusizer "
+        "(gpusizer.components.GpuWorkload), which weighs CPU and RAM needs"
+    ]
 
 
 def under_memory(r: res.GpuResource) -> list[str]:

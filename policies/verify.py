@@ -25,16 +25,20 @@ import gpusizer
 from gpusizer import reuse
 from gpusizer.catalog import Catalog
 from gpusizer.decide import optimize
+from gpusizer.estimate import calibration
 from gpusizer.policies import model, need, sizing
 from gpusizer.policies import resources as res
 from gpusizer.policies import view as v
 
 
 @functools.lru_cache(maxsize=64)
-def _replan(recorded: str) -> gpusizer.Decision:
+def _replan(recorded: str, cal: tuple[str, str] | None = None) -> gpusizer.Decision:
+    """The decision for a recorded spec and pools (JSON); `cal`, the fingerprint of the calibration file it
+    names, keys the cache (a file rewritten between two plans is another calibration)."""
     data = json.loads(recorded)
     spec = gpusizer.load_spec(data["spec"])
-    return reuse.plan(spec, pools=gpusizer.parse_pools(data.get("pools") or []))
+    with calibration.recorded_only():  # the calibration the spec records, never the pack's environment
+        return reuse.plan(spec, pools=gpusizer.parse_pools(data.get("pools") or []))
 
 
 def decision(workload: sizing.StackResource, cfg=None) -> gpusizer.Decision:
@@ -50,7 +54,8 @@ def decision(workload: sizing.StackResource, cfg=None) -> gpusizer.Decision:
         recorded["spec"] = plain or recorded["spec"]
     if recorded["spec"] is None:
         raise gpusizer.SpecError("the GpuWorkload records no spec", "spec")
-    return _replan(json.dumps(recorded, sort_keys=True))
+    named = ((recorded["spec"] or {}).get("sizing") or {}).get("calibration")
+    return _replan(json.dumps(recorded, sort_keys=True), calibration.fingerprint(named) if named else None)
 
 
 def planned(workload: sizing.StackResource | None, cfg=None) -> tuple[gpusizer.Decision | None, str | None]:

@@ -16,7 +16,10 @@ file and the calibrated figures.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
+import hashlib
 import os
 import pathlib
 
@@ -129,7 +132,40 @@ def load(path: str | os.PathLike) -> Calibration:
     return parse(doc, str(path))
 
 
+# Off inside `recorded_only()`: the policy pack judges a workload by the calibration its spec records (trusted
+# or within a band), never by one the process environment happens to set.
+_ENV_READ: contextvars.ContextVar[bool] = contextvars.ContextVar("gpusizer_calibration_env", default=True)
+
+
+@contextlib.contextmanager
+def recorded_only():
+    """Within it, a spec without `sizing.calibration` uses none, whatever $GPUSIZER_CALIBRATION says."""
+    token = _ENV_READ.set(False)
+    try:
+        yield
+    finally:
+        _ENV_READ.reset(token)
+
+
+def chosen(path: str | None) -> str | None:
+    """The calibration file a spec uses: its `sizing.calibration`, else $GPUSIZER_CALIBRATION (outside
+    `recorded_only`), else none."""
+    return path or (os.environ.get(ENV) if _ENV_READ.get() else None) or None
+
+
+def fingerprint(path: str | None) -> tuple[str, str] | None:
+    """(the file, sha256 of its bytes) of the calibration a spec uses, or None: what a cached decision
+    depends on besides the spec (a file rewritten between two plans is another calibration)."""
+    found = chosen(path)
+    if not found:
+        return None
+    try:
+        return found, hashlib.sha256(pathlib.Path(found).read_bytes()).hexdigest()
+    except OSError:
+        return found, ""
+
+
 def for_spec(path: str | None) -> Calibration | None:
     """The calibration a spec uses: its `sizing.calibration`, else $GPUSIZER_CALIBRATION, else none."""
-    chosen = path or os.environ.get(ENV)
-    return load(pathlib.Path(chosen)) if chosen else None
+    found = chosen(path)
+    return load(pathlib.Path(found)) if found else None
