@@ -152,9 +152,15 @@ class MockCloud(pulumi.runtime.Mocks):
             except ValueError:
                 opts = {}
             inputs = {k: opts[k] for k in ("chart", "path", "values", "repo", "version") if opts.get(k) is not None}
-            chart = Registered(RENDERED_CHART, f"helm-template-{len(self.resources)}", inputs, True)
+            # the Chart component that invokes it registered first, with no inputs: it takes them
+            chart = next((r for r in reversed(self.resources) if r.typ == RENDERED_CHART and not r.inputs), None)
+            if chart is None:
+                name = str(opts.get("chart") or opts.get("path") or "chart").rsplit("/", 1)[-1]
+                chart = Registered(RENDERED_CHART, name, {}, True)
+                chart.urn = "::".join(["urn:pulumi:" + pulumi.get_stack(), pulumi.get_project(), RENDERED_CHART, name])
+                self.resources.append(chart)
+            chart.inputs = inputs
             chart.outputs = dict(inputs)
-            self.resources.append(chart)
             return {"result": []}
         raise NotImplementedError(f"unmocked invoke {args.token}")  # an empty answer would silently yield None
 

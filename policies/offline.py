@@ -321,10 +321,16 @@ def resource_tree(resources: list) -> list[tuple[int, object]]:
         children.setdefault(r.parent if r.parent in urns else "", []).append(r)
     out: list[tuple[int, object]] = []
 
+    seen: set[int] = set()
+
     def walk(urn: str, depth: int) -> None:
         for r in children.get(urn, ()):
+            if id(r) in seen:  # a resource recorded without a URN of its own lists once
+                continue
+            seen.add(id(r))
             out.append((depth, r))
-            walk(r.urn, depth + 1)
+            if r.urn and r.urn != urn:
+                walk(r.urn, depth + 1)
 
     walk("", 0)
     return out

@@ -246,7 +246,7 @@ def _texts(value, out: list[str], budget: list[int]) -> None:
         return
     budget[0] -= 1
     if isinstance(value, str):
-        if ("scale" in value or "resize" in value or "capacity" in value) and not v.is_unknown(value):
+        if ("scal" in value or "resize" in value or "capacity" in value) and not v.is_unknown(value):
             out.append(value)
     elif isinstance(value, dict):
         for x in value.values():

@@ -1144,6 +1144,33 @@ class TestPins:
         _, spec = self._calibrated(tmp_path, 0.55)
         assert not [m for _, m in mandatory(pack_stub, [R(WL, "c", _recorded(spec))]) if "calibration" in m]
 
+    def test_a_calibration_from_the_environment_is_recorded_and_judged(self, pack_stub, tmp_path, monkeypatch):
+        """GPUSIZER_CALIBRATION moves the program's decision; the GpuWorkload records the file, so the pack
+        judges it like one the spec names (and never reads its own environment)."""
+        cal, _ = self._calibrated(tmp_path, 0.05)
+        monkeypatch.setenv("GPUSIZER_CALIBRATION", str(cal))
+        recorded = workload.recorded_inputs(gpusizer.load_spec(self.CALIBRATED), [])
+        assert recorded["spec"]["sizing"]["calibration"] == str(cal.resolve())
+        found = [m for p, m in mandatory(pack_stub, [R(WL, "c", recorded)]) if "calibration" in m]
+        assert found and "decode_mbu 0.05" in found[0]
+        from gpusizer.estimate import calibration
+
+        with calibration.recorded_only():
+            assert calibration.for_spec(None) is None  # the pack's own planning ignores the variable
+
+    def test_a_calibration_file_rewritten_between_two_plans_is_planned_again(self, tmp_path):
+        """Cached decisions key on the file's bytes, not its name: a program cannot plan with one calibration
+        and leave the pack a harmless file under the same name."""
+        from gpusizer import reuse
+        from gpusizer.base import memo
+
+        cal, spec = self._calibrated(tmp_path, 0.05)
+        with memo.scope():
+            first = reuse.plan(gpusizer.load_spec(spec)).chosen.offer.instance_type
+            cal.write_text("gpus: {L4: {decode_mbu: 0.8}}\n")
+            second = reuse.plan(gpusizer.load_spec(spec)).chosen.offer.instance_type
+        assert first != second
+
 
 class TestFailover:
     def test_a_lone_instance_of_a_failover_type_is_judged_like_any_other(self, pack_stub):

@@ -557,3 +557,229 @@ def test_a_layout_pin_names_itself_and_may_be_allowed(pack_stub):
         }
     }
     assert not [m for p, m in mandatory(pack_stub, _layout_pinned(), allow) if p == "gpusizer-no-overprovisioning"]
+
+
+# --- third round: services that name GPUs in their own words, counting, host size, read as the cloud reads ----
+THIRD_BLOCKED = {
+    "codebuild-gpu-environment": [
+        R(
+            "aws:codebuild/project:Project",
+            "cb",
+            {"environment": {"type": "LINUX_GPU_CONTAINER", "computeType": "BUILD_GENERAL1_LARGE"}},
+        )
+    ],
+    "appstream-graphics-fleet": [
+        R(
+            "aws:appstream/fleet:Fleet",
+            "f",
+            {"instanceType": "stream.graphics.g5.24xlarge", "computeCapacity": {"desiredInstances": 50}},
+        )
+    ],
+    "workspaces-graphics-bundle": [
+        R("aws:workspaces/workspace:Workspace", "ws", {"workspaceProperties": {"computeTypeName": "GRAPHICSPRO_G4DN"}})
+    ],
+    "lambda-cloud-instance": [R("lambda:index:Instance", "l", {"instanceTypeName": "gpu_8x_h100_sxm5"})],
+    "gcp-accelerator-count-unknown": [
+        R(
+            "gcp:compute/instance:Instance",
+            "vm",
+            {
+                "machineType": "n1-standard-32",
+                "labels": {cases.GCP_REQ: "5"},
+                "guestAccelerators": [{"type": "nvidia-tesla-v100", "count": cases.U}],
+            },
+        )
+    ],
+    "cloudformation-parameter-in-fn-sub": [
+        R(
+            "aws:cloudformation/stack:Stack",
+            "cfn",
+            {
+                "parameters": {"Size": "48xlarge"},
+                "templateBody": json.dumps(
+                    {
+                        "Resources": {
+                            "I": {
+                                "Type": "AWS::EC2::Instance",
+                                "Properties": {"InstanceType": {"Fn::Sub": "p5.${Size}"}},
+                            }
+                        }
+                    }
+                ),
+            },
+        )
+    ],
+    "one-l4-on-an-oversized-host": [
+        R("aws:ec2/instance:Instance", "i", {"instanceType": "g6.16xlarge", **SECURE, "tags": {cases.REQ: "18"}})
+    ],
+    "gpu-quantity-in-millis-on-h100": [
+        R(DEP, "d", deployment(pod({"nvidia.com/gpu": "8000m"}, {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"})))
+    ],
+}
+
+THIRD_COUNTED = {
+    "asg-max-computed": [
+        R(LT, "lt", {"instanceType": "g6.xlarge", "id": "lt-small", **SECURE, "tags": {cases.REQ: "18"}}),
+        R(
+            ASG,
+            "asg",
+            {"maxSize": cases.U, "launchTemplate": {"id": "lt-small"}, "tags": [{"key": cases.REQ, "value": "18"}]},
+        ),
+    ],
+    "cronjob-overlapping-runs": [
+        R(
+            "kubernetes:batch/v1:CronJob",
+            "cj",
+            {
+                "spec": {
+                    "schedule": "* * * * *",
+                    "concurrencyPolicy": "Allow",
+                    "jobTemplate": {"spec": {"template": L4_DEP[2]["spec"]["template"]}},
+                }
+            },
+        )
+    ],
+    "hpa-target-computed": [
+        L4_DEP,
+        R(
+            "kubernetes:autoscaling/v2:HorizontalPodAutoscaler",
+            "hpa",
+            {
+                "metadata": {"namespace": "ml"},
+                "spec": {"scaleTargetRef": {"kind": "Deployment", "name": cases.U}, "maxReplicas": 100},
+            },
+        ),
+    ],
+    "command-resizes-the-group": [
+        *L4_ASG,
+        R(
+            "command:local:Command",
+            "scale",
+            {"create": "aws autoscaling update-auto-scaling-group --auto-scaling-group-name gpu-asg --max-size 100"},
+        ),
+    ],
+    "kubectl-scales-the-deployment": [
+        L4_DEP,
+        R("command:local:Command", "scale", {"create": "kubectl -n ml scale deployment/llm --replicas=60"}),
+    ],
+}
+
+THIRD_GREEN = {
+    "network-policy-selecting-gpu-pods": [
+        R(
+            "kubernetes:networking.k8s.io/v1:NetworkPolicy",
+            "np",
+            {
+                "spec": {
+                    "podSelector": {"matchLabels": {"accelerator": "nvidia-tesla-a100", "gpu": "h100"}},
+                    "policyTypes": ["Ingress"],
+                }
+            },
+        )
+    ],
+    "affinity-in-and-notin-leaves-l4": [
+        R(
+            DEP,
+            "d",
+            deployment(
+                pod(
+                    {"nvidia.com/gpu": 1},
+                    need="18",
+                    affinity=[
+                        {
+                            "matchExpressions": [
+                                {
+                                    "key": "nvidia.com/gpu.product",
+                                    "operator": "In",
+                                    "values": ["NVIDIA-L4", "NVIDIA-H100-80GB-HBM3"],
+                                },
+                                {
+                                    "key": "nvidia.com/gpu.product",
+                                    "operator": "NotIn",
+                                    "values": ["NVIDIA-H100-80GB-HBM3"],
+                                },
+                            ]
+                        }
+                    ],
+                )
+            ),
+        )
+    ],
+    "ssm-parameter-naming-a-type": [
+        R("aws:ssm/parameter:Parameter", "p", {"name": "/fleet/forbidden", "type": "String", "value": "p5.48xlarge"})
+    ],
+    "one-l4-on-the-smallest-host": [
+        R("aws:ec2/instance:Instance", "i", {"instanceType": "g6.xlarge", **SECURE, "tags": {cases.REQ: "18"}})
+    ],
+    "command-resizing-a-cpu-group": [
+        *L4_ASG,
+        R(
+            "command:local:Command",
+            "scale",
+            {"create": "aws autoscaling update-auto-scaling-group --auto-scaling-group-name web --max-size 100"},
+        ),
+    ],
+}
+
+
+@pytest.mark.parametrize("case", sorted(THIRD_BLOCKED))
+def test_third_round_blocked(pack_stub, case):
+    assert mandatory(pack_stub, THIRD_BLOCKED[case]), case
+
+
+@pytest.mark.parametrize("case", sorted(THIRD_COUNTED))
+def test_third_round_counted_under_a_budget(pack_stub, case):
+    assert mandatory(pack_stub, THIRD_COUNTED[case], BUDGET), case
+
+
+@pytest.mark.parametrize("case", sorted(THIRD_GREEN))
+def test_third_round_green(pack_stub, case):
+    assert mandatory(pack_stub, THIRD_GREEN[case], BUDGET) == [], case
+
+
+def test_an_oversized_host_names_the_smaller_host_of_the_same_gpus(pack_stub):
+    (found,) = [
+        m
+        for p, m in mandatory(pack_stub, THIRD_BLOCKED["one-l4-on-an-oversized-host"])
+        if p == "gpusizer-no-overprovisioning"
+    ]
+    smaller = found.split(" is ", 1)[1].split(" at ", 1)[0]  # "3.5x g6.2xlarge": the catalog's cheapest L4 host
+    assert smaller.split()[-1].startswith("g6.") and "same GPUs on a smaller host" in found
+
+
+def test_kustomize_replicas_are_counted(pack_stub, tmp_path):
+    doc = {"apiVersion": "apps/v1", "kind": "Deployment", **L4_DEP[2]}
+    (tmp_path / "deploy.yaml").write_text(json.dumps(doc))
+    (tmp_path / "kustomization.yaml").write_text("resources:\n- deploy.yaml\nreplicas:\n- name: llm\n  count: 100\n")
+    rows = [R("kubernetes:kustomize/v2:Directory", "k", {"directory": str(tmp_path)})]
+    assert any(p == "gpusizer-gpu-budget" for p, _ in mandatory(pack_stub, rows, BUDGET))
+    (tmp_path / "kustomization.yaml").write_text("resources:\n- deploy.yaml\n")
+    assert mandatory(pack_stub, rows, BUDGET) == []
+
+
+@pytest.mark.slow
+def test_offline_preview_reads_v1_yaml_and_a_helm_v3_chart_it_cannot_render(tmp_path):
+    """v1 ConfigFile decodes its YAML in the SDK (the mocks answer the decode invoke, so a CPU file previews),
+    and a helm.v3.Chart's template invoke records the chart's inputs: its local chart asks for 8 GPUs."""
+    from tests.policies.test_gate import _preview
+
+    (tmp_path / "web.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\ndata: {a: b}\n")
+    chart = tmp_path / "chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: llm\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text("gpus: 8\n")
+    (chart / "templates" / "d.yaml").write_text(
+        TEMPLATE.replace(
+            "{{ toYaml .Values.resources | indent 10 }}", "          limits: {nvidia.com/gpu: {{ .Values.gpus }}}"
+        )
+    )
+    program = f"""
+        import pulumi_kubernetes as k8s
+        k8s.yaml.ConfigFile("web", file={str(tmp_path / "web.yaml")!r})
+        """
+    ok = _preview(tmp_path, {}, program)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "kubernetes:core/v1:ConfigMap" in ok.stdout
+    program += f'k8s.helm.v3.Chart("llm", k8s.helm.v3.LocalChartOpts(path={str(chart)!r}))\n'
+    blocked = _preview(tmp_path, {}, program)
+    assert blocked.returncode == 1 and "[mandatory] gpusizer-gpu-evidence on llm" in blocked.stdout, blocked.stdout
