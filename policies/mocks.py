@@ -97,15 +97,28 @@ class MockCloud(pulumi.runtime.Mocks):
     def __init__(self, preview: bool = False):
         self.preview = preview
         self.resources: list[Registered] = []
+        self.pending_charts: list[dict] = []  # helm.v3.Chart inputs from template invokes not yet matched
+
+    def settle(self) -> None:
+        """After the program: chart inputs no Chart component took become records of their own."""
+        for i, inputs in enumerate(self.pending_charts):
+            name = str(inputs.get("chart") or inputs.get("path") or f"chart-{i}").rsplit("/", 1)[-1]
+            chart = Registered(RENDERED_CHART, name, inputs, True, outputs=dict(inputs))
+            chart.urn = "::".join(["urn:pulumi:" + pulumi.get_stack(), pulumi.get_project(), RENDERED_CHART, name])
+            self.resources.append(chart)
+        self.pending_charts = []
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs):
-        registered = Registered(args.typ, args.name, dict(args.inputs), args.custom)
+        inputs = dict(args.inputs)
+        if args.typ == RENDERED_CHART and not inputs and self.pending_charts:  # its template invoke ran first
+            inputs = self.pending_charts.pop(0)
+        registered = Registered(args.typ, args.name, inputs, args.custom)
         self.resources.append(registered)
         if self.preview:  # no id: every output not given as an input is unknown
             unknown = {k: pulumi.output.Unknown() for k in declared_outputs(args.typ) if k not in args.inputs}
-            registered.outputs = {**unknown, **args.inputs}
+            registered.outputs = {**unknown, **inputs}
             return "", dict(args.inputs)
-        outputs = dict(args.inputs)
+        outputs = dict(inputs)
         outputs.setdefault("id", f"{args.name}-id")  # the engine's outputs carry the id a literal reference names
         outputs.setdefault("arn", f"arn:aws:mock:::{args.name}")
         outputs.setdefault("name", args.name)
@@ -152,15 +165,13 @@ class MockCloud(pulumi.runtime.Mocks):
             except ValueError:
                 opts = {}
             inputs = {k: opts[k] for k in ("chart", "path", "values", "repo", "version") if opts.get(k) is not None}
-            # the Chart component that invokes it registered first, with no inputs: it takes them
+            # The Chart component that invokes it takes them (it registers with no inputs, before or after the
+            # invoke: registrations run concurrently); one never registered gets a record of its own (`settle`).
             chart = next((r for r in reversed(self.resources) if r.typ == RENDERED_CHART and not r.inputs), None)
             if chart is None:
-                name = str(opts.get("chart") or opts.get("path") or "chart").rsplit("/", 1)[-1]
-                chart = Registered(RENDERED_CHART, name, {}, True)
-                chart.urn = "::".join(["urn:pulumi:" + pulumi.get_stack(), pulumi.get_project(), RENDERED_CHART, name])
-                self.resources.append(chart)
-            chart.inputs = inputs
-            chart.outputs = dict(inputs)
+                self.pending_charts.append(inputs)
+            else:
+                chart.inputs, chart.outputs = inputs, dict(inputs)
             return {"result": []}
         raise NotImplementedError(f"unmocked invoke {args.token}")  # an empty answer would silently yield None
 
@@ -222,6 +233,7 @@ def run_program(
     pulumi.export = record
     try:
         pulumi.runtime.test(fn)()
+        mocks.settle()
     finally:
         pulumi.export = original
         pulumi.runtime.set_all_config({})
