@@ -36,8 +36,10 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import functools
 import gzip
 import io
+import pathlib
 import re
 from collections.abc import Mapping, Sequence
 
@@ -51,7 +53,10 @@ from gpusizer.policies import view as v
 # plugin, GKE TPUs, AWS Neuron device plugin, Intel and Habana device plugins).
 RESOURCE_NAMES = ("nvidia.com/gpu", "nvidia.com/gpu.shared", "amd.com/gpu", "google.com/tpu", "habana.ai/gaudi")
 RESOURCE_PREFIXES = ("nvidia.com/mig-", "aws.amazon.com/neuron", "gpu.intel.com/", "nvidia.com/gpu-", "amd.com/gpu-")
-DEVICE_CLASS = re.compile(r"(^|\.)(gpu|tpu|neuron|mig)(\.|$)|nvidia|amd\.com|habana", re.I)
+DEVICE_CLASS = re.compile(r"(^|\.)(gpu|tpu|neuron|mig)(\.|$)|nvidia|amd\.com|habana|accel|gpu", re.I)
+# Any device plugin's extended resource whose name says what it is (`squat.ai/nvidia`, `example.com/gpu-large`):
+# read where a container requests resources.
+_DEVICE_NAME = re.compile(r"^[a-z0-9.-]+\.[a-z]+/[a-z0-9._-]*(?:nvidia|gpu|tpu|neuron|amd|accel)", re.I)
 # Node labels that name or select accelerators (NVIDIA GPU feature discovery, GKE, Karpenter, EKS).
 _LABEL_WORDS = re.compile(r"gpu|accelerator|tpu|neuron|inferentia|trainium", re.I)
 INSTANCE_LABELS = (
@@ -130,9 +135,19 @@ _GCP_IN_TEXT = re.compile(
     r"(?<![a-z0-9-])([a-z][a-z0-9]*)-(?:high|mega|ultra|edge)gpu-\d+g(?:-[a-z0-9]+)?(?![a-z0-9])"
     r"|(?<![a-z0-9-])(g2|g4)-standard-\d+(?![a-z0-9])"
 )
+
+
 # Sizes of other clouds inside free text (`az vm create --size Standard_ND96isr_H100_v5`, `--shape BM.GPU.H100.8`),
 # and type patterns (`attribute:ecs.instance-type =~ p5.*`, `--instance-types 'g6*'`).
-_OTHER_IN_TEXT = re.compile(
+@functools.cache
+def _other_in_text() -> re.Pattern[str]:
+    """Other clouds' accelerated sizes as they appear inside text (the patterns of
+    policies/accelerator_families.yaml, unanchored)."""
+    parts = [p.pattern.lstrip("^").rstrip("$") for p in shapes.other_clouds().values()]
+    return re.compile("|".join(f"(?<![a-z0-9_.-])(?:{x})[a-z0-9_.-]*" for x in parts))
+
+
+_OTHER_IN_TEXT_UNUSED = re.compile(
     r"(?<![a-z0-9_.-])(?:standard_n[a-z0-9_]+|(?:bm|vm)\.gpu[a-z0-9.]*|ecs\.[a-z0-9-]+\.[a-z0-9]+|gx\d-[0-9x]+[a-z0-9]*)"
 )
 _WILD_IN_TEXT = re.compile(r"(?<![a-z0-9_./-])[a-z]+\d[a-z0-9-]*(?:\\?\.[a-z0-9]*)?\*")  # a family with its digit
@@ -140,7 +155,7 @@ _WILD_IN_TEXT = re.compile(r"(?<![a-z0-9_./-])[a-z]+\d[a-z0-9-]*(?:\\?\.[a-z0-9]
 # ECS inference accelerators), and what exposes a node's GPUs to a container without requesting them
 # (NVIDIA container toolkit: NVIDIA_VISIBLE_DEVICES=all under the nvidia runtime class).
 _KIND_VALUES = frozenset({"gpu", "tpu", "neuron", "inferenceaccelerator", "accelerator", "neuroncore"})
-_VISIBLE = frozenset({"nvidia_visible_devices", "cuda_visible_devices", "nvidia_driver_capabilities"})
+VISIBLE = frozenset({"nvidia_visible_devices", "cuda_visible_devices", "nvidia_driver_capabilities"})
 # Karpenter's instance-category values of accelerated families (EC2 naming: g, p, inf, trn, dl, gr, vt, f).
 _ACCELERATED_CATEGORIES = frozenset({"g", "p", "inf", "trn", "dl", "gr", "vt", "f"})
 MAX_DOCUMENT = 1_000_000  # characters of an embedded YAML/JSON document read (a manifest bundle fits)
@@ -191,10 +206,16 @@ def is_resource_name(key: str) -> bool:
     return k in RESOURCE_NAMES or k.startswith(RESOURCE_PREFIXES) or bool(_VENDOR_RESOURCE.match(k))
 
 
+# Labels GPU feature discovery puts on nodes that already have GPUs (`nvidia.com/gpu.present`,
+# `nvidia.com/gpu.deploy.*`): no autoscaler provisions for them, so selecting them makes no capacity.
+_PRESENCE = re.compile(r"\.present$|\.deploy\.|^feature\.node\.kubernetes\.io/")
+
+
 def gpu_label(key: str) -> bool:
-    """A node label key that names or selects accelerators (never gpusizer's own metadata)."""
+    """A node label key that names or selects accelerators (never gpusizer's own metadata, nor a label that
+    only marks nodes already holding GPUs)."""
     k = key.strip().lower()
-    if k in _OWN_KEYS or k.startswith("gpusizer"):
+    if k in _OWN_KEYS or k.startswith("gpusizer") or _PRESENCE.search(k):
         return False
     return "/" in k and bool(_LABEL_WORDS.search(k.rsplit("/", 1)[-1])) or k in RESOURCE_NAMES
 
@@ -277,9 +298,10 @@ def documents(text: str) -> list:
 
 
 class _Walk:
-    def __init__(self):
+    def __init__(self, local_files: bool = False):
         self.out: list[Evidence] = []
         self.nodes = 0
+        self.local_files = local_files
 
     def add(self, path: str, kind: str, what) -> None:
         self.out.append(Evidence(path, kind, str(what)[:120]))
@@ -334,7 +356,7 @@ class _Walk:
                 or (
                     k == "name"
                     and isinstance(kind, str)
-                    and kind.strip().lower() in _VISIBLE
+                    and kind.strip().lower() in VISIBLE
                     and str(m.get("value", "")).strip().lower() not in _NOTHING | {"void"}
                 )
             ):
@@ -353,11 +375,13 @@ class _Walk:
             if low in _TEMPLATE_KEYS:
                 for ref in _template_refs(x):
                     self.add(here, "template", ref)
-            if low in skip or low in _OWN_KEYS or low in _POD_SELECTING:
-                continue
+            if low in skip or low in _OWN_KEYS or low in _POD_SELECTING or _PRESENCE.search(low):
+                continue  # (a presence label selects nodes that already hold GPUs: it makes no capacity)
             if (_EXCLUDING.search(ks) or low in METADATA) and _flat(x):
                 continue  # tags, labels, tolerations, exclusion lists: records and exclusions, never capacity
-            if is_resource_name(ks):
+            if is_resource_name(ks) or (
+                _DEVICE_NAME.match(ks.strip()) and where.rsplit(".", 1)[-1] in ("limits", "requests")
+            ):
                 if _positive(x) or isinstance(x, (Mapping, list)):
                     self.add(here, "resource", f"{ks.strip()}: {x}")
                 continue
@@ -420,6 +444,18 @@ class _Walk:
                 self.add(where, "mention", t)
             for ref in _TEMPLATE_IN_TEXT.findall(s):  # `aws ec2 run-instances --launch-template LaunchTemplateName=x`
                 self.add(where, "template", ref)
+            if self.local_files and " " in s.strip():  # a command runs or deploys a local file: read it too
+                for path in _local_files(s):
+                    stack.append((path.read_text(errors="replace")[:MAX_DOCUMENT], f"{where}<{path}>", field))
+            for token in _B64_TOKEN.findall(s) if " " in s.strip() else ():  # `$(echo cDUu... | base64 -d)`
+                inner = _base64(token, shortest=12)
+                if inner is None:
+                    continue
+                t = accelerated_type(inner.strip())
+                if t:
+                    self.add(where, "mention", t)
+                else:
+                    stack.append((inner, f"{where}<base64>", field))
             for r in requests_in_text(s):
                 self.add(where, "resource", r)
             decoded = _base64(s)
@@ -514,13 +550,14 @@ def wildcard_families(pattern: str) -> list[str]:
 _TEMPLATE_IN_TEXT = re.compile(
     r"(?:launchtemplate(?:name|id)=|--source-instance-template[= ]|--launch-template-(?:name|id)[= ])([\w./:-]+)", re.I
 )
+_B64_TOKEN = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{12,}={0,2}(?![A-Za-z0-9+/=])")
 _B64 = re.compile(r"^[A-Za-z0-9+/\s]+={0,2}$")
 
 
-def _base64(s: str) -> str | None:
+def _base64(s: str, shortest: int = 24) -> str | None:
     """The text a base64 string holds (user data), or None when it is not base64 of UTF-8 text."""
     t = "".join(s.split())
-    if len(t) < 24 or len(t) % 4 or not _B64.match(t):
+    if len(t) < shortest or len(t) % 4 or not _B64.match(t):
         return None
     try:
         raw = base64.b64decode(t, validate=True)
@@ -556,13 +593,24 @@ def requests_in_text(text: str) -> list[str]:
 # What comes right before a type in text that asks for it: a flag or a field naming a type, size or shape
 # (`--instance-type p5.48xlarge`, `--machine-type=a3-highgpu-8g`, `--size Standard_ND96...`, `InstanceType=`,
 # `ecs.instance-type =~ p5.*`, `node_type: g6.xlarge`); prose (`echo 'building for g6.xlarge'`) asks for nothing.
-_ASKS = re.compile(r"(?:instance|machine|node|vm|type|size|shape|flavor|sku|class|family|types)[\"'`\s:=~,\[(]*$")
+_ASKS = re.compile(
+    r"(?:(?:instance|machine|node|vm|type|size|shape|flavor|sku|class|family)[a-z_]*[\"'`\s:=~,\[({]*"
+    r"|(?:[a-z_][a-z0-9_]*=|:-)\s*)$"  # a shell variable set to it (`T=p5.48xlarge`), its default (`${T:-...}`)
+)
+# Commands that only read or print (`aws ec2 describe-instance-types`, `aws pricing get-products`, `echo`,
+# a comment): a type in them asks for nothing.
+_READS = re.compile(
+    r"^\s*(?:#|(?:echo|printf|logger)\b(?![^>]*>))|\b(?:describe|get|list)-[a-z-]+|\bpricing\b"
+)  # (`echo ... > file` writes what runs next: it counts)
 
 
 def in_text(text: str) -> list[str]:
     """Accelerated instance or machine types that free text asks for (after a flag or field naming a type,
     size or shape: `_ASKS`), normalised, each once."""
-    low = text.lower()
+    # As a shell reads it: continued lines joined, quotes dropped (`p5."48xlarge"` is p5.48xlarge), and each
+    # command on its own, so a read-only one (describe, list, echo, a comment) asks for nothing.
+    joined = re.sub(r"\\\r?\n", " ", text.lower()).replace('"', "").replace("'", "").replace(":-", ":- ")
+    low = "\n".join(c for c in re.split(r"[\n;|&]", joined) if not _READS.search(c))
     fam = families()
     out = []
 
@@ -576,7 +624,7 @@ def in_text(text: str) -> list[str]:
     for m in _GCP_IN_TEXT.finditer(low):
         if (m.group(1) is None or m.group(1) in fam["gcp"]) and asks(m):
             out.append(m.group(0))
-    for m in _OTHER_IN_TEXT.finditer(low):
+    for m in _other_in_text().finditer(low):
         if accelerated_type(m.group(0)) and asks(m):
             out.append(m.group(0))
     if "*" in low:
@@ -592,8 +640,26 @@ def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
-def extract(props, path: str = "") -> list[Evidence]:
-    """Every piece of GPU evidence in `props` (plain data: dicts, lists, scalars; unknowns as sentinels)."""
-    w = _Walk()
+def extract(props, path: str = "", local_files: bool = False) -> list[Evidence]:
+    """Every piece of GPU evidence in `props` (plain data: dicts, lists, scalars; unknowns as sentinels).
+    `local_files`: also read the local files a command in it names (`--template-file big.yaml`,
+    `python3 launch.py`), as the command would."""
+    w = _Walk(local_files)
     w.run(props, path)
     return w.out
+
+
+_PATH_TOKEN = re.compile(r"(?<![\w/.-])((?:/|\./|\.\./)[\w./-]+\.(?:ya?ml|json|sh|py|tf|tfvars|template|txt))\b")
+
+
+def _local_files(text: str) -> list[pathlib.Path]:
+    """Existing local files (at most 5, each at most MAX_DOCUMENT bytes) that a command names by path."""
+    out = []
+    for m in _PATH_TOKEN.finditer(text):
+        try:
+            p = pathlib.Path(m.group(1))
+            if p.is_file() and p.stat().st_size <= MAX_DOCUMENT and p not in out:
+                out.append(p)
+        except (OSError, ValueError):
+            continue
+    return out[:5]

@@ -38,6 +38,7 @@ import fnmatch
 import functools
 import math
 import pathlib
+import re
 from collections.abc import Callable, Iterable
 
 from gpusizer.contract import audit
@@ -83,6 +84,9 @@ RECORDS = (
     "aws-native:iam:",
     "aws-native:cloudwatch:",
 )
+
+
+_SCRIPT = re.compile(r"\.(?:sh|bash|py)(?:$|[.<\[])")  # a script file a record holds (`data.run.sh`)
 
 
 def records(resource_type: str) -> bool:
@@ -156,10 +160,11 @@ def _flatten(doc: dict) -> list[dict]:
     return [doc]
 
 
-def _read_files(name: str, base: pathlib.Path | None) -> list:
+def _read_files(name: str, base: pathlib.Path | None, depth: int = 0) -> list:
     """Documents of a local file, of each file a glob matches, or of each YAML file in a local directory
     (kustomize: its resources)."""
     try:
+        name = name.removeprefix("file://")  # a file URL names a local file
         p = pathlib.Path(name)
         p = p if p.is_absolute() or base is None else base / p
         if any(c in name for c in "*?["):
@@ -174,6 +179,17 @@ def _read_files(name: str, base: pathlib.Path | None) -> list:
                 docs = evidence.documents(f.read_text(errors="replace"))
                 if f.name in ("kustomization.yaml", "kustomization.yml", "Kustomization"):
                     docs = [{"kind": "Kustomization", **d} if isinstance(d, dict) else d for d in docs]
+                    if depth < 5:  # its local resources and bases (an overlay's ../base): what kustomize builds
+                        out += [
+                            x
+                            for d in docs
+                            if isinstance(d, dict)
+                            for ref in (d.get("resources") or []) + (d.get("bases") or [])
+                            if isinstance(ref, str)
+                            and "://" not in ref
+                            and (f.parent / ref).resolve() != f.parent.resolve()
+                            for x in _read_files(str((f.parent / ref).resolve()), None, depth + 1)
+                        ]
                 out += docs
         return _kustomized(out)
     except (OSError, ValueError):
@@ -479,9 +495,14 @@ def _read_model(m: Model) -> None:
     if r.type in MANIFESTS and isinstance(data, dict):  # manifests are expanded into children: judge the rest
         component_manifests(r, pathlib.Path.cwd())  # one that cannot be read is a problem naming the component
         data = {k: x for k, x in data.items() if k not in MANIFESTS[r.type]}
-    seen = evidence.extract(_substituted(data))
-    if records(r.type):  # names in what records, restricts or watches capacity ask for none; a request still does
-        seen = [e for e in seen if e.kind == "resource" and ": " in e.what]
+    seen = evidence.extract(_substituted(data), local_files=True)
+    if records(r.type):  # names in what records, restricts or watches capacity ask for none; a request still does,
+        # and so does a command in a script it holds (a ConfigMap mounted into a job that runs it)
+        seen = [
+            e
+            for e in seen
+            if (e.kind == "resource" and ": " in e.what) or (e.kind == "mention" and _SCRIPT.search(e.path))
+        ]
     if r.type in RENDERED:  # values files given as paths or file assets, local charts: read the ones that are local
         given = r.props.data if isinstance(r.props.data, dict) else {}
         seen += [e for where, d in _values_files(given.get("valueYamlFiles")) for e in evidence.extract(d, where)]
@@ -511,15 +532,15 @@ def _read_model(m: Model) -> None:
             return
         # A node selection provisions GPU nodes through an autoscaler (Karpenter, GKE auto-provisioning) for a
         # pod that waits for one; a DaemonSet's pods never make nodes, they follow the nodes that exist.
-        kinds = (
-            ("type", "resource")
-            if r.type.endswith(("DaemonSet", "DaemonSetPatch"))
-            else ("type", "resource", "selector")
-        )
+        daemon = r.type.endswith(("DaemonSet", "DaemonSetPatch"))
+        kinds = ("type", "resource") if daemon else ("type", "resource", "selector")
         strong = [
             e
             for e in seen
-            if e.kind in kinds
+            # a DaemonSet sees the GPUs of nodes that exist (the nvidia runtime, NVIDIA_VISIBLE_DEVICES): that
+            # exposes them to a monitoring agent, it makes no capacity; only a GPU request would count
+            if not (daemon and _exposes_only(e))
+            and e.kind in kinds
             or (e.kind == "accelerator" and evidence.normal(e.what).startswith(("nvidia-", "amd-", "tpu")))
         ]
         if m.gpu is None and strong and (m.facts.typed() or not _through_template(m.facts)):
@@ -617,6 +638,12 @@ def _values_files(value) -> list[tuple[str, object]]:
         elif isinstance(path, str) and not v.is_unknown(path):
             out += [(path, d) for d in _read_files(path, pathlib.Path.cwd())]
     return out
+
+
+def _exposes_only(e: evidence.Evidence) -> bool:
+    """Evidence that exposes a node's GPUs to a container without requesting any (the nvidia runtime class,
+    NVIDIA_VISIBLE_DEVICES and its kin)."""
+    return e.path.endswith("runtimeClassName") or e.what.split()[0].strip().lower() in evidence.VISIBLE
 
 
 def _strings(value) -> list[str]:

@@ -31,6 +31,7 @@ from gpusizer import reuse
 from gpusizer.estimate import calibration
 from gpusizer.policies import sizing
 
+REMOVED = object()  # a pin removed by deleting its key: the engine's default applies
 # pin -> (where the spec holds it, its value with the pin removed). A serving layout (tensor, pipeline, data
 # parallel) pins the shape as surely as a GPU model: with it removed, the engine picks the layout.
 PIN_FIELDS: dict[str, tuple[tuple[str, str], object]] = {
@@ -39,7 +40,12 @@ PIN_FIELDS: dict[str, tuple[tuple[str, str], object]] = {
     "regions": (("placement", "regions"), None),
     "purchase": (("placement", "purchase"), "on-demand"),
     "layout": (("inference", "layout"), None),
+    # GPU memory held back beyond the engine's defaults (0.90 serving, 0.95 otherwise: gpusizer.spec.Sizing):
+    # a smaller headroom inflates the need itself, so it is the author's word like any pin (removed: the
+    # engine's default for the task)
+    "headroom": (("sizing", "memory_headroom"), REMOVED),
 }
+LEAST_DEFAULT_HEADROOM = 0.90  # the smaller of gpusizer.spec.Sizing's defaults
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,7 +70,10 @@ def pins_of(spec: dict) -> dict[str, object]:
     for k, ((section, key), default) in PIN_FIELDS.items():
         part = spec.get(section)
         value = part.get(key) if isinstance(part, dict) else None
-        if value is not None and value != default:
+        if k == "headroom":
+            if isinstance(value, (int, float)) and value < LEAST_DEFAULT_HEADROOM:
+                out[k] = value
+        elif value is not None and value != default:
             out[k] = value
     return out
 
@@ -90,7 +99,8 @@ def _without(spec: dict, pins) -> dict:
     out = dict(spec)
     for k in pins:
         (section, key), default = PIN_FIELDS[k]
-        out[section] = {**(out.get(section) or {}), key: default}
+        part = {**(out.get(section) or {}), key: default}
+        out[section] = {x: val for x, val in part.items() if val is not REMOVED}
     return out
 
 

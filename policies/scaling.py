@@ -54,6 +54,7 @@ def _schedule(p: v.View) -> float:
 
 
 AWS_NATIVE_SCHEDULE = "aws-native:autoscaling:ScheduledAction"
+AWS_NATIVE_WARM_POOL = "aws-native:autoscaling:WarmPool"
 AWS_POLICY = "aws:autoscaling/policy:Policy"
 
 
@@ -78,6 +79,7 @@ TARGET_FIELD = {
     GCP_REGION_AUTOSCALER: "target",
     AWS_SCHEDULE: "autoscalingGroupName",
     AWS_NATIVE_SCHEDULE: "autoScalingGroupName",
+    AWS_NATIVE_WARM_POOL: "autoScalingGroupName",
     AWS_POLICY: "autoscalingGroupName",
 }
 
@@ -92,8 +94,17 @@ def _names(r) -> set[str]:
     return {x.strip().lower() for x in out if x}
 
 
+def _warm_pool(p: v.View) -> float:
+    """A warm pool resource's instances: MaxGroupPreparedCapacity (when set) plus MinSize, on top of the group
+    (AWS PutWarmPool; the group's own warmPool field is counted in resources._asg_count)."""
+    prepared = p.number("maxGroupPreparedCapacity")
+    return max(prepared or 0.0, 0.0) + max(p.number("minSize") or 0.0, 0.0)
+
+
 MAXIMUM: dict[str, Callable[[v.View], float]] = {
     AWS_SCHEDULE: _schedule,
+    AWS_NATIVE_WARM_POOL: _warm_pool,
+    **{f"{hpa}Patch": _required("spec", "maxReplicas", default=0.0) for hpa in K8S_HPAS},
     AWS_NATIVE_SCHEDULE: _schedule,
     AWS_POLICY: _predictive,
     **{f"kubernetes:{kind}Patch": _required("spec", "replicas", default=0.0) for kind in k8s.SCALABLE},
@@ -103,6 +114,23 @@ MAXIMUM: dict[str, Callable[[v.View], float]] = {
     GCP_REGION_AUTOSCALER: _required("autoscalingPolicy", "maxReplicas"),
 }
 """Autoscaler type -> its maximum replicas (nodes or pods of its target)."""
+
+
+def _patched(r, stack: list):
+    """The object a Kubernetes patch patches: the one of its kind, name and namespace in the stack, or None."""
+    kind = r.type.removesuffix("Patch")
+    try:
+        key = (_namespace(r.props), r.props.text("metadata", "name"))
+    except v.Unknown:
+        return None
+    for x in stack:
+        if x.type == kind:
+            try:
+                if (_namespace(x.props), x.props.text("metadata", "name")) == key:
+                    return x
+            except v.Unknown:
+                continue
+    return None
 
 
 def _launches_gpu(r, stack: list) -> bool:
@@ -176,7 +204,13 @@ def maxima(stack: list) -> tuple[dict[str, float], list[tuple[str, Exception]]]:
                 targets += [
                     u for u, g in gpu.items() if key in _names(g) or key.rstrip("/").rsplit("/", 1)[-1] in _names(g)
                 ]
-            if r.type.endswith("Patch"):  # a patch scales the workload of its own name and kind
+            if r.type.endswith("HorizontalPodAutoscalerPatch"):  # it raises the bound of the HPA it patches
+                hpa = _patched(r, stack)
+                ref = hpa.props.at("spec", "scaleTargetRef") if hpa is not None else None
+                if ref is not None:
+                    key = (_namespace(hpa.props), ref.text("name"), (ref.text("kind") or "deployment").lower())
+                    targets += by_name.get(key, [])
+            elif r.type.endswith("Patch"):  # a patch scales the workload of its own name and kind
                 try:
                     key = (_namespace(r.props), r.props.text("metadata", "name"), k8s.kind(r.type).lower())
                 except v.Unknown:
@@ -207,7 +241,31 @@ def maxima(stack: list) -> tuple[dict[str, float], list[tuple[str, Exception]]]:
             out[urn] = max(out.get(urn, 0.0), top)
     for urn, top in commanded(stack, gpu, by_name if named else _k8s_names(gpu)):
         out[urn] = max(out.get(urn, 0.0), top)
+    for urn, top in referring(stack, by_name if named else _k8s_names(gpu)):
+        out[urn] = max(out.get(urn, 0.0), top)
     return out, failed
+
+
+def referring(stack: list, by_name: dict) -> list[tuple[str, float]]:
+    """(URN, replicas) for workloads another Kubernetes object runs by reference (`spec.workloadRef`: an Argo
+    Rollout runs the Deployment's pods at its own replicas; `spec.scaleTargetRef` of a scaler this pack does
+    not list), at the largest count it names."""
+    out: list[tuple[str, float]] = []
+    for r in stack:
+        if not r.type.startswith("kubernetes:") or r.type in MAXIMUM:
+            continue
+        for field in ("workloadRef", "scaleTargetRef"):
+            try:
+                ref = r.props.at("spec", field)
+                if not ref.has("name"):
+                    continue
+                key = (_namespace(r.props), ref.text("name"), (ref.text("kind") or "deployment").lower())
+                sizes = [r.props.number("spec", k) for k in ("replicas", "maxReplicas", "maxReplicaCount")]
+            except (v.Unknown, ValueError):
+                continue
+            top = max([n for n in sizes if n is not None] + [0.0])
+            out += [(u, top) for u in by_name.get(key, [])] if top else []
+    return out
 
 
 def _k8s_names(gpu: dict) -> dict:

@@ -783,3 +783,163 @@ def test_offline_preview_reads_v1_yaml_and_a_helm_v3_chart_it_cannot_render(tmp_
     program += f'k8s.helm.v3.Chart("llm", k8s.helm.v3.LocalChartOpts(path={str(chart)!r}))\n'
     blocked = _preview(tmp_path, {}, program)
     assert blocked.returncode == 1 and "[mandatory] gpusizer-gpu-evidence on llm" in blocked.stdout, blocked.stdout
+
+
+# --- fourth round: shell as a shell reads it, device plugins and classes, more scalers, the headroom pin -------
+SH = "#!/bin/bash\n"
+FOURTH_BLOCKED = {
+    "shell-variable": 'T=p5.48xlarge\naws ec2 run-instances --instance-type "$T" --count 4\n',
+    "shell-default": "aws ec2 run-instances --instance-type ${SIZE:-p5.48xlarge}\n",
+    "continued-line": "aws ec2 run-instances \\\n  --instance-type \\\n  p5.48xlarge\n",
+    "quoted-parts": 'aws ec2 run-instances --instance-type p5."48xlarge"\n',
+    "inline-base64": "aws ec2 run-instances --instance-type $(echo cDUuNDh4bGFyZ2U= | base64 -d)\n",
+    "echo-into-a-file": "echo 'instance_type = \"p5.48xlarge\"' > big.tfvars && terraform apply -var-file big.tfvars\n",
+}
+FOURTH_GREEN = {
+    "describe-only": "aws ec2 describe-instance-types --instance-types p5.48xlarge g6.xlarge\n",
+    "a-comment": "apt-get install -y nvidia-driver-535\n# GPU nodes: p5.48xlarge\n",
+    "echo-to-the-log": "echo 'preparing the AMI for g6.xlarge builds'\n",
+}
+
+
+def _user_data(script):
+    return [R("aws:ec2/instance:Instance", "t3", {"instanceType": "t3.micro", **SECURE, "userData": SH + script})]
+
+
+@pytest.mark.parametrize("case", sorted(FOURTH_BLOCKED))
+def test_shell_text_is_read_as_a_shell_reads_it(pack_stub, case):
+    assert mandatory(pack_stub, _user_data(FOURTH_BLOCKED[case])), case
+
+
+@pytest.mark.parametrize("case", sorted(FOURTH_GREEN))
+def test_shell_text_that_only_reads_or_prints_asks_for_nothing(pack_stub, case):
+    assert mandatory(pack_stub, _user_data(FOURTH_GREEN[case])) == [], case
+
+
+def test_a_command_deploying_a_local_file_is_read(pack_stub, tmp_path):
+    cfn = tmp_path / "big.yaml"
+    cfn.write_text("Resources:\n  I:\n    Type: AWS::EC2::Instance\n    Properties:\n      InstanceType: p5.48xlarge\n")
+    rows = [
+        R("command:local:Command", "c", {"create": f"aws cloudformation deploy --stack-name big --template-file {cfn}"})
+    ]
+    assert mandatory(pack_stub, rows)
+
+
+MORE_DEVICES = {
+    "generic-device-plugin": [R(DEP, "d", deployment(pod({"squat.ai/nvidia": 8})))],
+    "dra-custom-accelerator-class": [
+        R(
+            "kubernetes:resource.k8s.io/v1beta1:ResourceClaimTemplate",
+            "t",
+            {
+                "spec": {
+                    "spec": {"devices": {"requests": [{"name": "g", "deviceClassName": "accel-large", "count": 8}]}}
+                }
+            },
+        )
+    ],
+    "scaleway-h100": [R("scaleway:index/instanceServer:InstanceServer", "s", {"type": "H100-2-80G"})],
+    "azure-container-apps-gpu": [
+        R("azure-native:app:ManagedEnvironment", "e", {"workloadProfiles": [{"workloadProfileType": "NC24-A100"}]})
+    ],
+    "script-in-a-configmap": [
+        R(
+            "kubernetes:core/v1:ConfigMap",
+            "s",
+            {"data": {"run.sh": "#!/bin/sh\naws ec2 run-instances --instance-type p5.48xlarge\n"}},
+        )
+    ],
+}
+MORE_SCALERS = {
+    "warm-pool-resource": [
+        *L4_ASG,
+        R("aws-native:autoscaling:WarmPool", "wp", {"autoScalingGroupName": "gpu-asg", "minSize": 300}),
+    ],
+    "hpa-patch": [
+        L4_DEP,
+        R(
+            "kubernetes:autoscaling/v2:HorizontalPodAutoscaler",
+            "hpa",
+            {
+                "metadata": {"name": "h", "namespace": "ml"},
+                "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "llm"}, "maxReplicas": 2},
+            },
+        ),
+        R(
+            "kubernetes:autoscaling/v2:HorizontalPodAutoscalerPatch",
+            "hp",
+            {"metadata": {"name": "h", "namespace": "ml"}, "spec": {"maxReplicas": 500}},
+        ),
+    ],
+    "rollout-workload-ref": [
+        L4_DEP,
+        R(
+            "kubernetes:argoproj.io/v1alpha1:Rollout",
+            "ro",
+            {
+                "metadata": {"namespace": "ml"},
+                "spec": {"replicas": 500, "workloadRef": {"kind": "Deployment", "name": "llm"}},
+            },
+        ),
+    ],
+}
+MORE_GREEN = {
+    "dcgm-daemonset-with-the-nvidia-runtime": [
+        R(
+            "kubernetes:apps/v1:DaemonSet",
+            "dcgm",
+            {
+                "spec": {
+                    "template": {
+                        "spec": {
+                            "runtimeClassName": "nvidia",
+                            "nodeSelector": {"nvidia.com/gpu.present": "true"},
+                            "containers": [
+                                {"name": "dcgm", "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]}
+                            ],
+                        }
+                    }
+                }
+            },
+        )
+    ],
+    "dcgm-exporter-chart-on-gpu-nodes": [
+        R(HELM, "dcgm", {"chart": "dcgm-exporter", "values": {"nodeSelector": {"nvidia.com/gpu.present": "true"}}})
+    ],
+    "grafana-dashboard-querying-a-type": [
+        R(
+            "kubernetes:core/v1:ConfigMap",
+            "dash",
+            {
+                "data": {
+                    "gpu.json": json.dumps(
+                        {"panels": [{"targets": [{"expr": 'DCGM_FI_DEV_GPU_UTIL{instance_type="p5.48xlarge"}'}]}]}
+                    )
+                }
+            },
+        )
+    ],
+}
+
+
+@pytest.mark.parametrize("case", sorted(MORE_DEVICES))
+def test_more_devices_blocked(pack_stub, case):
+    assert mandatory(pack_stub, MORE_DEVICES[case]), case
+
+
+@pytest.mark.parametrize("case", sorted(MORE_SCALERS))
+def test_more_scalers_counted(pack_stub, case):
+    assert mandatory(pack_stub, MORE_SCALERS[case], BUDGET), case
+
+
+@pytest.mark.parametrize("case", sorted(MORE_GREEN))
+def test_more_green(pack_stub, case):
+    assert mandatory(pack_stub, MORE_GREEN[case]) == [], case
+
+
+def test_a_smaller_memory_headroom_is_a_pin(pack_stub):
+    from tests.policies.test_gate import PINNED, WL, _recorded
+
+    spec = {**PINNED, "model": {"name": "llama-3.1-8b"}, "placement": {}, "sizing": {"memory_headroom": 0.51}}
+    found = [m for p, m in mandatory(pack_stub, [R(WL, "chat-3b", _recorded(spec))]) if "sizing.memory_headroom" in m]
+    assert found, found
