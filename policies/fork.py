@@ -30,6 +30,11 @@ from typing import Generic, TypeVar
 T = TypeVar("T")
 
 
+def forks() -> bool:
+    """Whether this platform can fork a child (Linux, macOS): the offline preview runs programs apart."""
+    return hasattr(os, "fork")
+
+
 def available() -> bool:
     """Whether a forked child can run beside this process: Linux (fork and CPU affinity), >= 2 CPUs free."""
     return hasattr(os, "fork") and hasattr(os, "sched_getaffinity") and len(os.sched_getaffinity(0)) >= 2

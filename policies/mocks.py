@@ -26,6 +26,7 @@ import dataclasses
 import functools
 import importlib
 import json
+import pathlib
 from collections.abc import Callable
 from typing import Any
 
@@ -116,6 +117,9 @@ class MockCloud(pulumi.runtime.Mocks):
         self.resources.append(registered)
         if self.preview:  # no id: every output not given as an input is unknown
             unknown = {k: pulumi.output.Unknown() for k in declared_outputs(args.typ) if k not in args.inputs}
+            if args.typ.startswith("kubernetes:") and "metadata" in unknown:
+                # the Kubernetes provider auto-names an object at preview: its metadata is known, not computed
+                unknown["metadata"] = {"name": f"{args.name}-mock"}
             registered.outputs = {**unknown, **inputs}
             return "", dict(args.inputs)
         outputs = dict(inputs)
@@ -156,6 +160,18 @@ class MockCloud(pulumi.runtime.Mocks):
         if args.token == "kubernetes:yaml:decode":  # v1 ConfigFile/ConfigGroup: the SDK registers the children
             docs = [d for d in evidence.documents(str(args.args.get("text") or "")) if isinstance(d, dict)]
             return {"result": [x for d in docs for x in model.flattened(d)]}
+        if args.token == "kubernetes:kustomize:directory":  # v1 kustomize.Directory: the SDK registers the children
+            # (a local directory built as gpusizer reads kustomizations: resources, bases, replicas; a remote
+            # one cannot be fetched offline and yields none, which the preview's note names)
+            docs = model.read_files(str(args.args.get("directory") or ""), pathlib.Path.cwd())
+            return {
+                "result": [
+                    x
+                    for d in docs
+                    if isinstance(d, dict) and d.get("kind") != "Kustomization"
+                    for x in model.flattened(d)
+                ]
+            }
         if args.token == "kubernetes:helm:template":
             # helm.v3.Chart renders in the provider, which the offline preview has not: its inputs (chart, local
             # chart directory, values) are recorded as a provider-side Chart, judged like a Helm Release's,

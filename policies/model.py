@@ -160,6 +160,11 @@ def _flatten(doc: dict) -> list[dict]:
     return [doc]
 
 
+def read_files(name: str, base: pathlib.Path | None) -> list:
+    """Documents of a local file, glob or directory, kustomizations built (public: the offline mocks)."""
+    return _read_files(name, base)
+
+
 def _read_files(name: str, base: pathlib.Path | None, depth: int = 0) -> list:
     """Documents of a local file, of each file a glob matches, or of each YAML file in a local directory
     (kustomize: its resources)."""
@@ -709,16 +714,24 @@ def _version_problem(t: sizing.StackResource, version) -> str | None:
     unless the template keeps an older default (`defaultVersion` below
     `latestVersion` without `updateDefaultVersion`). Another number launches an
     earlier version whose types the stack no longer shows (EC2
-    LaunchTemplateSpecification.Version, read 2026-11-26). A number unknown at
-    preview (a template being changed) is judged at `up`.
+    LaunchTemplateSpecification.Version, read 2026-11-26). A version number
+    for a template whose latest version is computed at preview (created or
+    changed by this update) cannot be shown to be the stack's: a finding too.
     """
     if not isinstance(version, (str, int, float)) or isinstance(version, bool) or v.is_unknown(version):
         return None
     d = t.props.data if isinstance(t.props.data, dict) else {}
     latest, default = d.get("latestVersion"), d.get("defaultVersion")
-    if not isinstance(latest, (int, float, str)) or v.is_unknown(latest):
-        return None
     want = str(version).strip().lower()
+    if not isinstance(latest, (int, float, str)) or v.is_unknown(latest):
+        if want.lstrip("-").isdigit():  # the template is created or changed in this update: its versions move
+            return (
+                f"it launches version {want} of template {t.name!r}, whose latest version is computed at preview "
+                "(the template is created or changed by this update), so the version it launches cannot be "
+                "shown to be the one the stack defines. To fix: launch `$Latest` (or the template's "
+                "latestVersion output)"
+            )
+        return None
     try:
         latest_n = int(float(latest))
         if want == "$latest":

@@ -127,33 +127,40 @@ def preview(
     """
     config, secret_keys = _stack_config(stacks_dir / f"Pulumi.{stack}.yaml")
 
-    def phase(name: str) -> tuple[dict, list, list[tuple]]:
-        recorder, exports = mocks.run_program(
-            lambda: runpy.run_path(str(program), run_name="__main__") and None,
-            config,
-            secret_keys,
-            stack=stack,
-            preview=name == "preview",
-        )
-        resources = analyzer.recorded(recorder.resources)
-        return exports, resources, [dataclasses.astuple(f) for f in analyzer.analyze(resources, stack, policy_config)]
+    def phase(name: str) -> tuple[dict, list]:
+        """The program run once under mocks: (its exports resolved to plain values, the resources recorded)."""
+        try:
+            recorder, exports = mocks.run_program(
+                lambda: runpy.run_path(str(program), run_name="__main__") and None,
+                config,
+                secret_keys,
+                stack=stack,
+                preview=name == "preview",
+            )
+        except SystemExit as exc:  # a program that leaves early never reaches the pack: that is no pass
+            raise RuntimeError(f"the program exited (SystemExit {exc.code!r}) instead of finishing") from None
+        return _decisions(exports), analyzer.recorded(recorder.resources)
+
+    def judged(resources: list) -> list[tuple]:
+        return [dataclasses.astuple(f) for f in analyzer.analyze(resources, stack, policy_config)]
 
     if parallel is None:
         parallel = fork.available()
     with memo.scope():  # both runs and the pack's re-plans share one decision per spec (per process)
         _preload(config, program)
-        if not parallel:
-            runs = [("preview", phase("preview")[2])]
-            exports, resources, found = phase("up")
-        else:  # the first preview in a forked child while this process runs the update: two CPUs at once
-            first = fork.Child(lambda: phase("preview")[2])
-            try:
-                exports, resources, found = phase("up")
-            except BaseException:
-                first.result()  # the first preview's error comes first, as when the phases run in turn
-                raise
-            runs = [("preview", first.result())]
-        runs.append(("up", found))
+        # The program runs in forked children and the pack judges in this process, as the Pulumi CLI keeps the
+        # program and the policy pack apart: a program cannot patch the pack or the catalog it re-plans with,
+        # and one that exits (sys.exit, os._exit) leaves no result, which is an error, never a pass.
+        if not fork.forks():
+            first, last = phase("preview"), phase("up")
+        elif parallel:  # both runs at once: two CPUs
+            children = [fork.Child(lambda: phase("preview")), fork.Child(lambda: phase("up"))]
+            first, last = (c.result() for c in children)
+        else:
+            first = fork.Child(lambda: phase("preview")).result()
+            last = fork.Child(lambda: phase("up")).result()
+        exports, resources = last
+        runs = [("preview", judged(first[1])), ("up", judged(resources))]
     seen: dict[tuple, list[str]] = {}
     for name, found in runs:
         for key in found:
