@@ -324,7 +324,9 @@ class _Walk:
                 stack += [(x, f"{where}[{i}]", field) for i, x in enumerate(value)]
             elif isinstance(value, str):
                 self.text(value, where, field, stack)
-            elif field and _positive(value):  # a count, or a switch that turns accelerators on (enableTpu)
+            elif field and _positive(value) and (not isinstance(value, bool) or _SWITCH.match(_last(where))):
+                # a count, or a switch that turns accelerators on (`enableTpu`, `gpu: {enabled: true}`); a
+                # switch for something else about them (`gpuDashboard: true`) turns none on
                 self.add(where, "accelerator", value)
 
     def mapping(self, m: Mapping, where: str, field: bool, stack: list) -> None:
@@ -634,6 +636,16 @@ def in_text(text: str) -> list[str]:
             if asks(m) and (w := wildcard_families(m.group(0)))
         ]
     return list(dict.fromkeys(out))
+
+
+_SWITCH = re.compile(
+    r"^(?:enabled?|(?:enable|use|request|with|has)?[_-]?(?:gpus?|tpus?|accelerators?|neuron)[_-]?(?:enabled?)?)$", re.I
+)
+
+
+def _last(path: str) -> str:
+    """The last key of a path (`values.gpu.enabled` -> `enabled`)."""
+    return path.rsplit(".", 1)[-1].rstrip("]0123456789[")
 
 
 def _join(path: str, key: str) -> str:

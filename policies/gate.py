@@ -15,7 +15,6 @@ problems, never crashes.
 
 from __future__ import annotations
 
-import pathlib
 from collections.abc import Iterable
 
 from gpusizer.policies import model, sizing
@@ -25,7 +24,7 @@ from gpusizer.policies import view as v
 def check_resource(resource_type: str, props: v.View, name: str = "", urn: str = "", allow: Iterable = ()) -> list[str]:
     """Messages for one resource and the children its manifests hold (named in each message)."""
     r = sizing.StackResource(resource_type, props, urn or f"urn:pulumi:::{resource_type}::{name or 'resource'}", name)
-    return [message for message, _ in check(model.expand([r], pathlib.Path.cwd()), allow)]
+    return [message for message, _ in check(model.expand([r], model.base()), allow)]
 
 
 def check(stack, allow: Iterable = ()) -> list[tuple[str, str | None]]:

@@ -26,7 +26,6 @@ import dataclasses
 import functools
 import importlib
 import json
-import pathlib
 from collections.abc import Callable
 from typing import Any
 
@@ -163,7 +162,7 @@ class MockCloud(pulumi.runtime.Mocks):
         if args.token == "kubernetes:kustomize:directory":  # v1 kustomize.Directory: the SDK registers the children
             # (a local directory built as gpusizer reads kustomizations: resources, bases, replicas; a remote
             # one cannot be fetched offline and yields none, which the preview's note names)
-            docs = model.read_files(str(args.args.get("directory") or ""), pathlib.Path.cwd())
+            docs = model.read_files(str(args.args.get("directory") or ""), model.base())
             return {
                 "result": [
                     x

@@ -34,6 +34,8 @@ still modelled and judged.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import fnmatch
 import functools
 import math
@@ -111,6 +113,27 @@ EXPANDED = "$manifest"  # marks a child expanded from a component's manifests (i
 _MAX_FILE = 2_000_000
 
 
+# Where relative paths in a resource's inputs (a ConfigFile's file, a local chart) are read from: the program's
+# directory, as the Pulumi CLI runs a program from its project directory (`based`), else the working directory.
+_BASE: contextvars.ContextVar[pathlib.Path | None] = contextvars.ContextVar("gpusizer_policy_base", default=None)
+
+
+def base() -> pathlib.Path:
+    """The directory relative paths in resource inputs are read from."""
+    return _BASE.get() or pathlib.Path.cwd()
+
+
+@contextlib.contextmanager
+def based(directory: pathlib.Path):
+    """Within it, relative paths in resource inputs are read from `directory` (the offline preview: the
+    program's directory)."""
+    token = _BASE.set(directory)
+    try:
+        yield
+    finally:
+        _BASE.reset(token)
+
+
 def precise(resource_type: str) -> bool:
     """Whether the pack has a precise model for the type."""
     return (
@@ -160,6 +183,9 @@ def _flatten(doc: dict) -> list[dict]:
     return [doc]
 
 
+_SEEN: contextvars.ContextVar[set] = contextvars.ContextVar("gpusizer_files_read", default=set())  # noqa: B039
+
+
 def read_files(name: str, base: pathlib.Path | None) -> list:
     """Documents of a local file, glob or directory, kustomizations built (public: the offline mocks)."""
     return _read_files(name, base)
@@ -179,7 +205,13 @@ def _read_files(name: str, base: pathlib.Path | None, depth: int = 0) -> list:
         else:
             files = sorted(p.glob("*.y*ml"))[:200] if p.is_dir() else [p] if p.is_file() else []
         out = []
+        files = list(dict.fromkeys(f.resolve() for f in files))
+        seen = _SEEN.get() if depth else set()
+        token = _SEEN.set(seen) if not depth else None
         for f in files:
+            if f in seen:
+                continue  # a file a kustomization lists beside the directory's own glob: read once
+            seen.add(f)
             if f.stat().st_size <= _MAX_FILE:
                 docs = evidence.documents(f.read_text(errors="replace"))
                 if f.name in ("kustomization.yaml", "kustomization.yml", "Kustomization"):
@@ -196,6 +228,8 @@ def _read_files(name: str, base: pathlib.Path | None, depth: int = 0) -> list:
                             for x in _read_files(str((f.parent / ref).resolve()), None, depth + 1)
                         ]
                 out += docs
+        if token is not None:
+            _SEEN.reset(token)
         return _kustomized(out)
     except (OSError, ValueError):
         return []
@@ -498,7 +532,7 @@ def _read_model(m: Model) -> None:
         return  # judged through its recorded spec and its children
     data = r.props.data
     if r.type in MANIFESTS and isinstance(data, dict):  # manifests are expanded into children: judge the rest
-        component_manifests(r, pathlib.Path.cwd())  # one that cannot be read is a problem naming the component
+        component_manifests(r, base())  # one that cannot be read is a problem naming the component
         data = {k: x for k, x in data.items() if k not in MANIFESTS[r.type]}
     seen = evidence.extract(_substituted(data), local_files=True)
     if records(r.type):  # names in what records, restricts or watches capacity ask for none; a request still does,
@@ -511,11 +545,7 @@ def _read_model(m: Model) -> None:
     if r.type in RENDERED:  # values files given as paths or file assets, local charts: read the ones that are local
         given = r.props.data if isinstance(r.props.data, dict) else {}
         seen += [e for where, d in _values_files(given.get("valueYamlFiles")) for e in evidence.extract(d, where)]
-        seen += [
-            e
-            for c in _strings([given.get("chart"), given.get("path")])
-            for e in charts.evidence_of(c, pathlib.Path.cwd())
-        ]
+        seen += [e for c in _strings([given.get("chart"), given.get("path")]) for e in charts.evidence_of(c, base())]
     m.template_refs = [e for e in seen if e.kind == "template"]
     m.evidence = seen = [e for e in seen if e.kind != "template"]
     if m.facts is not None:
@@ -641,7 +671,7 @@ def _values_files(value) -> list[tuple[str, object]]:
         if isinstance(text, str) and not v.is_unknown(text):
             out += [("valueYamlFiles (text)", d) for d in evidence.documents(text)]
         elif isinstance(path, str) and not v.is_unknown(path):
-            out += [(path, d) for d in _read_files(path, pathlib.Path.cwd())]
+            out += [(path, d) for d in _read_files(path, base())]
     return out
 
 

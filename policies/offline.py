@@ -29,7 +29,7 @@ import gpusizer
 from gpusizer import reuse
 from gpusizer.base import errors, inputs, memo, providers, redact
 from gpusizer.contract import OUTPUT_VERSION
-from gpusizer.policies import analyzer, fork, mocks, rules
+from gpusizer.policies import analyzer, fork, mocks, model, rules
 from gpusizer.render import table
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
@@ -146,7 +146,8 @@ def preview(
 
     if parallel is None:
         parallel = fork.available()
-    with memo.scope():  # both runs and the pack's re-plans share one decision per spec (per process)
+    # relative paths in resource inputs are read from the program's directory, as the Pulumi CLI runs it there
+    with memo.scope(), model.based(program.resolve().parent):  # one decision per spec (per process)
         _preload(config, program)
         # The program runs in forked children and the pack judges in this process, as the Pulumi CLI keeps the
         # program and the policy pack apart: a program cannot patch the pack or the catalog it re-plans with,
@@ -163,7 +164,7 @@ def preview(
         runs = [("preview", judged(first[1])), ("up", judged(resources))]
     seen: dict[tuple, list[str]] = {}
     for name, found in runs:
-        for key in found:
+        for key in dict.fromkeys(found):  # a finding twice in one phase is listed once
             seen.setdefault(key, []).append(name)
     findings = [Finding(*key, tuple(phases)) for key, phases in seen.items()]
     return exports, resources, findings

@@ -15,7 +15,6 @@ defaults (docs/pulumi-offline.md).
 
 import dataclasses
 import functools
-import pathlib
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -470,7 +469,7 @@ def check_stack(
     except ValueError as exc:
         return [(str(exc), None)]
     try:  # step 2, once per stack: the stack, its components' manifests expanded, modelled
-        sm = model.StackModel(model.expand(list(stack), pathlib.Path.cwd()))
+        sm = model.StackModel(model.expand(list(stack), model.base()))
         return [_on_component(m, urn) for m, urn in rule.check(sm, cfg)]
     except v.Unknown:
         raise
