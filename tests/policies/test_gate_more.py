@@ -943,3 +943,47 @@ def test_a_smaller_memory_headroom_is_a_pin(pack_stub):
     spec = {**PINNED, "model": {"name": "llama-3.1-8b"}, "placement": {}, "sizing": {"memory_headroom": 0.51}}
     found = [m for p, m in mandatory(pack_stub, [R(WL, "chat-3b", _recorded(spec))]) if "sizing.memory_headroom" in m]
     assert found, found
+
+
+# --- fifth round: the offline preview keeps the program apart from the pack ------------------------------------
+P5 = """
+import pulumi_aws as aws
+aws.ec2.Instance("big", instance_type="p5.48xlarge", ami="ami-1",
+                 metadata_options={"http_tokens": "required"}, root_block_device={"encrypted": True})
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("leave", ["import sys; sys.exit(0)", "import os; os._exit(0)"])
+def test_a_program_that_exits_early_is_an_error_not_a_pass(tmp_path, leave):
+    from tests.policies.test_gate import _preview
+
+    done = _preview(tmp_path, {}, P5 + leave + "\n")
+    assert done.returncode == 2 and "--program" in done.stderr, (done.returncode, done.stdout, done.stderr)
+
+
+@pytest.mark.slow
+def test_a_program_cannot_patch_the_pack_that_judges_it(tmp_path):
+    """The program runs in a forked child; the pack judges in the parent, untouched by what the program did."""
+    from tests.policies.test_gate import _preview
+
+    tamper = "import gpusizer.policies.analyzer as a\na.analyze = lambda *args, **kw: []\n"
+    done = _preview(tmp_path, {}, P5 + tamper)
+    assert done.returncode == 1 and "[mandatory]" in done.stdout, done.stdout + done.stderr
+
+
+@pytest.mark.slow
+def test_relative_paths_are_read_from_the_programs_directory(tmp_path):
+    from tests.policies.test_gate import DEPLOY_DOC, _preview
+
+    (tmp_path / "manifests").mkdir()
+    (tmp_path / "manifests" / "d.yaml").write_text(json.dumps(DEPLOY_DOC))
+    program = 'import pulumi_kubernetes as k8s\nk8s.yaml.v2.ConfigFile("cf", file="manifests/d.yaml")\n'
+    done = _preview(tmp_path, {}, program)
+    assert done.returncode == 1 and "637 GiB" in done.stdout, done.stdout + done.stderr
+
+
+def test_a_gpu_named_switch_for_something_else_turns_no_gpu_on(pack_stub):
+    cpu = [R(HELM, "web", {"chart": "web", "values": {"gpuDashboard": True, "metrics": {"gpuPanel": True}}})]
+    assert mandatory(pack_stub, cpu) == []
+    assert mandatory(pack_stub, [R(HELM, "llm", {"chart": "llm", "values": {"gpu": {"enabled": True}}})])
