@@ -143,13 +143,10 @@ _GCP_IN_TEXT = re.compile(
 def _other_in_text() -> re.Pattern[str]:
     """Other clouds' accelerated sizes as they appear inside text (the patterns of
     policies/accelerator_families.yaml, unanchored)."""
-    parts = [p.pattern.lstrip("^").rstrip("$") for p in shapes.other_clouds().values()]
+    parts = [re.sub(r"(?<![\\\[])[\^$]", "", p.pattern) for p in shapes.other_clouds().values()]
     return re.compile("|".join(f"(?<![a-z0-9_.-])(?:{x})[a-z0-9_.-]*" for x in parts))
 
 
-_OTHER_IN_TEXT_UNUSED = re.compile(
-    r"(?<![a-z0-9_.-])(?:standard_n[a-z0-9_]+|(?:bm|vm)\.gpu[a-z0-9.]*|ecs\.[a-z0-9-]+\.[a-z0-9]+|gx\d-[0-9x]+[a-z0-9]*)"
-)
 _WILD_IN_TEXT = re.compile(r"(?<![a-z0-9_./-])[a-z]+\d[a-z0-9-]*(?:\\?\.[a-z0-9]*)?\*")  # a family with its digit
 # Resources named by kind in a list of requirements (ECS resourceRequirements: {type: GPU, value: "8"};
 # ECS inference accelerators), and what exposes a node's GPUs to a container without requesting them

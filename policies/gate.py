@@ -17,14 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from gpusizer.policies import model, sizing
+from gpusizer.policies import manifests, model, sizing
 from gpusizer.policies import view as v
 
 
 def check_resource(resource_type: str, props: v.View, name: str = "", urn: str = "", allow: Iterable = ()) -> list[str]:
     """Messages for one resource and the children its manifests hold (named in each message)."""
     r = sizing.StackResource(resource_type, props, urn or f"urn:pulumi:::{resource_type}::{name or 'resource'}", name)
-    return [message for message, _ in check(model.expand([r], model.base()), allow)]
+    return [message for message, _ in check(manifests.expand([r], manifests.base()), allow)]
 
 
 def check(stack, allow: Iterable = ()) -> list[tuple[str, str | None]]:
@@ -34,7 +34,7 @@ def check(stack, allow: Iterable = ()) -> list[tuple[str, str | None]]:
         out += [
             (msg, m.urn) for kind, msg in m.problems if kind != "evidence" or model.allowed(m.resource, allow) is None
         ]
-        if model.EXPANDED in m.urn and m.gpu is not None:
+        if manifests.EXPANDED in m.urn and m.gpu is not None:
             try:
                 out += [(f"{m.label}: {msg}", m.urn) for msg in _sized(m)]
             except Exception as exc:  # noqa: BLE001 - a crash names the resource, the other findings stand

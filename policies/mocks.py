@@ -32,7 +32,7 @@ from typing import Any
 import pulumi
 from pulumi.runtime import mocks as sdk_mocks
 
-from gpusizer.policies import evidence, model
+from gpusizer.policies import evidence, manifests
 
 # Zone ids of the mocked default VPC's subnets.
 MOCK_ZONES = ("az-a", "az-b")
@@ -158,17 +158,17 @@ class MockCloud(pulumi.runtime.Mocks):
             }
         if args.token == "kubernetes:yaml:decode":  # v1 ConfigFile/ConfigGroup: the SDK registers the children
             docs = [d for d in evidence.documents(str(args.args.get("text") or "")) if isinstance(d, dict)]
-            return {"result": [x for d in docs for x in model.flattened(d)]}
+            return {"result": [x for d in docs for x in manifests.flattened(d)]}
         if args.token == "kubernetes:kustomize:directory":  # v1 kustomize.Directory: the SDK registers the children
             # (a local directory built as gpusizer reads kustomizations: resources, bases, replicas; a remote
             # one cannot be fetched offline and yields none, which the preview's note names)
-            docs = model.read_files(str(args.args.get("directory") or ""), model.base())
+            docs = manifests.read_files(str(args.args.get("directory") or ""), manifests.base())
             return {
                 "result": [
                     x
                     for d in docs
                     if isinstance(d, dict) and d.get("kind") != "Kustomization"
-                    for x in model.flattened(d)
+                    for x in manifests.flattened(d)
                 ]
             }
         if args.token == "kubernetes:helm:template":

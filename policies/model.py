@@ -1,14 +1,12 @@
 """Step 2 of the pack's one pass: the GPU-resource model of a stack.
 
-`build(stack)` turns the resources the engine sends into what the rules judge:
+`StackModel(stack)` turns the resources the engine sends into what the rules judge:
 
 1. Provider-side components (Kubernetes `yaml` ConfigGroup / ConfigFile,
    Helm, Kustomize) render their children inside the provider, so an offline
-   preview never sees them. Their manifests (inline `yaml` and `objs`, local
-   files that can be read) are expanded here into child resources of the
-   component, typed as the Kubernetes provider types them
-   (`apps/v1` Deployment -> `kubernetes:apps/v1:Deployment`), and judged like
-   any other resource. A real `pulumi preview` sends the rendered children too.
+   preview never sees them: policies/manifests.py expands their manifests into
+   child resources, judged like any other resource. A real `pulumi preview`
+   sends the rendered children too.
 2. Every resource's evidence (policies/evidence.py) is set against its model:
    - a type with a precise model (policies/resources.KINDS; the autoscalers of
      policies/scaling.py; gpusizer's own components, judged through their
@@ -20,9 +18,9 @@
      (`gpusizer-gpu-evidence.allow`, owned by the platform team) allows that
      type or name, with a reason.
 3. Templates a resource names by literal name, id or URL are resolved by value
-   (`templates`); one named by a value that no template in the stack has is a
-   finding, not a pass. References unknown at preview follow the engine's
-   dependency links.
+   (policies/templates.py); one named by a value that no template in the
+   stack has is a finding, not a pass. References unknown at preview follow
+   the engine's dependency links.
 4. Prices (`price`): the catalog's on-demand $/hour, else the best evidence
    (the catalog's spot price, a sibling type's per-GPU price times the GPUs),
    each with where it came from; a GPU shape with none is a finding.
@@ -34,18 +32,16 @@ still modelled and judged.
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import fnmatch
 import functools
 import math
-import pathlib
 import re
 from collections.abc import Callable, Iterable
 
 from gpusizer.contract import audit
-from gpusizer.policies import charts, evidence, scaling, shapes, sizing
+from gpusizer.policies import charts, evidence, manifests, scaling, shapes, sizing
 from gpusizer.policies import resources as res
+from gpusizer.policies import templates as templates_mod
 from gpusizer.policies import view as v
 
 # gpusizer's own components: each records what it sizes; its children are the resources judged.
@@ -96,44 +92,6 @@ def records(resource_type: str) -> bool:
     return resource_type.startswith(RECORDS)
 
 
-# Provider-side components whose children the provider renders (pulumi-kubernetes 4.x).
-MANIFESTS = {  # type -> input fields that hold manifests (strings of YAML/JSON, or objects)
-    "kubernetes:yaml:ConfigGroup": ("yaml", "objs", "files"),
-    "kubernetes:yaml/v2:ConfigGroup": ("yaml", "objs", "files"),
-    "kubernetes:yaml:ConfigFile": ("file",),
-    "kubernetes:yaml/v2:ConfigFile": ("file",),
-    "kubernetes:kustomize:Directory": ("directory",),
-    "kubernetes:kustomize/v2:Directory": ("directory",),
-}
-RENDERED = frozenset(
-    {"kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v3:Chart", "kubernetes:helm.sh/v4:Chart", *MANIFESTS}
-)
-"""Provider-side components: the offline preview judges their inputs; a real preview also their children."""
-EXPANDED = "$manifest"  # marks a child expanded from a component's manifests (in its URN)
-_MAX_FILE = 2_000_000
-
-
-# Where relative paths in a resource's inputs (a ConfigFile's file, a local chart) are read from: the program's
-# directory, as the Pulumi CLI runs a program from its project directory (`based`), else the working directory.
-_BASE: contextvars.ContextVar[pathlib.Path | None] = contextvars.ContextVar("gpusizer_policy_base", default=None)
-
-
-def base() -> pathlib.Path:
-    """The directory relative paths in resource inputs are read from."""
-    return _BASE.get() or pathlib.Path.cwd()
-
-
-@contextlib.contextmanager
-def based(directory: pathlib.Path):
-    """Within it, relative paths in resource inputs are read from `directory` (the offline preview: the
-    program's directory)."""
-    token = _BASE.set(directory)
-    try:
-        yield
-    finally:
-        _BASE.reset(token)
-
-
 def precise(resource_type: str) -> bool:
     """Whether the pack has a precise model for the type."""
     return (
@@ -141,148 +99,8 @@ def precise(resource_type: str) -> bool:
         or resource_type in scaling.MAXIMUM
         or resource_type in OWN_COMPONENTS
         or resource_type in NO_CAPACITY
-        or resource_type in MANIFESTS
+        or resource_type in manifests.MANIFESTS
     )
-
-
-def kubernetes_type(doc: dict) -> str | None:
-    """The Pulumi type token of a Kubernetes manifest: apps/v1 Deployment -> kubernetes:apps/v1:Deployment."""
-    api, kind = doc.get("apiVersion"), doc.get("kind")
-    if not isinstance(api, str) or not isinstance(kind, str) or not api or not kind:
-        return None
-    return f"kubernetes:{api if '/' in api else 'core/' + api}:{kind}"
-
-
-def _manifests(value, base: pathlib.Path | None) -> list[dict]:
-    """Manifest documents in a component input: objects, YAML/JSON strings, or readable local files."""
-    out: list[dict] = []
-    items = value if isinstance(value, list) else [value]
-    for item in items:
-        if isinstance(item, dict):
-            out += _flatten(item)
-        elif isinstance(item, str) and not v.is_unknown(item):
-            docs = evidence.documents(item)
-            if not docs and "\n" not in item:
-                docs = _read_files(item, base)
-            for d in docs:
-                out += (
-                    _flatten(d) if isinstance(d, dict) else [x for e in d if isinstance(e, dict) for x in _flatten(e)]
-                )
-    return out
-
-
-def flattened(doc: dict) -> list[dict]:
-    """A List kind as its items; anything else as itself (public: the offline mocks decode manifests)."""
-    return _flatten(doc)
-
-
-def _flatten(doc: dict) -> list[dict]:
-    """A List kind (`kind: List`, `items:`) as its items; anything else as itself."""
-    if isinstance(doc.get("items"), list) and str(doc.get("kind", "")).endswith("List"):
-        return [x for i in doc["items"] if isinstance(i, dict) for x in _flatten(i)]
-    return [doc]
-
-
-_SEEN: contextvars.ContextVar[set] = contextvars.ContextVar("gpusizer_files_read", default=set())  # noqa: B039
-
-
-def read_files(name: str, base: pathlib.Path | None) -> list:
-    """Documents of a local file, glob or directory, kustomizations built (public: the offline mocks)."""
-    return _read_files(name, base)
-
-
-def _read_files(name: str, base: pathlib.Path | None, depth: int = 0) -> list:
-    """Documents of a local file, of each file a glob matches, or of each YAML file in a local directory
-    (kustomize: its resources)."""
-    try:
-        name = name.removeprefix("file://")  # a file URL names a local file
-        p = pathlib.Path(name)
-        p = p if p.is_absolute() or base is None else base / p
-        if any(c in name for c in "*?["):
-            root = pathlib.Path(p.anchor) if p.is_absolute() else (base or pathlib.Path.cwd())
-            pattern = str(p.relative_to(p.anchor)) if p.is_absolute() else name
-            files = sorted(x for x in root.glob(pattern) if x.is_file())[:200]
-        else:
-            files = sorted(p.glob("*.y*ml"))[:200] if p.is_dir() else [p] if p.is_file() else []
-        out = []
-        files = list(dict.fromkeys(f.resolve() for f in files))
-        seen = _SEEN.get() if depth else set()
-        token = _SEEN.set(seen) if not depth else None
-        for f in files:
-            if f in seen:
-                continue  # a file a kustomization lists beside the directory's own glob: read once
-            seen.add(f)
-            if f.stat().st_size <= _MAX_FILE:
-                docs = evidence.documents(f.read_text(errors="replace"))
-                if f.name in ("kustomization.yaml", "kustomization.yml", "Kustomization"):
-                    docs = [{"kind": "Kustomization", **d} if isinstance(d, dict) else d for d in docs]
-                    if depth < 5:  # its local resources and bases (an overlay's ../base): what kustomize builds
-                        out += [
-                            x
-                            for d in docs
-                            if isinstance(d, dict)
-                            for ref in (d.get("resources") or []) + (d.get("bases") or [])
-                            if isinstance(ref, str)
-                            and "://" not in ref
-                            and (f.parent / ref).resolve() != f.parent.resolve()
-                            for x in _read_files(str((f.parent / ref).resolve()), None, depth + 1)
-                        ]
-                out += docs
-        if token is not None:
-            _SEEN.reset(token)
-        return _kustomized(out)
-    except (OSError, ValueError):
-        return []
-
-
-def _kustomized(docs: list) -> list:
-    """Documents with a Kustomization's `replicas` overrides applied (kustomize: `replicas: [{name, count}]`
-    sets spec.replicas of the named workloads), so they are counted as kustomize renders them."""
-    counts = {
-        r["name"]: r["count"]
-        for d in docs
-        if isinstance(d, dict) and d.get("kind") == "Kustomization" and isinstance(d.get("replicas"), list)
-        for r in d["replicas"]
-        if isinstance(r, dict) and isinstance(r.get("name"), str) and isinstance(r.get("count"), int)
-    }
-    if not counts:
-        return docs
-    out = []
-    for d in docs:
-        name = (
-            (d.get("metadata") or {}).get("name")
-            if isinstance(d, dict) and isinstance(d.get("metadata"), dict)
-            else None
-        )
-        if name in counts and isinstance(d.get("spec"), dict):
-            d = {**d, "spec": {**d["spec"], "replicas": counts[name]}}
-        out.append(d)
-    return out
-
-
-def component_manifests(r: sizing.StackResource, base: pathlib.Path | None) -> list[dict]:
-    """The manifest documents a provider-side component's inputs hold (inline, or in local files)."""
-    data = r.props.data if isinstance(r.props.data, dict) else {}
-    return [d for f in MANIFESTS.get(r.type, ()) for d in _manifests(data.get(f), base)]
-
-
-def expand(stack: list[sizing.StackResource], base: pathlib.Path | None = None) -> list[sizing.StackResource]:
-    """The stack plus the children of its provider-side manifest components, typed as the provider types them."""
-    out = list(stack)
-    for r in stack:
-        fields = MANIFESTS.get(r.type)
-        if not fields:
-            continue
-        try:
-            docs = component_manifests(r, base)
-        except Exception:  # noqa: BLE001 - the component's model reports it (_read), naming the component
-            continue
-        for i, doc in enumerate(docs):
-            typ = kubernetes_type(doc) or "kubernetes:unknown:Manifest"
-            name = (doc.get("metadata") or {}).get("name") if isinstance(doc.get("metadata"), dict) else None
-            label = f"{r.name or r.urn}/{doc.get('kind', 'manifest')}/{name or i}"
-            out.append(sizing.StackResource(typ, v.View(doc), f"{r.urn}{EXPANDED}[{i}]::{label}", label, r.urn))
-    return out
 
 
 class Model:
@@ -324,7 +142,7 @@ class Model:
     @functools.cached_property
     def templates(self) -> list[sizing.StackResource]:
         """The in-stack templates it launches (`templates`). Raises ValueError for a literal it cannot resolve."""
-        return templates(self.resource, self.stack.by_urn if self.stack else {})
+        return templates_mod.templates(self.resource, self.stack.by_urn if self.stack else {})
 
     @property
     def scaled_max(self) -> float:
@@ -370,10 +188,10 @@ class Model:
         if not specs:
             return []
         probe = sizing.StackResource(self.resource.type, v.View({"launchTemplate": specs[0]}), self.urn, self.label)
-        out = templates(probe, self.stack.by_urn if self.stack else {})
+        out = templates_mod.templates(probe, self.stack.by_urn if self.stack else {})
         for spec in specs[1:]:
             probe = sizing.StackResource(self.resource.type, v.View({"launchTemplate": spec}), self.urn, self.label)
-            out += [t for t in templates(probe, self.stack.by_urn if self.stack else {}) if t not in out]
+            out += [t for t in templates_mod.templates(probe, self.stack.by_urn if self.stack else {}) if t not in out]
         return out
 
     def purchase(self) -> str | None:
@@ -531,9 +349,9 @@ def _read_model(m: Model) -> None:
     if r.type in OWN_COMPONENTS:
         return  # judged through its recorded spec and its children
     data = r.props.data
-    if r.type in MANIFESTS and isinstance(data, dict):  # manifests are expanded into children: judge the rest
-        component_manifests(r, base())  # one that cannot be read is a problem naming the component
-        data = {k: x for k, x in data.items() if k not in MANIFESTS[r.type]}
+    if r.type in manifests.MANIFESTS and isinstance(data, dict):  # manifests are expanded into children: judge the rest
+        manifests.component_manifests(r, manifests.base())  # one that cannot be read is a problem naming the component
+        data = {k: x for k, x in data.items() if k not in manifests.MANIFESTS[r.type]}
     seen = evidence.extract(_substituted(data), local_files=True)
     if records(r.type):  # names in what records, restricts or watches capacity ask for none; a request still does,
         # and so does a command in a script it holds (a ConfigMap mounted into a job that runs it)
@@ -542,10 +360,18 @@ def _read_model(m: Model) -> None:
             for e in seen
             if (e.kind == "resource" and ": " in e.what) or (e.kind == "mention" and _SCRIPT.search(e.path))
         ]
-    if r.type in RENDERED:  # values files given as paths or file assets, local charts: read the ones that are local
+    if (
+        r.type in manifests.RENDERED
+    ):  # values files given as paths or file assets, local charts: read the ones that are local
         given = r.props.data if isinstance(r.props.data, dict) else {}
-        seen += [e for where, d in _values_files(given.get("valueYamlFiles")) for e in evidence.extract(d, where)]
-        seen += [e for c in _strings([given.get("chart"), given.get("path")]) for e in charts.evidence_of(c, base())]
+        seen += [
+            e for where, d in manifests.values_files(given.get("valueYamlFiles")) for e in evidence.extract(d, where)
+        ]
+        seen += [
+            e
+            for c in manifests.strings([given.get("chart"), given.get("path")])
+            for e in charts.evidence_of(c, manifests.base())
+        ]
     m.template_refs = [e for e in seen if e.kind == "template"]
     m.evidence = seen = [e for e in seen if e.kind != "template"]
     if m.facts is not None:
@@ -587,11 +413,11 @@ def _read_model(m: Model) -> None:
                 )
             )
         return
-    if (precise(r.type) and r.type not in MANIFESTS) or not seen:
+    if (precise(r.type) and r.type not in manifests.MANIFESTS) or not seen:
         return
     what = (
         "its inputs (the offline preview cannot render its children; a real preview also judges them)"
-        if r.type in RENDERED
+        if r.type in manifests.RENDERED
         else "it"
     )
     m.problems.append(
@@ -619,7 +445,11 @@ def launched_templates(m: Model, allowed: Callable[[str], bool]) -> list[str]:
     out: list[str] = []
     for ref in dict.fromkeys(e.what for e in m.template_refs):
         key = ref.strip().lower()
-        found = [t for t in pool if t is not m.resource and (key in _names(t) or evidence.normal(key) in _names(t))]
+        found = [
+            t
+            for t in pool
+            if t is not m.resource and (key in templates_mod.names(t) or evidence.normal(key) in templates_mod.names(t))
+        ]
         if not found and not allowed(ref):
             out.append(
                 f"{m.label} ({m.resource.type}) launches from a template that is not in this stack ({ref!r}), so "
@@ -655,41 +485,10 @@ def _substituted(data):
     return out
 
 
-def _values_files(value) -> list[tuple[str, object]]:
-    """(where, document) of each values file a Helm component names: a path, or an asset as the engine sends
-    it (a FileAsset's `path`, a StringAsset's `text`; as objects from the policy SDK or as mappings)."""
-    out: list[tuple[str, object]] = []
-    for item in value if isinstance(value, list) else [value]:
-        text = item.get("text") if isinstance(item, dict) else getattr(item, "text", None)
-        path = (
-            item
-            if isinstance(item, str)
-            else item.get("path")
-            if isinstance(item, dict)
-            else getattr(item, "path", None)
-        )
-        if isinstance(text, str) and not v.is_unknown(text):
-            out += [("valueYamlFiles (text)", d) for d in evidence.documents(text)]
-        elif isinstance(path, str) and not v.is_unknown(path):
-            out += [(path, d) for d in _read_files(path, base())]
-    return out
-
-
 def _exposes_only(e: evidence.Evidence) -> bool:
     """Evidence that exposes a node's GPUs to a container without requesting any (the nvidia runtime class,
     NVIDIA_VISIBLE_DEVICES and its kin)."""
     return e.path.endswith("runtimeClassName") or e.what.split()[0].strip().lower() in evidence.VISIBLE
-
-
-def _strings(value) -> list[str]:
-    """Every string in a value (an asset arrives as a mapping with its `path`)."""
-    if isinstance(value, str):
-        return [] if v.is_unknown(value) else [value]
-    if isinstance(value, dict):
-        return [x for k, val in value.items() if k in ("path", "file", "text") for x in _strings(val)]
-    if isinstance(value, list):
-        return [x for val in value for x in _strings(val)]
-    return []
 
 
 def _through_template(g: res.GpuResource) -> bool:
@@ -698,149 +497,6 @@ def _through_template(g: res.GpuResource) -> bool:
         return g.templates()
     except (v.Unknown, KeyError):
         return True
-
-
-# --- templates by value -------------------------------------------------------------------------------------
-
-_REF_KEYS = ("id", "launchTemplateId", "name", "launchTemplateName")
-
-
-def literal_refs(r: sizing.StackResource, unknown: bool = False) -> list[tuple[str, object]]:
-    """(template reference, the version it names) written as literal values; with `unknown`, the references
-    unknown at preview too (those follow the dependency links)."""
-    p = r.props
-    refs: list = []
-    specs = [p.data.get("launchTemplate") if isinstance(p.data, dict) else None]
-    d = p.data if isinstance(p.data, dict) else {}
-    mip = (
-        ((d.get("mixedInstancesPolicy") or {}).get("launchTemplate") or {})
-        if isinstance(d.get("mixedInstancesPolicy"), dict)
-        else {}
-    )
-    if isinstance(mip, dict):
-        specs.append(mip.get("launchTemplateSpecification"))
-        specs += [o.get("launchTemplateSpecification") for o in mip.get("overrides") or [] if isinstance(o, dict)]
-    specs += [c.get("launchTemplateSpecification") for c in d.get("launchTemplateConfigs") or [] if isinstance(c, dict)]
-    cr = d.get("computeResources")
-    if isinstance(cr, dict):
-        specs.append(cr.get("launchTemplate"))
-    for s in specs:
-        if isinstance(s, dict):
-            refs += [(s.get(k), s.get("version")) for k in _REF_KEYS if k in s]
-        elif isinstance(s, str):
-            refs.append((s, None))
-    refs.append((d.get("launchConfiguration"), None))
-    refs.append((d.get("sourceInstanceTemplate"), None))
-    refs.append((d.get("instanceTemplate"), None))
-    refs += [(x.get("instanceTemplate"), None) for x in d.get("versions") or [] if isinstance(x, dict)]
-    return [(x, ver) for x, ver in refs if isinstance(x, str) and x.strip() and (unknown or not v.is_unknown(x))]
-
-
-def _version_problem(t: sizing.StackResource, version) -> str | None:
-    """Why a launch template version other than the one the stack defines is launched, or None.
-
-    The stack's template is its latest version. `$Latest`, or the number of
-    the latest version, launches what the stack shows; `$Default` does too
-    unless the template keeps an older default (`defaultVersion` below
-    `latestVersion` without `updateDefaultVersion`). Another number launches an
-    earlier version whose types the stack no longer shows (EC2
-    LaunchTemplateSpecification.Version, read 2026-11-26). A version number
-    for a template whose latest version is computed at preview (created or
-    changed by this update) cannot be shown to be the stack's: a finding too.
-    """
-    if not isinstance(version, (str, int, float)) or isinstance(version, bool) or v.is_unknown(version):
-        return None
-    d = t.props.data if isinstance(t.props.data, dict) else {}
-    latest, default = d.get("latestVersion"), d.get("defaultVersion")
-    want = str(version).strip().lower()
-    if not isinstance(latest, (int, float, str)) or v.is_unknown(latest):
-        if want.lstrip("-").isdigit():  # the template is created or changed in this update: its versions move
-            return (
-                f"it launches version {want} of template {t.name!r}, whose latest version is computed at preview "
-                "(the template is created or changed by this update), so the version it launches cannot be "
-                "shown to be the one the stack defines. To fix: launch `$Latest` (or the template's "
-                "latestVersion output)"
-            )
-        return None
-    try:
-        latest_n = int(float(latest))
-        if want == "$latest":
-            return None
-        if want == "$default":
-            if (
-                d.get("updateDefaultVersion") is True
-                or not isinstance(default, (int, float, str))
-                or v.is_unknown(default)
-            ):
-                return None
-            want_n = int(float(default))
-        else:
-            want_n = int(float(want))
-    except ValueError:
-        return f"it names version {version!r} of template {t.name!r}, which is no version EC2 accepts"
-    if want_n == latest_n:
-        return None
-    return (
-        f"it launches version {want_n} of template {t.name!r}, but the stack defines version {latest_n}: the "
-        "types of an earlier version cannot be read here. To fix: launch `$Latest` (or the template's "
-        "latestVersion output)"
-    )
-
-
-def _names(t: sizing.StackResource) -> set[str]:
-    d = t.props.data if isinstance(t.props.data, dict) else {}
-    out = {t.name}
-    for k in ("id", "name", "selfLink", "selfLinkUnique", "arn", "launchTemplateName", "launchTemplateId"):
-        x = d.get(k)
-        if isinstance(x, str) and not v.is_unknown(x):
-            out |= {x, evidence.normal(x.split("?")[0])}
-    return {x.strip().lower() for x in out if x}
-
-
-def templates(
-    r: sizing.StackResource, by_urn: dict[str, sizing.StackResource], allowed: Callable[[str], bool] = lambda ref: False
-) -> list[sizing.StackResource]:
-    """The launch or instance templates in the stack that `r` launches: those its literal references name
-    (by name, id or URL), else those it depends on (a reference unknown at preview).
-
-    `allowed(ref)`: a reference the pack config allows to name a template outside the stack (reviewed by the
-    platform team); it resolves to nothing.
-
-    Raises:
-        ValueError: a literal reference that no template in the stack has (its GPUs cannot be known), or a
-            version of a template other than the one the stack defines.
-    """
-    refs = literal_refs(r)
-    if not refs:
-        linked = [by_urn[d] for d in r.dependencies if d in by_urn and by_urn[d].type in res.TEMPLATES]
-        versions = [ver for _, ver in literal_refs(r, unknown=True)]
-        if len(linked) == 1:  # one template, named by an output: the version it names still counts
-            for version in versions:
-                why = _version_problem(linked[0], version)
-                if why:
-                    raise ValueError(why)
-        return linked
-    pool = [t for t in by_urn.values() if t.type in res.TEMPLATES]
-    out = []
-    for ref, version in refs:
-        key = ref.strip().lower()
-        found = [t for t in pool if key in _names(t) or evidence.normal(key.split("?")[0]) in _names(t)]
-        if not found and allowed(ref):
-            continue
-        if not found:
-            raise ValueError(
-                f"it launches from a template that is not in this stack ({ref!r}), so the pack cannot "
-                "verify its GPUs. To fix: keep the launch or instance template in this stack (referenced "
-                "by its output), or name the instance types on the resource; or, for a template the platform "
-                "team has reviewed, allow it in the pack config: gpusizer-no-overprovisioning.allowTemplates: "
-                f"[{{template: {ref!r}, reason: ...}}]"
-            )
-        for t in found:
-            why = _version_problem(t, version)
-            if why:
-                raise ValueError(why)
-        out += [t for t in found if t not in out]
-    return out
 
 
 # --- prices ---------------------------------------------------------------------------------------------------

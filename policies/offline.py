@@ -29,7 +29,7 @@ import gpusizer
 from gpusizer import reuse
 from gpusizer.base import errors, inputs, memo, providers, redact
 from gpusizer.contract import OUTPUT_VERSION
-from gpusizer.policies import analyzer, fork, mocks, model, rules
+from gpusizer.policies import analyzer, fork, manifests, mocks, rules
 from gpusizer.render import table
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
@@ -147,7 +147,7 @@ def preview(
     if parallel is None:
         parallel = fork.available()
     # relative paths in resource inputs are read from the program's directory, as the Pulumi CLI runs it there
-    with memo.scope(), model.based(program.resolve().parent):  # one decision per spec (per process)
+    with memo.scope(), manifests.based(program.resolve().parent):  # one decision per spec (per process)
         _preload(config, program)
         # The program runs in forked children and the pack judges in this process, as the Pulumi CLI keeps the
         # program and the policy pack apart: a program cannot patch the pack or the catalog it re-plans with,
@@ -252,14 +252,14 @@ def _decision_line(e: dict) -> str:
 
 def notes(resources: list, policy_config: dict | None = None) -> list[str]:
     """What the offline preview cannot see, and the exceptions the pack config allows (with their reasons)."""
-    from gpusizer.policies import model, need, sizing
+    from gpusizer.policies import need, sizing
     from gpusizer.policies import view as v
 
     out = []
-    rendered = sorted({r.typ for r in resources if r.typ in model.RENDERED})
+    rendered = sorted({r.typ for r in resources if r.typ in manifests.RENDERED})
     if rendered:
         out.append(
-            f"{sum(r.typ in model.RENDERED for r in resources)} provider-side component(s) ({', '.join(rendered)}): "
+            f"{sum(r.typ in manifests.RENDERED for r in resources)} provider-side component(s) ({', '.join(rendered)}): "
             "the offline preview judged their inputs (manifests, values); a real `pulumi preview --policy-pack "
             "policies` also judges the children they render"
         )

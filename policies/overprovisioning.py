@@ -35,7 +35,7 @@ import fnmatch
 import math
 from collections.abc import Callable
 
-from gpusizer.policies import evidence, k8s, model, need, sizing, verify
+from gpusizer.policies import evidence, k8s, model, need, sizing, templates, verify
 from gpusizer.policies import resources as res
 from gpusizer.policies import view as v
 
@@ -77,10 +77,10 @@ class _Judge:
         if not named or (shapes is not None and g.typed()):
             return []  # its own types (not GPUs) win over any template's
         # by literal value, else the dependency links; one outside the stack only where the config allows it
-        templates = model.templates(r, self.by_urn, self.allows_template)
-        if not templates and any(self.allows_template(ref) for ref, _ in model.literal_refs(r)):
+        launched = templates.templates(r, self.by_urn, self.allows_template)
+        if not launched and any(self.allows_template(ref) for ref, _ in templates.literal_refs(r)):
             return []  # every template it names lives elsewhere, reviewed by the platform team
-        if not templates:
+        if not launched:
             if shapes is None:
                 g.shapes  # noqa: B018 - raises the unknown type again: judged at `up`
             return [
@@ -88,19 +88,19 @@ class _Judge:
                 "its GPUs. To fix: keep the launch or instance template in this stack, or name the instance "
                 "types on the resource"
             ]
-        return self.through_templates(r, g, templates, m.most_count)
+        return self.through_templates(r, g, launched, m.most_count)
 
     def through_templates(
         self,
         r: sizing.StackResource,
         g: res.GpuResource,
-        templates: list[sizing.StackResource],
+        launched: list[sizing.StackResource],
         count: Callable[[], float],
     ) -> list[str]:
         """`r` judged through the in-stack templates it launches: the group runs count() nodes once, whichever
         template launches each; each is judged at that count, bought as the template says, or as the group
         does where the template sets no market. The count is read only where a GpuWorkload checks it."""
-        gpu_templates = [(t, tg) for t in templates if (tg := self.stack.of(t.urn).facts) is not None and tg.shapes]
+        gpu_templates = [(t, tg) for t in launched if (tg := self.stack.of(t.urn).facts) is not None and tg.shapes]
         out = []
         for i, (_, tg) in enumerate(gpu_templates):
             out += self.judge(r, tg, count if i == 0 else (lambda: 0.0), _bought(tg, g))

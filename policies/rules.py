@@ -22,7 +22,7 @@ import pydantic
 
 from gpusizer.base import errors, providers
 from gpusizer.facts import hardware
-from gpusizer.policies import budget, gate, hosts, model, need, overprovisioning, resources, sizing, verify
+from gpusizer.policies import budget, gate, hosts, manifests, model, need, overprovisioning, resources, sizing, verify
 from gpusizer.policies import view as v
 
 
@@ -452,8 +452,8 @@ def check_resource(
 
 def _on_component(message: str, urn: str | None) -> tuple[str, str | None]:
     """A finding on a child expanded from a component's manifests, reported on the component the engine knows."""
-    if urn and model.EXPANDED in urn:
-        component, _, label = urn.partition(model.EXPANDED)
+    if urn and manifests.EXPANDED in urn:
+        component, _, label = urn.partition(manifests.EXPANDED)
         child = label.split("::", 1)[-1]
         return (message if message.startswith(child) else f"{child}: {message}"), component
     return message, urn
@@ -469,7 +469,7 @@ def check_stack(
     except ValueError as exc:
         return [(str(exc), None)]
     try:  # step 2, once per stack: the stack, its components' manifests expanded, modelled
-        sm = model.StackModel(model.expand(list(stack), model.base()))
+        sm = model.StackModel(manifests.expand(list(stack), manifests.base()))
         return [_on_component(m, urn) for m, urn in rule.check(sm, cfg)]
     except v.Unknown:
         raise

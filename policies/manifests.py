@@ -1,0 +1,228 @@
+"""Provider-side components' manifests, read as the provider would render them offline.
+
+Kubernetes `yaml` ConfigGroup / ConfigFile and Kustomize render their children
+inside the provider, so an offline preview never sees them: their manifests
+(inline `yaml` and `objs`, local files, directories built as kustomize builds
+them: local resources and bases, `replicas`) are expanded into child resources
+typed as the Kubernetes provider types them (`apps/v1` Deployment ->
+`kubernetes:apps/v1:Deployment`). Helm values files given as paths or assets
+are read here too. Relative paths are read from `base()`: the program's
+directory in the offline preview (`based`), as the Pulumi CLI runs a program.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import pathlib
+
+from gpusizer.policies import evidence, sizing
+from gpusizer.policies import view as v
+
+# Provider-side components whose children the provider renders (pulumi-kubernetes 4.x).
+MANIFESTS = {  # type -> input fields that hold manifests (strings of YAML/JSON, or objects)
+    "kubernetes:yaml:ConfigGroup": ("yaml", "objs", "files"),
+    "kubernetes:yaml/v2:ConfigGroup": ("yaml", "objs", "files"),
+    "kubernetes:yaml:ConfigFile": ("file",),
+    "kubernetes:yaml/v2:ConfigFile": ("file",),
+    "kubernetes:kustomize:Directory": ("directory",),
+    "kubernetes:kustomize/v2:Directory": ("directory",),
+}
+RENDERED = frozenset(
+    {"kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v3:Chart", "kubernetes:helm.sh/v4:Chart", *MANIFESTS}
+)
+"""Provider-side components: the offline preview judges their inputs; a real preview also their children."""
+EXPANDED = "$manifest"  # marks a child expanded from a component's manifests (in its URN)
+_MAX_FILE = 2_000_000
+
+
+# Where relative paths in a resource's inputs (a ConfigFile's file, a local chart) are read from: the program's
+# directory, as the Pulumi CLI runs a program from its project directory (`based`), else the working directory.
+_BASE: contextvars.ContextVar[pathlib.Path | None] = contextvars.ContextVar("gpusizer_policy_base", default=None)
+
+
+def base() -> pathlib.Path:
+    """The directory relative paths in resource inputs are read from."""
+    return _BASE.get() or pathlib.Path.cwd()
+
+
+@contextlib.contextmanager
+def based(directory: pathlib.Path):
+    """Within it, relative paths in resource inputs are read from `directory` (the offline preview: the
+    program's directory)."""
+    token = _BASE.set(directory)
+    try:
+        yield
+    finally:
+        _BASE.reset(token)
+
+
+def kubernetes_type(doc: dict) -> str | None:
+    """The Pulumi type token of a Kubernetes manifest: apps/v1 Deployment -> kubernetes:apps/v1:Deployment."""
+    api, kind = doc.get("apiVersion"), doc.get("kind")
+    if not isinstance(api, str) or not isinstance(kind, str) or not api or not kind:
+        return None
+    return f"kubernetes:{api if '/' in api else 'core/' + api}:{kind}"
+
+
+def _manifests(value, base: pathlib.Path | None) -> list[dict]:
+    """Manifest documents in a component input: objects, YAML/JSON strings, or readable local files."""
+    out: list[dict] = []
+    items = value if isinstance(value, list) else [value]
+    for item in items:
+        if isinstance(item, dict):
+            out += _flatten(item)
+        elif isinstance(item, str) and not v.is_unknown(item):
+            docs = evidence.documents(item)
+            if not docs and "\n" not in item:
+                docs = _read_files(item, base)
+            for d in docs:
+                out += (
+                    _flatten(d) if isinstance(d, dict) else [x for e in d if isinstance(e, dict) for x in _flatten(e)]
+                )
+    return out
+
+
+def flattened(doc: dict) -> list[dict]:
+    """A List kind as its items; anything else as itself (public: the offline mocks decode manifests)."""
+    return _flatten(doc)
+
+
+def _flatten(doc: dict) -> list[dict]:
+    """A List kind (`kind: List`, `items:`) as its items; anything else as itself."""
+    if isinstance(doc.get("items"), list) and str(doc.get("kind", "")).endswith("List"):
+        return [x for i in doc["items"] if isinstance(i, dict) for x in _flatten(i)]
+    return [doc]
+
+
+_SEEN: contextvars.ContextVar[set] = contextvars.ContextVar("gpusizer_files_read", default=set())  # noqa: B039
+
+
+def read_files(name: str, base: pathlib.Path | None) -> list:
+    """Documents of a local file, glob or directory, kustomizations built (public: the offline mocks)."""
+    return _read_files(name, base)
+
+
+def _read_files(name: str, base: pathlib.Path | None, depth: int = 0) -> list:
+    """Documents of a local file, of each file a glob matches, or of each YAML file in a local directory
+    (kustomize: its resources)."""
+    try:
+        name = name.removeprefix("file://")  # a file URL names a local file
+        p = pathlib.Path(name)
+        p = p if p.is_absolute() or base is None else base / p
+        if any(c in name for c in "*?["):
+            root = pathlib.Path(p.anchor) if p.is_absolute() else (base or pathlib.Path.cwd())
+            pattern = str(p.relative_to(p.anchor)) if p.is_absolute() else name
+            files = sorted(x for x in root.glob(pattern) if x.is_file())[:200]
+        else:
+            files = sorted(p.glob("*.y*ml"))[:200] if p.is_dir() else [p] if p.is_file() else []
+        out = []
+        files = list(dict.fromkeys(f.resolve() for f in files))
+        seen = _SEEN.get() if depth else set()
+        token = _SEEN.set(seen) if not depth else None
+        for f in files:
+            if f in seen:
+                continue  # a file a kustomization lists beside the directory's own glob: read once
+            seen.add(f)
+            if f.stat().st_size <= _MAX_FILE:
+                docs = evidence.documents(f.read_text(errors="replace"))
+                if f.name in ("kustomization.yaml", "kustomization.yml", "Kustomization"):
+                    docs = [{"kind": "Kustomization", **d} if isinstance(d, dict) else d for d in docs]
+                    if depth < 5:  # its local resources and bases (an overlay's ../base): what kustomize builds
+                        out += [
+                            x
+                            for d in docs
+                            if isinstance(d, dict)
+                            for ref in (d.get("resources") or []) + (d.get("bases") or [])
+                            if isinstance(ref, str)
+                            and "://" not in ref
+                            and (f.parent / ref).resolve() != f.parent.resolve()
+                            for x in _read_files(str((f.parent / ref).resolve()), None, depth + 1)
+                        ]
+                out += docs
+        if token is not None:
+            _SEEN.reset(token)
+        return _kustomized(out)
+    except (OSError, ValueError):
+        return []
+
+
+def _kustomized(docs: list) -> list:
+    """Documents with a Kustomization's `replicas` overrides applied (kustomize: `replicas: [{name, count}]`
+    sets spec.replicas of the named workloads), so they are counted as kustomize renders them."""
+    counts = {
+        r["name"]: r["count"]
+        for d in docs
+        if isinstance(d, dict) and d.get("kind") == "Kustomization" and isinstance(d.get("replicas"), list)
+        for r in d["replicas"]
+        if isinstance(r, dict) and isinstance(r.get("name"), str) and isinstance(r.get("count"), int)
+    }
+    if not counts:
+        return docs
+    out = []
+    for d in docs:
+        name = (
+            (d.get("metadata") or {}).get("name")
+            if isinstance(d, dict) and isinstance(d.get("metadata"), dict)
+            else None
+        )
+        if name in counts and isinstance(d.get("spec"), dict):
+            d = {**d, "spec": {**d["spec"], "replicas": counts[name]}}
+        out.append(d)
+    return out
+
+
+def component_manifests(r: sizing.StackResource, base: pathlib.Path | None) -> list[dict]:
+    """The manifest documents a provider-side component's inputs hold (inline, or in local files)."""
+    data = r.props.data if isinstance(r.props.data, dict) else {}
+    return [d for f in MANIFESTS.get(r.type, ()) for d in _manifests(data.get(f), base)]
+
+
+def expand(stack: list[sizing.StackResource], base: pathlib.Path | None = None) -> list[sizing.StackResource]:
+    """The stack plus the children of its provider-side manifest components, typed as the provider types them."""
+    out = list(stack)
+    for r in stack:
+        fields = MANIFESTS.get(r.type)
+        if not fields:
+            continue
+        try:
+            docs = component_manifests(r, base)
+        except Exception:  # noqa: BLE001 - the component's model reports it (_read), naming the component
+            continue
+        for i, doc in enumerate(docs):
+            typ = kubernetes_type(doc) or "kubernetes:unknown:Manifest"
+            name = (doc.get("metadata") or {}).get("name") if isinstance(doc.get("metadata"), dict) else None
+            label = f"{r.name or r.urn}/{doc.get('kind', 'manifest')}/{name or i}"
+            out.append(sizing.StackResource(typ, v.View(doc), f"{r.urn}{EXPANDED}[{i}]::{label}", label, r.urn))
+    return out
+
+
+def values_files(value) -> list[tuple[str, object]]:
+    """(where, document) of each values file a Helm component names: a path, or an asset as the engine sends
+    it (a FileAsset's `path`, a StringAsset's `text`; as objects from the policy SDK or as mappings)."""
+    out: list[tuple[str, object]] = []
+    for item in value if isinstance(value, list) else [value]:
+        text = item.get("text") if isinstance(item, dict) else getattr(item, "text", None)
+        path = (
+            item
+            if isinstance(item, str)
+            else item.get("path")
+            if isinstance(item, dict)
+            else getattr(item, "path", None)
+        )
+        if isinstance(text, str) and not v.is_unknown(text):
+            out += [("valueYamlFiles (text)", d) for d in evidence.documents(text)]
+        elif isinstance(path, str) and not v.is_unknown(path):
+            out += [(path, d) for d in _read_files(path, base())]
+    return out
+
+
+def strings(value) -> list[str]:
+    """Every string in a value (an asset arrives as a mapping with its `path`)."""
+    if isinstance(value, str):
+        return [] if v.is_unknown(value) else [value]
+    if isinstance(value, dict):
+        return [x for k, val in value.items() if k in ("path", "file", "text") for x in strings(val)]
+    if isinstance(value, list):
+        return [x for val in value for x in strings(val)]
+    return []
