@@ -46,6 +46,7 @@ from collections.abc import Mapping, Sequence
 import yaml
 
 from gpusizer.contract import audit, metadata
+from gpusizer.facts import hardware
 from gpusizer.policies import shapes
 from gpusizer.policies import view as v
 
@@ -197,7 +198,7 @@ _VENDOR_RESOURCE = re.compile(
 
 
 def is_resource_name(key: str) -> bool:
-    k = key.strip().lower()
+    k = key.strip().lower().replace("~1", "/")  # a JSON patch path escapes "/" as "~1" (RFC 6901)
     for prefix in ("requests.", "limits."):  # ResourceQuota spells requests.nvidia.com/gpu
         k = k.removeprefix(prefix)
     return k in RESOURCE_NAMES or k.startswith(RESOURCE_PREFIXES) or bool(_VENDOR_RESOURCE.match(k))
@@ -408,6 +409,9 @@ class _Walk:
         if t:
             self.add(where, "type", t)
             return
+        if any(w in last for w in _SIZE_KEYS) and _names_a_gpu(s.strip()):
+            self.add(where, "type", f"{s.strip()} (a size naming a GPU)")
+            return
         if loose and "*" in s:
             wild = wildcard_families(s)
             if wild:
@@ -481,6 +485,7 @@ _TEMPLATE_KEYS = frozenset(
         "launchconfigurationname",
         "instancetemplate",
         "sourceinstancetemplate",
+        "sourcemachineimage",  # a GCP machine image holds its machine type and accelerators
     }
 )
 _TEMPLATE_REF_KEYS = ("launchtemplateid", "launchtemplatename", "id", "name")
@@ -498,6 +503,21 @@ def _template_refs(value) -> list[str]:
             if isinstance(x := low.get(k), str) and x.strip() and not v.is_unknown(x)
         ][:1]
     return []
+
+
+# Keys a cloud sizes capacity under (`type`, `size`, `flavor`, `plan`, `preset`, `sku`, `shape`, ...): a value
+# there that names a GPU model or says "gpu" (OVH `h100-380`, Nebius `gpu-h100-sxm`, `gpu3-huge`) is a GPU size of
+# whatever cloud, listed or not.
+_SIZE_KEYS = ("type", "size", "flavor", "plan", "preset", "sku", "shape", "tier", "profile", "platform", "machine")
+_GPU_TOKEN = re.compile(r"^(?:gpus?\d*|[a-z]*gpu\d*)$")
+
+
+def _names_a_gpu(value: str) -> bool:
+    """Whether a size value names a GPU: a token `gpu` (`gpu3`, `vgpu`), or a GPU model the catalog knows."""
+    if len(value) > 80:
+        return False
+    tokens = [t for t in re.split(r"[-_.\s/:]+", value.lower()) if t]
+    return any(_GPU_TOKEN.match(t) or (len(t) >= 3 and hardware.canonical_gpu(t)) for t in tokens)
 
 
 def _flat(value) -> bool:
@@ -578,7 +598,7 @@ def _categories(values) -> bool:
 # `docker run --gpus all`, and DRA device expressions naming a GPU driver (`device.driver == "gpu.nvidia.com"`).
 _REQUEST_IN_TEXT = re.compile(
     r"--accelerator[= ](?:type=)?[a-z0-9-]*(?:nvidia|tpu|gaudi)|--gpus[= ]\S|"
-    r"(?:nvidia|amd)\\?\.com/gpu(?:\\?\.shared)?(?![\w.-])|google\\?\.com/tpu|aws\.amazon\\?\.com/neuron|"
+    r"(?:nvidia|amd)\\?\.com(?:/|~1)gpu(?:\\?\.shared)?(?![\w.-])|google\\?\.com/tpu|aws\.amazon\\?\.com/neuron|"
     r"gpu\.nvidia\.com|gpu\.amd\.com|tpu\.google\.com",
     re.I,
 )
@@ -593,7 +613,7 @@ def requests_in_text(text: str) -> list[str]:
 # (`--instance-type p5.48xlarge`, `--machine-type=a3-highgpu-8g`, `--size Standard_ND96...`, `InstanceType=`,
 # `ecs.instance-type =~ p5.*`, `node_type: g6.xlarge`); prose (`echo 'building for g6.xlarge'`) asks for nothing.
 _ASKS = re.compile(
-    r"(?:(?:instance|machine|node|vm|type|size|shape|flavor|sku|class|family)[a-z_]*[\"'`\s:=~,\[({]*"
+    r"(?:(?:instance|machine|node|vm|type|size|shape|flavor|sku|class|family)[a-z_]*[\"'`\s:=~,\[({]*(?:in\s*\[[^\]]*)?"
     r"|(?:[a-z_][a-z0-9_]*=|:-)\s*)$"  # a shell variable set to it (`T=p5.48xlarge`), its default (`${T:-...}`)
 )
 # Commands that only read or print (`aws ec2 describe-instance-types`, `aws pricing get-products`, `echo`,

@@ -87,7 +87,7 @@ TARGET_FIELD = {
 def _names(r) -> set[str]:
     d = r.props.data if isinstance(r.props.data, dict) else {}
     out = {r.name}
-    for k in ("name", "id", "selfLink", "arn"):
+    for k in ("name", "id", "selfLink", "arn", "nodeGroupName"):
         x = d.get(k)
         if isinstance(x, str) and not v.is_unknown(x):
             out |= {x, x.rstrip("/").rsplit("/", 1)[-1]}
@@ -239,7 +239,7 @@ def maxima(stack: list) -> tuple[dict[str, float], list[tuple[str, Exception]]]:
             continue
         for urn in targets:
             out[urn] = max(out.get(urn, 0.0), top)
-    for urn, top in commanded(stack, gpu, by_name if named else _k8s_names(gpu)):
+    for urn, top in commanded(stack, gpu):
         out[urn] = max(out.get(urn, 0.0), top)
     for urn, top in referring(stack, by_name if named else _k8s_names(gpu)):
         out[urn] = max(out.get(urn, 0.0), top)
@@ -280,23 +280,17 @@ def _k8s_names(gpu: dict) -> dict:
     return out
 
 
-# Commands that resize capacity (a Command resource, user data, a CI step): the group or workload they name
-# and the size they set. AWS CLI `autoscaling update-auto-scaling-group` / `set-desired-capacity`, `kubectl
-# scale`, `gcloud compute instance-groups managed resize` and `gcloud container clusters resize --node-pool`.
-_RESIZE = re.compile(
-    r"(update-auto-scaling-group|set-desired-capacity|kubectl\b[^\n;&|]*\bscale\b|instance-groups\s+managed\s+resize"
-    r"|clusters\s+resize)([^\n;&|]*)",
+# Commands that resize capacity (a Command resource, user data, a script a job runs, an SDK call in code): any
+# command that names a group or workload of the stack and sets a size (`aws autoscaling update-auto-scaling-group
+# --max-size`, `put-scheduled-update-group-action`, `aws eks update-nodegroup-config --scaling-config maxSize=`,
+# `kubectl scale --replicas`, `kubectl patch -p '{"spec":{"replicas":200}}'`, `kubectl autoscale --max`,
+# `gcloud ... resize --size` / `set-autoscaling --max-num-replicas`, boto3 `update_auto_scaling_group(MaxSize=)`).
+_SIZE_SET = re.compile(
+    r"(?:max[-_]?size|max[-_]?num[-_]?replicas|max[-_]?replicas|--max|replicas|desired[-_]?capacity|desired[-_]?size"
+    r"|num[-_]?nodes|--size|min[-_]?size)[\"']?\s*[:=]?\s*[\"']?(\d+)",
     re.I,
 )
-_ARG = {
-    "name": re.compile(r"--auto-scaling-group-name[= ](\S+)|--node-pool[= ](\S+)|resize\s+(?!--)(\S+)", re.I),
-    "size": re.compile(r"--(?:max-size|desired-capacity|min-size|replicas|size|num-nodes)[= ](\d+)", re.I),
-    "k8s": re.compile(
-        r"\b(deployment|deploy|statefulset|sts|replicaset|rs|replicationcontroller|rc)(?:/|\s+)([\w.-]+)", re.I
-    ),
-    "ns": re.compile(r"(?:-n|--namespace)[= ](\S+)", re.I),
-}
-_K8S_KINDS = {"deploy": "deployment", "sts": "statefulset", "rs": "replicaset", "rc": "replicationcontroller"}
+_SEGMENT = re.compile(r"\n|;|&&|\|\|")
 
 
 def _texts(value, out: list[str], budget: list[int]) -> None:
@@ -304,7 +298,7 @@ def _texts(value, out: list[str], budget: list[int]) -> None:
         return
     budget[0] -= 1
     if isinstance(value, str):
-        if ("scal" in value or "resize" in value or "capacity" in value) and not v.is_unknown(value):
+        if not v.is_unknown(value) and _SIZE_SET.search(value):
             out.append(value)
     elif isinstance(value, dict):
         for x in value.values():
@@ -314,26 +308,32 @@ def _texts(value, out: list[str], budget: list[int]) -> None:
             _texts(x, out, budget)
 
 
-def commanded(stack: list, gpu: dict, by_name: dict) -> list[tuple[str, float]]:
-    """(URN, size) for each GPU group or workload in the stack that a command in any resource resizes."""
+def _workload_names(r) -> set[str]:
+    names = set(_names(r))
+    try:
+        name = r.props.text("metadata", "name")
+    except (v.Unknown, ValueError):
+        name = None
+    return {n for n in names | ({name.lower()} if name else set()) if len(n) >= 3}
+
+
+def commanded(stack: list, gpu: dict) -> list[tuple[str, float]]:
+    """(URN, size) for each GPU group or workload of the stack that a command in another resource resizes: a
+    command naming it and setting a size (`_SIZE_SET`); the largest size it sets counts."""
     out: list[tuple[str, float]] = []
+    named = {u: _workload_names(g) for u, g in gpu.items()}
     for r in stack:
         texts: list[str] = []
         _texts(v.raw(r.props.data), texts, [50_000])
         for text in texts:
-            for m in _RESIZE.finditer(text):
-                verb, args = m.group(1).lower(), m.group(0)
-                sizes = [float(x) for x in _ARG["size"].findall(args)]
+            for segment in _SEGMENT.split(text.lower()):
+                sizes = [float(x) for x in _SIZE_SET.findall(segment)]
                 if not sizes:
                     continue
-                if verb.startswith("kubectl"):
-                    found = _ARG["k8s"].search(args)
-                    ns = _ARG["ns"].search(args)
-                    if found:
-                        kind = _K8S_KINDS.get(found.group(1).lower(), found.group(1).lower())
-                        key = (ns.group(1) if ns else DEFAULT_NAMESPACE, found.group(2), kind)
-                        out += [(u, max(sizes)) for u in by_name.get(key, [])]
-                    continue
-                names = {x.strip("'\"").lower() for g in _ARG["name"].findall(args) for x in g if x}
-                out += [(u, max(sizes)) for u, g in gpu.items() if names & _names(g)]
+                out += [
+                    (u, max(sizes))
+                    for u, names in named.items()
+                    if u != r.urn
+                    and any(re.search(r"(?<![\w-])" + re.escape(n) + r"(?![\w-])", segment) for n in names)
+                ]
     return out

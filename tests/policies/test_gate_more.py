@@ -987,3 +987,106 @@ def test_a_gpu_named_switch_for_something_else_turns_no_gpu_on(pack_stub):
     cpu = [R(HELM, "web", {"chart": "web", "values": {"gpuDashboard": True, "metrics": {"gpuPanel": True}}})]
     assert mandatory(pack_stub, cpu) == []
     assert mandatory(pack_stub, [R(HELM, "llm", {"chart": "llm", "values": {"gpu": {"enabled": True}}})])
+
+
+# --- sixth round: any command that resizes, GPU words in any cloud's sizes, escapes and machine images ---------
+RESIZERS = {
+    "kubectl-patch-replicas": 'kubectl -n ml patch deployment llm -p \'{"spec":{"replicas":200}}\'',
+    "kubectl-autoscale": "kubectl -n ml autoscale deployment llm --max=200",
+    "put-scheduled-action": "aws autoscaling put-scheduled-update-group-action --auto-scaling-group-name gpu-asg --max-size 100",
+    "boto3-update": "python3 -c \"import boto3; boto3.client('autoscaling').update_auto_scaling_group(AutoScalingGroupName='gpu-asg', MaxSize=100)\"",
+}
+
+
+@pytest.mark.parametrize("case", sorted(RESIZERS))
+def test_any_command_that_resizes_a_gpu_group_counts(pack_stub, case):
+    base = [L4_DEP] if "kubectl" in RESIZERS[case] else L4_ASG
+    rows = [*base, R("command:local:Command", "c", {"create": RESIZERS[case]})]
+    assert mandatory(pack_stub, base, BUDGET) == [] and mandatory(pack_stub, rows, BUDGET), case
+
+
+def test_a_command_resizing_a_group_of_another_name_counts_nothing(pack_stub):
+    rows = [
+        *L4_ASG,
+        R(
+            "command:local:Command",
+            "c",
+            {"create": "aws autoscaling update-auto-scaling-group --auto-scaling-group-name web-asg --max-size 100"},
+        ),
+    ]
+    assert mandatory(pack_stub, rows, BUDGET) == []
+
+
+SIXTH_BLOCKED = {
+    "ovh-flavor": [R("ovh:CloudProject/instance:Instance", "i", {"flavorName": "h100-380"})],
+    "nebius-preset": [
+        R(
+            "nebius:compute/v1:Instance",
+            "i",
+            {"resources": {"platform": "gpu-h100-sxm", "preset": "8gpu-128vcpu-1600gb"}},
+        )
+    ],
+    "json-patch-escaped-gpu": [
+        R(
+            "kubernetes:kyverno.io/v1:ClusterPolicy",
+            "p",
+            {
+                "spec": {
+                    "rules": [
+                        {
+                            "mutate": {
+                                "patchesJson6902": json.dumps(
+                                    [
+                                        {
+                                            "op": "add",
+                                            "path": "/spec/template/spec/containers/0/resources/limits/nvidia.com~1gpu",
+                                            "value": "8",
+                                        }
+                                    ]
+                                )
+                            }
+                        }
+                    ]
+                }
+            },
+        )
+    ],
+    "gcp-instance-from-external-machine-image": [
+        R(
+            "gcp:compute/instanceFromMachineImage:InstanceFromMachineImage",
+            "vm",
+            {"sourceMachineImage": "projects/p/global/machineImages/a3-image"},
+        )
+    ],
+    "ecs-in-list-expression": [
+        R(
+            "aws:ecs/service:Service",
+            "s",
+            {
+                "placementConstraints": [
+                    {"type": "memberOf", "expression": "attribute:ecs.instance-type in [p5.48xlarge, p4d.24xlarge]"}
+                ]
+            },
+        )
+    ],
+}
+SIXTH_GREEN = {
+    "service-type": [
+        R("kubernetes:core/v1:Service", "web", {"spec": {"type": "LoadBalancer", "ports": [{"port": 80}]}})
+    ],
+    "disk-types": [
+        R("gcp:compute/disk:Disk", "d", {"type": "pd-ssd", "size": 100}),
+        R("aws:ebs/volume:Volume", "v", {"type": "gp3", "size": 100}),
+    ],
+    "burstable-graviton": [R("aws:ec2/instance:Instance", "t4g", {"instanceType": "t4g.micro", **SECURE})],
+}
+
+
+@pytest.mark.parametrize("case", sorted(SIXTH_BLOCKED))
+def test_sixth_round_blocked(pack_stub, case):
+    assert mandatory(pack_stub, SIXTH_BLOCKED[case]), case
+
+
+@pytest.mark.parametrize("case", sorted(SIXTH_GREEN))
+def test_sixth_round_green(pack_stub, case):
+    assert mandatory(pack_stub, SIXTH_GREEN[case]) == [], case
