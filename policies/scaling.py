@@ -5,6 +5,13 @@ maximum and the maximum of every autoscaler that targets it, so a Deployment
 at 0 replicas under a KEDA ScaledObject of 4 counts 4. An autoscaler targets
 a resource it depends on (a GCP Autoscaler's `target` is the group's id), or,
 on Kubernetes, the workload named by its `scaleTargetRef` in its namespace.
+
+Whatever else sets how much a resource runs counts the same way: scheduled
+actions and warm pools (classic and aws-native), predictive scaling allowed
+past the maximum (unbounded: a finding), workload and HPA patches, objects that
+run a workload by reference (an Argo Rollout's `workloadRef`), and any command
+in any resource that names a group or workload of the stack and sets a size
+(`commanded`).
 """
 
 from __future__ import annotations
