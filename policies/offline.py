@@ -149,19 +149,25 @@ def preview(
     # relative paths in resource inputs are read from the program's directory, as the Pulumi CLI runs it there
     with memo.scope(), manifests.based(program.resolve().parent):  # one decision per spec (per process)
         _preload(config, program)
-        # The program runs in forked children and the pack judges in this process, as the Pulumi CLI keeps the
-        # program and the policy pack apart: a program cannot patch the pack or the catalog it re-plans with,
+        # The program runs in forked children and the pack judges in this process (or a child forked from it
+        # before the program ran here, which it never does), as the Pulumi CLI keeps program and pack apart: a program cannot patch the pack or the catalog it re-plans with,
         # and one that exits (sys.exit, os._exit) leaves no result, which is an error, never a pass.
         if not fork.forks():
             first, last = phase("preview"), phase("up")
-        elif parallel:  # both runs at once: two CPUs
-            children = [fork.Child(lambda: phase("preview")), fork.Child(lambda: phase("up"))]
-            first, last = (c.result() for c in children)
+            runs = [("preview", judged(first[1])), ("up", judged(last[1]))]
+        elif parallel:  # two CPUs: both runs at once, and the first judged (in a child forked from this clean
+            # process) while the second still runs
+            program_runs = [fork.Child(lambda: phase("preview")), fork.Child(lambda: phase("up"))]
+            first = program_runs[0].result()
+            judging = fork.Child(lambda: judged(first[1]))
+            last = program_runs[1].result()
+            found = judged(last[1])
+            runs = [("preview", judging.result()), ("up", found)]
         else:
             first = fork.Child(lambda: phase("preview")).result()
             last = fork.Child(lambda: phase("up")).result()
+            runs = [("preview", judged(first[1])), ("up", judged(last[1]))]
         exports, resources = last
-        runs = [("preview", judged(first[1])), ("up", judged(resources))]
     seen: dict[tuple, list[str]] = {}
     for name, found in runs:
         for key in dict.fromkeys(found):  # a finding twice in one phase is listed once
