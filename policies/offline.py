@@ -149,8 +149,8 @@ def preview(
     # relative paths in resource inputs are read from the program's directory, as the Pulumi CLI runs it there
     with memo.scope(), manifests.based(program.resolve().parent):  # one decision per spec (per process)
         _preload(config, program)
-        # The program runs in forked children and the pack judges in this process (or a child forked from it
-        # before the program ran here, which it never does), as the Pulumi CLI keeps program and pack apart: a program cannot patch the pack or the catalog it re-plans with,
+        # The program runs in forked children and the pack judges in this process (or in a child forked from it:
+        # this process never runs the program), as the Pulumi CLI keeps program and pack apart: a program cannot patch the pack or the catalog it re-plans with,
         # and one that exits (sys.exit, os._exit) leaves no result, which is an error, never a pass.
         if not fork.forks():
             first, last = phase("preview"), phase("up")
