@@ -454,16 +454,6 @@ GREEN = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(BLOCKED))
-def test_blocked(pack_stub, case):
-    assert mandatory(pack_stub, BLOCKED[case]), case
-
-
-@pytest.mark.parametrize("case", sorted(GREEN))
-def test_green(pack_stub, case):
-    assert mandatory(pack_stub, GREEN[case]) == [], case
-
-
 def test_an_earlier_template_version_names_both_versions_and_the_fix(pack_stub):
     found = [m for _, m in mandatory(pack_stub, BLOCKED["asg-earlier-template-version"])]
     assert any("version 1" in m and "version 3" in m and "$Latest" in m for m in found), found
@@ -521,18 +511,6 @@ def test_a_local_chart_directory_is_read_its_values_and_templates(pack_stub, tmp
 def test_the_pod_with_h100_affinity_and_l4_selector_is_reported_as_unverifiable(pack_stub):
     found = json.dumps(mandatory(pack_stub, BLOCKED["selector-and-affinity-disagree"]))
     assert "unknown GPU type" in found or "unverifiable" in found or "cannot verify" in found, found
-
-
-@pytest.mark.parametrize("case", sorted(MORE_BLOCKED))
-def test_more_blocked(pack_stub, case):
-    rows = MORE_BLOCKED[case] or _layout_pinned()
-    assert mandatory(pack_stub, rows), case
-
-
-@pytest.mark.parametrize("case", sorted(COUNTED))
-def test_all_capacity_counts(pack_stub, case):
-    rows = COUNTED[case]
-    assert mandatory(pack_stub, rows, BUDGET), case
 
 
 def test_the_counted_cases_fit_the_budget_as_written(pack_stub):
@@ -722,21 +700,6 @@ THIRD_GREEN = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(THIRD_BLOCKED))
-def test_third_round_blocked(pack_stub, case):
-    assert mandatory(pack_stub, THIRD_BLOCKED[case]), case
-
-
-@pytest.mark.parametrize("case", sorted(THIRD_COUNTED))
-def test_third_round_counted_under_a_budget(pack_stub, case):
-    assert mandatory(pack_stub, THIRD_COUNTED[case], BUDGET), case
-
-
-@pytest.mark.parametrize("case", sorted(THIRD_GREEN))
-def test_third_round_green(pack_stub, case):
-    assert mandatory(pack_stub, THIRD_GREEN[case], BUDGET) == [], case
-
-
 def test_an_oversized_host_names_the_smaller_host_of_the_same_gpus(pack_stub):
     (found,) = [
         m
@@ -922,21 +885,6 @@ MORE_GREEN = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(MORE_DEVICES))
-def test_more_devices_blocked(pack_stub, case):
-    assert mandatory(pack_stub, MORE_DEVICES[case]), case
-
-
-@pytest.mark.parametrize("case", sorted(MORE_SCALERS))
-def test_more_scalers_counted(pack_stub, case):
-    assert mandatory(pack_stub, MORE_SCALERS[case], BUDGET), case
-
-
-@pytest.mark.parametrize("case", sorted(MORE_GREEN))
-def test_more_green(pack_stub, case):
-    assert mandatory(pack_stub, MORE_GREEN[case]) == [], case
-
-
 def test_a_smaller_memory_headroom_is_a_pin(pack_stub):
     from tests.policies.test_gate import PINNED, WL, _recorded
 
@@ -1082,11 +1030,36 @@ SIXTH_GREEN = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(SIXTH_BLOCKED))
-def test_sixth_round_blocked(pack_stub, case):
-    assert mandatory(pack_stub, SIXTH_BLOCKED[case]), case
+# --- every table above, one test per verdict -------------------------------------------------------------------
+def _merged(*tables: dict) -> dict:
+    out: dict = {}
+    for table in tables:
+        assert not set(table) & set(out), set(table) & set(out)  # a case name is one case
+        out.update(table)
+    return out
 
 
-@pytest.mark.parametrize("case", sorted(SIXTH_GREEN))
-def test_sixth_round_green(pack_stub, case):
-    assert mandatory(pack_stub, SIXTH_GREEN[case]) == [], case
+ALL_BLOCKED = _merged(BLOCKED, MORE_BLOCKED, THIRD_BLOCKED, MORE_DEVICES, SIXTH_BLOCKED)
+ALL_COUNTED = _merged(COUNTED, THIRD_COUNTED, MORE_SCALERS)  # blocked under BUDGET
+ALL_GREEN = _merged(GREEN, MORE_GREEN, SIXTH_GREEN)
+GREEN_UNDER_BUDGET = THIRD_GREEN
+
+
+@pytest.mark.parametrize("case", sorted(ALL_BLOCKED))
+def test_blocked(pack_stub, case):
+    assert mandatory(pack_stub, ALL_BLOCKED[case] or _layout_pinned()), case
+
+
+@pytest.mark.parametrize("case", sorted(ALL_COUNTED))
+def test_all_capacity_counts(pack_stub, case):
+    assert mandatory(pack_stub, ALL_COUNTED[case], BUDGET), case
+
+
+@pytest.mark.parametrize("case", sorted(ALL_GREEN))
+def test_green(pack_stub, case):
+    assert mandatory(pack_stub, ALL_GREEN[case]) == [], case
+
+
+@pytest.mark.parametrize("case", sorted(GREEN_UNDER_BUDGET))
+def test_green_under_a_budget(pack_stub, case):
+    assert mandatory(pack_stub, GREEN_UNDER_BUDGET[case], BUDGET) == [], case
