@@ -17,10 +17,9 @@ import yaml
 
 import gpusizer
 from gpusizer.base import errors
-from gpusizer.catalog import Catalog
 from gpusizer.components import GpuWorkload, GpuWorkloadArgs, aws, boot, gcp, serving
 from tests.components.conftest import run_program, secret_value
-from tests.conftest import make_offer
+from tests.components.training import GCP_PRETRAIN, P5, PRETRAIN, ULTRA
 
 CHAT = {
     "name": "chat",
@@ -379,16 +378,6 @@ def test_training_vm_starts_no_server():
     assert not mocks.of_type("aws:secretsmanager/secret:Secret")
 
 
-P5 = Catalog((make_offer("p5.48xlarge", "H100", 8, 79.65, 55.04, fabric="efa", network_gbps=3200, nvlink=True),))
-PRETRAIN = {
-    "name": "pretrain",
-    "model": {"name": "llama-3.1-70b"},
-    "task": "training",
-    "training": {"sequence_length": 4096},
-    "placement": {"providers": ["aws"], "regions": ["us-east-1"]},
-}
-
-
 def test_efa_security_group_allows_all_traffic_in_and_out_to_itself():
     mocks, _, _ = run_program(
         lambda: GpuWorkload("pretrain", PRETRAIN, args=GpuWorkloadArgs(aws_region="us-east-1", catalog=P5))
@@ -449,26 +438,6 @@ def test_a_reservation_ec2_cannot_take_is_refused(deploy, words):
     spec = {**PRETRAIN, "deploy": deploy}
     with pytest.raises(errors.SpecError, match=words):
         run_program(lambda: GpuWorkload("pretrain", spec, args=GpuWorkloadArgs(aws_region="us-east-1", catalog=P5)))
-
-
-ULTRA = Catalog(
-    (
-        make_offer(
-            "a3-ultragpu-8g",
-            "H200",
-            8,
-            140.0,
-            80.0,
-            provider="gcp",
-            region="us-central1",
-            zone="us-central1-b",
-            fabric="rdma",
-            network_gbps=3600,
-            nvlink=True,
-        ),
-    )
-)
-GCP_PRETRAIN = {**PRETRAIN, "placement": {"providers": ["gcp"]}}
 
 
 def test_gcp_roce_has_no_firewall_and_the_documented_nic_layout():

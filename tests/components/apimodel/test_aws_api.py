@@ -12,6 +12,7 @@ from gpusizer.catalog import Catalog
 from gpusizer.components import GpuWorkload, GpuWorkloadArgs
 from tests.components.apimodel import aws_api, moto_replay
 from tests.components.conftest import Mocks, Registered, run_program
+from tests.components.training import P5, PRETRAIN
 from tests.conftest import make_offer
 
 HERE = GpuWorkloadArgs(aws_region="us-east-1")
@@ -31,14 +32,6 @@ TRAIN = {
 # One H100 per node forces several nodes, so the choice is an EFA cluster (p5.4xlarge: 1 network card).
 P5_SMALL = Catalog((make_offer("p5.4xlarge", "H100", 1, 79.65, 6.88, fabric="efa", network_gbps=100),))
 # p5.48xlarge: 32 network cards, so 32 EFA interfaces and a private subnet.
-P5 = Catalog((make_offer("p5.48xlarge", "H100", 8, 79.65, 55.04, fabric="efa", network_gbps=3200, nvlink=True),))
-PRETRAIN = {
-    "name": "pretrain",
-    "model": {"name": "llama-3.1-70b"},
-    "task": "training",
-    "training": {"sequence_length": 4096},
-    "placement": {"providers": ["aws"], "regions": ["us-east-1"]},
-}
 SCENARIOS = {
     "single-instance": (CHAT, HERE),
     "spot-instance": ({**CHAT, "placement": {**CHAT["placement"], "purchase": "spot"}}, HERE),

@@ -11,6 +11,8 @@ from gpusizer.components import GpuWorkload, GpuWorkloadArgs
 from tests.components.apimodel import gcp_api
 from tests.components.apimodel.aws_api import ApiModelError
 from tests.components.conftest import Registered, run_program
+from tests.components.training import GCP_PRETRAIN as PRETRAIN
+from tests.components.training import ULTRA
 from tests.conftest import make_offer
 
 # compute_v1 takes ~5 s to import on a machine without bytecode: every test here is slow.
@@ -33,30 +35,6 @@ TUNE = {
     "training": {"sequence_length": 2048},
     "placement": {"providers": ["gcp"], "regions": ["us-central1"]},
 }
-PRETRAIN = {
-    "name": "pretrain",
-    "model": {"name": "llama-3.1-70b"},
-    "task": "training",
-    "training": {"sequence_length": 4096},
-    "placement": {"providers": ["gcp"]},
-}
-ULTRA = Catalog(
-    (
-        make_offer(
-            "a3-ultragpu-8g",
-            "H200",
-            8,
-            140.0,
-            80.0,
-            provider="gcp",
-            region="us-central1",
-            zone="us-central1-b",
-            fabric="rdma",
-            network_gbps=3600,
-            nvlink=True,
-        ),
-    )
-)
 SCENARIOS = {
     "g2-vm": (QWEN, None),
     "n1-attached-t4": (

@@ -12,25 +12,16 @@ import copy
 import botocore.exceptions
 import pytest
 
-from gpusizer.catalog import Catalog
 from gpusizer.components import GpuWorkload, GpuWorkloadArgs
 from tests.components.apimodel import aws_api, gcp_api, k8s_api
 from tests.components.apimodel.aws_api import ApiModelError
 from tests.components.conftest import Registered, run_program
-from tests.conftest import make_offer
+from tests.components.training import GCP_PRETRAIN, P5, PRETRAIN, ULTRA
 
 AWS_CHAT = {
     "name": "chat",
     "model": {"name": "llama-3.1-8b"},
     "inference": {"batch_size": 4},
-    "placement": {"providers": ["aws"], "regions": ["us-east-1"]},
-}
-P5 = Catalog((make_offer("p5.48xlarge", "H100", 8, 79.65, 55.04, fabric="efa", network_gbps=3200, nvlink=True),))
-PRETRAIN = {
-    "name": "pretrain",
-    "model": {"name": "llama-3.1-70b"},
-    "task": "training",
-    "training": {"sequence_length": 4096},
     "placement": {"providers": ["aws"], "regions": ["us-east-1"]},
 }
 AWS = {
@@ -173,24 +164,6 @@ QWEN = {
     "inference": {"batch_size": 2},
     "placement": {"providers": ["gcp"], "regions": ["us-central1"]},
 }
-ULTRA = Catalog(
-    (
-        make_offer(
-            "a3-ultragpu-8g",
-            "H200",
-            8,
-            140.0,
-            80.0,
-            provider="gcp",
-            region="us-central1",
-            zone="us-central1-b",
-            fabric="rdma",
-            network_gbps=3600,
-            nvlink=True,
-        ),
-    )
-)
-GCP_PRETRAIN = {**PRETRAIN, "placement": {"providers": ["gcp"]}}
 TUNE = {
     "name": "tune",
     "model": {"name": "llama-3.1-8b"},
