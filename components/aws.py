@@ -40,10 +40,9 @@ WAIT_FOR_CAPACITY = "30m"
 # On-Demand Capacity Reservation or Capacity Block id, or a capacity reservation group's ARN.
 RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{8}([0-9a-f]{9})?$")
 RESERVATION_GROUP = re.compile(r"^arn:aws[a-z-]*:resource-groups:[a-z0-9-]+:\d{12}:group/[A-Za-z0-9_.-]+$")
-# CloudWatch agent: the only namespace the instance role may publish to (IAM condition key
-# cloudwatch:namespace, CloudWatch "Using condition keys to limit access to CloudWatch namespaces"),
-# and ec2:DescribeTags, which the agent calls to resolve ${aws:AutoScalingGroupName}.
-CW_AGENT_NAMESPACE = "CWAgent"
+# CloudWatch agent: the only namespace the instance role may publish to is serving.CW_GPU_NAMESPACE (IAM
+# condition key cloudwatch:namespace, CloudWatch "Using condition keys to limit access to CloudWatch
+# namespaces"), and ec2:DescribeTags, which the agent calls to resolve ${aws:AutoScalingGroupName}.
 # Traffic: an internal Network Load Balancer on the server's port, its target group checking
 # GET /health (vLLM answers 200 once the engine is up; Elastic Load Balancing "Health checks for
 # Network Load Balancer target groups": HTTP checks, path, 2-10 thresholds, 5-300 s interval).
@@ -530,7 +529,7 @@ def instance_statements(secret_arn: pulumi.Input[str] | None, gpu_metric: bool) 
                 "Effect": "Allow",
                 "Action": "cloudwatch:PutMetricData",
                 "Resource": "*",
-                "Condition": {"StringEquals": {"cloudwatch:namespace": CW_AGENT_NAMESPACE}},
+                "Condition": {"StringEquals": {"cloudwatch:namespace": serving.CW_GPU_NAMESPACE}},
             }
         )
         out.append({"Effect": "Allow", "Action": "ec2:DescribeTags", "Resource": "*"})

@@ -40,7 +40,6 @@ AGENT_SCRIPT = "/opt/gpusizer/agent.sh"
 UNIT = "/etc/systemd/system/gpusizer-serve.service"
 CW_CONFIG = "/opt/aws/amazon-cloudwatch-agent/etc/amazon-cloudwatch-agent.json"
 CACHE = "/opt/gpusizer/cache"  # mounted into the container as Hugging Face's cache
-CONTAINER_CACHE = "/root/.cache/huggingface"
 ENV_FILE = "/run/gpusizer/env"  # tmpfs: the token never reaches a disk or the user data
 CONTAINER = "vllm"
 # CloudWatch agent package per Region and architecture (Amazon CloudWatch User Guide, "Download and
@@ -86,7 +85,7 @@ def cloudwatch_config() -> dict:
     return {
         "agent": {"metrics_collection_interval": 60},
         "metrics": {
-            "namespace": "CWAgent",
+            "namespace": serving.CW_GPU_NAMESPACE,
             "append_dimensions": {
                 "AutoScalingGroupName": "${aws:AutoScalingGroupName}",
                 "InstanceId": "${aws:InstanceId}",
@@ -116,7 +115,7 @@ def server_command(b: Boot) -> list[str]:
         "-p",
         f"{serving.PORT}:{serving.PORT}",
         "-v",
-        f"{CACHE}:{CONTAINER_CACHE}",
+        f"{CACHE}:{serving.HF_CACHE}",
         "--env-file",
         ENV_FILE,
         b.image,
@@ -153,7 +152,7 @@ def serve_script(b: Boot) -> str:
         nvme = "readlink -f /dev/disk/by-id/google-local-nvme-ssd-0 2>/dev/null || true"
     docker = (
         " ".join(shlex.quote(a) for a in server_command(b))
-        .replace(shlex.quote(f"{CACHE}:{CONTAINER_CACHE}"), f'"$CACHE:{CONTAINER_CACHE}"')
+        .replace(shlex.quote(f"{CACHE}:{serving.HF_CACHE}"), f'"$CACHE:{serving.HF_CACHE}"')
         .replace(f"--env-file {ENV_FILE}", '--env-file "$ENV_FILE"')
     )
     return f"""#!/bin/bash

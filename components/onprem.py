@@ -28,7 +28,6 @@ SHM_GIB = 2
 LOG_GIB = 2
 # Cache room over the weights' size: tokenizer, config and the download's partial files.
 CACHE_MARGIN = 1.1
-CACHE_PATH = "/root/.cache/huggingface"  # Hugging Face's cache inside vLLM's image
 PROBE_PERIOD = 10
 # The SDK subpackages provision() uses (gpusizer.base.providers.Provider.component says why).
 SDK_MODULES = (
@@ -288,7 +287,7 @@ def _cache_volume(d: Decision, pool: Pool) -> tuple[list, list, bool]:
         source = dict(empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs(size_limit=size))
     return (
         [k8s.core.v1.VolumeArgs(name="model-cache", **source)],
-        [k8s.core.v1.VolumeMountArgs(name="model-cache", mount_path=CACHE_PATH)],
+        [k8s.core.v1.VolumeMountArgs(name="model-cache", mount_path=serving.HF_CACHE)],
         not pool.cache_storage_class,
     )
 

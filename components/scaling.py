@@ -40,9 +40,8 @@ K8S_MAX_REPLICAS = "gpusizer.io/max-replicas"
 # nvidia_gpu plugin publishes nvidia_smi_utilization_gpu (percent) in namespace CWAgent, with the
 # AutoScalingGroupName dimension when append_dimensions asks for it (Amazon CloudWatch user guide,
 # "Collect NVIDIA GPU metrics", read 2026-11-23). A query metric: whatever runs the PromQL (the
-# CloudWatch agent's Prometheus scraping, or a scheduled job) puts its value as CW_NAMESPACE /
+# CloudWatch agent's Prometheus scraping, or a scheduled job) puts its value as serving.CW_GPU_NAMESPACE /
 # <metric> with dimension Workload=<name> (docs/pulumi.md, "Autoscaling").
-CW_GPU_NAMESPACE = "CWAgent"
 CW_GPU_METRIC = "nvidia_smi_utilization_gpu"
 CW_NAMESPACE = "gpusizer"
 # GCP: the Ops Agent's GPU utilization, per VM (GCP docs, "Ops Agent metrics: agent.googleapis.com/gpu",
@@ -241,7 +240,7 @@ def aws_metric(d: Decision, group_name: pulumi.Input[str]):
     if a.metric == "gpu_utilization":
         return spec(
             metric_name=CW_GPU_METRIC,
-            namespace=CW_GPU_NAMESPACE,
+            namespace=serving.CW_GPU_NAMESPACE,
             statistic="Average",
             metric_dimensions=[
                 aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationMetricDimensionArgs(

@@ -27,6 +27,11 @@ from gpusizer.decide import decision as decision_mod
 PORT = 8000  # vLLM's OpenAI-compatible server default port
 HEALTH_PATH = "/health"
 HF_TOKEN_ENV = "HF_TOKEN"  # read by huggingface_hub inside vLLM to download gated weights
+HF_CACHE = "/root/.cache/huggingface"  # Hugging Face's cache inside vLLM's image (its user is root)
+# The CloudWatch agent's nvidia_gpu plugin publishes nvidia_smi_utilization_gpu in namespace CWAgent (Amazon
+# CloudWatch User Guide, "Collect NVIDIA GPU metrics", read 2026-11-23): the agent's config, the instance role's
+# namespace condition and the scaling policy's metric all name it from here.
+CW_GPU_NAMESPACE = "CWAgent"
 # --dtype per spec precision (vLLM engine arguments: auto, half, float16, bfloat16, float, float32).
 # 8/4-bit weights come from a quantized checkpoint: vLLM reads the method from its config.
 DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}

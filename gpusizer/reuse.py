@@ -10,16 +10,18 @@ gpusizer.load_catalog(), loaded once while its files are unchanged, rather
 than read again for each plan.
 
 Models read by Hugging Face id are looked up once per scope too
-(:func:`remembered`, used by gpusizer.facts.hub): a preview validates a spec in the
+(gpusizer.base.memo.remembered, used by gpusizer.facts.hub): a preview validates a spec in the
 program, in GpuWorkload and again in the policy pack, and each lookup may
 reach the Hub (or, unreachable, wait out its retries).
 
 Algorithm: the key is (the spec's JSON, each pool's JSON, both with sorted
-keys, and the id of the catalog); the memo holds the catalog too, so its id
-cannot be reused while the scope lives. Decisions are frozen, and planning
-is a function of these inputs plus the files and environment it reads (a
-calibration file, GPUSIZER_* variables): a scope promises those do not
-change inside it, as they do not during one preview.
+keys, the id of the catalog, and the calibration the spec uses: its file
+and the sha256 of its bytes, gpusizer.estimate.calibration.fingerprint); the
+memo holds the catalog too, so its id cannot be reused while the scope
+lives. A calibration file rewritten inside a scope is another key, so a
+program cannot plan with one file and leave the policy pack another.
+Decisions are frozen; the other GPUSIZER_* variables a plan reads are
+promised not to change inside a scope, as they do not during one preview.
 
 >>> from gpusizer.base.memo import scope
 >>> with scope():

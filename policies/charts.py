@@ -82,4 +82,4 @@ def evidence_of(chart: str, base: pathlib.Path | None) -> list[evidence.Evidence
             # requests whose count a template action fills (`nvidia.com/gpu: {{ .Values.gpus }}`)
             out += [evidence.Evidence(where, "mention", t) for t in evidence.in_text(text)]
             out += [evidence.Evidence(where, "resource", r) for r in evidence.requests_in_text(text)]
-    return out
+    return list(dict.fromkeys(out))  # a request the parsed documents and the text both show, once

@@ -278,8 +278,9 @@ def _untagged(loader: yaml.SafeLoader, suffix: str, node: yaml.Node):
 _TagBlind.add_multi_constructor("!", _untagged)
 
 
-def _documents(text: str) -> list:
-    """YAML/JSON documents held in a string (a manifest bundle, a values file), or none."""
+def documents(text: str) -> list:
+    """YAML/JSON documents held in a string (a manifest bundle, a values file), or none (public: manifests and
+    charts read the documents their inputs hold)."""
     s = text.strip()
     if len(s) > MAX_DOCUMENT or not (s.startswith(("{", "[", "---", "apiVersion")) or ("\n" in s and ":" in s)):
         return []
@@ -288,11 +289,6 @@ def _documents(text: str) -> list:
     except (yaml.YAMLError, ValueError, RecursionError):
         return []
     return docs
-
-
-def documents(text: str) -> list:
-    """The mappings and lists a string holds as YAML or JSON (public: policies/model.py expands manifests)."""
-    return _documents(text)
 
 
 class _Walk:
@@ -439,7 +435,7 @@ class _Walk:
             return
         if last == "key":
             return  # a label or requirement key: the mapping around it is judged (`mapping`)
-        docs = _documents(s)
+        docs = documents(s)
         for i, doc in enumerate(docs):
             stack.append((doc, f"{where}<doc {i}>", field))
         if not docs and len(s) <= MAX_DOCUMENT:

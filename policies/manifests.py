@@ -71,39 +71,29 @@ def _manifests(value, base: pathlib.Path | None) -> list[dict]:
     items = value if isinstance(value, list) else [value]
     for item in items:
         if isinstance(item, dict):
-            out += _flatten(item)
+            out += flattened(item)
         elif isinstance(item, str) and not v.is_unknown(item):
             docs = evidence.documents(item)
             if not docs and "\n" not in item:
-                docs = _read_files(item, base)
+                docs = read_files(item, base)
             for d in docs:
                 out += (
-                    _flatten(d) if isinstance(d, dict) else [x for e in d if isinstance(e, dict) for x in _flatten(e)]
+                    flattened(d) if isinstance(d, dict) else [x for e in d if isinstance(e, dict) for x in flattened(e)]
                 )
     return out
 
 
 def flattened(doc: dict) -> list[dict]:
-    """A List kind as its items; anything else as itself (public: the offline mocks decode manifests)."""
-    return _flatten(doc)
-
-
-def _flatten(doc: dict) -> list[dict]:
     """A List kind (`kind: List`, `items:`) as its items; anything else as itself."""
     if isinstance(doc.get("items"), list) and str(doc.get("kind", "")).endswith("List"):
-        return [x for i in doc["items"] if isinstance(i, dict) for x in _flatten(i)]
+        return [x for i in doc["items"] if isinstance(i, dict) for x in flattened(i)]
     return [doc]
 
 
 _SEEN: contextvars.ContextVar[set] = contextvars.ContextVar("gpusizer_files_read", default=set())  # noqa: B039
 
 
-def read_files(name: str, base: pathlib.Path | None) -> list:
-    """Documents of a local file, glob or directory, kustomizations built (public: the offline mocks)."""
-    return _read_files(name, base)
-
-
-def _read_files(name: str, base: pathlib.Path | None, depth: int = 0) -> list:
+def read_files(name: str, base: pathlib.Path | None, depth: int = 0) -> list:
     """Documents of a local file, of each file a glob matches, or of each YAML file in a local directory
     (kustomize: its resources)."""
     try:
@@ -137,7 +127,7 @@ def _read_files(name: str, base: pathlib.Path | None, depth: int = 0) -> list:
                             if isinstance(ref, str)
                             and "://" not in ref
                             and (f.parent / ref).resolve() != f.parent.resolve()
-                            for x in _read_files(str((f.parent / ref).resolve()), None, depth + 1)
+                            for x in read_files(str((f.parent / ref).resolve()), None, depth + 1)
                         ]
                 out += docs
         if token is not None:
@@ -213,7 +203,7 @@ def values_files(value) -> list[tuple[str, object]]:
         if isinstance(text, str) and not v.is_unknown(text):
             out += [("valueYamlFiles (text)", d) for d in evidence.documents(text)]
         elif isinstance(path, str) and not v.is_unknown(path):
-            out += [(path, d) for d in _read_files(path, base())]
+            out += [(path, d) for d in read_files(path, base())]
     return out
 
 

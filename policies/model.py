@@ -444,12 +444,7 @@ def launched_templates(m: Model, allowed: Callable[[str], bool]) -> list[str]:
     ]
     out: list[str] = []
     for ref in dict.fromkeys(e.what for e in m.template_refs):
-        key = ref.strip().lower()
-        found = [
-            t
-            for t in pool
-            if t is not m.resource and (key in templates_mod.names(t) or evidence.normal(key) in templates_mod.names(t))
-        ]
+        found = [t for t in templates_mod.named(ref, pool) if t is not m.resource]
         if not found and not allowed(ref):
             out.append(
                 f"{m.label} ({m.resource.type}) launches from a template that is not in this stack ({ref!r}), so "
@@ -458,7 +453,8 @@ def launched_templates(m: Model, allowed: Callable[[str], bool]) -> list[str]:
                 f"[{{template: {ref!r}, reason: ...}}]"
             )
         for t in found:
-            seen = [x for x in evidence.extract(t.props.data) if x.kind != "template"]
+            modelled = m.stack.of(t.urn) if m.stack else None  # the template's evidence, extracted once
+            seen = modelled.evidence if modelled is not None else []
             if seen and not allowed(ref):
                 out.append(
                     f"{m.label} ({m.resource.type}) launches template {t.name!r}, which holds GPU evidence "

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from gpusizer.policies import k8s
+from gpusizer.policies import k8s, templates
 from gpusizer.policies import resources as res
 from gpusizer.policies import view as v
 
@@ -91,16 +91,6 @@ TARGET_FIELD = {
 }
 
 
-def _names(r) -> set[str]:
-    d = r.props.data if isinstance(r.props.data, dict) else {}
-    out = {r.name}
-    for k in ("name", "id", "selfLink", "arn", "nodeGroupName"):
-        x = d.get(k)
-        if isinstance(x, str) and not v.is_unknown(x):
-            out |= {x, x.rstrip("/").rsplit("/", 1)[-1]}
-    return {x.strip().lower() for x in out if x}
-
-
 def _warm_pool(p: v.View) -> float:
     """A warm pool resource's instances: MaxGroupPreparedCapacity (when set) plus MinSize, on top of the group
     (AWS PutWarmPool; the group's own warmPool field is counted in resources._asg_count)."""
@@ -154,7 +144,7 @@ def _launches_gpu(r, stack: list) -> bool:
         for k, x in spec.items()
         if k in ("id", "name", "launchTemplateId", "launchTemplateName") and isinstance(x, str)
     }
-    named = [t for t in stack if t.type in res.TEMPLATES and _names(t) & refs]
+    named = [t for t in stack if t.type in res.TEMPLATES and templates.names(t) & refs]
     linked = [by_urn[u] for u in r.dependencies if u in by_urn and by_urn[u].type in res.TEMPLATES]
     for x in [r, *linked, *named]:
         try:
@@ -207,10 +197,7 @@ def maxima(stack: list) -> tuple[dict[str, float], list[tuple[str, Exception]]]:
             except v.Unknown:  # an output reference: the dependency links name the target
                 ref = None
             if isinstance(ref, str) and ref.strip():  # a literal name or URL: resolved by value
-                key = ref.strip().lower()
-                targets += [
-                    u for u, g in gpu.items() if key in _names(g) or key.rstrip("/").rsplit("/", 1)[-1] in _names(g)
-                ]
+                targets += [t.urn for t in templates.named(ref, list(gpu.values()))]
             if r.type.endswith("HorizontalPodAutoscalerPatch"):  # it raises the bound of the HPA it patches
                 hpa = _patched(r, stack)
                 ref = hpa.props.at("spec", "scaleTargetRef") if hpa is not None else None
@@ -316,7 +303,7 @@ def _texts(value, out: list[str], budget: list[int]) -> None:
 
 
 def _workload_names(r) -> set[str]:
-    names = set(_names(r))
+    names = set(templates.names(r))
     try:
         name = r.props.text("metadata", "name")
     except (v.Unknown, ValueError):

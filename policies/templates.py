@@ -100,11 +100,28 @@ def _version_problem(t: sizing.StackResource, version) -> str | None:
 def names(t: sizing.StackResource) -> set[str]:
     d = t.props.data if isinstance(t.props.data, dict) else {}
     out = {t.name}
-    for k in ("id", "name", "selfLink", "selfLinkUnique", "arn", "launchTemplateName", "launchTemplateId"):
+    for k in (
+        "id",
+        "name",
+        "selfLink",
+        "selfLinkUnique",
+        "arn",
+        "launchTemplateName",
+        "launchTemplateId",
+        "nodeGroupName",
+    ):
         x = d.get(k)
         if isinstance(x, str) and not v.is_unknown(x):
             out |= {x, evidence.normal(x.split("?")[0])}
     return {x.strip().lower() for x in out if x}
+
+
+def named(ref: str, pool: list[sizing.StackResource]) -> list[sizing.StackResource]:
+    """The resources of `pool` that a literal reference names: by name, id, ARN or URL (its last segment, any
+    query dropped), case-blind."""
+    key = ref.strip().lower()
+    short = evidence.normal(key.split("?")[0])
+    return [t for t in pool if key in names(t) or short in names(t)]
 
 
 def templates(
@@ -133,8 +150,7 @@ def templates(
     pool = [t for t in by_urn.values() if t.type in res.TEMPLATES]
     out = []
     for ref, version in refs:
-        key = ref.strip().lower()
-        found = [t for t in pool if key in names(t) or evidence.normal(key.split("?")[0]) in names(t)]
+        found = named(ref, pool)
         if not found and allowed(ref):
             continue
         if not found:

@@ -29,20 +29,10 @@ def value(gpu: str, factor: str) -> float:
     return float(entry["value"])
 
 
-def source(gpu: str, factor: str) -> str:
-    """Where `factor` on `gpu` comes from (for plans and docs)."""
-    row = _table()["gpus"].get(gpu, {})
-    return str((row.get(factor) or _table()["default"][factor])["source"])
-
-
 def format_factor(weight_format: str) -> float:
     """Decode bandwidth efficiency of a weight format's kernels relative to 16-bit (1.0 when unknown)."""
     entry = _table()["weight_formats"].get(weight_format)
     return float(entry["value"]) if entry else 1.0
-
-
-def weight_formats() -> tuple[str, ...]:
-    return tuple(_table()["weight_formats"])
 
 
 def decode_mbu(gpu: str, weight_format: str = "16bit") -> float:
@@ -56,8 +46,3 @@ def inference_mfu(gpu: str) -> float:
 
 def training_mfu(gpu: str) -> float:
     return value(gpu, "training_mfu")
-
-
-def defaults(gpu: str) -> dict[str, float]:
-    """{factor: value} on `gpu` (16-bit weights)."""
-    return {f: value(gpu, f) for f in FACTORS}

@@ -18,12 +18,6 @@ from gpusizer.base import units
 from gpusizer.estimate import comm, efficiency, memory
 from gpusizer.facts import hardware, registry
 
-# The default efficiency factors (data/efficiency.yaml "default" row; each GPU family and
-# weight format has its own row there, with sources, read by gpusizer.estimate.efficiency).
-DECODE_MBU = efficiency.value("", "decode_mbu")
-INFERENCE_MFU = efficiency.value("", "inference_mfu")
-TRAINING_MFU = efficiency.value("", "training_mfu")
-
 
 class InferenceSpeed(typing.NamedTuple):
     """Estimated serving speed of one model replica at a concurrency (a tuple: cheap to build).
