@@ -33,12 +33,11 @@ _N1 = re.compile(r"^(?P<host>n1-[a-z0-9-]+)\+(?P<accel>nvidia-[a-z0-9-]+)x(?P<co
 # N1, A2 and G2 take Persistent Disk. First matching prefix wins.
 _BOOT_DISK_TYPES = (("a4-", "hyperdisk-balanced"), ("a3-", "hyperdisk-balanced"), ("", "pd-balanced"))
 # Machine types Compute Engine does not sell as plain on-demand VMs, and those a reservation can
-# bind (RESERVATION_BOUND): one registry, gpusizer/catalog/consumption.py. An on-demand choice of one
-# is provisioned from a named reservation or, without one, as flex-start (jobs only: check()).
-NOT_ON_DEMAND = consumption.GCP_NOT_ON_DEMAND
+# bind (RESERVATION_BOUND): one registry, gpusizer/catalog/consumption.py (sold_on_demand,
+# reservation_bound). An on-demand choice of one is provisioned from a named reservation or, without
+# one, as flex-start (jobs only: check()).
 # Flex-start VMs run at most 7 days (GCP docs, "About flex-start VMs", 2025).
 FLEX_START_MAX_SECONDS = 7 * 24 * 3600
-RESERVATION_BOUND_TYPES = consumption.GCP_RESERVATION_BOUND
 # Google's health-check probers (GCP docs, "Health checks overview", "Probe IP ranges and firewall
 # rules": 35.191.0.0/16 and 130.211.0.0/22 for internal passthrough Network Load Balancers).
 HEALTH_CHECK_RANGES = ["35.191.0.0/16", "130.211.0.0/22"]
@@ -456,9 +455,9 @@ def provisioning_model(instance_type: str, purchase: str, reservation: str | Non
     """
     if purchase == "spot":
         return "SPOT"
-    if instance_type.startswith(NOT_ON_DEMAND):
+    if not consumption.sold_on_demand("gcp", instance_type):
         return (
-            "RESERVATION_BOUND" if reservation and instance_type.startswith(RESERVATION_BOUND_TYPES) else "FLEX_START"
+            "RESERVATION_BOUND" if reservation and consumption.reservation_bound("gcp", instance_type) else "FLEX_START"
         )
     return "STANDARD"
 
@@ -528,12 +527,12 @@ def check(plan: Decision, args) -> None:
             )
     if (
         spec.deploy.capacity_reservation
-        and c.offer.instance_type.startswith(NOT_ON_DEMAND)
+        and not consumption.sold_on_demand("gcp", c.offer.instance_type)
         and model != "RESERVATION_BOUND"
     ):
         raise errors.SpecError(
             f"deploy.capacity_reservation: {c.offer.instance_type} cannot be bound to a reservation (only "
-            f"{', '.join(t.rstrip('-') for t in RESERVATION_BOUND_TYPES)} can). To fix: drop it",
+            f"{', '.join(t.rstrip('-') for t in consumption.GCP_RESERVATION_BOUND)} can). To fix: drop it",
             field="deploy.capacity_reservation",
         )
     if spec.deploy.capacity_reservation and c.purchase == "spot":

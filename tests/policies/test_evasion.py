@@ -252,7 +252,8 @@ def test_budget_counts_a_launch_template_at_the_size_of_the_group_that_launches_
             (lt_urn,),
         ),
     )
-    p5 = budget.hourly(stack[1], {r.urn: r for r in stack}) / 10  # one node at the catalog's on-demand price
+    p5 = audit.price_of("aws", "p5.48xlarge")  # one node at the catalog's on-demand price (data/catalog/aws.csv)
+    assert budget.hourly(stack[1], {r.urn: r for r in stack}) == pytest.approx(10 * p5)  # maxSize, not desired
     assert budget.stack_budget(stack, 9 * p5)  # 10 nodes at most: over a budget of 9
     assert budget.stack_budget(stack, 10 * p5) == []
     assert budget.hourly(stack[0], {}) is None  # the template alone launches nothing
