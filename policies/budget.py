@@ -77,7 +77,8 @@ def stack_budget(stack, max_usd: float | None) -> list[tuple[str, str | None]]:
         )
         found.add(
             f"GPU capacity in this stack costs ${total:,.2f}/h (catalog on-demand, every group at its maximum "
-            f"size, autoscalers at max replicas) > budget ${max_usd:,.2f}/h. To fix: {cheaper} or raise "
+            f"size, autoscalers at max replicas, rolling updates at their surge) > budget ${max_usd:,.2f}/h. To fix: "
+            f"{cheaper} or raise "
             "gpusizer-gpu-budget.maxHourlyUsd",
             None,
         )

@@ -47,7 +47,7 @@ import yaml
 
 from gpusizer.contract import audit, metadata
 from gpusizer.facts import hardware
-from gpusizer.policies import shapes
+from gpusizer.policies import shapes, shell
 from gpusizer.policies import view as v
 
 # Kubernetes extended resources and DRA device classes of accelerators (NVIDIA device plugin, AMD GPU device
@@ -292,10 +292,11 @@ def documents(text: str) -> list:
 
 
 class _Walk:
-    def __init__(self, local_files: bool = False):
+    def __init__(self, local_files: bool = False, env: Mapping[str, str] | None = None):
         self.out: list[Evidence] = []
         self.nodes = 0
         self.local_files = local_files
+        self.env = env or {}
 
     def add(self, path: str, kind: str, what) -> None:
         self.out.append(Evidence(path, kind, str(what)[:120]))
@@ -440,6 +441,8 @@ class _Walk:
             stack.append((doc, f"{where}<doc {i}>", field))
         if not docs and len(s) <= MAX_DOCUMENT:
             for t in in_text(s):
+                self.add(where, "mention", t)
+            for t in shell.unreadable_launches(s, self.env):  # `--instance-type "$(printf 'p%d...' 5 48)"`
                 self.add(where, "mention", t)
             for ref in _TEMPLATE_IN_TEXT.findall(s):  # `aws ec2 run-instances --launch-template LaunchTemplateName=x`
                 self.add(where, "template", ref)
@@ -624,7 +627,7 @@ def in_text(text: str) -> list[str]:
     size or shape: `_ASKS`), normalised, each once."""
     # As a shell reads it: continued lines joined, quotes dropped (`p5."48xlarge"` is p5.48xlarge), and each
     # command on its own, so a read-only one (describe, list, echo, a comment) asks for nothing.
-    joined = re.sub(r"\\\r?\n", " ", text.lower()).replace('"', "").replace("'", "").replace(":-", ":- ")
+    joined = re.sub(r"\\\r?\n", " ", shell.decoded(text).lower()).replace('"', "").replace("'", "").replace(":-", ":- ")
     low = "\n".join(c for c in re.split(r"[\n;|&]", joined) if not _READS.search(c))
     fam = families()
     out = []
@@ -669,9 +672,26 @@ def extract(props, path: str = "", local_files: bool = False) -> list[Evidence]:
     """Every piece of GPU evidence in `props` (plain data: dicts, lists, scalars; unknowns as sentinels).
     `local_files`: also read the local files a command in it names (`--template-file big.yaml`,
     `python3 launch.py`), as the command would."""
-    w = _Walk(local_files)
+    w = _Walk(local_files, _environment(props))
     w.run(props, path)
     return w.out
+
+
+def _environment(props) -> dict[str, str]:
+    """The literal variables a resource gives the commands it holds: `KEY: value` string pairs and
+    `{name: KEY, value: ...}` entries (a Command's `environment`, a Lambda's, a container's `env`), anywhere."""
+    out: dict[str, str] = {}
+    stack = [props]
+    while stack and len(out) < 1000:
+        x = stack.pop()
+        if isinstance(x, Mapping):
+            if isinstance(x.get("name"), str) and isinstance(x.get("value"), str):
+                out[x["name"]] = x["value"]
+            out.update({k: val for k, val in x.items() if isinstance(k, str) and isinstance(val, str)})
+            stack += [val for val in x.values() if isinstance(val, (Mapping, list))]
+        elif isinstance(x, list):
+            stack += [val for val in x if isinstance(val, (Mapping, list))]
+    return out
 
 
 _PATH_TOKEN = re.compile(r"(?<![\w/.-])((?:/|\./|\.\./)[\w./-]+\.(?:ya?ml|json|sh|py|tf|tfvars|template|txt))\b")

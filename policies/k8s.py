@@ -13,6 +13,7 @@ without one the GPUs cannot be verified.
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from collections.abc import Callable
 
@@ -72,6 +73,29 @@ def unbounded(resource_type: str, p: v.View) -> str | None:
     if kind(resource_type) == "CronJob" and (p.text("spec", "concurrencyPolicy") or "allow") == "allow":
         return "a CronJob whose concurrencyPolicy allows overlapping runs starts Jobs while others run"
     return None
+
+
+# A rolling update runs up to maxSurge pods above the desired count while old pods drain: an absolute number,
+# or a percentage of the desired count rounded up; 25% when not given; none under the Recreate strategy.
+# Kubernetes docs, "Deployments" > Max Surge (read 2026-11-26); Argo Rollouts' canary and blue-green keep
+# the same field and default (argoproj.github.io/argo-rollouts, "Canary" > maxSurge, read 2026-11-26).
+DEFAULT_SURGE = "25%"
+_SURGING = ("Deployment", "Rollout")
+
+
+def surge(resource_type: str, p: v.View, pods: float) -> float:
+    """Extra pods a rolling update of `pods` desired runs at its peak (maxSurge), 0 for other kinds."""
+    if kind(resource_type) not in _SURGING or pods <= 0:
+        return 0.0
+    spec = p.at("spec", "strategy")
+    if kind(resource_type) == "Deployment" and (spec.text("type") or "rollingupdate") == "recreate":
+        return 0.0
+    paths = [("rollingUpdate", "maxSurge"), ("canary", "maxSurge"), ("blueGreen", "maxSurge")]
+    given = next((spec.get(*k) for k in paths if spec.get(*k) is not None), DEFAULT_SURGE)
+    text = str(given).strip()
+    if text.endswith("%"):
+        return float(math.ceil(pods * float(text[:-1]) / 100))
+    return max(0.0, float(text))
 
 
 def _pod(p: v.View, path: tuple[str, ...]) -> v.View:

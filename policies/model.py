@@ -39,7 +39,7 @@ import re
 from collections.abc import Callable, Iterable
 
 from gpusizer.contract import audit
-from gpusizer.policies import charts, evidence, manifests, scaling, shapes, sizing
+from gpusizer.policies import charts, evidence, k8s, manifests, scaling, shapes, sizing
 from gpusizer.policies import resources as res
 from gpusizer.policies import templates as templates_mod
 from gpusizer.policies import view as v
@@ -205,7 +205,8 @@ class Model:
             return None
 
     def hourly(self, at_least: bool = False) -> float | None:
-        """$/hour of everything it may run: most_count() x its dearest launched shape, priced from the best
+        """$/hour of everything it may run: most_count() (plus a rolling update's surge) x its dearest
+        launched shape, priced from the best
         evidence (`price`). None when it launches no GPU (a template launches nothing by itself). `at_least`:
         with a count unknown at preview, one node or pod (or its autoscalers' maximum): a lower bound.
 
@@ -232,7 +233,9 @@ class Model:
             if not at_least:
                 raise
             count = max(1.0, self.scaled_max, *self._known_floor())
-        return count * max(prices)
+        # a rolling update runs its surge above that while old pods drain: the budget counts the peak (the
+        # comparison with a decision does not: the surge is transient)
+        return (count + k8s.surge(self.resource.type, self.resource.props, count)) * max(prices)
 
     def _known_floor(self) -> list[float]:
         """Counts below its maximum that are known at preview (a group's minimum or desired size, a node

@@ -21,8 +21,21 @@ from typing import Any
 import pydantic
 
 from gpusizer.base import errors, providers
+from gpusizer.contract import metadata
 from gpusizer.facts import hardware
-from gpusizer.policies import budget, gate, hosts, manifests, model, need, overprovisioning, resources, sizing, verify
+from gpusizer.policies import (
+    budget,
+    evidence,
+    gate,
+    hosts,
+    manifests,
+    model,
+    need,
+    overprovisioning,
+    resources,
+    sizing,
+    verify,
+)
 from gpusizer.policies import view as v
 
 
@@ -242,6 +255,48 @@ def sized_gpu_capacity(r: resources.GpuResource, cfg) -> list[str]:
     return out
 
 
+_REQUIREMENT_KEYS = frozenset({metadata.AWS_REQUIRED, metadata.GCP_REQUIRED, metadata.K8S_REQUIRED})
+
+
+def _declares_gpu(data) -> bool:
+    """Whether `data` (a resource's properties) says it is GPU capacity in words known at preview: a literal
+    sizing requirement (tag, label, annotation) or a GPU request with a count."""
+    stack = [data]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, Mapping):
+            if x.get("key") in _REQUIREMENT_KEYS and isinstance(x.get("value"), (str, int, float)):
+                return True
+            for k, val in x.items():
+                if isinstance(k, str) and (
+                    (k in _REQUIREMENT_KEYS and isinstance(val, (str, int, float)))
+                    or (evidence.is_resource_name(k) and isinstance(val, (str, int, float)) and str(val) != "0")
+                ):
+                    return True
+                if isinstance(val, (Mapping, list)):
+                    stack.append(val)
+        elif isinstance(x, list):
+            stack += [val for val in x if isinstance(val, (Mapping, list))]
+    return False
+
+
+def _computed_shape(s: Subject) -> list[str]:
+    """Fail closed on a resource that says it is GPU capacity (a literal requirement, a GPU request) while the
+    shape it launches is computed at preview: the rules that judge the shape would run only at `pulumi up`,
+    and a CI preview would pass it unseen."""
+    try:
+        s.gpu  # noqa: B018 - reading the shape is the check
+        return []
+    except v.Unknown as exc:
+        if not _declares_gpu(s.props.data):
+            raise
+        return [
+            f"{s.name or s.type}: it declares GPU capacity (a sizing requirement or a GPU request) but {exc}, so "
+            "the gate cannot judge its shape before `pulumi up` creates it. To fix: give the instance type, "
+            "machine type or GPU model as a literal (or provision it with components.GpuWorkload)"
+        ]
+
+
 def cost_ceiling(s: Subject, cfg: CeilingConfig) -> list[str]:
     """The dearest type a resource may launch, at the catalog's on-demand price per node (off by default)."""
     if cfg.max_hourly_usd is None or s.gpu is None:
@@ -312,7 +367,7 @@ RULES: tuple[Rule, ...] = (
         "Every GPU resource names a GPU type the pack knows and carries the GPU memory it was sized for.",
         "mandatory",
         NoConfig,
-        _gpu(sized_gpu_capacity),
+        lambda s, cfg: _computed_shape(s) or _gpu(sized_gpu_capacity)(s, cfg),
     ),
     Rule(
         "gpusizer-no-underprovisioning",

@@ -1074,3 +1074,65 @@ def test_a_quantity_in_millis_reads_as_whole_gpus(pack_stub):
         if p == "gpusizer-no-overprovisioning"
     ]
     assert any("8 x H100 = 637 GiB" in m for m in found), found
+
+
+# --- seventh round: types built at run time, shapes computed at preview, the rollout's surge -------------------
+BUILT_AT_RUN_TIME = {
+    "printf": "aws ec2 run-instances --image-id ami-1 --instance-type \"$(printf 'p%d.%dxlarge' 5 48)\"\n",
+    "rev": "T=$(echo egralx84.5p | rev)\naws ec2 run-instances --instance-type $T --count 8\n",
+    "ansi-c-hex": "aws ec2 run-instances --instance-type $'\\x70\\x35\\x2e\\x34\\x38\\x78\\x6c\\x61\\x72\\x67\\x65'\n",
+    "fetched": "gcloud compute instances create x --machine-type=$(curl -s http://cfg/mt) --zone us-central1-a\n",
+    "cli-input-built": 'aws ec2 run-instances --cli-input-json "$(python3 gen.py)"\n',
+    "boto3-from-env": (
+        'python3 - <<PY\nimport boto3, os\nt = os.environ["T"]\n'
+        'boto3.client("ec2").run_instances(\n    ImageId="ami-1",\n    InstanceType=t,\n    MinCount=1, MaxCount=1)\nPY\n'
+    ),
+}
+READABLE_LAUNCHES = {
+    "literal-cpu": "aws ec2 run-instances --instance-type m5.large\n",
+    "variable-set-to-cpu": 'T=m5.large\naws ec2 run-instances --instance-type "$T"\n',
+    "default-cpu": "aws ec2 run-instances --instance-type ${T:-c6i.large}\n",
+    "boto3-literal-variable": (
+        'python3 - <<PY\nimport boto3\nt = "m5.large"\nboto3.client("ec2").run_instances(InstanceType=t, MinCount=1)\nPY\n'
+    ),
+    "variable-from-the-resource": "aws ec2 run-instances --instance-type $WEB_TYPE\n",  # WEB_TYPE given below
+}
+
+
+@pytest.mark.parametrize("case", sorted(BUILT_AT_RUN_TIME))
+def test_a_launch_whose_type_is_built_at_run_time_fails_closed(pack_stub, case):
+    found = mandatory(pack_stub, _user_data(BUILT_AT_RUN_TIME[case]))
+    assert any("built at run time" in m or "p5.48xlarge" in m for _, m in found), (case, found)
+
+
+@pytest.mark.parametrize("case", sorted(READABLE_LAUNCHES))
+def test_a_launch_whose_type_reads_as_a_cpu_literal_passes(pack_stub, case):
+    rows = [
+        R(
+            "command:local:Command",
+            "c",
+            {"create": READABLE_LAUNCHES[case], "environment": {"WEB_TYPE": "m5.large"}},
+        )
+    ]
+    assert mandatory(pack_stub, rows) == [], case
+
+
+def test_the_ansi_c_type_is_read_as_the_type_bash_runs(pack_stub):
+    found = mandatory(pack_stub, _user_data(BUILT_AT_RUN_TIME["ansi-c-hex"]))
+    assert any("p5.48xlarge" in m for _, m in found), found
+
+
+def _surging(replicas, strategy=None):
+    typ, name, props, deps, parent = L4_DEP
+    spec = {**props["spec"], "replicas": replicas, **({"strategy": strategy} if strategy else {})}
+    return [R(typ, name, {**props, "spec": spec}, deps, parent)]
+
+
+def test_a_rolling_update_counts_its_surge_in_the_budget(pack_stub):
+    """15 one-L4 pods fit $20/h; a 100% surge runs 30 of them during a rollout, twice what Recreate runs."""
+    recreate = mandatory(pack_stub, _surging(15, {"type": "Recreate"}), BUDGET)
+    assert recreate == []
+    (over,) = [m for p, m in mandatory(pack_stub, _surging(15, {"rollingUpdate": {"maxSurge": "100%"}}), BUDGET)]
+    assert "rolling updates at their surge" in over
+    # the default surge (25% of 15, rounded up: 4) keeps 19 pods within the budget
+    assert mandatory(pack_stub, _surging(15), BUDGET) == []

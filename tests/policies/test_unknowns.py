@@ -74,13 +74,27 @@ def test_p5_48xlarge_for_20_gib_with_unknown_subnet_is_mandatory_on_a_first_prev
         ("k8s-deployment", ("spec", "template", "spec", "nodeSelector", "nvidia.com/gpu.product")),
     ],
 )
-def test_an_unknown_field_a_rule_needs_is_named_and_judged_again_at_up(pack_stub, case, field):
+def test_a_shape_computed_at_preview_on_declared_gpu_capacity_fails_closed(pack_stub, case, field):
+    # The resource says it is GPU capacity (a literal requirement, a GPU request) while its type or GPU model is
+    # computed: the rules that judge the shape would run only at `up`, after a CI preview passed it.
     typ, props = copy.deepcopy(OVER[case])
     at = props
     for key in field[:-1]:
         at = at[key]
     at[field[-1]] = cases.U
     diags = analyze(pack_stub, typ, props)
-    assert diags and all(d.enforcementLevel == analyzer_pb2.ADVISORY for d in diags), _verdicts(diags)
     named = ".".join(str(k) for k in field).replace(".0.", "[0].")
-    assert any(named in d.message and "pulumi up" in d.message for d in diags), _verdicts(diags)
+    (closed,) = [d for d in diags if d.enforcementLevel == analyzer_pb2.MANDATORY]
+    assert closed.policyName == "gpusizer-sized-gpu-capacity", _verdicts(diags)
+    assert named in closed.message and "declares GPU capacity" in closed.message
+    others = [d for d in diags if d.policyName != "gpusizer-sized-gpu-capacity"]
+    assert all(d.enforcementLevel == analyzer_pb2.ADVISORY and "pulumi up" in d.message for d in others)
+
+
+def test_a_computed_type_without_gpu_words_is_judged_again_at_up(pack_stub):
+    # No requirement and no GPU request: nothing says it is GPU capacity, so it is advisory until `up`.
+    typ, props = copy.deepcopy(OVER["aws-instance"])
+    props = {k: val for k, val in props.items() if k != "tags"} | {"instanceType": cases.U}
+    diags = analyze(pack_stub, typ, props)
+    assert diags and all(d.enforcementLevel == analyzer_pb2.ADVISORY for d in diags), _verdicts(diags)
+    assert any("instanceType" in d.message and "pulumi up" in d.message for d in diags)

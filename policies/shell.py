@@ -1,0 +1,139 @@
+"""Text a shell (or a script) runs, read for what it launches.
+
+policies/evidence.in_text reads the types a command names. A command that
+launches capacity can also build its type at run time, where no reader of
+the text can see it: `--instance-type "$(printf 'p%d.%dxlarge' 5 48)"`,
+`T=$(echo egralx84.5p | rev)`, a value fetched or computed by the script.
+The pack guards, so it fails closed: a launch whose type is not a literal
+(or a variable the text sets to a literal) is evidence, reported with what
+was seen. ANSI-C quoting (`$'\\x70\\x35'`), which bash decodes before the
+command sees it, is decoded first so the literal it holds is read as such.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+# Commands and SDK calls that create compute capacity from a type they are given (AWS CLI and boto3, gcloud,
+# az). A type built at run time for one of them is what the pack cannot read.
+_LAUNCH = re.compile(
+    r"\b(?:run-instances|request-spot-(?:instances|fleet)|create-fleet|create-launch-template(?:-version)?|"
+    r"create-launch-configuration|create-auto-scaling-group|update-auto-scaling-group|create-nodegroup|"
+    r"create-compute-environment|create-endpoint-config|create-training-job|create-notebook-instance|"
+    r"create-capacity-reservation|allocate-hosts|"
+    r"instances\s+create|instance-templates\s+create|node-pools\s+create|clusters\s+create|"
+    r"tpu-vm\s+create|tpus\s+create|vm\s+create|vmss\s+create|aks\s+nodepool\s+add|"
+    r"run_instances|request_spot_(?:instances|fleet)|create_fleet|create_launch_template(?:_version)?|"
+    r"create_launch_configuration|create_auto_scaling_group|create_nodegroup|create_compute_environment|"
+    r"create_endpoint_config|create_training_job|create_notebook_instance|create_capacity_reservation|"
+    r"allocate_hosts|instances\(\)\.insert)\b",
+    re.I,
+)
+# The argument that carries the type, in CLI flags, `Key=value` shorthand and SDK keyword arguments.
+_TYPE_ARG = re.compile(
+    r"(?:--(?:instance|machine|node|vm|accelerator)-types?|--size|--cli-input-(?:json|yaml)|--node-vm-size|--accelerator-type|"
+    r"\binstance_?types?|\bmachine_?type|\binstancetype|\bmachinetype|\bvm_?size)"
+    r"[\"']?\s*(?:=|:|\s)\s*(?P<value>\$\([^)]*\)|`[^`]*`|\"[^\"]*\"|'[^']*'|[^\s,)]+)",
+    re.I,
+)
+_ASSIGN = re.compile(
+    r"(?:^|[\s;(])(?:export\s+|local\s+|declare\s+(?:-\w+\s+)?)?(?P<name>[A-Za-z_]\w*)(?P<py>\s*=\s*)"
+    r"(?P<value>\$\([^)]*\)|`[^`]*`|\"[^\"]*\"|'[^']*'|[^\s;]*)",
+    re.M,
+)
+_REFERENCE = re.compile(r"^\$\{?(?P<name>[A-Za-z_]\w*)(?::?-(?P<default>[^}]*))?\}?$")
+_SDK = re.compile(r"[a-z_]+_[a-z_]+|instances\(\)\.insert", re.I)  # boto3 and google-api-python-client calls
+_ANSI_C = re.compile(r"\$'((?:[^'\\]|\\.)*)'")
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "e": "\x1b", "a": "\a", "0": "\0"}
+
+
+def _ansi_c(body: str) -> str:
+    def one(m: re.Match) -> str:
+        s = m.group(0)
+        if s[1] in "xX":
+            return chr(int(s[2:], 16))
+        if s[1] in "uU":
+            return chr(int(s[2:], 16))
+        if s[1].isdigit() and len(s) > 2:
+            return chr(int(s[1:], 8) & 0xFF)
+        return _ESCAPES.get(s[1], s)
+
+    return re.sub(r"\\(?:[xX][0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|.)", one, body)
+
+
+def decoded(text: str) -> str:
+    """`text` with bash's ANSI-C quoting (`$'\\x70\\x35.48xlarge'`) decoded, as bash does before running it."""
+    if "$'" not in text:
+        return text
+    return _ANSI_C.sub(lambda m: "'" + _ansi_c(m.group(1)).replace("'", "") + "'", text)
+
+
+def _unquoted(value: str) -> str:
+    return value[1:-1] if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'" else value
+
+
+def _literal(value: str) -> bool:
+    return not any(c in value for c in "$`(") and bool(value.strip())
+
+
+def _resolve(value: str, assigned: Mapping[str, list[str]], depth: int = 0) -> bool:
+    """Whether `value` is (or names a variable the text only ever sets to) a literal."""
+    v = _unquoted(value.strip())
+    if _literal(v):
+        return True
+    m = _REFERENCE.match(v)
+    if not m or depth > 4:
+        return False
+    name = m.group("name")
+    values = assigned.get(name)
+    if not values:
+        default = m.group("default")
+        return default is not None and _literal(_unquoted(default))
+    return all(_resolve(x, assigned, depth + 1) for x in values)
+
+
+def _extent(text: str, m: re.Match) -> str:
+    """The launch's own arguments: to the call's closing parenthesis for an SDK call (`run_instances(...)`, over
+    lines), else to the end of the shell command (continued lines already joined)."""
+    rest = text[m.end() :]
+    if _SDK.match(m.group(0)):
+        depth = 0
+        for i, c in enumerate(rest):
+            depth += (c == "(") - (c == ")")
+            if depth < 0 or (depth == 0 and c == ")" and i):
+                return rest[: i + 1]
+        return rest
+    return re.split(r"\n|;|&&|\|\|", rest, maxsplit=1)[0]
+
+
+def _python(value: str) -> str:
+    """A Python expression in the shell terms _resolve reads: a string literal stays, a bare name is a variable
+    reference, anything else is computed."""
+    v = value.strip()
+    if v[:1] in "\"'" or v.startswith("$"):
+        return v
+    return "${" + v + "}" if re.fullmatch(r"[A-Za-z_]\w*", v) else "$(" + v + ")"
+
+
+def _readable(value: str, assigned: Mapping[str, list[str]], sdk: bool) -> bool:
+    return _resolve(_python(value) if sdk else value, assigned)
+
+
+def unreadable_launches(text: str, env: Mapping[str, str] | None = None) -> list[str]:
+    """Each launch in `text` whose type is built at run time (a substitution, or a variable neither the text
+    nor `env`, the variables its resource gives it, sets to a literal), as `<flag> <value>`, each once."""
+    if not _LAUNCH.search(text):
+        return []
+    joined = re.sub(r"\\\r?\n", " ", decoded(text))
+    assigned: dict[str, list[str]] = {k: [val] for k, val in (env or {}).items()}
+    for m in _ASSIGN.finditer(joined):  # `name = value` with spaces is Python's (a shell forbids them)
+        value = _python(m.group("value")) if m.group("py").strip() != m.group("py") else m.group("value")
+        assigned.setdefault(m.group("name"), []).append(value)
+    out = []
+    for launch in _LAUNCH.finditer(joined):
+        sdk = bool(_SDK.match(launch.group(0)))
+        for m in _TYPE_ARG.finditer(_extent(joined, launch)):
+            if not _readable(m.group("value"), assigned, sdk):
+                out.append(f"{m.group(0).strip()} (a type built at run time: the pack cannot read it)")
+    return list(dict.fromkeys(out))
