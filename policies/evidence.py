@@ -68,8 +68,10 @@ INSTANCE_LABELS = (
     "cloud.google.com/machine-family",
     "eks.amazonaws.com/instance-type",
 )
-# A key naming an accelerator field: any non-empty value under it is evidence.
-_FIELD_WORDS = re.compile(r"accelerat|gpu|tpu|neuron|inferentia|trainium", re.I)
+# A key naming an accelerator field: any non-empty value under it is evidence. Bedrock's `modelUnits` buy
+# dedicated inference capacity for a model (AWS Bedrock User Guide, "Provisioned Throughput": "a model unit
+# delivers a specific throughput level", billed hourly per unit; read 2026-11-26): accelerators in other words.
+_FIELD_WORDS = re.compile(r"accelerat|gpu|tpu|neuron|inferentia|trainium|^model_?units$", re.I)
 _FILE_KEY = re.compile(r"\.(ya?ml|json|conf|cfg|ini|txt|rules|toml|sh|py|md)$", re.I)  # a ConfigMap file name
 _OWN_KEYS = frozenset(
     k.lower()
@@ -485,6 +487,7 @@ _TEMPLATE_KEYS = frozenset(
         "instancetemplate",
         "sourceinstancetemplate",
         "sourcemachineimage",  # a GCP machine image holds its machine type and accelerators
+        "templateurl",  # a CloudFormation template fetched from S3: what it launches is outside the stack
     }
 )
 _TEMPLATE_REF_KEYS = ("launchtemplateid", "launchtemplatename", "id", "name")

@@ -9,14 +9,16 @@ on-demand). When the pinned choice costs more than maxRatio x the cheapest
 adequate offer without the pins (by the decision's own objective: $/hour, or
 $ per million tokens), that is a mandatory finding naming the pin and the
 cheaper offer, unless the pack config (`allowPins`, owned by the platform
-team) allows that pin for that workload; an allowed pin is kept in the
+team) allows that pin, at that value, for that workload; an allowed pin is kept in the
 comparison and shown with its reason (`exceptions`).
 
 A `sizing.calibration` file the spec names moves a decision only when the
-pack config trusts its sha256 (`trustedCalibrations`) or every factor in it
-lies within `calibrationBand` of its GPU's default (data/efficiency.yaml);
-otherwise the decision without it is the one the workload's resources are
-judged against.
+pack config trusts its sha256 (`trustedCalibrations`), or when every factor
+in it lies within `calibrationBand` of its GPU's default (data/efficiency.yaml)
+and the decision it moves to costs at most maxRatio x the decision without it
+per hour (factors inside the band can add up to a dearer GPU; $ per token
+would be priced at the speed the calibration itself sets); otherwise the decision
+without it is the one the workload's resources are judged against.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import pathlib
 import gpusizer
 from gpusizer import reuse
 from gpusizer.estimate import calibration
+from gpusizer.facts import hardware
 from gpusizer.policies import sizing
 
 REMOVED = object()  # a pin removed by deleting its key: the engine's default applies
@@ -152,11 +155,29 @@ def preplan(spec: gpusizer.WorkloadSpec, pools) -> None:
             pass
 
 
-def _allowed(name: str, urn_name: str, allow_pins) -> dict[str, object]:
+def same_value(pin: str, allowed, given) -> bool:
+    """Whether a pin's value in a spec is the one an allow names: lists as sets (GPU names canonical, other
+    names case-blind), scalars equal."""
+
+    def norm(x):
+        if isinstance(x, (list, tuple)):
+            return frozenset(norm(i) for i in x)
+        if isinstance(x, dict):
+            return tuple(sorted((str(k), norm(val)) for k, val in x.items()))
+        if isinstance(x, str):
+            return (hardware.canonical_gpu(x) or x.strip().lower()) if pin == "gpus" else x.strip().lower()
+        return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else x
+
+    return norm(allowed) == norm(given)
+
+
+def _allowed(spec: dict, urn_name: str, allow_pins) -> dict[str, object]:
+    """pin -> the allow that covers it for this workload at the value its spec gives it."""
+    given = pins_of(spec)
     out = {}
     for a in allow_pins or ():
-        if a.workload in (name, urn_name):
-            out.update({p: a for p in a.pins})
+        if a.workload in (spec.get("name", ""), urn_name):
+            out.update({p: a for p, val in a.pins.items() if p in given and same_value(p, val, given[p])})
     return out
 
 
@@ -178,7 +199,7 @@ def pin_findings(workload: sizing.StackResource, max_ratio: float, cfg) -> list[
     spec = _spec(workload)
     if spec is None:
         return []
-    allowed = _allowed(spec.get("name", ""), workload.name, getattr(cfg, "allow_pins", ()))
+    allowed = _allowed(spec, workload.name, getattr(cfg, "allow_pins", ()))
     unallowed = [p for p in pins_of(spec) if p not in allowed]
     try:
         p = compare(workload, unallowed, cfg)
@@ -191,7 +212,7 @@ def pin_findings(workload: sizing.StackResource, max_ratio: float, cfg) -> list[
         f"{p.name}: its pins ({pins}) choose {_choice(p.pinned)} at {_cost(p.pinned)}, {p.ratio:.1f}x the cheapest "
         f"adequate offer without them, {_choice(p.free)} at {_cost(p.free)} (limit {max_ratio:g}x). The pack judges "
         "the need, not the author's pins. To fix: remove the pin, or have the platform team allow it: "
-        f"gpusizer-no-overprovisioning.allowPins: [{{workload: {p.name!r}, pins: [{', '.join(p.pins)}], "
+        f"gpusizer-no-overprovisioning.allowPins: [{{workload: {p.name!r}, pins: {json.dumps(p.pins)}, "
         "reason: ...}]"
     ]
 
@@ -201,7 +222,7 @@ def exceptions(workload: sizing.StackResource, max_ratio: float, cfg) -> list[st
     spec = _spec(workload)
     if spec is None:
         return []
-    allowed = _allowed(spec.get("name", ""), workload.name, getattr(cfg, "allow_pins", ()))
+    allowed = _allowed(spec, workload.name, getattr(cfg, "allow_pins", ()))
     out = []
     for pin, a in allowed.items():
         try:
@@ -242,16 +263,26 @@ def calibration_problem(workload: sizing.StackResource, cfg) -> tuple[dict | Non
         for k, val in factors.items()
         if abs(val / calibration.default(gpu, k) - 1) > band
     ]
-    if not off:
-        return None, None
+    max_ratio = getattr(cfg, "max_ratio", 2.0)
     try:
-        moved = metric(_plan(spec, workload.props.get("pools"))) != metric(_plan(plain, workload.props.get("pools")))
+        moved, plain_d = (_plan(x, workload.props.get("pools")) for x in (spec, plain))
+        # $/hour, not the objective: $ per token is priced at each side's own speed, which the calibration sets
+        with_it, without = (d.chosen.hourly_usd if d.chosen else 0.0 for d in (moved, plain_d))
+        same = metric(moved) == metric(plain_d)
     except gpusizer.SizingError:
-        moved = True
-    if not moved:
+        with_it, without, same = 1.0, 0.0, False  # one does not plan: the calibration decides, so it must be trusted
+    if same:
+        return None, None
+    if off:
+        why = f"with factors outside {band:g} of the defaults ({'; '.join(off[:3])})"
+    elif without <= 0 or with_it > max_ratio * without:
+        # factors within the band can still add up to a dearer GPU: more than maxRatio is the author's word
+        # until the platform team trusts the file, as a pin is
+        shown = f"{with_it / without:.1f}x" if without > 0 else "an unplannable"
+        why = f"to {shown} the $/hour without it (limit {max_ratio:g}x), with factors inside the band"
+    else:
         return None, None
     return plain, (
-        f"its calibration {path!r} (sha256 {digest}) moves the decision with factors outside "
-        f"{band:g} of the defaults ({'; '.join(off[:3])}) and the pack config does not trust it "
-        "(gpusizer-no-overprovisioning.trustedCalibrations)"
+        f"its calibration {path!r} (sha256 {digest}) moves the decision {why}, and the pack config does not "
+        "trust it (gpusizer-no-overprovisioning.trustedCalibrations)"
     )

@@ -70,16 +70,27 @@ class EvidenceConfig(_Config):
 
 
 class AllowPin(_Config):
-    """A placement pin the platform team allows for one workload although it costs more than maxRatio."""
+    """A placement pin the platform team allows for one workload, at one value, although it costs more than
+    maxRatio. The value is part of the allow: a pin changed to another value (H100 to B200) is judged again."""
 
     workload: str = pydantic.Field(..., min_length=1, description="The workload (spec name or GpuWorkload name).")
-    pins: list[str] = pydantic.Field(..., min_length=1, description="Pins allowed: gpus, providers, regions, purchase.")
+    pins: dict[str, Any] = pydantic.Field(
+        ...,
+        min_length=1,
+        description="Pin -> the value allowed, as the spec writes it: {gpus: [H100]}, {purchase: spot}. Pins: "
+        "gpus, providers, regions, purchase, layout, headroom.",
+    )
     reason: str = pydantic.Field(..., min_length=1, description="Why (shown with the exception).")
 
-    @pydantic.field_validator("pins")
+    @pydantic.field_validator("pins", mode="before")
     @classmethod
-    def _known(cls, pins: list[str]) -> list[str]:
-        bad = [p for p in pins if p not in PINS]
+    def _known(cls, pins: Any) -> Any:
+        if isinstance(pins, list):
+            raise ValueError(
+                "give each pin with the value it allows, as the spec writes it: pins: {gpus: [H100]} (an allow "
+                "covers that value only; a pin changed to another value is judged again)"
+            )
+        bad = [p for p in pins or {} if p not in PINS] if isinstance(pins, dict) else []
         if bad:
             raise ValueError(f"unknown pin {bad[0]!r}; pins: {', '.join(PINS)}")
         return pins

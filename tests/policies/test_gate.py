@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import gzip
+import hashlib
 import json
 import subprocess
 import sys
@@ -19,6 +20,7 @@ from pulumi.runtime.proto import analyzer_pb2
 
 import gpusizer
 from gpusizer.components import workload
+from gpusizer.policies import rules
 from tests.conftest import REPO
 from tests.policies import cases
 
@@ -1087,7 +1089,9 @@ class TestPins:
     def test_an_allowed_pin_passes(self, pack_stub):
         cfg = {
             "gpusizer-no-overprovisioning": {
-                "allowPins": [{"workload": "chat-3b", "pins": ["gpus"], "reason": "H100-only reserved capacity"}]
+                "allowPins": [
+                    {"workload": "chat-3b", "pins": {"gpus": ["H100"]}, "reason": "H100-only reserved capacity"}
+                ]
             }
         }
         assert mandatory(pack_stub, [R(WL, "chat-3b", _recorded(PINNED))], cfg) == []
@@ -1262,7 +1266,9 @@ def test_an_allowed_pin_passes_preview_and_shows_the_allow_and_its_reason(tmp_pa
         json.dumps(
             {
                 "gpusizer-no-overprovisioning": {
-                    "allowPins": [{"workload": "chat-3b", "pins": ["gpus"], "reason": "H100 reservation already paid"}]
+                    "allowPins": [
+                        {"workload": "chat-3b", "pins": {"gpus": ["H100"]}, "reason": "H100 reservation already paid"}
+                    ]
                 }
             }
         )
@@ -1307,3 +1313,57 @@ def test_a_program_with_unmodelled_gpu_resources_fails_preview(tmp_path):
     for name in ("cpu", "cpu-gke", "web"):
         assert f" on {name}:" not in r.stdout, r.stdout
     assert "a real `pulumi preview --policy-pack policies` also judges the children" in r.stdout
+
+
+class TestAllowsAndBands:
+    """An allow covers a pin at its value; a calibration inside the band still may not buy a dearer GPU unseen."""
+
+    def _allow(self, pins):
+        return {
+            "gpusizer-no-overprovisioning": {"allowPins": [{"workload": "chat-3b", "pins": pins, "reason": "reserved"}]}
+        }
+
+    def test_an_allowed_pin_changed_to_another_value_is_judged_again(self, pack_stub):
+        b200 = {**PINNED, "placement": {"gpus": ["B200"]}}
+        found = mandatory(pack_stub, [R(WL, "chat-3b", _recorded(b200))], self._allow({"gpus": ["H100"]}))
+        assert any('placement.gpus: ["B200"]' in m for p, m in found if p == "gpusizer-no-overprovisioning"), found
+
+    def test_an_allow_matches_the_value_as_the_spec_writes_it(self, pack_stub):
+        lower = {**PINNED, "placement": {"gpus": ["h100"]}}  # GPU names are canonical, as the engine reads them
+        assert mandatory(pack_stub, [R(WL, "chat-3b", _recorded(lower))], self._allow({"gpus": ["H100"]})) == []
+
+    def test_an_allow_without_values_is_a_config_error_naming_the_fix(self):
+        with pytest.raises(ValueError, match=r"allowPins\.0\.pins.*pins: \{gpus: \[H100\]\}"):
+            rules.BY_NAME["gpusizer-no-overprovisioning"].settings(
+                self._allow(["gpus"])["gpusizer-no-overprovisioning"]
+            )
+
+    def _banded(self, tmp_path):
+        # every factor within a band of 0.6 of its default (gpusizer/data/efficiency.yaml decode_mbu: L4 0.85, so
+        # 0.36 is 0.42x; A10G 0.75, so 0.32 is 0.43x; L40S 0.80, so 0.34 is 0.43x). At 400 tokens/s they move
+        # one L4 (g6.xlarge, $0.8048/h in the packaged catalog) to one L40S (g6e.xlarge, $1.861/h): 2.3x per
+        # hour, over maxRatio 2
+        cal = tmp_path / "cal.yaml"
+        cal.write_text("gpus:\n  L4: {decode_mbu: 0.36}\n  A10G: {decode_mbu: 0.32}\n  L40S: {decode_mbu: 0.34}\n")
+        spec = {
+            "name": "chat8b",
+            "model": {"name": "llama-3.2-3b"},
+            "inference": {"context_length": 4096, "batch_size": 4, "targets": {"tokens_per_second": 400}},
+            "placement": {"providers": ["aws"]},
+            "sizing": {"calibration": str(cal)},
+        }
+        return cal, spec
+
+    def test_a_calibration_inside_the_band_that_buys_a_dearer_gpu_does_not_count_untrusted(self, pack_stub, tmp_path):
+        cal, spec = self._banded(tmp_path)
+        allow = {
+            "allowPins": [{"workload": "chat8b", "pins": {"providers": ["aws"]}, "reason": "AWS only"}],
+            "calibrationBand": 0.6,
+        }
+        cfg = {"gpusizer-no-overprovisioning": allow}
+        found = [m for _, m in mandatory(pack_stub, [R(WL, "chat8b", _recorded(spec))], cfg) if "calibration" in m]
+        assert found and "inside the band" in found[0] and "trustedCalibrations" in found[0], found
+        digest = hashlib.sha256(cal.read_bytes()).hexdigest()
+        trusted = {**allow, "trustedCalibrations": [{"sha256": digest, "reason": "fitted on our cluster"}]}
+        cfg = {"gpusizer-no-overprovisioning": trusted}
+        assert not [m for _, m in mandatory(pack_stub, [R(WL, "chat8b", _recorded(spec))], cfg) if "calibration" in m]

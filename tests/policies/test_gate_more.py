@@ -531,7 +531,9 @@ def test_a_layout_pin_names_itself_and_may_be_allowed(pack_stub):
     assert any("inference.layout" in m for m in found), found
     allow = {
         "gpusizer-no-overprovisioning": {
-            "allowPins": [{"workload": "chat-3b", "pins": ["layout"], "reason": "TP8 benchmark"}]
+            "allowPins": [
+                {"workload": "chat-3b", "pins": {"layout": {"tensor_parallel": 8}}, "reason": "TP8 benchmark"}
+            ]
         }
     }
     assert not [m for p, m in mandatory(pack_stub, _layout_pinned(), allow) if p == "gpusizer-no-overprovisioning"]
@@ -1136,3 +1138,37 @@ def test_a_rolling_update_counts_its_surge_in_the_budget(pack_stub):
     assert "rolling updates at their surge" in over
     # the default surge (25% of 15, rounded up: 4) keeps 19 pods within the budget
     assert mandatory(pack_stub, _surging(15), BUDGET) == []
+
+
+OUTSIDE_THE_STACK = {
+    # Bedrock model units are dedicated accelerator capacity, billed per unit-hour
+    "bedrock-provisioned-throughput": [
+        R(
+            "aws:bedrock/provisionedModelThroughput:ProvisionedModelThroughput",
+            "pt",
+            {"modelArn": "arn:aws:bedrock:us-east-1::foundation-model/meta.llama3-70b", "modelUnits": 8},
+        )
+    ],
+    # a CloudFormation template fetched from S3: what it launches is not in the stack
+    "cloudformation-template-url": [
+        R(
+            "aws:cloudformation/stack:Stack",
+            "s",
+            {"name": "gpu", "templateUrl": "https://s3.amazonaws.com/bucket/gpu-fleet.yaml"},
+        )
+    ],
+}
+
+
+@pytest.mark.parametrize("case", sorted(OUTSIDE_THE_STACK))
+def test_capacity_bought_outside_the_stack_is_blocked(pack_stub, case):
+    assert mandatory(pack_stub, OUTSIDE_THE_STACK[case]), case
+
+
+def test_a_reviewed_cloudformation_template_url_may_be_allowed(pack_stub):
+    allow = {
+        "gpusizer-no-overprovisioning": {
+            "allowTemplates": [{"template": "https://s3.amazonaws.com/bucket/*", "reason": "CPU only, reviewed"}]
+        }
+    }
+    assert mandatory(pack_stub, OUTSIDE_THE_STACK["cloudformation-template-url"], allow) == []

@@ -74,7 +74,7 @@ def test_a_choice_over_twice_its_requirement_passes_under_its_workload(spec, poo
     assert _ratio(spec, pools) > 2  # memory alone would flag it
     # gcp-70b pins providers: [gcp], which costs 2.1x the cheapest adequate offer without the pin (issue 23: the
     # pack judges the need, not the pins); the platform team allows that pin here, so only memory is at stake.
-    allow = {OVER: {"allowPins": [{"workload": "w", "pins": ["providers"], "reason": "GCP-only project"}]}}
+    allow = {OVER: {"allowPins": [{"workload": "w", "pins": {"providers": ["gcp"]}, "reason": "GCP-only project"}]}}
     resources, found = _over(spec, pools, config=allow)
     assert found == [], found
     # The same resources without their GpuWorkload are hand-written capacity: memory judges them.
