@@ -31,7 +31,6 @@ import pathlib
 import gpusizer
 from gpusizer import reuse
 from gpusizer.estimate import calibration
-from gpusizer.facts import hardware
 from gpusizer.policies import sizing
 
 REMOVED = object()  # a pin removed by deleting its key: the engine's default applies
@@ -155,29 +154,32 @@ def preplan(spec: gpusizer.WorkloadSpec, pools) -> None:
             pass
 
 
-def same_value(pin: str, allowed, given) -> bool:
-    """Whether a pin's value in a spec is the one an allow names: lists as sets (GPU names canonical, other
-    names case-blind), scalars equal."""
-
-    def norm(x):
-        if isinstance(x, (list, tuple)):
-            return frozenset(norm(i) for i in x)
-        if isinstance(x, dict):
-            return tuple(sorted((str(k), norm(val)) for k, val in x.items()))
-        if isinstance(x, str):
-            return (hardware.canonical_gpu(x) or x.strip().lower()) if pin == "gpus" else x.strip().lower()
-        return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else x
-
-    return norm(allowed) == norm(given)
+def _as_planned(spec: dict, pin: str, value) -> object:
+    """The pin's value as the engine reads it in `spec` (canonical GPU names, a layout's defaults filled in),
+    or a marker that equals nothing when that spec does not load."""
+    (section, key), _ = PIN_FIELDS[pin]
+    try:
+        loaded = gpusizer.load_spec({**spec, section: {**(spec.get(section) or {}), key: value}})
+    except (gpusizer.SizingError, ValueError, TypeError):
+        return object()
+    got = (loaded.model_dump(mode="json").get(section) or {}).get(key)
+    return sorted(got) if pin in ("gpus", "providers", "regions") and isinstance(got, list) else got
 
 
 def _allowed(spec: dict, urn_name: str, allow_pins) -> dict[str, object]:
-    """pin -> the allow that covers it for this workload at the value its spec gives it."""
+    """pin -> the allow that covers it for this workload at the value its spec gives it (both read as the
+    engine reads them: `h100` is H100, a layout's unnamed degrees are their defaults)."""
     given = pins_of(spec)
     out = {}
     for a in allow_pins or ():
         if a.workload in (spec.get("name", ""), urn_name):
-            out.update({p: a for p, val in a.pins.items() if p in given and same_value(p, val, given[p])})
+            out.update(
+                {
+                    p: a
+                    for p, val in a.pins.items()
+                    if p in given and _as_planned(spec, p, val) == _as_planned(spec, p, given[p])
+                }
+            )
     return out
 
 
