@@ -20,6 +20,31 @@ from gpusizer.policies import evidence
 MAX_FILES = 400  # files read per chart, subcharts included
 MAX_BYTES = 4_000_000  # bytes read per chart
 _ACTION = re.compile(r"\{\{-?.*?-?\}\}", re.S)
+# A mapping key that a template action builds (`{{ printf "%s/%s" .Values.v .Values.k }}: 8`,
+# `{{ .Values.vendor }}.com/gpu: 1`), and the blocks where such a key asks for devices or nodes.
+_BUILT_KEY = re.compile(r"^(?P<indent>\s*(?:-\s+)?)(?P<key>(?:[^\s:#{][^:]*?)?\{\{.*?\}\}[^:]*?)\s*:(?:\s|$)")
+_KEY = re.compile(r"^(?P<indent>\s*(?:-\s+)?)(?P<key>[\w.-]+)\s*:(?:\s|$)")
+_ASKING_BLOCKS = frozenset({"limits", "requests", "resources", "nodeselector", "claims", "devices", "overhead"})
+
+
+def built_keys(text: str) -> list[str]:
+    """Keys a template action builds inside a block that asks for devices or nodes (resources, limits,
+    requests, nodeSelector, DRA claims): what Helm renders there cannot be read without Helm, so each is
+    evidence to judge (or allow)."""
+    out = []
+    parents: list[tuple[int, str]] = []  # (indent, key) of the enclosing blocks
+    for line in text.splitlines():
+        m = _BUILT_KEY.match(line) or _KEY.match(line)
+        if not m:
+            continue
+        indent = len(m.group("indent"))  # a list item's keys sit after its dash
+        while parents and parents[-1][0] >= indent:
+            parents.pop()
+        key = m.group("key")
+        if "{{" in key and any(k.lower() in _ASKING_BLOCKS for _, k in parents):
+            out.append(f"{'.'.join(k for _, k in parents)}.{key.strip()} (a key a template action builds)")
+        parents.append((indent, key))
+    return out
 
 
 def _files(root: pathlib.Path) -> list[tuple[str, str]]:
@@ -82,4 +107,5 @@ def evidence_of(chart: str, base: pathlib.Path | None) -> list[evidence.Evidence
             # requests whose count a template action fills (`nvidia.com/gpu: {{ .Values.gpus }}`)
             out += [evidence.Evidence(where, "mention", t) for t in evidence.in_text(text)]
             out += [evidence.Evidence(where, "resource", r) for r in evidence.requests_in_text(text)]
+            out += [evidence.Evidence(where, "accelerator", k) for k in built_keys(text)]
     return list(dict.fromkeys(out))  # a request the parsed documents and the text both show, once

@@ -1172,3 +1172,22 @@ def test_a_reviewed_cloudformation_template_url_may_be_allowed(pack_stub):
         }
     }
     assert mandatory(pack_stub, OUTSIDE_THE_STACK["cloudformation-template-url"], allow) == []
+
+
+@pytest.mark.parametrize(
+    "key",
+    ['{{ printf "%s.com/%s" .Values.v .Values.k }}', "{{ .Values.vendor }}.com/gpu", '{{ include "c.gpu" . }}'],
+)
+def test_a_chart_key_a_template_action_builds_where_devices_are_asked_for_is_evidence(pack_stub, tmp_path, key):
+    template = TEMPLATE.replace(
+        "{{ toYaml .Values.resources | indent 10 }}", f"          limits:\n            {key}: 8"
+    )
+    chart = _chart(tmp_path / "built", "image: vllm\nv: nvidia\nk: gpu\nvendor: nvidia\n", template)
+    found = mandatory(pack_stub, [R(HELM, "rel", {"chart": chart})])
+    assert any("a key a template action builds" in m for _, m in found), found
+
+
+def test_a_chart_label_a_template_action_builds_is_no_evidence(pack_stub, tmp_path):
+    template = TEMPLATE.replace("  name: {{ .Release.Name }}\n", "  name: x\n  labels:\n    {{ .Values.k }}: web\n")
+    cpu = _chart(tmp_path / "labels", "image: nginx\nk: team\nresources:\n  limits:\n    cpu: 1\n", template)
+    assert mandatory(pack_stub, [R(HELM, "rel", {"chart": cpu})]) == []
