@@ -98,9 +98,9 @@ def over_memory(r: res.GpuResource, max_ratio: float, need: float | None = None)
             continue
         ratio = s.capacity.total_gib / need
         if ratio <= max_ratio:
-            host = _over_host(s, need, max_ratio, r.provider)
-            if host:
-                return host
+            dearer = _over_host(s, need, max_ratio, r.provider) or _over_price(s, need, max_ratio, r.provider)
+            if dearer:
+                return dearer
             continue
         cheaper = audit.cheaper_adequate(need, s.hourly_usd, None if providers.get(r.provider).owned else r.provider)
         if cheaper is None:
@@ -137,6 +137,27 @@ def _over_host(s, need: float, max_ratio: float, provider: str) -> list[str]:
         f"${usd:.2f}/h, the same GPUs on a smaller host (limit {max_ratio:g}x; a {need:g} GiB requirement): "
         "its GPU memory fits, its host is oversized. To fix: the smaller host, or size with gpusizer "
         "(gpusizer.components.GpuWorkload), which weighs CPU and RAM needs"
+    ]
+
+
+def _over_price(s, need: float, max_ratio: float, provider: str) -> list[str]:
+    """Adequate GPU memory priced above max_ratio**2 x the cheapest adequate offer of the same cloud: another
+    GPU is what is oversized (one A100 40GB for 20 GiB on GCP, at about 5x one L4). A bare requirement says
+    GPU memory only, so a faster GPU may cost up to max_ratio more for speed it does not state, and max_ratio
+    again as the memory rule allows (8 x H100 for 500 GiB, about 2x 8 x A100 80GB, passes). A GpuWorkload's
+    decision, which weighs speed targets, is judged against its re-plan instead."""
+    if s.hourly_usd is None or s.capacity is None or s.by_attributes or providers.get(provider).owned:
+        return []
+    limit = max_ratio * max_ratio
+    o = audit.cheaper_adequate(need, s.hourly_usd / limit, provider)
+    if o is None or o.provider != provider:
+        return []
+    return [
+        f"{s.label} ({s.capacity.label}) at ${s.hourly_usd:.2f}/h is {s.hourly_usd / o.on_demand_usd:.1f}x "
+        f"{o.instance_type} ({o.gpu_count} x {o.gpu}, {o.region}) at ${o.on_demand_usd:.2f}/h, which also holds "
+        f"a {need:g} GiB requirement (limit {limit:g}x: maxRatio for the memory, and again for speed a bare "
+        "requirement does not state). To fix: the cheaper offer, or size with gpusizer "
+        "(gpusizer.components.GpuWorkload), which weighs speed targets"
     ]
 
 

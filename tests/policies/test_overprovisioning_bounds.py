@@ -58,3 +58,29 @@ def test_exactly_max_ratio_passes_and_a_hair_above_fails():
     assert sizing.over_memory(_instance("p5.48xlarge", at), total / at) == []  # ratio == maxRatio: passes
     found = sizing.over_memory(_instance("p5.48xlarge", at), total / at - 1e-3)
     assert len(found) == 1 and "limit" in found[0]
+
+
+def _gcp_vm(machine_type: str, required_gib: float) -> resources.GpuResource:
+    props = {"machineType": machine_type, "labels": {"gpusizer-required-gpu-memory-gib": f"{required_gib:g}"}}
+    return resources.GpuResource("gcp:compute/instance:Instance", view.View(view.raw(props)))
+
+
+def test_another_gpu_priced_over_max_ratio_squared_is_over_provisioned(on_demand):
+    """One A100 40GB holds 20 GiB within 2x its memory (39.59 GiB), but GCP sells an adequate L4 host for a
+    fifth of its price: priced against the catalog's cheapest GCP offer with 20 GiB usable, found here."""
+    g = _gcp_vm("a2-highgpu-1g", 20)
+    price = g.shapes[0].hourly_usd
+    fits = [row for row in on_demand if row[3] == "gcp" and row[2] * HEADROOM >= 20]
+    cheapest = min(fits)
+    assert price > 4 * cheapest[0]  # over maxRatio 2, squared
+    (found,) = sizing.over_memory(g, 2)
+    assert cheapest[1] in found and "limit 4x" in found
+
+
+def test_a_faster_gpu_within_max_ratio_squared_of_the_price_passes(on_demand):
+    """8 x H100 for 500 GiB: 8 x A100 80GB (p4de.24xlarge) also holds it at about half the price, which a
+    speed the bare requirement does not state may justify (2x < 2 squared)."""
+    g = _instance("p5.48xlarge", 500)
+    p4de = next(row for row in on_demand if row[1] == "p4de.24xlarge")
+    assert 1.5 < g.shapes[0].hourly_usd / p4de[0] < 4
+    assert sizing.over_memory(g, 2) == []
