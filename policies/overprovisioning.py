@@ -14,6 +14,9 @@ For each GPU resource:
 3. Everything under one GpuWorkload (its resources, and groups launching its
    templates, each at the larger of its own size and its autoscalers'
    maxima) may run no more nodes or pods together than that decision.
+4. Pods that pin an instance type buy its nodes whole (policies/packing.py):
+   one node holding over maxRatio x the GPUs the stack's pods ask of it is
+   a violation.
 
 Reads the stack's model (policies/model.py). A group or instance that names
 no type of its own is judged through the templates it launches (named by
@@ -35,7 +38,7 @@ import fnmatch
 import math
 from collections.abc import Callable
 
-from gpusizer.policies import evidence, k8s, model, need, sizing, templates, verify
+from gpusizer.policies import evidence, k8s, model, need, packing, sizing, templates, verify
 from gpusizer.policies import resources as res
 from gpusizer.policies import view as v
 
@@ -222,4 +225,6 @@ def check(stack, max_ratio: float, cfg=None) -> list[tuple[str, str | None]]:
         elif m.template_refs:  # a type with no precise model that launches a template: what the template holds
             findings.judge(m.resource, lambda m=m: model.launched_templates(m, judge.allows_template))
     judge.counted(findings)
+    for message, urn in packing.findings(sm, max_ratio):  # pods that pin a type buy its nodes whole
+        findings.add(message, urn)
     return findings.result()

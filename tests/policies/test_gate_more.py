@@ -1191,3 +1191,24 @@ def test_a_chart_label_a_template_action_builds_is_no_evidence(pack_stub, tmp_pa
     template = TEMPLATE.replace("  name: {{ .Release.Name }}\n", "  name: x\n  labels:\n    {{ .Values.k }}: web\n")
     cpu = _chart(tmp_path / "labels", "image: nginx\nk: team\nresources:\n  limits:\n    cpu: 1\n", template)
     assert mandatory(pack_stub, [R(HELM, "rel", {"chart": cpu})]) == []
+
+
+def _pinned_pods(name, replicas, gpus, instance_type="g6.48xlarge"):
+    typ, _, props, deps, parent = L4_DEP
+    template = pod({"nvidia.com/gpu": gpus}, {"node.kubernetes.io/instance-type": instance_type}, need="18")
+    spec = {"replicas": replicas, "strategy": {"type": "Recreate"}, "template": template}
+    return R(typ, name, {**props, "metadata": {**props["metadata"], "name": name}, "spec": spec}, deps, parent)
+
+
+def test_a_pod_pinning_an_eight_gpu_type_buys_the_whole_node(pack_stub):
+    """g6.48xlarge holds 8 L4s (DescribeInstanceTypes, the packaged catalog): a pod of one leaves 7 idle."""
+    found = [m for p, m in mandatory(pack_stub, [_pinned_pods("one", 1, 1)]) if p == "gpusizer-no-overprovisioning"]
+    assert any("7 of 8 GPUs stay idle" in m for m in found), found
+
+
+def test_pods_that_fill_the_pinned_node_together_pass(pack_stub):
+    # two workloads of 2 x 1 L4 pin the same type: 4 of its 8 GPUs asked, within 2x
+    rows = [_pinned_pods("a", 2, 1), _pinned_pods("b", 2, 1)]
+    assert not [m for p, m in mandatory(pack_stub, rows) if p == "gpusizer-no-overprovisioning"]
+    # a one-GPU type pinned by a one-GPU pod is the pod's own size
+    assert not [m for p, m in mandatory(pack_stub, [_pinned_pods("c", 1, 1, "g6.xlarge")])]

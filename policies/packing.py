@@ -1,0 +1,94 @@
+"""Node packing: pods that pin an instance type buy whole nodes of it.
+
+A pod that selects a node by instance type (`node.kubernetes.io/instance-type:
+g6.48xlarge`, or required node affinity `In` such types) makes an autoscaler
+(Karpenter, the cluster autoscaler, GKE auto-provisioning) buy that type
+whole: eight L4s for a pod of one. The pod's own shape (one L4) fits its
+requirement; the node it lands on does not. So the GPUs the stack's pods
+may ask of a pinned type at most are set against one node of the smallest
+type they admit: when one node holds more than maxRatio x what all of them
+ask, the idle GPUs are over-provisioning. Selecting the GPU model instead
+(`nvidia.com/gpu.product`) leaves the node's size to the node pool, which is
+judged on its own.
+"""
+
+from __future__ import annotations
+
+from gpusizer.contract import audit
+from gpusizer.policies import evidence, k8s, model
+from gpusizer.policies import view as v
+
+_TYPE_LABEL = "instance-type"  # node.kubernetes.io/, beta.kubernetes.io/, eks.amazonaws.com/ ...
+
+
+def _type_labels() -> tuple[str, ...]:
+    return tuple(k for k in evidence.INSTANCE_LABELS if k.endswith(_TYPE_LABEL))
+
+
+def pinned_types(pod: v.View) -> set[str] | None:
+    """Instance types the pod may land on, when its node selection admits only named types (a nodeSelector
+    on an instance-type label, or required affinity whose every term names types with `In`); else None."""
+    labels = _type_labels()
+    for k, val in (pod.mapping("nodeSelector") or {}).items():
+        if str(k).strip().lower() in labels and isinstance(val, str):
+            return {evidence.normal(val)}
+    terms = pod.at("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution").each(
+        "nodeSelectorTerms"
+    )
+    out: set[str] = set()
+    for term in terms:
+        named = [
+            {evidence.normal(str(x)) for x in (e.get("values") or [])}
+            for e in term.each("matchExpressions")
+            if str(e.get("key") or "").strip().lower() in labels and str(e.get("operator") or "").lower() == "in"
+        ]
+        if not named:
+            return None  # a term that names no type lets the pod land elsewhere
+        out |= set.intersection(*named)
+    return out or None
+
+
+def _gpus_per_node(t: str) -> float | None:
+    for provider in ("aws", "gcp"):
+        cap = audit.capacity_of_type(provider, t)
+        if cap is not None:
+            return cap.count
+    return None
+
+
+def findings(sm: model.StackModel, max_ratio: float) -> list[tuple[str, str]]:
+    """(message, URN) for each workload whose pinned instance type holds over max_ratio x the GPUs that all
+    the stack's pods pinning it ask for at most."""
+    pinned: list[tuple[model.Model, frozenset[str], float]] = []
+    for m in sm:
+        path = k8s.POD_SPECS.get(m.resource.type)
+        if path is None or m.facts is None:
+            continue
+        try:
+            pod = m.resource.props.at(*path, "spec")
+            types = pinned_types(pod)
+            per_pod = sum(n for k, n in k8s.requested(pod).items() if k != k8s.UNKNOWN_COUNT)
+            asked = per_pod * m.most_count()
+        except (v.Unknown, ValueError, KeyError):
+            continue  # judged at `up`, or a malformed field the other rules report
+        if types and per_pod > 0:
+            pinned.append((m, frozenset(types), asked))
+    out = []
+    for m, types, _ in pinned:
+        sizes = [_gpus_per_node(t) for t in types]
+        if not sizes or any(n is None for n in sizes):
+            continue  # a type that holds no GPU the catalog knows: nothing to compare
+        node = min(n for n in sizes if n is not None)
+        used = sum(a for _, other, a in pinned if other & types)  # pods that may share its nodes
+        if node > max_ratio * used:
+            shown = ", ".join(sorted(types))
+            out.append(
+                (
+                    f"{m.label}: its pods pin {shown} ({node:g} GPUs a node) and the stack's pods that may land "
+                    f"there ask for {used:g} GPU(s) at most: an autoscaler buys the whole node, so "
+                    f"{node - used:g} of {node:g} GPUs stay idle (limit {max_ratio:g}x). To fix: select the GPU "
+                    "model (nvidia.com/gpu.product) and let the node pool size the node, or pin a smaller type",
+                    m.urn,
+                )
+            )
+    return out
