@@ -15,7 +15,9 @@ import pathlib
 import re
 import tarfile
 
-from gpusizer.policies import evidence
+import yaml
+
+from gpusizer.policies import evidence, gotemplate
 
 MAX_FILES = 400  # files read per chart, subcharts included
 MAX_BYTES = 4_000_000  # bytes read per chart
@@ -72,7 +74,7 @@ def _files(root: pathlib.Path) -> list[tuple[str, str]]:
 
 def _wanted(name: str) -> bool:
     parts = pathlib.PurePosixPath(name).parts
-    return parts[-1] in ("values.yaml", "values.yml") or (
+    return parts[-1] in ("values.yaml", "values.yml", "Chart.yaml") or (
         "templates" in parts and name.endswith((".yaml", ".yml", ".tpl", ".json"))
     )
 
@@ -100,6 +102,8 @@ def evidence_of(chart: str, base: pathlib.Path | None) -> list[evidence.Evidence
         return [evidence.Evidence(chart, "accelerator", f"a local chart gpusizer cannot read ({type(exc).__name__})")]
     out: list[evidence.Evidence] = []
     for name, text in files:
+        if pathlib.PurePosixPath(name).name == "Chart.yaml":
+            continue  # the chart's own metadata (read for rendering only)
         where = f"{chart}:{name}"
         docs = evidence.documents(_ACTION.sub("", text))
         out += [e for d in docs for e in evidence.extract(d, where)]
@@ -109,3 +113,51 @@ def evidence_of(chart: str, base: pathlib.Path | None) -> list[evidence.Evidence
             out += [evidence.Evidence(where, "resource", r) for r in evidence.requests_in_text(text)]
             out += [evidence.Evidence(where, "accelerator", k) for k in built_keys(text)]
     return list(dict.fromkeys(out))  # a request the parsed documents and the text both show, once
+
+
+def _merged(base, over):
+    """Helm's values coalescing: mappings merged key by key, anything else replaced."""
+    if isinstance(base, dict) and isinstance(over, dict):
+        return {**base, **{k: _merged(base.get(k), x) for k, x in over.items()}}
+    return over if over is not None else base
+
+
+def rendered(chart: str, base: pathlib.Path | None, values: list, release: str, namespace: str) -> list[dict] | None:
+    """The manifests a local chart renders with `values` (mappings in increasing precedence over the chart's
+    values.yaml) for a release, rendered by policies/gotemplate.py; None when the chart is not local, has
+    subcharts, or uses what that subset does not render (the caller then reads the chart's text instead)."""
+    root = is_local(chart, base)
+    if root is None:
+        return None
+    try:
+        files = _files(root)
+    except (OSError, tarfile.TarError, ValueError):
+        return None
+    top = {pathlib.PurePosixPath(n).parts[0] for n, _ in files if root.is_file()}  # an archive's chart folder
+    rel = {(n.split("/", 1)[1] if root.is_file() and "/" in n else n): t for n, t in files if not n.endswith("/")}
+    if any(n.startswith("charts/") for n in rel) or len(top) > 1:
+        return None  # subcharts: their values scoping is not rendered here
+    try:
+        meta = yaml.safe_load(rel.get("Chart.yaml", "")) or {}
+        merged = yaml.safe_load(rel.get("values.yaml", rel.get("values.yml", ""))) or {}
+        for v in values:
+            merged = _merged(merged, v if isinstance(v, dict) else {})
+        context = {
+            "Values": merged,
+            "Release": {"Name": release, "Namespace": namespace, "Service": "Helm", "IsInstall": True, "Revision": 1},
+            "Chart": {k[:1].upper() + k[1:]: x for k, x in meta.items()} if isinstance(meta, dict) else {},
+        }
+        defines: dict[str, list] = {}
+        trees = {n: gotemplate.parse(t, defines) for n, t in sorted(rel.items()) if n.startswith("templates/")}
+        renderer = gotemplate.Renderer(context, defines)
+        out: list[dict] = []
+        for name, tree in trees.items():
+            if pathlib.PurePosixPath(name).name.startswith("_") or not name.endswith((".yaml", ".yml", ".json")):
+                continue  # partials and helpers render nothing themselves
+            context["Template"] = {"Name": f"{meta.get('name', 'chart')}/{name}", "BasePath": "templates"}
+            text = renderer.render(tree, context)
+            docs = yaml.safe_load_all(text)
+            out += [d for d in docs if isinstance(d, dict)]
+        return out
+    except (gotemplate.Unrenderable, yaml.YAMLError, RecursionError, TypeError, ValueError, AttributeError):
+        return None

@@ -6,7 +6,9 @@ inside the provider, so an offline preview never sees them: their manifests
 them: local resources and bases, `replicas`) are expanded into child resources
 typed as the Kubernetes provider types them (`apps/v1` Deployment ->
 `kubernetes:apps/v1:Deployment`). Helm values files given as paths or assets
-are read here too. Relative paths are read from `base()`: the program's
+are read here too, and a Helm component's local chart is rendered with its
+values (policies/charts.rendered) into children the same way. Relative paths
+are read from `base()`: the program's
 directory in the offline preview (`based`), as the Pulumi CLI runs a program.
 """
 
@@ -16,7 +18,7 @@ import contextlib
 import contextvars
 import pathlib
 
-from gpusizer.policies import evidence, sizing
+from gpusizer.policies import charts, evidence, sizing
 from gpusizer.policies import view as v
 
 # Provider-side components whose children the provider renders (pulumi-kubernetes 4.x).
@@ -32,6 +34,7 @@ RENDERED = frozenset(
     {"kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v3:Chart", "kubernetes:helm.sh/v4:Chart", *MANIFESTS}
 )
 """Provider-side components: the offline preview judges their inputs; a real preview also their children."""
+CHART_INPUTS = ("chart", "path", "values", "valueYamlFiles")  # what a rendered chart's children carry
 EXPANDED = "$manifest"  # marks a child expanded from a component's manifests (in its URN)
 _MAX_FILE = 2_000_000
 
@@ -169,22 +172,44 @@ def component_manifests(r: sizing.StackResource, base: pathlib.Path | None) -> l
 
 
 def expand(stack: list[sizing.StackResource], base: pathlib.Path | None = None) -> list[sizing.StackResource]:
-    """The stack plus the children of its provider-side manifest components, typed as the provider types them."""
+    """The stack plus the children of its provider-side manifest components, typed as the provider types them.
+    A child a real preview already sent (same type and name, parented to the component) is not added again:
+    counted twice, it would double the budget."""
     out = list(stack)
+    sent = {(x.parent, x.type, _name(x.props.data)) for x in stack if x.parent}
     for r in stack:
-        fields = MANIFESTS.get(r.type)
-        if not fields:
+        if r.type not in RENDERED:
             continue
         try:
-            docs = component_manifests(r, base)
+            docs = component_manifests(r, base) if r.type in MANIFESTS else rendered_chart(r, base) or []
         except Exception:  # noqa: BLE001 - the component's model reports it (_read), naming the component
             continue
         for i, doc in enumerate(docs):
             typ = kubernetes_type(doc) or "kubernetes:unknown:Manifest"
             name = (doc.get("metadata") or {}).get("name") if isinstance(doc.get("metadata"), dict) else None
             label = f"{r.name or r.urn}/{doc.get('kind', 'manifest')}/{name or i}"
+            if name is not None and (r.urn, typ, name) in sent:
+                continue
             out.append(sizing.StackResource(typ, v.View(doc), f"{r.urn}{EXPANDED}[{i}]::{label}", label, r.urn))
     return out
+
+
+def _name(data) -> str | None:
+    meta = data.get("metadata") if isinstance(data, dict) else None
+    return meta.get("name") if isinstance(meta, dict) and isinstance(meta.get("name"), str) else None
+
+
+def rendered_chart(r: sizing.StackResource, base: pathlib.Path | None) -> list[dict] | None:
+    """The manifests a Helm component's local chart renders with its values (policies/charts.rendered), or
+    None: not a local chart, or one the pack cannot render (its inputs are then read for evidence)."""
+    data = r.props.data if isinstance(r.props.data, dict) else {}
+    named = strings([data.get("chart"), data.get("path")])
+    if r.type not in RENDERED or r.type in MANIFESTS or not named:
+        return None
+    values = [d for _, d in values_files(data.get("valueYamlFiles"))] + [data.get("values")]
+    name = data.get("name") if isinstance(data.get("name"), str) and not v.is_unknown(data["name"]) else r.name
+    namespace = data.get("namespace") if isinstance(data.get("namespace"), str) else "default"
+    return charts.rendered(named[0], base, values, name or "release", namespace)
 
 
 def values_files(value) -> list[tuple[str, object]]:

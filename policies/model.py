@@ -355,6 +355,9 @@ def _read_model(m: Model) -> None:
     if r.type in manifests.MANIFESTS and isinstance(data, dict):  # manifests are expanded into children: judge the rest
         manifests.component_manifests(r, manifests.base())  # one that cannot be read is a problem naming the component
         data = {k: x for k, x in data.items() if k not in manifests.MANIFESTS[r.type]}
+    chart = manifests.rendered_chart(r, manifests.base()) if r.type in manifests.RENDERED else None
+    if chart is not None and isinstance(data, dict):  # a local chart rendered into children: judge the rest
+        data = {k: x for k, x in data.items() if k not in manifests.CHART_INPUTS}
     seen = evidence.extract(_substituted(data), local_files=True)
     if records(r.type):  # names in what records, restricts or watches capacity ask for none; a request still does,
         # and so does a command in a script it holds (a ConfigMap mounted into a job that runs it)
@@ -364,7 +367,7 @@ def _read_model(m: Model) -> None:
             if (e.kind == "resource" and ": " in e.what) or (e.kind == "mention" and _SCRIPT.search(e.path))
         ]
     if (
-        r.type in manifests.RENDERED
+        r.type in manifests.RENDERED and chart is None
     ):  # values files given as paths or file assets, local charts: read the ones that are local
         given = r.props.data if isinstance(r.props.data, dict) else {}
         seen += [

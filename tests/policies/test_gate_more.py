@@ -495,7 +495,7 @@ spec:
 def test_a_local_chart_directory_is_read_its_values_and_templates(pack_stub, tmp_path):
     gpu = _chart(tmp_path / "gpu", "image: vllm\nresources:\n  limits:\n    nvidia.com/gpu: 8\n", TEMPLATE)
     found = mandatory(pack_stub, [R(HELM, "rel", {"chart": gpu})])
-    assert any("nvidia.com/gpu" in m and "values.yaml" in m for _, m in found), found
+    assert any("rel/Deployment" in m for _, m in found), found  # rendered: the child is judged
     counted = _chart(
         tmp_path / "count",
         "image: vllm\n",
@@ -1184,7 +1184,9 @@ def test_a_chart_key_a_template_action_builds_where_devices_are_asked_for_is_evi
     )
     chart = _chart(tmp_path / "built", "image: vllm\nv: nvidia\nk: gpu\nvendor: nvidia\n", template)
     found = mandatory(pack_stub, [R(HELM, "rel", {"chart": chart})])
-    assert any("a key a template action builds" in m for _, m in found), found
+    # rendered, the child asks for 8 GPUs and is judged; an include defined nowhere is not rendered, and the
+    # key it builds is evidence on the component
+    assert any("a key a template action builds" in m or "rel/Deployment" in m for _, m in found), found
 
 
 def test_a_chart_label_a_template_action_builds_is_no_evidence(pack_stub, tmp_path):
@@ -1212,3 +1214,89 @@ def test_pods_that_fill_the_pinned_node_together_pass(pack_stub):
     assert not [m for p, m in mandatory(pack_stub, rows) if p == "gpusizer-no-overprovisioning"]
     # a one-GPU type pinned by a one-GPU pod is the pod's own size
     assert not [m for p, m in mandatory(pack_stub, [_pinned_pods("c", 1, 1, "g6.xlarge")])]
+
+
+L4_CHART_TEMPLATE = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ include "c.fullname" . }}
+  annotations:
+    gpusizer.io/required-gpu-memory-gib: {{ .Values.requiredGib | quote }}
+spec:
+  replicas: {{ .Values.replicas | default 1 }}
+  template:
+    metadata:
+      annotations:
+        gpusizer.io/required-gpu-memory-gib: {{ .Values.requiredGib | quote }}
+    spec:
+      {{- with .Values.nodeSelector }}
+      nodeSelector:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      containers:
+      - name: server
+        image: "{{ .Values.image.repository }}:{{ .Values.image.tag }}"
+        resources:
+          {{- toYaml .Values.resources | nindent 10 }}
+"""
+L4_CHART_VALUES = """replicas: 1
+requiredGib: 18
+image: {repository: vllm/vllm-openai, tag: v0.6.3}
+nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}
+resources: {limits: {nvidia.com/gpu: 1}}
+"""
+
+
+def _l4_chart(root):
+    chart = _chart(root, L4_CHART_VALUES, L4_CHART_TEMPLATE)
+    (root / "templates" / "_helpers.tpl").write_text(
+        '{{- define "c.fullname" -}}{{ .Release.Name | trunc 63 | trimSuffix "-" }}{{- end }}\n'
+    )
+    return chart
+
+
+def test_a_right_sized_local_chart_is_rendered_and_passes_without_an_allow(pack_stub, tmp_path):
+    assert mandatory(pack_stub, [R(HELM, "rel", {"chart": _l4_chart(tmp_path / "l4")})]) == []
+
+
+def test_a_local_chart_is_rendered_with_the_release_values(pack_stub, tmp_path):
+    """The release's values override the chart's: an H100 and 8 GPUs asked through them are judged."""
+    values = {
+        "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"},
+        "resources": {"limits": {"nvidia.com/gpu": 8}},
+    }
+    found = mandatory(pack_stub, [R(HELM, "rel", {"chart": _l4_chart(tmp_path / "h100"), "values": values})])
+    assert any("8 x H100" in m for p, m in found if p == "gpusizer-no-overprovisioning"), found
+
+
+def test_a_monitoring_daemonset_chart_is_rendered_and_passes(pack_stub, tmp_path):
+    template = """apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: dcgm
+spec:
+  template:
+    spec:
+      runtimeClassName: nvidia
+      nodeSelector: {nvidia.com/gpu.present: "true"}
+      containers:
+      - name: exporter
+        image: {{ .Values.image }}
+        env:
+        - {name: NVIDIA_VISIBLE_DEVICES, value: all}
+"""
+    chart = _chart(tmp_path / "dcgm", "image: nvcr.io/nvidia/k8s/dcgm-exporter:3.3.5\n", template)
+    assert mandatory(pack_stub, [R(HELM, "dcgm", {"chart": chart})]) == []
+
+
+def test_a_child_a_real_preview_sent_is_not_counted_twice(pack_stub):
+    """A v2 ConfigGroup registers its children in a real preview: the manifest expanded offline and the child
+    sent are one Deployment. 15 one-L4 pods fit $20/h (test_a_rolling_update_counts_its_surge_in_the_budget);
+    counted twice they would not."""
+    ((typ, name, props, _, _),) = _surging(15, {"type": "Recreate"})
+    cg = "kubernetes:yaml/v2:ConfigGroup"
+    doc = {"apiVersion": "apps/v1", "kind": "Deployment", **props}
+    rows = [R(cg, "web", {"objs": [doc]}), R(typ, "web:ml/llm", props, (), (cg, "web"))]
+    assert mandatory(pack_stub, rows, BUDGET) == []
+    offline = [R(cg, "web", {"objs": [doc, {**doc, "metadata": {**doc["metadata"], "name": "llm2"}}]})]
+    assert "gpusizer-gpu-budget" in {p for p, _ in mandatory(pack_stub, offline, BUDGET)}  # two, expanded
