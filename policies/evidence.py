@@ -390,6 +390,15 @@ class _Walk:
             if ks.strip().lower() in INSTANCE_LABELS and isinstance(x, str) and accelerated_type(x, loose=True):
                 self.add(here, "selector", f"{ks.strip()}={x}")
                 continue
+            if _last(where).lower() == "nodeselector" and isinstance(x, str) and _names_a_gpu(x):
+                # a node class chosen by a name that names a GPU (GKE `cloud.google.com/compute-class:
+                # h100-class`): the class's nodes are GPU nodes the pack cannot see
+                self.add(here, "selector", f"{ks.strip()}={x}")
+                continue
+            if low in ("resourceclaimtemplatename", "resourceclaimname") and isinstance(x, str) and x.strip():
+                # a pod's DRA claim: the devices it allocates (GPUs, in practice) are in the claim, by name
+                self.add(here, "resource", f"DRA claim {x.strip()}")
+                continue
             named = (
                 bool(_FIELD_WORDS.search(ks))
                 and not ks.lower().startswith(("gpusizer", "enablegpusizer"))

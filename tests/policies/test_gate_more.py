@@ -1300,3 +1300,28 @@ def test_a_child_a_real_preview_sent_is_not_counted_twice(pack_stub):
     assert mandatory(pack_stub, rows, BUDGET) == []
     offline = [R(cg, "web", {"objs": [doc, {**doc, "metadata": {**doc["metadata"], "name": "llm2"}}]})]
     assert "gpusizer-gpu-budget" in {p for p, _ in mandatory(pack_stub, offline, BUDGET)}  # two, expanded
+
+
+NODES_BY_NAME = {
+    # a GKE compute class chosen by a name that names a GPU: its nodes are GPU nodes the pack cannot see
+    "compute-class-named-for-a-gpu": {
+        "nodeSelector": {"cloud.google.com/compute-class": "h100-class"},
+        "containers": [{"name": "c"}],
+    },
+    # a pod's DRA claim by template name: the devices are in the claim
+    "dra-claim-by-template-name": {
+        "resourceClaims": [{"name": "g", "resourceClaimTemplateName": "eight-h100"}],
+        "containers": [{"name": "c", "resources": {"claims": [{"name": "g"}]}}],
+    },
+}
+
+
+@pytest.mark.parametrize("case", sorted(NODES_BY_NAME))
+def test_gpus_chosen_by_a_name_are_evidence(pack_stub, case):
+    rows = [R(DEP, "d", deployment({"metadata": {"annotations": {cases.K8S_REQ: "20"}}, "spec": NODES_BY_NAME[case]}))]
+    assert any(p == "gpusizer-gpu-evidence" for p, _ in mandatory(pack_stub, rows)), case
+
+
+def test_a_cpu_compute_class_is_no_evidence(pack_stub):
+    spec = {"nodeSelector": {"cloud.google.com/compute-class": "Scale-Out"}, "containers": [{"name": "c"}]}
+    assert mandatory(pack_stub, [R(DEP, "d", deployment({"metadata": {"annotations": {}}, "spec": spec}))]) == []
