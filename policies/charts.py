@@ -73,10 +73,10 @@ def _files(root: pathlib.Path) -> list[tuple[str, str]]:
 
 
 def _wanted(name: str) -> bool:
+    """Values, Chart.yaml, every file under templates/ (Helm renders each one not named `_*` or NOTES.txt as
+    manifests, whatever its extension) and crds/ (installed as they are)."""
     parts = pathlib.PurePosixPath(name).parts
-    return parts[-1] in ("values.yaml", "values.yml", "Chart.yaml") or (
-        "templates" in parts and name.endswith((".yaml", ".yml", ".tpl", ".json"))
-    )
+    return parts[-1] in ("values.yaml", "values.yml", "Chart.yaml") or "templates" in parts or "crds" in parts
 
 
 def is_local(chart: str, base: pathlib.Path | None) -> pathlib.Path | None:
@@ -139,6 +139,8 @@ def rendered(chart: str, base: pathlib.Path | None, values: list, release: str, 
         return None  # subcharts: their values scoping is not rendered here
     try:
         meta = yaml.safe_load(rel.get("Chart.yaml", "")) or {}
+        if not isinstance(meta, dict) or meta.get("dependencies"):
+            return None  # dependencies are fetched charts (`helm dependency build`): not rendered here
         merged = yaml.safe_load(rel.get("values.yaml", rel.get("values.yml", ""))) or {}
         for v in values:
             merged = _merged(merged, v if isinstance(v, dict) else {})
@@ -148,15 +150,27 @@ def rendered(chart: str, base: pathlib.Path | None, values: list, release: str, 
             "Chart": {k[:1].upper() + k[1:]: x for k, x in meta.items()} if isinstance(meta, dict) else {},
         }
         defines: dict[str, list] = {}
-        trees = {n: gotemplate.parse(t, defines) for n, t in sorted(rel.items()) if n.startswith("templates/")}
+        trees = {  # NOTES.txt is shown to the user, never applied: not parsed (it often uses variables)
+            n: gotemplate.parse(t, defines)
+            for n, t in sorted(rel.items())
+            if n.startswith("templates/") and pathlib.PurePosixPath(n).name != "NOTES.txt"
+        }
         renderer = gotemplate.Renderer(context, defines)
-        out: list[dict] = []
+        out: list[dict] = [  # crds/ files are installed as they are, never templated
+            d
+            for n, t in sorted(rel.items())
+            if n.startswith("crds/")
+            for d in yaml.safe_load_all(t)
+            if isinstance(d, dict)
+        ]
         for name, tree in trees.items():
-            if pathlib.PurePosixPath(name).name.startswith("_") or not name.endswith((".yaml", ".yml", ".json")):
+            if pathlib.PurePosixPath(name).name.startswith("_"):
                 continue  # partials and helpers render nothing themselves
             context["Template"] = {"Name": f"{meta.get('name', 'chart')}/{name}", "BasePath": "templates"}
             text = renderer.render(tree, context)
-            docs = yaml.safe_load_all(text)
+            docs = list(yaml.safe_load_all(text))
+            if any(d is not None and not isinstance(d, dict) for d in docs):
+                return None  # a rendered file that is not manifests: read the chart's text instead
             out += [d for d in docs if isinstance(d, dict)]
         return out
     except (gotemplate.Unrenderable, yaml.YAMLError, RecursionError, TypeError, ValueError, AttributeError):

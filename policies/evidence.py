@@ -417,7 +417,7 @@ class _Walk:
         if t:
             self.add(where, "type", t)
             return
-        if any(w in last for w in _SIZE_KEYS) and _names_a_gpu(s.strip()):
+        if _sizes(last) and _names_a_gpu(s.strip()):
             self.add(where, "type", f"{s.strip()} (a size naming a GPU)")
             return
         if loose and "*" in s:
@@ -520,6 +520,15 @@ def _template_refs(value) -> list[str]:
 # there that names a GPU model or says "gpu" (OVH `h100-380`, Nebius `gpu-h100-sxm`, `gpu3-huge`) is a GPU size of
 # whatever cloud, listed or not.
 _SIZE_KEYS = ("type", "size", "flavor", "plan", "preset", "sku", "shape", "tier", "profile", "platform", "machine")
+# Keys that size capacity too (`nodeClass`, `hardware`, `computeTarget`, `vmSeries`), unless they name or point at
+# the thing rather than size it (`instanceName: llm-h100-server`, `serverId`).
+_THING_KEYS = ("class", "hardware", "instance", "compute", "node", "vm", "server", "device")
+_NAMING = ("name", "names", "id", "ids", "arn", "description", "title", "url", "uri", "path", "label", "labels")
+
+
+def _sizes(key: str) -> bool:
+    """Whether a (lower-case) key sizes capacity: a value there that names a GPU is a GPU size."""
+    return any(w in key for w in _SIZE_KEYS) or (any(w in key for w in _THING_KEYS) and not key.endswith(_NAMING))
 _GPU_TOKEN = re.compile(r"^(?:gpus?\d*|[a-z]*gpu\d*)$")
 
 

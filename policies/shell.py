@@ -133,7 +133,11 @@ def unreadable_launches(text: str, env: Mapping[str, str] | None = None) -> list
     out = []
     for launch in _LAUNCH.finditer(joined):
         sdk = bool(_SDK.match(launch.group(0)))
-        for m in _TYPE_ARG.finditer(_extent(joined, launch)):
+        args = _extent(joined, launch)
+        typed = list(_TYPE_ARG.finditer(args))
+        for m in typed:
             if not _readable(m.group("value"), assigned, sdk):
                 out.append(f"{m.group(0).strip()} (a type built at run time: the pack cannot read it)")
+        if sdk and not typed and "**" in args:  # `run_instances(**params)`: the type is in a mapping built elsewhere
+            out.append(f"{launch.group(0)}(**...) (a type built at run time: the pack cannot read it)")
     return list(dict.fromkeys(out))

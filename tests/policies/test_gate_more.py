@@ -6,6 +6,7 @@ conventions (blocked = at least one MANDATORY diagnostic) are test_gate.py's.
 from __future__ import annotations
 
 import json
+import pathlib
 
 import pytest
 
@@ -1325,3 +1326,55 @@ def test_gpus_chosen_by_a_name_are_evidence(pack_stub, case):
 def test_a_cpu_compute_class_is_no_evidence(pack_stub):
     spec = {"nodeSelector": {"cloud.google.com/compute-class": "Scale-Out"}, "containers": [{"name": "c"}]}
     assert mandatory(pack_stub, [R(DEP, "d", deployment({"metadata": {"annotations": {}}, "spec": spec}))]) == []
+
+
+@pytest.mark.parametrize("where", ["templates/gpu.tpl", "templates/gpu.txt", "crds/gpu.yaml"])
+def test_every_file_helm_applies_from_a_local_chart_is_judged(pack_stub, tmp_path, where):
+    """Helm renders every file under templates/ not named `_*` (whatever its extension) and installs crds/ as
+    they are: a GPU Deployment hidden in either is applied."""
+    chart = pathlib.Path(_l4_chart(tmp_path / "c"))
+    hidden = L4_CHART_TEMPLATE.replace('{{ include "c.fullname" . }}', "hidden").replace(
+        "{{- toYaml .Values.resources | nindent 10 }}", "  limits: {nvidia.com/gpu: 8}"
+    )
+    if where.startswith("crds/"):
+        hidden = hidden.replace("{{ .Values.requiredGib | quote }}", '"18"').replace(
+            "{{- with .Values.nodeSelector }}\n      nodeSelector:\n        {{- toYaml . | nindent 8 }}\n      {{- end }}\n",
+            "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}\n",
+        )
+        hidden = hidden.replace('"{{ .Values.image.repository }}:{{ .Values.image.tag }}"', "vllm")
+        hidden = hidden.replace("{{ .Values.replicas | default 1 }}", "1")
+    (chart / where).parent.mkdir(exist_ok=True)
+    (chart / where).write_text(hidden)
+    assert mandatory(pack_stub, [R(HELM, "rel", {"chart": str(chart)})]), where
+
+
+def test_a_chart_with_dependencies_is_not_taken_as_rendered(tmp_path):
+    from gpusizer.policies import charts
+
+    chart = pathlib.Path(_l4_chart(tmp_path / "deps"))
+    assert charts.rendered(str(chart), None, [], "rel", "default")  # renders alone
+    (chart / "Chart.yaml").write_text(
+        "apiVersion: v2\nname: c\nversion: 0.1.0\ndependencies:\n"
+        "- {name: vllm, version: 0.1.0, repository: https://charts.example.com}\n"
+    )
+    assert charts.rendered(str(chart), None, [], "rel", "default") is None  # fetched charts are not rendered
+
+
+def test_an_sdk_launch_from_a_mapping_built_elsewhere_fails_closed(pack_stub):
+    script = "python3 - <<PY\nimport boto3\nparams = load()\nboto3.client('ec2').run_instances(**params)\nPY\n"
+    assert any("built at run time" in m for _, m in mandatory(pack_stub, _user_data(script)))
+
+
+@pytest.mark.parametrize(
+    "props, gpu",
+    [
+        ({"nodeClass": "h100-8x"}, True),
+        ({"hardware": "8x A100 80GB"}, True),
+        ({"computeTarget": "gpu-l40s"}, True),
+        ({"instanceName": "llm-h100-server"}, False),  # a name, not a size
+        ({"serverId": "a100-rack-3"}, False),
+    ],
+)
+def test_keys_that_size_capacity_in_other_words(pack_stub, props, gpu):
+    rows = [R("somecloud:index:Machine", "m", props)]
+    assert bool(mandatory(pack_stub, rows)) is gpu, props
