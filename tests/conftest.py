@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import pathlib
+import shutil
 import subprocess
 import sys
 
@@ -17,6 +19,20 @@ DATA = REPO / "data"
 EXAMPLE_POOLS = REPO / "stacks/examples/pools.yaml"
 EXAMPLE_SPECS = sorted(p for p in (REPO / "stacks/examples").glob("*.yaml") if p != EXAMPLE_POOLS)
 """Reference facts and the dated catalog sources, with their provenance (data/README.md)."""
+
+
+def require_tools(*names: str, install: str) -> list[str]:
+    """The paths of real tools a test runs (Debian's cloud-init, prometheus). Where one is missing the test is
+    skipped, except under .ci/run, which installs them and sets GPUSIZER_REQUIRE_TOOLS=1: there a missing tool
+    fails, so a test that checks behaviour against the real tool can never skip itself into green."""
+    found = [shutil.which(n) for n in names]
+    missing = [n for n, f in zip(names, found, strict=True) if not f]
+    if missing:
+        why = f"{', '.join(missing)} not installed ({install}; .ci/run does this)"
+        if os.environ.get("GPUSIZER_REQUIRE_TOOLS") == "1":
+            pytest.fail(why)
+        pytest.skip(why)
+    return [f for f in found if f]
 
 
 def cli(*args, env=None) -> subprocess.CompletedProcess:

@@ -20,6 +20,7 @@ from gpusizer.base import errors
 from gpusizer.components import GpuWorkload, GpuWorkloadArgs, aws, boot, gcp, serving
 from tests.components.conftest import run_program, secret_value
 from tests.components.training import GCP_PRETRAIN, P5, PRETRAIN, ULTRA
+from tests.conftest import require_tools
 
 CHAT = {
     "name": "chat",
@@ -50,9 +51,7 @@ def _files(cloud_config: str) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def cloud_init():
-    found = shutil.which("cloud-init")
-    if not found:
-        pytest.skip("cloud-init not installed (Debian: apt-get install -y cloud-init; .ci/run does this)")
+    (found,) = require_tools("cloud-init", install="Debian: apt-get install -y cloud-init")
     return found
 
 

@@ -9,7 +9,6 @@ tests skip, saying why, only where the binaries are not installed.
 
 from __future__ import annotations
 
-import shutil
 import socket
 import subprocess
 import time
@@ -17,6 +16,7 @@ import urllib.request
 
 import pytest
 
+from tests.conftest import require_tools
 from tests.measure import dcgm_openmetrics
 
 READY_S = 60
@@ -31,9 +31,7 @@ def _free_port() -> int:
 @pytest.fixture(scope="session")
 def prometheus_url(tmp_path_factory):
     """Base URL of a running Prometheus holding the generated DCGM week."""
-    prom, promtool = shutil.which("prometheus"), shutil.which("promtool")
-    if not prom or not promtool:
-        pytest.skip("prometheus/promtool not installed (Debian: apt-get install -y prometheus; .ci/run does this)")
+    prom, promtool = require_tools("prometheus", "promtool", install="Debian: apt-get install -y prometheus")
     root = tmp_path_factory.mktemp("prometheus")
     om = dcgm_openmetrics.write(root / "dcgm.om")
     data = root / "data"
