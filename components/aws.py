@@ -44,10 +44,7 @@ RESERVATION_GROUP = re.compile(r"^arn:aws[a-z-]*:resource-groups:[a-z0-9-]+:\d{1
 # condition key cloudwatch:namespace, CloudWatch "Using condition keys to limit access to CloudWatch
 # namespaces"), and ec2:DescribeTags, which the agent calls to resolve ${aws:AutoScalingGroupName}.
 # Traffic: an internal Network Load Balancer on the server's port, its target group checking
-# GET /health (vLLM answers 200 once the engine is up; Elastic Load Balancing "Health checks for
-# Network Load Balancer target groups": HTTP checks, path, 2-10 thresholds, 5-300 s interval).
-HEALTH_INTERVAL = 30
-HEALTH_THRESHOLD = 3
+# GET /health (vLLM answers 200 once the engine is up) as serving.HEALTH_INTERVAL_SECONDS says.
 # The SDK subpackages provision() uses (gpusizer.base.providers.Provider.component says why).
 SDK_MODULES = (
     "pulumi_aws.ec2",
@@ -363,9 +360,9 @@ class AwsGpuCapacity(pulumi.ComponentResource):
                     path=serving.HEALTH_PATH,
                     port="traffic-port",
                     matcher="200",
-                    interval=HEALTH_INTERVAL,
-                    healthy_threshold=HEALTH_THRESHOLD,
-                    unhealthy_threshold=HEALTH_THRESHOLD,
+                    interval=serving.HEALTH_INTERVAL_SECONDS,
+                    healthy_threshold=serving.HEALTHY_AFTER,
+                    unhealthy_threshold=serving.UNHEALTHY_AFTER,
                 ),
                 tags=tags,
                 opts=child,

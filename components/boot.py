@@ -198,6 +198,12 @@ bash /tmp/add-google-cloud-ops-agent-repo.sh --also-install"""
     return f"#!/bin/bash\n# gpusizer: the metrics agent the autoscaler reads.\nset -euo pipefail\n{body}\n"
 
 
+# systemd restarts a failed server after 30 s (Restart=on-failure; systemd.service(5), RestartSec, default
+# 100 ms, read 2026-11-26): long enough for the GPU to free its memory and for Docker to remove the failed
+# container, short against the load balancer's three missed checks (serving.UNHEALTHY_AFTER).
+RESTART_SECONDS = 30
+
+
 def unit(b: Boot) -> str:
     return f"""[Unit]
 Description=gpusizer: vLLM server for workload {b.workload}
@@ -208,7 +214,7 @@ Requires=docker.service
 [Service]
 ExecStart={SCRIPT}
 Restart=on-failure
-RestartSec=30
+RestartSec={RESTART_SECONDS}
 
 [Install]
 WantedBy=multi-user.target

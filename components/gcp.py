@@ -259,10 +259,10 @@ class GcpGpuCapacity(pulumi.ComponentResource):
                 f"{name}-health",
                 name=names.per_stack(f"{spec.name}-health", stack),
                 region=region,
-                check_interval_sec=30,
-                timeout_sec=10,
-                healthy_threshold=2,
-                unhealthy_threshold=3,
+                check_interval_sec=serving.HEALTH_INTERVAL_SECONDS,
+                timeout_sec=serving.HEALTH_TIMEOUT_SECONDS,
+                healthy_threshold=serving.HEALTHY_AFTER,
+                unhealthy_threshold=serving.UNHEALTHY_AFTER,
                 http_health_check=gcp.compute.RegionHealthCheckHttpHealthCheckArgs(
                     port=serving.PORT, request_path=serving.HEALTH_PATH
                 ),

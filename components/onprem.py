@@ -28,6 +28,10 @@ SHM_GIB = 2
 LOG_GIB = 2
 # Cache room over the weights' size: tokenizer, config and the download's partial files.
 CACHE_MARGIN = 1.1
+# Kubernetes probes every 10 s (the API's default periodSeconds; "Configure Liveness, Readiness and Startup
+# Probes", read 2026-11-26). Readiness drops after 3 misses (the default failureThreshold), liveness restarts
+# after 6 (a minute: longer than a slow answer while the engine compiles a batch); the startup probe allows
+# the model's load time (serving.load_seconds).
 PROBE_PERIOD = 10
 # The SDK subpackages provision() uses (gpusizer.base.providers.Provider.component says why).
 SDK_MODULES = (

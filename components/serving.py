@@ -26,6 +26,15 @@ from gpusizer.decide import decision as decision_mod
 
 PORT = 8000  # vLLM's OpenAI-compatible server default port
 HEALTH_PATH = "/health"
+# How a load balancer checks a server: every 30 s, 10 s to answer, healthy after 2 answers, unhealthy after 3
+# misses (90 s). The clouds allow these (Elastic Load Balancing, "Health checks for Network Load Balancer target
+# groups": interval 5-300 s, thresholds 2-10; Cloud Load Balancing, "Health checks overview": interval and
+# timeout in seconds, thresholds from 1; both read 2026-11-26). Three misses outlast one restart of the server
+# unit (boot.RESTART_SECONDS), so a crash the unit recovers from does not take the replica out of service.
+HEALTH_INTERVAL_SECONDS = 30
+HEALTH_TIMEOUT_SECONDS = 10
+HEALTHY_AFTER = 2
+UNHEALTHY_AFTER = 3
 HF_TOKEN_ENV = "HF_TOKEN"  # read by huggingface_hub inside vLLM to download gated weights
 HF_CACHE = "/root/.cache/huggingface"  # Hugging Face's cache inside vLLM's image (its user is root)
 # The CloudWatch agent's nvidia_gpu plugin publishes nvidia_smi_utilization_gpu in namespace CWAgent (Amazon
