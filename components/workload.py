@@ -173,12 +173,13 @@ def known(value: Any) -> pulumi.Output:
 
 
 def recorded_inputs(spec: gpusizer.WorkloadSpec, pools) -> dict:
-    """{"spec": the spec as JSON, "pools": the pools as JSON}: plain values, nothing secret. A calibration
-    taken from $GPUSIZER_CALIBRATION is recorded as the spec's `sizing.calibration` (an absolute path), so
-    the policy pack judges the calibration the decision used (it never reads its own environment)."""
+    """{"spec": the spec as JSON, "pools": the pools as JSON}: plain values, nothing secret. The calibration
+    the decision used (the spec's `sizing.calibration`, else $GPUSIZER_CALIBRATION) is recorded as the spec's
+    `sizing.calibration`, as an absolute path: the policy pack judges that file (it never reads its own
+    environment) and runs in a directory of its own, where a path relative to the program names nothing."""
     data = spec.model_dump(mode="json")
     used = calibration.chosen(spec.sizing.calibration)
-    if used and not spec.sizing.calibration:
+    if used:
         data["sizing"] = {**(data.get("sizing") or {}), "calibration": str(pathlib.Path(used).resolve())}
     return {"spec": data, "pools": [p.model_dump(mode="json") for p in pools]}
 

@@ -91,6 +91,13 @@ def is_local(chart: str, base: pathlib.Path | None) -> pathlib.Path | None:
     return None
 
 
+def missing(chart: str, base: pathlib.Path | None) -> bool:
+    """Whether `chart` is written as a local path (`./charts/llm`, `../llm`, `/srv/llm`, an archive) that the
+    pack cannot find: a path relative to the program, read by a pack that runs elsewhere."""
+    local = chart.startswith(("./", "../", "/")) or chart.endswith((".tgz", ".tar.gz"))
+    return local and "://" not in chart and is_local(chart, base) is None
+
+
 def evidence_of(chart: str, base: pathlib.Path | None) -> list[evidence.Evidence]:
     """GPU evidence in a local chart's values and templates (none for a chart that is not local)."""
     root = is_local(chart, base)
@@ -116,9 +123,11 @@ def evidence_of(chart: str, base: pathlib.Path | None) -> list[evidence.Evidence
 
 
 def _merged(base, over):
-    """Helm's values coalescing: mappings merged key by key, anything else replaced."""
+    """Helm's values coalescing: mappings merged key by key, anything else replaced, and a key set to null
+    deleted (helm.sh, "Values Files": deleting a default key; read 2026-11-26)."""
     if isinstance(base, dict) and isinstance(over, dict):
-        return {**base, **{k: _merged(base.get(k), x) for k, x in over.items()}}
+        out = {**base, **{k: _merged(base.get(k), x) for k, x in over.items() if x is not None}}
+        return {k: x for k, x in out.items() if not (k in over and over[k] is None)}
     return over if over is not None else base
 
 

@@ -455,7 +455,7 @@ class _Walk:
                 self.add(where, "mention", t)
             for t in shell.unreadable_launches(s, self.env):  # `--instance-type "$(printf 'p%d...' 5 48)"`
                 self.add(where, "mention", t)
-            for ref in _TEMPLATE_IN_TEXT.findall(s):  # `aws ec2 run-instances --launch-template LaunchTemplateName=x`
+            for ref in _templates_launched(s):  # `aws ec2 run-instances --launch-template LaunchTemplateName=x`
                 self.add(where, "template", ref)
             if self.local_files and " " in s.strip():  # a command runs or deploys a local file: read it too
                 for path in _local_files(s):
@@ -529,7 +529,12 @@ _NAMING = ("name", "names", "id", "ids", "arn", "description", "title", "url", "
 def _sizes(key: str) -> bool:
     """Whether a (lower-case) key sizes capacity: a value there that names a GPU is a GPU size."""
     return any(w in key for w in _SIZE_KEYS) or (any(w in key for w in _THING_KEYS) and not key.endswith(_NAMING))
+
+
 _GPU_TOKEN = re.compile(r"^(?:gpus?\d*|[a-z]*gpu\d*)$")
+
+
+_NEGATING = frozenset({"non", "no", "not", "without", "cpu", "cpuonly"})
 
 
 def _names_a_gpu(value: str) -> bool:
@@ -537,6 +542,8 @@ def _names_a_gpu(value: str) -> bool:
     if len(value) > 80:
         return False
     tokens = [t for t in re.split(r"[-_.\s/:]+", value.lower()) if t]
+    if any(t in _NEGATING or t.startswith(("nogpu", "nongpu")) for t in tokens):
+        return False  # `non-gpu`, `no-gpu`, `without-gpus`, `cpu-only`: says there is none
     return any(_GPU_TOKEN.match(t) or (len(t) >= 3 and hardware.canonical_gpu(t)) for t in tokens)
 
 
@@ -587,8 +594,21 @@ def wildcard_families(pattern: str) -> list[str]:
 
 
 _TEMPLATE_IN_TEXT = re.compile(
-    r"(?:launchtemplate(?:name|id)=|--source-instance-template[= ]|--launch-template-(?:name|id)[= ])([\w./:-]+)", re.I
+    r"(?:launchtemplate(?:name|id)=|--source-instance-template[= ]|--launch-template-(?:name|id)[= ]|"
+    r"--template[= ](?!file))([\w./:-]+)",
+    re.I,
 )
+
+
+def _templates_launched(text: str) -> list[str]:
+    """Templates that commands in `text` launch from (`run-instances --launch-template LaunchTemplateName=x`);
+    a command that creates, describes or changes a template launches nothing."""
+    if not _TEMPLATE_IN_TEXT.search(text):
+        return []
+    commands = re.split(r"\n|;|&&|\|\|", re.sub(r"\\\r?\n", " ", text))
+    return [ref for c in commands if shell.launches_from_template(c) for ref in _TEMPLATE_IN_TEXT.findall(c)]
+
+
 _B64_TOKEN = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{12,}={0,2}(?![A-Za-z0-9+/=])")
 _B64 = re.compile(r"^[A-Za-z0-9+/\s]+={0,2}$")
 

@@ -34,6 +34,8 @@ RENDERED = frozenset(
     {"kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v3:Chart", "kubernetes:helm.sh/v4:Chart", *MANIFESTS}
 )
 """Provider-side components: the offline preview judges their inputs; a real preview also their children."""
+CHILDLESS = frozenset({"kubernetes:helm.sh/v3:Release"})
+"""Provider-side components whose children a real preview never sends (Helm installs them itself)."""
 CHART_INPUTS = ("chart", "path", "values", "valueYamlFiles")  # what a rendered chart's children carry
 EXPANDED = "$manifest"  # marks a child expanded from a component's manifests (in its URN)
 _MAX_FILE = 2_000_000

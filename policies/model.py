@@ -373,11 +373,19 @@ def _read_model(m: Model) -> None:
         seen += [
             e for where, d in manifests.values_files(given.get("valueYamlFiles")) for e in evidence.extract(d, where)
         ]
-        seen += [
-            e
-            for c in manifests.strings([given.get("chart"), given.get("path")])
-            for e in charts.evidence_of(c, manifests.base())
-        ]
+        named = manifests.strings([given.get("chart"), given.get("path")])
+        seen += [e for c in named for e in charts.evidence_of(c, manifests.base())]
+        if r.type in manifests.CHILDLESS:  # Pulumi sends no children of it: a chart the pack cannot read is unseen
+            seen += [
+                evidence.Evidence(
+                    "chart",
+                    "accelerator",
+                    f"{c} (a local chart the pack cannot find: give its absolute path, os.path.abspath, so the "
+                    "pack can render it)",
+                )
+                for c in named
+                if charts.missing(c, manifests.base())
+            ]
     m.template_refs = [e for e in seen if e.kind == "template"]
     m.evidence = seen = [e for e in seen if e.kind != "template"]
     if m.facts is not None:

@@ -31,7 +31,7 @@ import pathlib
 import gpusizer
 from gpusizer import reuse
 from gpusizer.estimate import calibration
-from gpusizer.policies import sizing
+from gpusizer.policies import manifests, sizing
 
 REMOVED = object()  # a pin removed by deleting its key: the engine's default applies
 # pin -> (where the spec holds it, its value with the pin removed). A serving layout (tensor, pipeline, data
@@ -61,9 +61,16 @@ class Pinned:
     ratio: float
 
 
-def _spec(workload: sizing.StackResource) -> dict | None:
+def spec_of(workload: sizing.StackResource) -> dict | None:
+    """A GpuWorkload's recorded spec, its calibration file named as the engine read it (a relative path from
+    the program's directory: _calibration_file)."""
     spec = workload.props.get("spec")
-    return spec if isinstance(spec, dict) else None
+    if not isinstance(spec, dict):
+        return None
+    named = (spec.get("sizing") or {}).get("calibration") if isinstance(spec.get("sizing"), dict) else None
+    if isinstance(named, str) and named and not pathlib.Path(named).is_absolute():
+        spec = {**spec, "sizing": {**spec["sizing"], "calibration": str(_calibration_file(named))}}
+    return spec
 
 
 def pins_of(spec: dict) -> dict[str, object]:
@@ -110,7 +117,7 @@ def compare(workload: sizing.StackResource, removed, cfg=None) -> Pinned | None:
     """The pinned decision against the one with `removed` pins dropped, or None (no such pins, no choice).
     A calibration that does not count (calibration_problem) is dropped from both."""
     plain, _ = calibration_problem(workload, cfg)
-    spec = plain or _spec(workload)
+    spec = plain or spec_of(workload)
     if spec is None:
         return None
     pins = {k: val for k, val in pins_of(spec).items() if k in removed}
@@ -198,7 +205,7 @@ def _cost(d: gpusizer.Decision) -> str:
 
 def pin_findings(workload: sizing.StackResource, max_ratio: float, cfg) -> list[str]:
     """The mandatory finding for pins that cost more than max_ratio (module docstring), or none."""
-    spec = _spec(workload)
+    spec = spec_of(workload)
     if spec is None:
         return []
     allowed = _allowed(spec, workload.name, getattr(cfg, "allow_pins", ()))
@@ -221,7 +228,7 @@ def pin_findings(workload: sizing.StackResource, max_ratio: float, cfg) -> list[
 
 def exceptions(workload: sizing.StackResource, max_ratio: float, cfg) -> list[str]:
     """Allowed pins that cost more than max_ratio, each with its reason (what the preview shows)."""
-    spec = _spec(workload)
+    spec = spec_of(workload)
     if spec is None:
         return []
     allowed = _allowed(spec, workload.name, getattr(cfg, "allow_pins", ()))
@@ -242,10 +249,17 @@ def exceptions(workload: sizing.StackResource, max_ratio: float, cfg) -> list[st
 # --- calibration ----------------------------------------------------------------------------------------------
 
 
+def _calibration_file(path: str) -> pathlib.Path:
+    """The calibration file a spec names: absolute as GpuWorkload records it, else read from the program's
+    directory (manifests.base), as the engine planned it."""
+    p = pathlib.Path(path)
+    return p if p.is_absolute() else manifests.base() / p
+
+
 def calibration_problem(workload: sizing.StackResource, cfg) -> tuple[dict | None, str | None]:
     """(the spec to judge by, why its calibration does not count) for a spec naming a calibration file:
     (None, None) when it names none or the calibration counts."""
-    spec = _spec(workload)
+    spec = spec_of(workload)
     path = ((spec or {}).get("sizing") or {}).get("calibration")
     if not path:
         return None, None

@@ -22,19 +22,26 @@ _LAUNCH = re.compile(
     r"create-launch-configuration|create-auto-scaling-group|update-auto-scaling-group|create-nodegroup|"
     r"create-compute-environment|create-endpoint-config|create-training-job|create-notebook-instance|"
     r"create-capacity-reservation|allocate-hosts|"
-    r"instances\s+create|instance-templates\s+create|node-pools\s+create|clusters\s+create|"
+    r"instances\s+(?:bulk\s+)?create|instance-groups\s+managed\s+(?:create|set-instance-template)|instance-templates\s+create|node-pools\s+create|clusters\s+create|"
     r"tpu-vm\s+create|tpus\s+create|vm\s+create|vmss\s+create|aks\s+nodepool\s+add|"
-    r"run_instances|request_spot_(?:instances|fleet)|create_fleet|create_launch_template(?:_version)?|"
+    r"eksctl\s+create\s+(?:nodegroup|cluster)|"
+    r"run_instances|create_instances|request_spot_(?:instances|fleet)|create_fleet|"
+    r"create_launch_template(?:_version)?|"
     r"create_launch_configuration|create_auto_scaling_group|create_nodegroup|create_compute_environment|"
     r"create_endpoint_config|create_training_job|create_notebook_instance|create_capacity_reservation|"
-    r"allocate_hosts|instances\(\)\.insert)\b",
+    r"allocate_hosts|instances\(\)\.insert|"
+    r"(?:Estimator|HuggingFace|PyTorch|TensorFlow|JumpStartModel|Model)(?=\()|\.deploy(?=\())",
     re.I,
 )
+# Launches that name a template they launch from (not the commands that create or describe one).
+_CREATES_TEMPLATE = re.compile(r"create-launch-template|create_launch_template|instance-templates\s+create", re.I)
 # The argument that carries the type, in CLI flags, `Key=value` shorthand and SDK keyword arguments.
 _TYPE_ARG = re.compile(
-    r"(?:--(?:instance|machine|node|vm|accelerator)-types?|--size|--cli-input-(?:json|yaml)|--node-vm-size|--accelerator-type|"
+    r"(?:--(?:instance|machine|node|vm|accelerator)-types?|--size|--vm-sku|--cli-input-(?:json|yaml)|"
+    r"--launch-specification|--node-vm-size|--accelerator(?=[= ]type=)|"
     r"\binstance_?types?|\bmachine_?type|\binstancetype|\bmachinetype|\bvm_?size)"
-    r"[\"']?\s*(?:=|:|\s)\s*(?P<value>\$\([^)]*\)|`[^`]*`|\"[^\"]*\"|'[^']*'|[^\s,)]+)",
+    r"[\"']?\s*(?:=|:|\s)\s*(?:type=)?"
+    r"(?P<value>\$\([^)]*\)|`[^`]*`|\"[^\"]*\"|'[^']*'|[\w.]+\([^()]*\)|[\w.]+\[[^\]]*\]|[^\s,)]+)",
     re.I,
 )
 _ASSIGN = re.compile(
@@ -42,8 +49,18 @@ _ASSIGN = re.compile(
     r"(?P<value>\$\([^)]*\)|`[^`]*`|\"[^\"]*\"|'[^']*'|[^\s;]*)",
     re.M,
 )
-_REFERENCE = re.compile(r"^\$\{?(?P<name>[A-Za-z_]\w*)(?::?-(?P<default>[^}]*))?\}?$")
-_SDK = re.compile(r"[a-z_]+_[a-z_]+|instances\(\)\.insert", re.I)  # boto3 and google-api-python-client calls
+_ASSIGN_DEFAULT = re.compile(r"\$\{(?P<name>[A-Za-z_]\w*):?=(?P<value>[^}]*)\}")  # `: "${T:=t3.small}"`
+_FOR = re.compile(r"\bfor\s+(?P<name>[A-Za-z_]\w*)\s+in\s+(?P<words>[^;\n]*)")  # `for t in a b; do`
+_REFERENCE = re.compile(r"^\$\{?(?P<name>[A-Za-z_]\w*)(?::?[-=](?P<default>[^}]*))?\}?$")
+# Python reading its environment: os.environ["T"], os.environ.get("T", "d"), os.getenv("T", "d")
+_PY_ENV = re.compile(
+    r"^os\.(?:environ\s*\[\s*|environ\.get\(\s*|getenv\(\s*)[\"'](?P<name>\w+)[\"']\s*"
+    r"(?:,\s*(?P<default>\"[^\"]*\"|'[^']*'))?\s*[\])]$"
+)
+_SDK = re.compile(  # boto3, google-api-python-client and SageMaker SDK calls: their arguments span lines
+    r"[a-z_]+_[a-z_]+|instances\(\)\.insert|Estimator|HuggingFace|PyTorch|TensorFlow|JumpStartModel|Model|\.deploy",
+    re.I,
+)
 _ANSI_C = re.compile(r"\$'((?:[^'\\]|\\.)*)'")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "e": "\x1b", "a": "\a", "0": "\0"}
 
@@ -77,20 +94,26 @@ def _literal(value: str) -> bool:
     return not any(c in value for c in "$`(") and bool(value.strip())
 
 
-def _resolve(value: str, assigned: Mapping[str, list[str]], depth: int = 0) -> bool:
-    """Whether `value` is (or names a variable the text only ever sets to) a literal."""
+def _resolve(value: str, assigned: Mapping[str, list[str]], seen: frozenset[str] = frozenset()) -> bool:
+    """Whether `value` is (or names a variable the text only ever sets to) a literal. A variable set from
+    itself (`T="${T:-t3.small}"`) is what it was before, or its default."""
     v = _unquoted(value.strip())
     if _literal(v):
         return True
     m = _REFERENCE.match(v)
-    if not m or depth > 4:
+    if not m or len(seen) > 8:
         return False
-    name = m.group("name")
-    values = assigned.get(name)
+    name, default = m.group("name"), m.group("default")
+    values = [x for x in assigned.get(name, []) if name not in seen]
     if not values:
-        default = m.group("default")
         return default is not None and _literal(_unquoted(default))
-    return all(_resolve(x, assigned, depth + 1) for x in values)
+    return all(_resolve(x, assigned, seen | {name}) for x in values)
+
+
+def launches_from_template(command: str) -> bool:
+    """Whether a command launches capacity (and so launches from a template it names), rather than creating,
+    describing or changing the template itself."""
+    return bool(_LAUNCH.search(command)) and not _CREATES_TEMPLATE.search(command)
 
 
 def _extent(text: str, m: re.Match) -> str:
@@ -109,10 +132,14 @@ def _extent(text: str, m: re.Match) -> str:
 
 def _python(value: str) -> str:
     """A Python expression in the shell terms _resolve reads: a string literal stays, a bare name is a variable
-    reference, anything else is computed."""
+    reference, the environment read is one (`os.getenv("T", "d")` is `${T:-d}`), anything else is computed."""
     v = value.strip()
     if v[:1] in "\"'" or v.startswith("$"):
         return v
+    env = _PY_ENV.match(v)
+    if env:
+        default = env.group("default")
+        return "${" + env.group("name") + (f":-{default[1:-1]}" if default else "") + "}"
     return "${" + v + "}" if re.fullmatch(r"[A-Za-z_]\w*", v) else "$(" + v + ")"
 
 
@@ -130,6 +157,10 @@ def unreadable_launches(text: str, env: Mapping[str, str] | None = None) -> list
     for m in _ASSIGN.finditer(joined):  # `name = value` with spaces is Python's (a shell forbids them)
         value = _python(m.group("value")) if m.group("py").strip() != m.group("py") else m.group("value")
         assigned.setdefault(m.group("name"), []).append(value)
+    for m in _ASSIGN_DEFAULT.finditer(joined):
+        assigned.setdefault(m.group("name"), []).append(m.group("value"))
+    for m in _FOR.finditer(joined):
+        assigned.setdefault(m.group("name"), []).extend(m.group("words").split() or ["$(unknown)"])
     out = []
     for launch in _LAUNCH.finditer(joined):
         sdk = bool(_SDK.match(launch.group(0)))

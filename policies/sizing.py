@@ -9,6 +9,7 @@ selection) is judged by each type it admits. The budget is policies/budget.py.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable
 
 from gpusizer.base import limits, providers
@@ -98,7 +99,9 @@ def over_memory(r: res.GpuResource, max_ratio: float, need: float | None = None)
             continue
         ratio = s.capacity.total_gib / need
         if ratio <= max_ratio:
-            dearer = _over_host(s, need, max_ratio, r.provider) or _over_price(s, need, max_ratio, r.provider)
+            dearer = _over_host(s, need, max_ratio, r.provider) or _over_price(
+                s, need, max_ratio, r.provider, _region(r)
+            )
             if dearer:
                 return dearer
             continue
@@ -140,7 +143,26 @@ def _over_host(s, need: float, max_ratio: float, provider: str) -> list[str]:
     ]
 
 
-def _over_price(s, need: float, max_ratio: float, provider: str) -> list[str]:
+def _region(r: res.GpuResource) -> str | None:
+    """The region a resource names literally (GCP `zone` me-west1-b or `region`, AWS `availabilityZone`
+    us-east-1a), or None: a resource pinned to a region for data residency is compared within it."""
+    for key in ("region", "zone", "availabilityZone", "location"):
+        try:
+            value = r.props.text(key)
+        except (v.Unknown, ValueError):
+            continue
+        if not value:
+            continue
+        if re.fullmatch(r"[a-z]+-[a-z]+\d+-[a-z]", value):  # a GCP zone
+            return value.rsplit("-", 1)[0]
+        if re.fullmatch(r"[a-z]{2}-[a-z]+-\d[a-z]", value):  # an AWS availability zone
+            return value[:-1]
+        if re.fullmatch(r"[a-z]{2}-[a-z]+-?\d", value):  # a region of either
+            return value
+    return None
+
+
+def _over_price(s, need: float, max_ratio: float, provider: str, region: str | None = None) -> list[str]:
     """Adequate GPU memory priced above max_ratio**2 x the cheapest adequate offer of the same cloud: another
     GPU is what is oversized (one A100 40GB for 20 GiB on GCP, at about 5x one L4). A bare requirement says
     GPU memory only, so a faster GPU may cost up to max_ratio more for speed it does not state, and max_ratio
@@ -149,7 +171,7 @@ def _over_price(s, need: float, max_ratio: float, provider: str) -> list[str]:
     if s.hourly_usd is None or s.capacity is None or s.by_attributes or providers.get(provider).owned:
         return []
     limit = max_ratio * max_ratio
-    o = audit.cheaper_adequate(need, s.hourly_usd / limit, provider)
+    o = audit.cheaper_adequate(need, s.hourly_usd / limit, provider, region)
     if o is None or o.provider != provider:
         return []
     return [

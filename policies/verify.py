@@ -48,7 +48,7 @@ def decision(workload: sizing.StackResource, cfg=None) -> gpusizer.Decision:
         gpusizer.policies.view.Unknown: the recorded spec is unknown (it never is for GpuWorkload: plain values).
         gpusizer.SizingError: the recorded spec or pools do not validate.
     """
-    recorded = {"spec": workload.props.get("spec"), "pools": workload.props.get("pools")}
+    recorded = {"spec": need.spec_of(workload) or workload.props.get("spec"), "pools": workload.props.get("pools")}
     if isinstance(recorded["spec"], dict):
         plain, _ = need.calibration_problem(workload, cfg)  # a calibration that does not count is dropped
         recorded["spec"] = plain or recorded["spec"]

@@ -104,16 +104,21 @@ def price_of(provider: str, instance_type: str) -> float | None:
     return _cheapest_price(provider, instance_type)
 
 
-def cheaper_adequate(required_gib: float, price_now: float | None, provider: str | None = None) -> Offer | None:
+def cheaper_adequate(
+    required_gib: float, price_now: float | None, provider: str | None = None, region: str | None = None
+) -> Offer | None:
     """The cheapest single-node on-demand offer whose usable GPU memory covers `required_gib`.
 
     Usable = GPUs x GiB per GPU x HEADROOM, the engine's default. Only offers
-    cheaper than `price_now` count; the same provider is preferred, then any.
+    cheaper than `price_now` count (and only in `region` when given: data
+    residency); the same provider is preferred, then any.
     Memory-only: the policy knows the requirement tag, not the spec.
     """
     best: dict[bool, Offer] = {}
     for o in _offers():
         if o.on_demand_usd is None or o.opt_in or providers.get(o.provider).owned:
+            continue
+        if region is not None and o.region != region:
             continue
         if price_now is not None and o.on_demand_usd >= price_now:
             continue
