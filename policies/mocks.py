@@ -37,6 +37,7 @@ from gpusizer.policies import evidence, manifests
 # Zone ids of the mocked default VPC's subnets.
 MOCK_ZONES = ("az-a", "az-b")
 RENDERED_CHART = "kubernetes:helm.sh/v3:Chart"  # what a helm.v3.Chart's template invoke is recorded as
+STACK_REFERENCE = "pulumi:pulumi:StackReference"  # another stack's outputs, read by the engine, not offline
 
 
 @functools.cache
@@ -122,6 +123,9 @@ class MockCloud(pulumi.runtime.Mocks):
             registered.outputs = {**unknown, **inputs}
             return "", dict(args.inputs)
         outputs = dict(inputs)
+        if args.typ == STACK_REFERENCE:  # another stack's outputs cannot be read offline: none (unknown at preview)
+            outputs.setdefault("outputs", {})
+            outputs.setdefault("secretOutputNames", [])
         outputs.setdefault("id", f"{args.name}-id")  # the engine's outputs carry the id a literal reference names
         outputs.setdefault("arn", f"arn:aws:mock:::{args.name}")
         outputs.setdefault("name", args.name)

@@ -1388,3 +1388,26 @@ def test_an_sdk_launch_from_a_mapping_built_elsewhere_fails_closed(pack_stub):
 def test_keys_that_size_capacity_in_other_words(pack_stub, props, gpu):
     rows = [R("somecloud:index:Machine", "m", props)]
     assert bool(mandatory(pack_stub, rows)) is gpu, props
+
+
+@pytest.mark.slow
+def test_a_stack_reference_previews_offline(tmp_path):
+    """Another stack's outputs cannot be read offline: a CPU stack that reads one previews, and a type taken
+    from one is unknown at preview, so a resource that declares GPU capacity with it fails closed."""
+    from tests.policies.test_gate import _preview
+
+    program = """
+        import pulumi
+        import pulumi_aws as aws
+        net = pulumi.StackReference("org/network/prod")
+        secure = dict(metadata_options={"http_tokens": "required"}, root_block_device={"encrypted": True})
+        aws.ec2.Instance("web", instance_type="t3.micro", ami="ami-1", subnet_id=net.get_output("subnet"), **secure)
+        """
+    ok = _preview(tmp_path, {}, program)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    program = program.rstrip() + (
+        '\n        aws.ec2.Instance("gpu", instance_type=net.get_output("type"), ami="ami-1",\n'
+        '                         tags={"gpusizer:required-gpu-memory-gib": "20"}, **secure)\n'
+    )
+    blocked = _preview(tmp_path, {}, program)
+    assert blocked.returncode == 1 and "declares GPU capacity" in blocked.stdout, blocked.stdout + blocked.stderr
