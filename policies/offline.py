@@ -28,7 +28,8 @@ import pulumi
 import gpusizer
 from gpusizer import reuse
 from gpusizer.base import errors, inputs, memo, providers, redact
-from gpusizer.contract import OUTPUT_VERSION
+from gpusizer.catalog import paths
+from gpusizer.contract import OUTPUT_VERSION, audit
 from gpusizer.policies import analyzer, fork, manifests, mocks, rules
 from gpusizer.render import table
 
@@ -147,7 +148,10 @@ def preview(
     if parallel is None:
         parallel = fork.available()
     # relative paths in resource inputs are read from the program's directory, as the Pulumi CLI runs it there
-    with memo.scope(), manifests.based(program.resolve().parent):  # one decision per spec (per process)
+    # The pack's catalog: the packaged snapshot (a program could write the refresh cache), read here, before any
+    # program runs, and inherited by every child forked from this process.
+    with paths.packaged_only(), memo.scope(), manifests.based(program.resolve().parent):
+        audit.types_of("aws"), gpusizer.load_catalog()  # loaded now: the judging children inherit them
         _preload(config, program)
         # The program runs in forked children and the pack judges in this process (or in a child forked from it:
         # this process never runs the program), as the Pulumi CLI keeps program and pack apart: a program cannot patch the pack or the catalog it re-plans with,

@@ -209,6 +209,7 @@ def load_catalog(path: str | os.PathLike | None = None) -> Catalog:
         stamp,
         datetime.date.today(),
         os.environ.get("GPUSIZER_MAX_PRICE_AGE_DAYS"),
+        paths.cache_missing(),
     )
     found = _LOADED.get(key)
     if found is None:

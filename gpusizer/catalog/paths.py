@@ -7,6 +7,7 @@ its imports are never loaded.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pathlib
 
@@ -20,8 +21,30 @@ def cache_dir() -> pathlib.Path:
     return pathlib.Path(base, "gpusizer")
 
 
+CACHE_SWITCH = "GPUSIZER_CATALOG_CACHE"
+"""Set to "off" where the refresh cache must not be read: the policy pack, whose judged programs can write it
+(policies/__main__.py, and `gpusizer preview` before it runs a program)."""
+
+
+@contextlib.contextmanager
+def packaged_only():
+    """Within it, this process (and the children it forks) reads the packaged snapshot, never the cache."""
+    before = os.environ.get(CACHE_SWITCH)
+    os.environ[CACHE_SWITCH] = "off"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(CACHE_SWITCH, None)
+        else:
+            os.environ[CACHE_SWITCH] = before
+
+
 def cache_missing() -> bool:
-    """True when the cache directory does not exist (any other stat failure: False, so the reader reports it)."""
+    """True when the cache directory does not exist, or must not be read (CACHE_SWITCH); any other stat
+    failure: False, so the reader reports it."""
+    if os.environ.get(CACHE_SWITCH, "").strip().lower() == "off":
+        return True
     try:
         os.stat(cache_dir())
     except FileNotFoundError:

@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import json
 import pathlib
+import subprocess
+import sys
+import textwrap
 
 import pytest
 
+from tests.conftest import REPO
 from tests.policies import cases
 from tests.policies.test_gate import ASG, H100_POD, LT, SECURE, R, deployment, mandatory, pod
 
@@ -1411,3 +1415,39 @@ def test_a_stack_reference_previews_offline(tmp_path):
     )
     blocked = _preview(tmp_path, {}, program)
     assert blocked.returncode == 1 and "declares GPU capacity" in blocked.stdout, blocked.stdout + blocked.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("when", ["written-by-the-program", "left-by-an-earlier-run"])
+def test_the_gate_never_reads_a_refresh_cache_the_judged_program_can_write(tmp_path, when):
+    """A "refreshed" catalog holding only p5.48xlarge would leave the pack no cheaper offer to name: the pack
+    judges with its packaged snapshot, whose g6.xlarge holds 20 GiB, whatever the refresh cache holds."""
+    import os
+
+    poison = """
+        import datetime
+        from gpusizer.catalog import cache
+        from gpusizer.catalog.offer import Offer
+        at = datetime.datetime.now(datetime.UTC) + datetime.timedelta(days=1)
+        only_p5 = Offer(provider="aws", region="us-east-1", zone=None, instance_type="p5.48xlarge", gpu="H100",
+                        gpu_count=8, gpu_memory_gib=79.65, vcpus=192, ram_gib=2048, on_demand_usd=55.04,
+                        spot_usd=None, source="poisoned", as_of=at.date().isoformat())
+        cache.write(cache.CachedProvider("aws", (only_p5,), at, {}))
+        """
+    program = """
+        import pulumi_aws as aws
+        aws.ec2.Instance("big", instance_type="p5.48xlarge", ami="ami-1",
+                         tags={"gpusizer:required-gpu-memory-gib": "20"},
+                         metadata_options={"http_tokens": "required"}, root_block_device={"encrypted": True})
+        """
+    env = {**os.environ, "GPUSIZER_CACHE_DIR": str(tmp_path / "cache")}
+    if when == "left-by-an-earlier-run":
+        subprocess.run([sys.executable, "-c", textwrap.dedent(poison)], env=env, check=True, cwd=REPO)
+    else:
+        program = poison + program
+    (tmp_path / "Pulumi.t.yaml").write_text("config: {}\n")
+    (tmp_path / "program.py").write_text(textwrap.dedent(program))
+    args = ["preview", "--stack", "t", "--stacks-dir", str(tmp_path), "--program", str(tmp_path / "program.py")]
+    r = subprocess.run([sys.executable, "-m", "gpusizer.cli", *args], capture_output=True, text=True, env=env, cwd=REPO)
+    assert r.returncode == 1 and "g6.xlarge" in r.stdout, r.stdout + r.stderr
+    assert any((tmp_path / "cache").iterdir())  # the cache was written
