@@ -71,7 +71,7 @@ INSTANCE_LABELS = (
 # A key naming an accelerator field: any non-empty value under it is evidence. Bedrock's `modelUnits` buy
 # dedicated inference capacity for a model (AWS Bedrock User Guide, "Provisioned Throughput": "a model unit
 # delivers a specific throughput level", billed hourly per unit; read 2026-11-26): accelerators in other words.
-_FIELD_WORDS = re.compile(r"accelerat|gpu|tpu|neuron|inferentia|trainium|^model_?units$", re.I)
+_FIELD_WORDS = re.compile(r"accelerat|gpu|tpu|neuron|inferentia|trainium|^model_?units$|^accels?$", re.I)
 _FILE_KEY = re.compile(r"\.(ya?ml|json|conf|cfg|ini|txt|rules|toml|sh|py|md)$", re.I)  # a ConfigMap file name
 _OWN_KEYS = frozenset(
     k.lower()
@@ -158,6 +158,7 @@ _KIND_VALUES = frozenset({"gpu", "tpu", "neuron", "inferenceaccelerator", "accel
 VISIBLE = frozenset({"nvidia_visible_devices", "cuda_visible_devices", "nvidia_driver_capabilities"})
 # Karpenter's instance-category values of accelerated families (EC2 naming: g, p, inf, trn, dl, gr, vt, f).
 _ACCELERATED_CATEGORIES = frozenset({"g", "p", "inf", "trn", "dl", "gr", "vt", "f"})
+COMMANDED = "<command>"  # marks the path of a template a command in text launches from
 MAX_DOCUMENT = 1_000_000  # characters of an embedded YAML/JSON document read (a manifest bundle fits)
 MAX_NODES = 200_000  # values walked per resource: a larger property tree is itself a finding
 
@@ -361,6 +362,19 @@ class _Walk:
             ):
                 self.add(_join(where, k), "resource", f"{kind.strip()} {m.get('value', m.get('count', ''))}".strip())
                 break
+        named, value = _option(m)
+        if named and _sizes(named) and isinstance(value, str):  # {name: InstanceTypes, value: "t3.micro,p5..."}
+            for part in re.split(r"[,\s]+", value):
+                t = accelerated_type(part, loose=True) if part else None
+                if t:
+                    self.add(_join(where, "value"), "type", t)
+        if (
+            isinstance(key, str)
+            and key.strip().lower().endswith("sku-family")
+            and op in ("in", "")
+            and any(isinstance(x, str) and _AZURE_GPU_FAMILY.match(x.strip()) for x in m.get("values") or [])
+        ):
+            self.add(_join(where, "key"), "selector", f"{key.strip()} {op or 'in'} {m.get('values', '')}")
         cb = next((x for kk, x in m.items() if str(kk).lower() == "capacityblockofferingid"), None)
         if isinstance(cb, str) and cb.strip():  # EC2 Capacity Blocks for ML sell accelerated instances only
             self.add(_join(where, "capacityBlockOfferingId"), "type", f"capacity block {cb.strip()}")
@@ -378,8 +392,11 @@ class _Walk:
                 continue  # (a presence label selects nodes that already hold GPUs: it makes no capacity)
             if (_EXCLUDING.search(ks) or low in METADATA) and _flat(x):
                 continue  # tags, labels, tolerations, exclusion lists: records and exclusions, never capacity
-            if is_resource_name(ks) or (
-                _DEVICE_NAME.match(ks.strip()) and where.rsplit(".", 1)[-1] in ("limits", "requests")
+            asked = where.rsplit(".", 1)[-1] in ("limits", "requests")
+            if (
+                is_resource_name(ks)
+                or (asked and _DEVICE_NAME.match(ks.strip()))
+                or (asked and "/" in ks and _names_a_gpu(ks.split("/", 1)[1]))  # `example.com/h100: 8`
             ):
                 if _positive(x) or isinstance(x, (Mapping, list)):
                     self.add(here, "resource", f"{ks.strip()}: {x}")
@@ -389,6 +406,9 @@ class _Walk:
                 continue
             if ks.strip().lower() in INSTANCE_LABELS and isinstance(x, str) and accelerated_type(x, loose=True):
                 self.add(here, "selector", f"{ks.strip()}={x}")
+                continue
+            if low.endswith("sku-family") and isinstance(x, str) and _AZURE_GPU_FAMILY.match(x.strip()):
+                self.add(here, "selector", f"{ks.strip()}={x}")  # Azure's N-series (NC, ND, NV): GPU sizes
                 continue
             if _last(where).lower() == "nodeselector" and isinstance(x, str) and _names_a_gpu(x):
                 # a node class chosen by a name that names a GPU (GKE `cloud.google.com/compute-class:
@@ -447,6 +467,9 @@ class _Walk:
             return
         if last == "key":
             return  # a label or requirement key: the mapping around it is judged (`mapping`)
+        if len(s) > MAX_DOCUMENT:  # more than the pack reads: judged as if it held an accelerator (fail closed)
+            self.add(where, "accelerator", f"a value of {len(s):,} characters, more than the pack reads")
+            return
         docs = documents(s)
         for i, doc in enumerate(docs):
             stack.append((doc, f"{where}<doc {i}>", field))
@@ -456,7 +479,7 @@ class _Walk:
             for t in shell.unreadable_launches(s, self.env):  # `--instance-type "$(printf 'p%d...' 5 48)"`
                 self.add(where, "mention", t)
             for ref in _templates_launched(s):  # `aws ec2 run-instances --launch-template LaunchTemplateName=x`
-                self.add(where, "template", ref)
+                self.add(where + COMMANDED, "template", ref)
             if self.local_files and " " in s.strip():  # a command runs or deploys a local file: read it too
                 for path in _local_files(s):
                     stack.append((path.read_text(errors="replace")[:MAX_DOCUMENT], f"{where}<{path}>", field))
@@ -535,6 +558,18 @@ _GPU_TOKEN = re.compile(r"^(?:gpus?\d*|[a-z]*gpu\d*)$")
 
 
 _NEGATING = frozenset({"non", "no", "not", "without", "cpu", "cpuonly"})
+
+
+_AZURE_GPU_FAMILY = re.compile(r"^(?:standard_)?n[cdvgm]", re.I)  # Azure N-series: NC, ND, NV, NG, NM (GPU VMs)
+
+
+def _option(m: Mapping) -> tuple[str | None, object]:
+    """A name/value option (`{name: InstanceTypes, value: ...}`, `{optionName: ..., value: ...}`): the
+    lower-case name and the value, or (None, None)."""
+    low = {str(k).strip().lower(): x for k, x in m.items()}
+    name = next((low[k] for k in ("name", "optionname", "key", "parameterkey") if isinstance(low.get(k), str)), None)
+    value = next((low[k] for k in ("value", "parametervalue") if k in low), None)
+    return (name.strip().lower(), value) if name and value is not None else (None, None)
 
 
 def _names_a_gpu(value: str) -> bool:
@@ -637,7 +672,7 @@ def _categories(values) -> bool:
 # `kubectl run ... --limits=nvidia.com/gpu=8`, `helm ... --set resources.limits.nvidia\.com/gpu=8`,
 # `docker run --gpus all`, and DRA device expressions naming a GPU driver (`device.driver == "gpu.nvidia.com"`).
 _REQUEST_IN_TEXT = re.compile(
-    r"--accelerator[= ](?:type=)?[a-z0-9-]*(?:nvidia|tpu|gaudi)|--gpus[= ]\S|"
+    r"--accelerator[= ](?:[a-z]+=[^,\s]*,)*(?:type=)?[a-z0-9-]*(?:nvidia|tpu|gaudi)|--gpus[= ]\S|"
     r"(?:nvidia|amd)\\?\.com(?:/|~1)gpu(?:\\?\.shared)?(?![\w.-])|google\\?\.com/tpu|aws\.amazon\\?\.com/neuron|"
     r"gpu\.nvidia\.com|gpu\.amd\.com|tpu\.google\.com",
     re.I,
@@ -646,15 +681,15 @@ _REQUEST_IN_TEXT = re.compile(
 
 def requests_in_text(text: str) -> list[str]:
     """Accelerator requests written inside free text (commands, expressions), each once."""
-    return list(dict.fromkeys(m.group(0) for m in _REQUEST_IN_TEXT.finditer(text)))
+    return list(dict.fromkeys(m.group(0) for m in _REQUEST_IN_TEXT.finditer(shell.decoded(text))))
 
 
 # What comes right before a type in text that asks for it: a flag or a field naming a type, size or shape
 # (`--instance-type p5.48xlarge`, `--machine-type=a3-highgpu-8g`, `--size Standard_ND96...`, `InstanceType=`,
 # `ecs.instance-type =~ p5.*`, `node_type: g6.xlarge`); prose (`echo 'building for g6.xlarge'`) asks for nothing.
 _ASKS = re.compile(
-    r"(?:(?:instance|machine|node|vm|type|size|shape|flavor|sku|class|family)[a-z_]*[\"'`\s:=~,\[({]*(?:in\s*\[[^\]]*)?"
-    r"|(?:[a-z_][a-z0-9_]*=|:-)\s*)$"  # a shell variable set to it (`T=p5.48xlarge`), its default (`${T:-...}`)
+    r"(?:(?:instance|machine|node|vm|type|size|shape|flavor|sku|class|family)[a-z_]*[\"'`\s:=~,\[\]({]*(?:in\s*\[[^\]]*)?"
+    r"|(?:[a-z_][a-z0-9_]*\s?=|:-)\s*)$"  # a shell variable set to it (`T=p5.48xlarge`), its default (`${T:-...}`)
 )
 # Commands that only read or print (`aws ec2 describe-instance-types`, `aws pricing get-products`, `echo`,
 # a comment): a type in them asks for nothing.
@@ -663,18 +698,32 @@ _READS = re.compile(
 )  # (`echo ... > file` writes what runs next: it counts)
 
 
+_CONCATENATED = re.compile(r"([\"'])([^\"'\n]*)\1\s*\+\s*([\"'])([^\"'\n]*)\3")
+# Other types of a list before the one judged, as they end the text before it: dropped, so the flag or field
+# that names the list is what comes right before.
+_LISTED = re.compile(r"(?:[\s,\[\](){}]*[a-z][a-z0-9-]*\.[a-z0-9-]+[\s,\]]*)+$")
+
+
 def in_text(text: str) -> list[str]:
     """Accelerated instance or machine types that free text asks for (after a flag or field naming a type,
     size or shape: `_ASKS`), normalised, each once."""
     # As a shell reads it: continued lines joined, quotes dropped (`p5."48xlarge"` is p5.48xlarge), and each
     # command on its own, so a read-only one (describe, list, echo, a comment) asks for nothing.
-    joined = re.sub(r"\\\r?\n", " ", shell.decoded(text).lower()).replace('"', "").replace("'", "").replace(":-", ":- ")
+    # String literals a program concatenates ('p4d' + '.24xlarge') are one; SageMaker's `ml.` prefix names the
+    # EC2 type after it.
+    text = _CONCATENATED.sub(lambda m: m.group(1) + m.group(2) + m.group(4) + m.group(1), shell.decoded(text))
+    joined = re.sub(r"\\\r?\n", " ", text.lower()).replace('"', "").replace("'", "").replace(":-", ":- ")
+    joined = re.sub(r"(?<![a-z0-9-])ml\.(?=[a-z][a-z0-9-]*\.)", "", joined)
     low = "\n".join(c for c in re.split(r"[\n;|&]", joined) if not _READS.search(c))
     fam = families()
     out = []
 
     def asks(m: re.Match) -> bool:
-        return bool(_ASKS.search(low[max(0, m.start() - 40) : m.start()]))
+        # what comes right before it, however much blank space lies between; a type further along a list
+        # (`--instance-types t3.large p5.48xlarge`, `[t3.large, p5.48xlarge]`) is asked for by the same flag
+        before = low[max(0, m.start() - 400) : m.start()].rstrip()
+        before = _LISTED.sub("", before)
+        return bool(_ASKS.search(before[-40:]))
 
     for m in _AWS_IN_TEXT.finditer(low):
         t = m.group(0)

@@ -78,6 +78,10 @@ def _manifests(value, base: pathlib.Path | None) -> list[dict]:
         if isinstance(item, dict):
             out += flattened(item)
         elif isinstance(item, str) and not v.is_unknown(item):
+            if len(item) > evidence.MAX_DOCUMENT:  # the pack reads no more: what it cannot read, it cannot pass
+                raise ValueError(
+                    f"a manifest of {len(item):,} characters, more than the {evidence.MAX_DOCUMENT:,} the pack reads"
+                )
             docs = evidence.documents(item)
             if not docs and "\n" not in item:
                 docs = read_files(item, base)
@@ -128,7 +132,7 @@ def read_files(name: str, base: pathlib.Path | None, depth: int = 0) -> list:
                             x
                             for d in docs
                             if isinstance(d, dict)
-                            for ref in (d.get("resources") or []) + (d.get("bases") or [])
+                            for ref in _kustomized_refs(d)
                             if isinstance(ref, str)
                             and "://" not in ref
                             and (f.parent / ref).resolve() != f.parent.resolve()
@@ -140,6 +144,15 @@ def read_files(name: str, base: pathlib.Path | None, depth: int = 0) -> list:
         return _kustomized(out)
     except (OSError, ValueError):
         return []
+
+
+def _kustomized_refs(d: dict) -> list:
+    """What a kustomization builds from: its resources, bases and components, and the files its patches
+    are in (a strategic-merge patch is judged as the partial manifest it is)."""
+    refs = [*(d.get("resources") or []), *(d.get("bases") or []), *(d.get("components") or [])]
+    refs += list(d.get("patchesStrategicMerge") or [])
+    refs += [p.get("path") for key in ("patches", "patchesJson6902") for p in d.get(key) or [] if isinstance(p, dict)]
+    return [r for r in refs if isinstance(r, str)]
 
 
 def _kustomized(docs: list) -> list:

@@ -39,7 +39,7 @@ import re
 from collections.abc import Callable, Iterable
 
 from gpusizer.contract import audit
-from gpusizer.policies import charts, evidence, k8s, manifests, scaling, shapes, sizing
+from gpusizer.policies import charts, evidence, manifests, scaling, shapes, sizing
 from gpusizer.policies import resources as res
 from gpusizer.policies import templates as templates_mod
 from gpusizer.policies import view as v
@@ -67,7 +67,13 @@ RECORDS = (
     "kubernetes:monitoring.coreos.com/",
     "aws:iam/",
     "aws:organizations/",
-    "aws:cloudwatch/",
+    # CloudWatch alarms and dashboards watch; its event rules' targets (aws:cloudwatch/eventTarget) start work
+    # with the input they carry (a Lambda, a Batch job, a SageMaker pipeline), so they are not records
+    "aws:cloudwatch/metricAlarm",
+    "aws:cloudwatch/compositeAlarm",
+    "aws:cloudwatch/dashboard",
+    "aws:cloudwatch/logGroup",
+    "aws:cloudwatch/logMetricFilter",
     "aws:budgets/",
     "aws:costexplorer/",
     "aws:servicequotas/",
@@ -80,7 +86,9 @@ RECORDS = (
     "gcp:projects/iam",
     "gcp:organizations/iam",
     "aws-native:iam:",
-    "aws-native:cloudwatch:",
+    "aws-native:cloudwatch:alarm",
+    "aws-native:cloudwatch:compositeAlarm",
+    "aws-native:cloudwatch:dashboard",
 )
 
 
@@ -235,7 +243,7 @@ class Model:
             count = max(1.0, self.scaled_max, *self._known_floor())
         # a rolling update runs its surge above that while old pods drain: the budget counts the peak (the
         # comparison with a decision does not: the surge is transient)
-        return (count + k8s.surge(self.resource.type, self.resource.props, count)) * max(prices)
+        return (count + scaling.surge(self.resource.type, self.resource.props, count)) * max(prices)
 
     def _known_floor(self) -> list[float]:
         """Counts below its maximum that are known at preview (a group's minimum or desired size, a node
@@ -405,6 +413,25 @@ def _read_model(m: Model) -> None:
             )
         if own is None:
             return
+        # A cloud resource's model reads its types from the fields the cloud launches from; an accelerated type
+        # elsewhere in it (a MIG's instanceFlexibilityPolicy, a new field) may be launched too, unread.
+        shown = " ".join(own).lower()
+        unread = [
+            e
+            for e in seen
+            if e.kind == "type"
+            and not r.type.startswith("kubernetes:")
+            and evidence.normal(e.what.split()[0]) not in shown
+        ]
+        if unread:
+            m.problems.append(
+                (
+                    "evidence",
+                    f"{m.label} ({r.type}): accelerated types its model does not read (it reads "
+                    f"{', '.join(sorted(own)) or 'its types from a template'}): {_seen(unread)}. The cloud may "
+                    f"launch them. {_ways(r)}",
+                )
+            )
         # A node selection provisions GPU nodes through an autoscaler (Karpenter, GKE auto-provisioning) for a
         # pod that waits for one; a DaemonSet's pods never make nodes, they follow the nodes that exist.
         daemon = r.type.endswith(("DaemonSet", "DaemonSetPatch"))
@@ -448,8 +475,11 @@ def launched_templates(m: Model, allowed: Callable[[str], bool]) -> list[str]:
     """What the templates a resource of a type with no precise model names hold, resolved by value (a stack
     rule: a resource rule sees no other resource): for each reference, the GPU evidence of the in-stack
     template it names, or that it names a template outside the stack (unless `allowed`). Empty: none, or
-    only CPU templates. A type with a precise model resolves its templates itself (`Model.templates`)."""
-    if m.facts is not None or not m.template_refs:
+    only CPU templates. A type with a precise model resolves its own templates itself (`Model.templates`);
+    the ones a command in its text launches from (user data running `run-instances --launch-template`) are
+    resolved here too."""
+    refs = [e for e in m.template_refs if m.facts is None or e.path.endswith(evidence.COMMANDED)]
+    if not refs:
         return []
     pool = [
         t
@@ -457,7 +487,7 @@ def launched_templates(m: Model, allowed: Callable[[str], bool]) -> list[str]:
         if t.type in res.TEMPLATES or any(w in t.type.lower() for w in ("template", "launchconfiguration"))
     ]
     out: list[str] = []
-    for ref in dict.fromkeys(e.what for e in m.template_refs):
+    for ref in dict.fromkeys(e.what for e in refs):
         found = [t for t in templates_mod.named(ref, pool) if t is not m.resource]
         if not found and not allowed(ref):
             out.append(

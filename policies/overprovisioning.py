@@ -222,7 +222,7 @@ def check(stack, max_ratio: float, cfg=None) -> list[tuple[str, str | None]]:
     for m in sm:
         if m.facts is not None:
             findings.judge(m.resource, lambda m=m: judge.resource(m))
-        elif m.template_refs:  # a type with no precise model that launches a template: what the template holds
+        if m.template_refs:  # templates launched by a type with no precise model, or by a command in any text
             findings.judge(m.resource, lambda m=m: model.launched_templates(m, judge.allows_template))
     judge.counted(findings)
     for message, urn in packing.findings(sm, max_ratio):  # pods that pin a type buy its nodes whole

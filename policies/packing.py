@@ -14,6 +14,8 @@ judged on its own.
 
 from __future__ import annotations
 
+import re
+
 from gpusizer.contract import audit
 from gpusizer.policies import evidence, k8s, model
 from gpusizer.policies import view as v
@@ -48,12 +50,36 @@ def pinned_types(pod: v.View) -> set[str] | None:
     return out or None
 
 
+_COUNT_LABELS = (
+    "nvidia.com/gpu.count",
+    "karpenter.k8s.aws/instance-gpu-count",
+    "cloud.google.com/gke-accelerator-count",
+)
+
+
+def pinned_count(pod: v.View) -> float | None:
+    """GPUs a node must hold for the pod to land there, when a nodeSelector names it (GPU feature
+    discovery's `nvidia.com/gpu.count: "8"`, Karpenter's instance-gpu-count): the node an autoscaler buys."""
+    for k, val in (pod.mapping("nodeSelector") or {}).items():
+        if str(k).strip().lower() in _COUNT_LABELS:
+            try:
+                return float(str(val).strip())
+            except ValueError:
+                return None
+    return None
+
+
 def _gpus_per_node(t: str) -> float | None:
     for provider in ("aws", "gcp"):
         cap = audit.capacity_of_type(provider, t)
         if cap is not None:
             return cap.count
     return None
+
+
+def _labelled(t: str) -> float | None:
+    m = re.fullmatch(r"nodes of ([\d.]+) GPUs", t)
+    return float(m.group(1)) if m else None
 
 
 def findings(sm: model.StackModel, max_ratio: float) -> list[tuple[str, str]]:
@@ -67,6 +93,9 @@ def findings(sm: model.StackModel, max_ratio: float) -> list[tuple[str, str]]:
         try:
             pod = m.resource.props.at(*path, "spec")
             types = pinned_types(pod)
+            count = pinned_count(pod)
+            if not types and count:
+                types = {f"nodes of {count:g} GPUs"}
             per_pod = sum(n for k, n in k8s.requested(pod).items() if k != k8s.UNKNOWN_COUNT)
             asked = per_pod * m.most_count()
         except (v.Unknown, ValueError, KeyError):
@@ -75,7 +104,7 @@ def findings(sm: model.StackModel, max_ratio: float) -> list[tuple[str, str]]:
             pinned.append((m, frozenset(types), asked))
     out = []
     for m, types, _ in pinned:
-        sizes = [_gpus_per_node(t) for t in types]
+        sizes = [_gpus_per_node(t) or _labelled(t) for t in types]
         if not sizes or any(n is None for n in sizes):
             continue  # a type that holds no GPU the catalog knows: nothing to compare
         node = min(n for n in sizes if n is not None)

@@ -16,6 +16,7 @@ in any resource that names a group or workload of the stack and sets a size
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 
@@ -105,6 +106,7 @@ MAXIMUM: dict[str, Callable[[v.View], float]] = {
     AWS_NATIVE_SCHEDULE: _schedule,
     AWS_POLICY: _predictive,
     **{f"kubernetes:{kind}Patch": _required("spec", "replicas", default=0.0) for kind in k8s.SCALABLE},
+    "kubernetes:batch/v1:JobPatch": _required("spec", "parallelism", default=0.0),
     KEDA_SCALED_OBJECT: _required("spec", "maxReplicaCount", default=KEDA_DEFAULT_MAX),
     **{hpa: _required("spec", "maxReplicas") for hpa in K8S_HPAS},
     GCP_AUTOSCALER: _required("autoscalingPolicy", "maxReplicas"),
@@ -331,3 +333,46 @@ def commanded(stack: list, gpu: dict) -> list[tuple[str, float]]:
                     and any(re.search(r"(?<![\w-])" + re.escape(n) + r"(?![\w-])", segment) for n in names)
                 ]
     return out
+
+
+def _percent(count: float, pct) -> float:
+    return float(math.ceil(count * float(pct) / 100)) if pct else 0.0
+
+
+def _asg_refresh(p: v.View, count: float) -> float:
+    """An instance refresh launches new instances before it stops old ones, up to maxHealthyPercentage of the
+    desired capacity (100 to 200; 100 by default: none above it) (EC2 Auto Scaling API, RefreshPreferences,
+    read 2026-11-26)."""
+    pct = p.number("instanceRefresh", "preferences", "maxHealthyPercentage")
+    return _percent(count, (pct or 100) - 100)
+
+
+def _gke_upgrade(p: v.View, count: float) -> float:
+    """A node pool upgrade adds nodes: a blue-green upgrade builds a whole new pool beside the old one; a surge
+    upgrade adds maxSurge nodes at a time (GKE docs, "Node pool upgrade strategies", read 2026-11-26). Counted
+    as the pool's upgradeSettings say."""
+    if (p.text("upgradeSettings", "strategy") or "") == "blue_green":
+        return count
+    return max(p.number("upgradeSettings", "maxSurge") or 0.0, 0.0)
+
+
+def _mig_update(p: v.View, count: float) -> float:
+    """A managed instance group's proactive update creates up to maxSurge instances above its target size
+    (Compute Engine API, InstanceGroupManagerUpdatePolicy: maxSurge fixed or percent, read 2026-11-26)."""
+    fixed = p.number("updatePolicy", "maxSurgeFixed")
+    return max(fixed, 0.0) if fixed else _percent(count, p.number("updatePolicy", "maxSurgePercent"))
+
+
+_PEAKS: dict[str, Callable[[v.View, float], float]] = {
+    "aws:autoscaling/group:Group": _asg_refresh,
+    "gcp:container/nodePool:NodePool": _gke_upgrade,
+    "gcp:compute/instanceGroupManager:InstanceGroupManager": _mig_update,
+    "gcp:compute/regionInstanceGroupManager:RegionInstanceGroupManager": _mig_update,
+}
+
+
+def surge(resource_type: str, p: v.View, count: float) -> float:
+    """Nodes or pods an update runs above `count` at its peak: a rolling update's maxSurge (k8s.surge), an
+    instance refresh, a node pool upgrade, a managed instance group's update. The budget counts the peak."""
+    read = _PEAKS.get(resource_type)
+    return read(p, count) if read else k8s.surge(resource_type, p, count)

@@ -61,6 +61,7 @@ _SDK = re.compile(  # boto3, google-api-python-client and SageMaker SDK calls: t
     r"[a-z_]+_[a-z_]+|instances\(\)\.insert|Estimator|HuggingFace|PyTorch|TensorFlow|JumpStartModel|Model|\.deploy",
     re.I,
 )
+_ESCAPED = re.compile(r"\\x([0-9a-fA-F]{2})|\\u([0-9a-fA-F]{4})")
 _ANSI_C = re.compile(r"\$'((?:[^'\\]|\\.)*)'")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "e": "\x1b", "a": "\a", "0": "\0"}
 
@@ -80,10 +81,14 @@ def _ansi_c(body: str) -> str:
 
 
 def decoded(text: str) -> str:
-    """`text` with bash's ANSI-C quoting (`$'\\x70\\x35.48xlarge'`) decoded, as bash does before running it."""
-    if "$'" not in text:
-        return text
-    return _ANSI_C.sub(lambda m: "'" + _ansi_c(m.group(1)).replace("'", "") + "'", text)
+    """`text` with bash's ANSI-C quoting (`$'\\x70\\x35.48xlarge'`) decoded, as bash does before running it,
+    and the escapes YAML's double quotes and JSON strings decode (`"nvidia.com\\x2fgpu"`, `"p5\\u002e48xlarge"`),
+    as the tool that reads them does."""
+    if "$'" in text:
+        text = _ANSI_C.sub(lambda m: "'" + _ansi_c(m.group(1)).replace("'", "") + "'", text)
+    if "\\x" in text or "\\u" in text:
+        text = _ESCAPED.sub(lambda m: chr(int(m.group(1) or m.group(2), 16)), text)
+    return text
 
 
 def _unquoted(value: str) -> str:

@@ -98,17 +98,17 @@ def _version_problem(t: sizing.StackResource, version) -> str | None:
 
 
 def names(t: sizing.StackResource) -> set[str]:
-    d = t.props.data if isinstance(t.props.data, dict) else {}
+    d = {str(k).lower(): x for k, x in t.props.data.items()} if isinstance(t.props.data, dict) else {}
     out = {t.name}
     for k in (
         "id",
         "name",
-        "selfLink",
-        "selfLinkUnique",
+        "selflink",
+        "selflinkunique",
         "arn",
-        "launchTemplateName",
-        "launchTemplateId",
-        "nodeGroupName",
+        "launchtemplatename",
+        "launchtemplateid",
+        "nodegroupname",
     ):
         x = d.get(k)
         if isinstance(x, str) and not v.is_unknown(x):

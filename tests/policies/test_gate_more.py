@@ -1451,3 +1451,228 @@ def test_the_gate_never_reads_a_refresh_cache_the_judged_program_can_write(tmp_p
     r = subprocess.run([sys.executable, "-m", "gpusizer.cli", *args], capture_output=True, text=True, env=env, cwd=REPO)
     assert r.returncode == 1 and "g6.xlarge" in r.stdout, r.stdout + r.stderr
     assert any((tmp_path / "cache").iterdir())  # the cache was written
+
+
+# --- eighth round (fresh sets G and H, and a cloud engineer's false-positive hunt) -----------------------------
+CMD = "command:local:Command"
+
+
+def _cmd(text, **props):
+    return [R(CMD, "c", {"create": text, **props})]
+
+
+EIGHTH_BLOCKED = {
+    # text read as the tools read it
+    "type-after-a-long-gap": _cmd("aws ec2 run-instances --instance-type" + " " * 60 + "p5.48xlarge"),
+    "second-type-of-a-list": _cmd("aws ec2 create-fleet --instance-types t3.large p5.48xlarge"),
+    "type-in-a-comma-list": _cmd("aws eks create-nodegroup --instance-types t3.large,p5.48xlarge"),
+    "sagemaker-ml-prefix": _cmd("python3 train.py --instance_type='ml.p4d.24xlarge'"),
+    "python-concatenation": _cmd("python3 -c \"t = 'p4d' + '.24xlarge'; ec2.run_instances(InstanceType=t)\""),
+    "json-unicode-escape": _cmd('aws ec2 run-instances --cli-input-json \'{"InstanceType": "p5\\u002e48xlarge"}\''),
+    "gcloud-accelerator-count-first": _cmd(
+        "gcloud compute instances create x --machine-type n1-standard-8 --accelerator count=8,type=nvidia-tesla-v100"
+    ),
+    # a name/value option naming types (Elastic Beanstalk's InstanceTypes takes a comma list)
+    "option-value-list": [
+        R(
+            "aws:elasticbeanstalk/environment:Environment",
+            "e",
+            {
+                "settings": [
+                    {"namespace": "aws:ec2:instances", "name": "InstanceTypes", "value": "t3.micro,p5.48xlarge"}
+                ]
+            },
+        )
+    ],
+    # a device plugin's resource named for a GPU model, an Azure N-series family, an `accel` field
+    "resource-named-for-a-gpu": [R(DEP, "d", deployment(pod({"example.com/h100": 8})))],
+    "azure-gpu-family-selector": [R(DEP, "d", deployment(pod({"cpu": 1}, {"karpenter.azure.com/sku-family": "ND"})))],
+    "accel-field": [R("acme:index:Inference", "i", {"accel": "h100", "replicas": 4})],
+    # other clouds' GPU sizes
+    "tencent-gpu-type": [R("tencentcloud:Instance/instance:Instance", "i", {"instanceType": "GN7.20XLARGE320"})],
+    "huawei-gpu-flavor": [R("huaweicloud:Ecs/instance:Instance", "i", {"flavorId": "p2s.16xlarge.8"})],
+    "ovh-v100-flavor": [R("ovh:CloudProject/instance:Instance", "i", {"flavorName": "t2-le-180"})],
+    # an event target starts work with the input it carries: it is no record
+    "event-target-input": [
+        R(
+            "aws:cloudwatch/eventTarget:EventTarget",
+            "t",
+            {"arn": "arn:aws:lambda:x", "input": '{"InstanceType": "p5.48xlarge"}'},
+        )
+    ],
+    # a GCP MIG's flexibility policy launches types its template does not hold
+    "mig-flexibility-policy": [
+        R("gcp:compute/instanceTemplate:InstanceTemplate", "t", {"name": "web", "machineType": "n2-standard-4"}),
+        R(
+            "gcp:compute/regionInstanceGroupManager:RegionInstanceGroupManager",
+            "m",
+            {
+                "region": "us-central1",
+                "targetSize": 4,
+                "versions": [{"instanceTemplate": "web"}],
+                "instanceFlexibilityPolicy": {"instanceSelections": {"gpu": {"machineTypes": ["a3-highgpu-8g"]}}},
+            },
+        ),
+    ],
+    # a template that user data launches from, outside the stack
+    "user-data-launches-an-outside-template": _user_data(
+        "aws ec2 run-instances --launch-template LaunchTemplateName=gpu-8x --count 4\n"
+    ),
+}
+EIGHTH_GREEN = {
+    "describe-a-template": _cmd("aws ec2 describe-launch-template-versions --launch-template-name web"),
+    "new-template-version": _cmd(
+        "aws ec2 create-launch-template-version --launch-template-name web --source-version 1 "
+        '--launch-template-data \'{"InstanceType": "t3.small"}\''
+    ),
+    "self-defaulted-variable": _cmd(
+        'INSTANCE_TYPE="${INSTANCE_TYPE:-t3.small}"\naws ec2 run-instances --instance-type "$INSTANCE_TYPE"'
+    ),
+    "for-loop-over-cpu-types": _cmd("for t in t3.micro t3.small; do aws ec2 run-instances --instance-type $t; done"),
+    "python-getenv-default": _cmd(
+        "python3 -c \"import os, boto3; boto3.client('ec2').run_instances("
+        "InstanceType=os.getenv('INSTANCE_TYPE', 't3.micro'), MinCount=1, MaxCount=1)\""
+    ),
+    "non-gpu-pool": [
+        R(
+            DEP,
+            "d",
+            deployment(
+                {
+                    "metadata": {"annotations": {}},
+                    "spec": {"nodeSelector": {"node-pool": "non-gpu"}, "containers": [{"name": "c"}]},
+                }
+            ),
+        )
+    ],
+    "prose-listing-types": _cmd("echo 'sizes we considered: t3.large, p5.48xlarge'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EIGHTH_BLOCKED))
+def test_eighth_round_blocked(pack_stub, case):
+    assert _judged(pack_stub, EIGHTH_BLOCKED[case]), case
+
+
+@pytest.mark.parametrize("case", sorted(EIGHTH_GREEN))
+def test_eighth_round_green(pack_stub, case):
+    assert mandatory(pack_stub, EIGHTH_GREEN[case]) == [], case
+
+
+def _l4_group(**extra):
+    lt = R(LT, "lt", {"instanceType": "g6.xlarge", "name": "small", **SECURE, "tags": {cases.REQ: "18"}})
+    props = {
+        "name": "g",
+        "maxSize": 20,
+        "launchTemplate": {"name": "small"},
+        "tags": [{"key": cases.REQ, "value": "18"}],
+    }
+    return [lt, R(ASG, "asg", {**props, **extra})]
+
+
+def _l4_pool(**extra):
+    labels = {"gpusizer-required-gpu-memory-gib": "18"}
+    props = {
+        "cluster": "c",
+        "location": "us-central1-a",
+        "nodeCount": 12,
+        "nodeConfig": {"machineType": "g2-standard-4", "labels": labels},
+    }
+    return [R("gcp:container/nodePool:NodePool", "np", {**props, **extra})]
+
+
+def _l4_mig(**extra):
+    t = R(
+        "gcp:compute/instanceTemplate:InstanceTemplate",
+        "t",
+        {"name": "l4", "machineType": "g2-standard-4", "labels": {"gpusizer-required-gpu-memory-gib": "18"}},
+    )
+    m = {"zone": "us-central1-a", "targetSize": 12, "versions": [{"instanceTemplate": "l4"}]}
+    return [t, R("gcp:compute/instanceGroupManager:InstanceGroupManager", "m", {**m, **extra})]
+
+
+# (as written: within the budget; with the update: over it). Hand-derived against the packaged catalog: 20 x
+# g6.xlarge at $0.8048/h = $16.10 < $20, doubled by an instance refresh at 200% = $32.19; 12 x g2-standard-4
+# (one L4, $0.70/h in us-central1) = $8.45 < $10, with a blue-green upgrade or a surge of 12 = $16.90.
+UPDATES = {
+    "asg-instance-refresh-200pct": (
+        _l4_group(),
+        _l4_group(instanceRefresh={"strategy": "Rolling", "preferences": {"maxHealthyPercentage": 200}}),
+        20,
+    ),
+    "gke-blue-green-upgrade": (_l4_pool(), _l4_pool(upgradeSettings={"strategy": "BLUE_GREEN"}), 10),
+    "gke-surge-upgrade": (_l4_pool(), _l4_pool(upgradeSettings={"maxSurge": 12, "maxUnavailable": 0}), 10),
+    "mig-update-surge": (_l4_mig(), _l4_mig(updatePolicy={"type": "PROACTIVE", "maxSurgeFixed": 12}), 10),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UPDATES))
+def test_an_update_runs_its_surge_and_the_budget_counts_it(pack_stub, case):
+    plain, updating, usd = UPDATES[case]
+    budget = {"gpusizer-gpu-budget": {"enforcementLevel": "mandatory", "maxHourlyUsd": usd}}
+    assert "gpusizer-gpu-budget" not in {p for p, _ in mandatory(pack_stub, plain, budget)}, case
+    assert "gpusizer-gpu-budget" in {p for p, _ in mandatory(pack_stub, updating, budget)}, case
+
+
+def test_a_job_patch_raising_parallelism_counts(pack_stub):
+    job = {
+        "metadata": {"name": "j", "namespace": "ml"},
+        "spec": {"parallelism": 1, "template": L4_DEP[2]["spec"]["template"]},
+    }
+    rows = [R("kubernetes:batch/v1:Job", "j", job)]
+    patch = R(
+        "kubernetes:batch/v1:JobPatch",
+        "jp",
+        {"metadata": {"name": "j", "namespace": "ml"}, "spec": {"parallelism": 200}},
+    )
+    assert "gpusizer-gpu-budget" not in {p for p, _ in mandatory(pack_stub, rows, BUDGET)}
+    assert "gpusizer-gpu-budget" in {p for p, _ in mandatory(pack_stub, [*rows, patch], BUDGET)}
+
+
+def test_a_manifest_larger_than_the_pack_reads_fails_closed(pack_stub):
+    padding = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "pad"}, "data": {"x": "a" * 1_100_000}}
+    rows = [R("kubernetes:yaml/v2:ConfigGroup", "cg", {"yaml": json.dumps(padding)})]
+    assert any("more than" in m for _, m in mandatory(pack_stub, rows))
+
+
+def test_a_kustomize_component_is_read(pack_stub, tmp_path):
+    base, comp = tmp_path / "base", tmp_path / "gpu"
+    base.mkdir(), comp.mkdir()
+    (base / "deploy.yaml").write_text(
+        json.dumps(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": "llm"},
+                "spec": {"template": {"spec": {"containers": [{"name": "c"}]}}},
+            }
+        )
+    )
+    (base / "kustomization.yaml").write_text("resources: [deploy.yaml]\ncomponents: [../gpu]\n")
+    (comp / "kustomization.yaml").write_text(
+        "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\npatches: [{path: patch.yaml}]\n"
+    )
+    patch = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "llm"},
+        "spec": {"template": {"spec": {"containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": 8}}}]}}},
+    }
+    (comp / "patch.yaml").write_text(json.dumps(patch))
+    assert _judged(pack_stub, [R("kubernetes:kustomize/v2:Directory", "k", {"directory": str(base)})])
+
+
+def test_a_gpu_count_label_buys_nodes_of_that_many_gpus(pack_stub):
+    """A one-L4 pod selecting `nvidia.com/gpu.count: 8` makes an autoscaler buy an eight-GPU node."""
+    typ, _, props, deps, parent = L4_DEP
+    template = pod(
+        {"nvidia.com/gpu": 1}, {"nvidia.com/gpu.product": "NVIDIA-L4", "nvidia.com/gpu.count": "8"}, need="18"
+    )
+    row = R(
+        typ,
+        "g",
+        {**props, "spec": {"replicas": 1, "strategy": {"type": "Recreate"}, "template": template}},
+        deps,
+        parent,
+    )
+    assert any("7 of 8 GPUs stay idle" in m for _, m in mandatory(pack_stub, [row]))
