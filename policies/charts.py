@@ -58,13 +58,13 @@ def _files(root: pathlib.Path) -> list[tuple[str, str]]:
             for member in tar:
                 if not member.isfile() or len(out) >= MAX_FILES or size + member.size > MAX_BYTES:
                     continue
-                data = tar.extractfile(member) if _wanted(member.name) else None
+                data = tar.extractfile(member)
                 if data is not None:
                     size += member.size
                     out.append((member.name, io.TextIOWrapper(data, errors="replace").read()))
         return out
     for path in sorted(root.rglob("*"))[: MAX_FILES * 4]:
-        if path.is_file() and _wanted(str(path.relative_to(root))) and len(out) < MAX_FILES:
+        if path.is_file() and len(out) < MAX_FILES:
             size += path.stat().st_size
             if size > MAX_BYTES:
                 break
@@ -73,8 +73,9 @@ def _files(root: pathlib.Path) -> list[tuple[str, str]]:
 
 
 def _wanted(name: str) -> bool:
-    """Values, Chart.yaml, every file under templates/ (Helm renders each one not named `_*` or NOTES.txt as
-    manifests, whatever its extension) and crds/ (installed as they are)."""
+    """What the fallback reads for evidence: values, every file under templates/ (Helm renders each one not
+    named `_*` or NOTES.txt as manifests, whatever its extension) and crds/ (installed as they are). Rendering
+    reads every file of the chart (`.Files.Get`)."""
     parts = pathlib.PurePosixPath(name).parts
     return parts[-1] in ("values.yaml", "values.yml", "Chart.yaml") or "templates" in parts or "crds" in parts
 
@@ -109,8 +110,8 @@ def evidence_of(chart: str, base: pathlib.Path | None) -> list[evidence.Evidence
         return [evidence.Evidence(chart, "accelerator", f"a local chart gpusizer cannot read ({type(exc).__name__})")]
     out: list[evidence.Evidence] = []
     for name, text in files:
-        if pathlib.PurePosixPath(name).name == "Chart.yaml":
-            continue  # the chart's own metadata (read for rendering only)
+        if not _wanted(name) or pathlib.PurePosixPath(name).name == "Chart.yaml":
+            continue  # the chart's own metadata and other files (read for rendering only: .Files.Get)
         where = f"{chart}:{name}"
         docs = evidence.documents(_ACTION.sub("", text))
         out += [e for d in docs for e in evidence.extract(d, where)]
@@ -133,8 +134,8 @@ def _merged(base, over):
 
 def rendered(chart: str, base: pathlib.Path | None, values: list, release: str, namespace: str) -> list[dict] | None:
     """The manifests a local chart renders with `values` (mappings in increasing precedence over the chart's
-    values.yaml) for a release, rendered by policies/gotemplate.py; None when the chart is not local, has
-    subcharts, or uses what that subset does not render (the caller then reads the chart's text instead)."""
+    values.yaml) for a release, subcharts under charts/ included, rendered by policies/gotemplate.py; None when
+    the chart is not local or uses what that subset does not render (the caller then reads its text instead)."""
     root = is_local(chart, base)
     if root is None:
         return None
@@ -144,43 +145,96 @@ def rendered(chart: str, base: pathlib.Path | None, values: list, release: str, 
         return None
     top = {pathlib.PurePosixPath(n).parts[0] for n, _ in files if root.is_file()}  # an archive's chart folder
     rel = {(n.split("/", 1)[1] if root.is_file() and "/" in n else n): t for n, t in files if not n.endswith("/")}
-    if any(n.startswith("charts/") for n in rel) or len(top) > 1:
-        return None  # subcharts: their values scoping is not rendered here
+    if len(top) > 1:
+        return None
+    release_info = {"Name": release, "Namespace": namespace, "Service": "Helm", "IsInstall": True, "Revision": 1}
     try:
-        meta = yaml.safe_load(rel.get("Chart.yaml", "")) or {}
-        if not isinstance(meta, dict) or meta.get("dependencies"):
-            return None  # dependencies are fetched charts (`helm dependency build`): not rendered here
-        merged = yaml.safe_load(rel.get("values.yaml", rel.get("values.yml", ""))) or {}
-        for v in values:
-            merged = _merged(merged, v if isinstance(v, dict) else {})
-        context = {
-            "Values": merged,
-            "Release": {"Name": release, "Namespace": namespace, "Service": "Helm", "IsInstall": True, "Revision": 1},
-            "Chart": {k[:1].upper() + k[1:]: x for k, x in meta.items()} if isinstance(meta, dict) else {},
-        }
-        defines: dict[str, list] = {}
-        trees = {  # NOTES.txt is shown to the user, never applied: not parsed (it often uses variables)
-            n: gotemplate.parse(t, defines)
-            for n, t in sorted(rel.items())
-            if n.startswith("templates/") and pathlib.PurePosixPath(n).name != "NOTES.txt"
-        }
-        renderer = gotemplate.Renderer(context, defines)
-        out: list[dict] = [  # crds/ files are installed as they are, never templated
-            d
-            for n, t in sorted(rel.items())
-            if n.startswith("crds/")
-            for d in yaml.safe_load_all(t)
-            if isinstance(d, dict)
-        ]
-        for name, tree in trees.items():
-            if pathlib.PurePosixPath(name).name.startswith("_"):
-                continue  # partials and helpers render nothing themselves
-            context["Template"] = {"Name": f"{meta.get('name', 'chart')}/{name}", "BasePath": "templates"}
-            text = renderer.render(tree, context)
-            docs = list(yaml.safe_load_all(text))
-            if any(d is not None and not isinstance(d, dict) for d in docs):
-                return None  # a rendered file that is not manifests: read the chart's text instead
-            out += [d for d in docs if isinstance(d, dict)]
+        charts = _charts(rel, values, 0)
+        defines: dict[str, list] = {}  # one namespace of named templates across a chart and its subcharts
+        parsed = []
+        for meta, merged, own in charts:
+            name = str(meta.get("name", "chart"))
+            trees = {  # NOTES.txt is shown to the user, never applied: not parsed (it often uses variables)
+                n: gotemplate.parse(t, defines)
+                for n, t in sorted(own.items())
+                if n.startswith("templates/") and pathlib.PurePosixPath(n).name != "NOTES.txt"
+            }
+            defines.update({f"{name}/{n}": tree for n, tree in trees.items()})  # a file is a template by name
+            parsed.append((meta, merged, own, name, trees))
+        out: list[dict] = []
+        for meta, merged, own, name, trees in parsed:
+            context = {
+                "Values": merged,
+                "Release": release_info,
+                "Chart": {k[:1].upper() + k[1:]: x for k, x in meta.items()},
+                "Capabilities": _CAPABILITIES,
+            }
+            renderer = gotemplate.Renderer(context, defines, files=own)
+            out += [  # crds/ files are installed as they are, never templated
+                d
+                for n, t in sorted(own.items())
+                if n.startswith("crds/")
+                for d in yaml.safe_load_all(t)
+                if isinstance(d, dict)
+            ]
+            for file, tree in trees.items():
+                if pathlib.PurePosixPath(file).name.startswith("_"):
+                    continue  # partials and helpers render nothing themselves
+                context["Template"] = {"Name": f"{name}/{file}", "BasePath": f"{name}/templates"}
+                docs = list(yaml.safe_load_all(renderer.render(tree, context)))
+                if any(d is not None and not isinstance(d, dict) for d in docs):
+                    return None  # a rendered file that is not manifests: read the chart's text instead
+                out += [d for d in docs if isinstance(d, dict)]
         return out
     except (gotemplate.Unrenderable, yaml.YAMLError, RecursionError, TypeError, ValueError, AttributeError):
         return None
+
+
+_CAPABILITIES = {
+    "KubeVersion": {
+        "Version": gotemplate.KUBE_VERSION,
+        "GitVersion": gotemplate.KUBE_VERSION,
+        "Major": gotemplate.KUBE_VERSION[1:].split(".")[0],
+        "Minor": gotemplate.KUBE_VERSION.split(".")[1],
+    },
+    "APIVersions": {},
+}
+
+
+def _charts(rel: dict[str, str], values: list, depth: int) -> list[tuple[dict, dict, dict[str, str]]]:
+    """(Chart.yaml, coalesced values, its own files) of a chart and each subchart it enables, as Helm scopes
+    values: a subchart reads its own values.yaml under the parent's `<name>:` values and the parent's `global`
+    (helm.sh, "Subcharts and Global Values"; a dependency's `condition` turns it off; read 2026-11-26).
+
+    Raises:
+        gotemplate.Unrenderable: a dependency not vendored as a folder under charts/ (an archive, or not
+            fetched), or subcharts nested too deep.
+    """
+    if depth > 5:
+        raise gotemplate.Unrenderable("subcharts nested too deep")
+    meta = yaml.safe_load(rel.get("Chart.yaml", "")) or {}
+    if not isinstance(meta, dict):
+        raise gotemplate.Unrenderable("Chart.yaml is not a mapping")
+    merged = yaml.safe_load(rel.get("values.yaml", rel.get("values.yml", ""))) or {}
+    for v in values:
+        merged = _merged(merged, v if isinstance(v, dict) else {})
+    own = {n: t for n, t in rel.items() if not n.startswith("charts/")}
+    out = [(meta, merged, own)]
+    folders = sorted({n.split("/")[1] for n in rel if n.startswith("charts/") and n.count("/") >= 2})
+    if any(n.startswith("charts/") and n.endswith((".tgz", ".tar.gz")) for n in rel):
+        raise gotemplate.Unrenderable("a subchart archived under charts/")
+    deps = {str(d.get("name")): d for d in meta.get("dependencies") or [] if isinstance(d, dict)}
+    missing = [n for n in deps if n not in folders]
+    if missing:
+        raise gotemplate.Unrenderable(f"dependencies not vendored under charts/: {', '.join(missing)}")
+    for folder in folders:
+        dep = deps.get(folder, {})
+        key = str(dep.get("alias") or folder)
+        condition = dep.get("condition")
+        if isinstance(condition, str) and gotemplate.field(merged, condition.split(",")[0].strip()) is False:
+            continue
+        sub = {n.split("/", 2)[2]: t for n, t in rel.items() if n.startswith(f"charts/{folder}/") and n.count("/") >= 2}
+        given = merged.get(key) if isinstance(merged.get(key), dict) else {}
+        scoped = {**given, "global": merged.get("global") or {}}
+        out += _charts(sub, [scoped], depth + 1)
+    return out

@@ -6,14 +6,16 @@ here to judge what they make with the precise models. The subset is the one
 most charts' workloads are written in:
 
 - actions `{{ }}` with whitespace trimming (`{{-`, `-}}`) and comments;
-- `.Values`, `.Release`, `.Chart`, `.Template` fields, `.` and `$`;
-- `if` / `else if` / `else`, `with`, `range` (over a list or a mapping, no
-  variables), `define`, `include` and `template`;
+- `.Values`, `.Release`, `.Chart`, `.Template`, `.Capabilities` (a recent
+  cluster) fields, `.Files.Get`, `.`, `$` and variables (`$x := ...`,
+  `range $k, $v := ...`);
+- `if` / `else if` / `else`, `with`, `range` (over a list, a mapping in key
+  order, or a count), `define`, `include`, `template` and `tpl`;
 - pipelines and parenthesised calls of the functions in `_FUNCTIONS`
   (toYaml, nindent, indent, quote, default, printf, eq, and, not, ...).
 
-Anything else (variables, `tpl`, `lookup`, `.Files`, `.Capabilities`, a
-function not listed) raises Unrenderable: the caller then falls back to
+Anything else (`.Files` other than Get, loop control, a function not listed)
+raises Unrenderable: the caller then falls back to
 reading the chart's text for evidence (policies/charts.py), which fails
 closed. Semantics follow Go's text/template and Helm's engine: a missing
 value renders as nothing (Helm replaces "<no value>"), toYaml drops its
@@ -22,7 +24,9 @@ trailing newline (helm.sh/helm/v3 pkg/engine/funcs.go, read 2026-11-26).
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import hashlib
 import json
 import re
 from collections.abc import Callable, Mapping
@@ -109,8 +113,8 @@ def parse(source: str, defines: dict[str, list]) -> list:
                 defines[name] = body
             elif word in ("end", "else"):
                 raise Unrenderable(f"an unmatched {{{{ {s} }}}}")
-            elif word in ("block", "break", "continue") or ":=" in s or re.search(r"(?<![\w.])\$\w", s):
-                raise Unrenderable(f"{{{{ {s} }}}} (variables and blocks are not rendered)")
+            elif word in ("block", "break", "continue"):
+                raise Unrenderable(f"{{{{ {s} }}}} (blocks and loop control are not rendered)")
             else:
                 nodes.append(_Node("action", s))
         if stop:
@@ -247,69 +251,178 @@ _FUNCTIONS: dict[str, Callable] = {
 }
 
 
-class Renderer:
-    """Renders a chart's templates with one set of values."""
+_ASSIGNED = re.compile(r"^\$(\w+)\s*:?=\s*(.+)$", re.S)
+_RANGE_VARS = re.compile(r"^\$(\w+)\s*(?:,\s*\$(\w+)\s*)?:=\s*(.+)$", re.S)
+KUBE_VERSION = "v1.31.0"  # what `.Capabilities.KubeVersion` answers: a recent Kubernetes (charts gate on it)
 
-    def __init__(self, root: dict, defines: dict[str, list]):
+
+def _semver(version) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", str(version).split("-")[0])[:3]) or (0,)
+
+
+def _semver_compare(constraint, version) -> bool:
+    """Masterminds semver for the one-clause constraints charts use (`>=1.19-0`, `<1.22`)."""
+    m = re.fullmatch(r"\s*(>=|<=|>|<|=|==|!=|\^|~)?\s*v?([\d.]+)(?:-[\w.]+)?\s*", str(constraint))
+    if not m:
+        raise Unrenderable(f"semverCompare {constraint!r}")
+    op, want, have = m.group(1) or "=", _semver(m.group(2)), _semver(version)
+    return {
+        ">=": have >= want,
+        "<=": have <= want,
+        ">": have > want,
+        "<": have < want,
+        "=": have == want,
+        "==": have == want,
+        "!=": have != want,
+        "^": have >= want and have[:1] == want[:1],
+        "~": have >= want and have[:2] == want[:2],
+    }[op]
+
+
+def _index(container, *keys):
+    for k in keys:
+        container = (
+            container.get(k)
+            if isinstance(container, Mapping)
+            else (container[int(k)] if isinstance(container, list) and int(k) < len(container) else None)
+        )
+    return container
+
+
+def _dict(*pairs):
+    return {str(pairs[i]): pairs[i + 1] for i in range(0, len(pairs) - 1, 2)}
+
+
+_FUNCTIONS.update(
+    {
+        "contains": lambda sub, s: _text(sub) in _text(s),
+        "hasPrefix": lambda pre, s: _text(s).startswith(_text(pre)),
+        "hasSuffix": lambda suf, s: _text(s).endswith(_text(suf)),
+        "index": _index,
+        "ternary": lambda a, b, cond: a if _truthy(cond) else b,
+        "list": lambda *xs: list(xs),
+        "dict": _dict,
+        "sha256sum": lambda s: hashlib.sha256(_text(s).encode()).hexdigest(),
+        "b64enc": lambda s: base64.b64encode(_text(s).encode()).decode(),
+        "semverCompare": _semver_compare,
+        "kindIs": lambda kind, x: (
+            {"map": dict, "slice": list, "string": str, "bool": bool}.get(kind, type(None)) is type(x)
+        ),
+        "coalesce": lambda *xs: next((x for x in xs if _truthy(x)), None),
+        "join": lambda sep, xs: _text(sep).join(_text(x) for x in (xs or [])),
+        "splitList": lambda sep, s: _text(s).split(_text(sep)),
+        "keys": lambda m: sorted(m) if isinstance(m, Mapping) else [],
+        "merge": lambda dst, *srcs: {**{k: v for src in reversed(srcs) for k, v in (src or {}).items()}, **(dst or {})},
+        "toYamlPretty": _to_yaml,
+        "regexReplaceAll": lambda pat, s, repl: re.sub(pat, repl.replace("$", "\\"), _text(s)),
+        "regexMatch": lambda pat, s: re.search(pat, _text(s)) is not None,
+        "add": lambda *xs: sum(int(x) for x in xs),
+        "sub": lambda a, b: int(a) - int(b),
+        "mul": lambda *xs: __import__("math").prod(int(x) for x in xs),
+        "max": lambda *xs: max(int(x) for x in xs),
+        "min": lambda *xs: min(int(x) for x in xs),
+        "nospace": lambda s: re.sub(r"\s+", "", _text(s)),
+        "title": lambda s: _text(s).title(),
+        "lookup": lambda *_: {},  # Helm answers nothing from the cluster during `helm template` and a dry run
+    }
+)
+
+
+class Renderer:
+    """Renders a chart's templates with one set of values (`files`: the chart's files, for `.Files.Get`)."""
+
+    def __init__(self, root: dict, defines: dict[str, list], files: Mapping[str, str] | None = None):
         self.root = root
         self.defines = defines
+        self.files = files or {}
         self.size = 0
 
-    def render(self, tree: list, dot, depth: int = 0) -> str:
+    def render(self, tree: list, dot, depth: int = 0, scope: dict | None = None) -> str:
         if depth > MAX_DEPTH:
             raise Unrenderable("includes nested too deep")
+        scope = dict(scope) if scope is not None else {"": self.root}  # "" is `$`; a block's variables end with it
         out: list[str] = []
         for node in tree:
             if node.kind == "text":
                 out.append(node.value)
             elif node.kind == "action":
+                assigned = _ASSIGNED.match(node.value)
                 word = node.value.split(None, 1)[0]
-                if word == "template":
+                if assigned:
+                    scope[assigned.group(1)] = self.pipeline(assigned.group(2), dot, depth, scope)
+                    out.append("")
+                elif word == "template":
                     name, *arg = _split(node.value[len("template") :], " ")
-                    out.append(self.include(_string(name), self.value(" ".join(arg), dot) if arg else None, depth))
+                    value = self.value(" ".join(arg), dot, depth, scope) if arg else None
+                    out.append(self.include(_string(name), value, depth))
                 else:
-                    out.append(_text(self.pipeline(node.value, dot, depth)))
+                    out.append(_text(self.pipeline(node.value, dot, depth, scope)))
             else:
-                out.append(self.branch(node, dot, depth))
+                out.append(self.branch(node, dot, depth, scope))
             self.size += len(out[-1])
             if self.size > MAX_OUTPUT:
                 raise Unrenderable("renders more than the pack reads")
         return "".join(out)
 
-    def branch(self, node: _Node, dot, depth: int) -> str:
+    def branch(self, node: _Node, dot, depth: int, scope: dict) -> str:
         for cond, body in node.branches:
             if cond is None:
-                return self.render(body, dot, depth)
-            value = self.pipeline(cond, dot, depth)
+                return self.render(body, dot, depth, scope)
+            inner = dict(scope)
+            names: tuple = ()
+            bound = _RANGE_VARS.match(cond) if node.kind in ("range", "with", "if") else None
+            if bound:
+                names, cond = tuple(n for n in bound.group(1, 2) if n), bound.group(3)
+            value = self.pipeline(cond, dot, depth, inner)
             if not _truthy(value):
                 continue
-            if node.kind == "if":
-                return self.render(body, dot, depth)
-            if node.kind == "with":
-                return self.render(body, value, depth)
-            items = list(value.values()) if isinstance(value, Mapping) else value
-            if not isinstance(items, list):
+            if node.kind != "range":
+                if names:
+                    inner[names[-1]] = value
+                return self.render(body, value if node.kind == "with" else dot, depth, inner)
+            if isinstance(value, Mapping):
+                items = [(k, value[k]) for k in sorted(value)]  # Go visits a map's keys in sorted order
+            elif isinstance(value, list):
+                items = list(enumerate(value))
+            elif isinstance(value, int) and not isinstance(value, bool):
+                items = [(i, i) for i in range(value)]
+            else:
                 raise Unrenderable("range over something not a list or mapping")
-            return "".join(self.render(body, x, depth) for x in items)
+            out = []
+            for k, x in items:
+                if len(names) == 2:
+                    inner[names[0]], inner[names[1]] = k, x
+                elif names:
+                    inner[names[0]] = x
+                out.append(self.render(body, x, depth, inner))
+            return "".join(out)
         return ""
 
     def include(self, name: str, dot, depth: int) -> str:
         if name not in self.defines:
             raise Unrenderable(f"include of {name!r}, defined nowhere in the chart")
-        return self.render(self.defines[name], dot, depth + 1)
+        return self.render(self.defines[name], dot, depth + 1, {"": dot})  # `$` in a template is its data
 
-    def pipeline(self, text: str, dot, depth: int):
+    def pipeline(self, text: str, dot, depth: int, scope: dict | None = None):
+        scope = scope if scope is not None else {"": self.root}
         value, first = None, True
         for command in _split(text, "|"):
             words = _split(command, " ")
             if not words:
                 raise Unrenderable(f"an empty command in {text!r}")
             head, args = words[0], words[1:]
+            vals = [self.value(a, dot, depth, scope) for a in args] + ([] if first else [value])
             if head == "include":
-                vals = [self.value(a, dot, depth) for a in args] + ([] if first else [value])
                 value = self.include(str(vals[0]), vals[1] if len(vals) > 1 else None, depth)
+            elif head == "tpl":  # a values string rendered as a template of this chart
+                value = self.render(
+                    parse(_text(vals[0]), dict(self.defines)), vals[1] if len(vals) > 1 else dot, depth + 1
+                )
+            elif head.endswith(".Files.Get") or head == ".Files.Get":
+                value = self.files.get(str(vals[0]).lstrip("./"), "")
+            elif head.endswith("APIVersions.Has"):
+                value = True  # a recent cluster serves the APIs charts ask about
             elif head in _FUNCTIONS:
-                vals = [self.value(a, dot, depth) for a in args] + ([] if first else [value])
                 try:
                     value = _FUNCTIONS[head](*vals)
                 except Unrenderable:
@@ -317,15 +430,16 @@ class Renderer:
                 except Exception as exc:  # noqa: BLE001 - a call the subset cannot evaluate: not rendered
                     raise Unrenderable(f"{head}: {exc}") from None
             elif not args and first:
-                value = self.value(head, dot, depth)
+                value = self.value(head, dot, depth, scope)
             else:
                 raise Unrenderable(f"{head!r} is not a function this renderer knows")
             first = False
         return value
 
-    def value(self, token: str, dot, depth: int = 0):
+    def value(self, token: str, dot, depth: int = 0, scope: dict | None = None):
+        scope = scope if scope is not None else {"": self.root}
         if token.startswith("(") and token.endswith(")"):
-            return self.pipeline(token[1:-1], dot, depth)
+            return self.pipeline(token[1:-1], dot, depth, scope)
         if token[:1] in '"`':
             return _string(token)
         if token in ("true", "false"):
@@ -338,20 +452,21 @@ class Renderer:
             return float(token)
         if token == ".":
             return dot
-        if token == "$":
-            return self.root
-        if token.startswith("$."):
-            return _field(self.root, token[2:])
+        if token.startswith("$"):
+            name, _, path = token[1:].partition(".")
+            if name not in scope:
+                raise Unrenderable(f"${name} is not set")
+            return field(scope[name], path) if path else scope[name]
         if token.startswith("."):
-            return _field(dot, token[1:])
+            return field(dot, token[1:])
         raise Unrenderable(f"{token!r} is not a value this renderer knows")
 
 
-def _field(base, path: str):
+def field(base, path: str):
     x = base
     for part in path.split("."):
-        if part in ("Files", "Capabilities") and x is not None and "Values" in (x if isinstance(x, Mapping) else {}):
-            raise Unrenderable(f".{part} is not rendered offline")
+        if part == "Files" and isinstance(x, Mapping) and "Values" in x:
+            raise Unrenderable(".Files other than .Files.Get is not rendered offline")
         if not isinstance(x, Mapping):
             return None  # Helm: a missing value renders as nothing
         x = x.get(part)

@@ -383,16 +383,19 @@ def _read_model(m: Model) -> None:
         ]
         named = manifests.strings([given.get("chart"), given.get("path")])
         seen += [e for c in named for e in charts.evidence_of(c, manifests.base())]
-        if r.type in manifests.CHILDLESS:  # Pulumi sends no children of it: a chart the pack cannot read is unseen
+        if r.type in manifests.CHILDLESS:  # Pulumi sends no children of it: a chart the pack cannot render is unseen
             seen += [
                 evidence.Evidence(
                     "chart",
                     "accelerator",
                     f"{c} (a local chart the pack cannot find: give its absolute path, os.path.abspath, so the "
-                    "pack can render it)",
+                    "pack can render it)"
+                    if charts.missing(c, manifests.base())
+                    else f"{c} (a local chart the pack cannot render: it uses what policies/gotemplate.py does not "
+                    "render, or subcharts or dependencies; no preview sends a Release's children)",
                 )
                 for c in named
-                if charts.missing(c, manifests.base())
+                if charts.missing(c, manifests.base()) or charts.is_local(c, manifests.base()) is not None
             ]
     m.template_refs = [e for e in seen if e.kind == "template"]
     m.evidence = seen = [e for e in seen if e.kind != "template"]

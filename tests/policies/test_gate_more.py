@@ -1676,3 +1676,85 @@ def test_a_gpu_count_label_buys_nodes_of_that_many_gpus(pack_stub):
         parent,
     )
     assert any("7 of 8 GPUs stay idle" in m for _, m in mandatory(pack_stub, [row]))
+
+
+HELM_CREATE_HELPERS = """{{- define "c.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- define "c.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+"""
+
+
+def _helm_create_chart(root, template, values=L4_CHART_VALUES, files=None):
+    chart = pathlib.Path(_chart(root, values, template))
+    (chart / "templates" / "_helpers.tpl").write_text(HELM_CREATE_HELPERS)
+    for name, text in (files or {}).items():
+        (chart / name).parent.mkdir(parents=True, exist_ok=True)
+        (chart / name).write_text(text)
+    return str(chart)
+
+
+def test_a_scaffolded_chart_with_variables_renders_and_passes(pack_stub, tmp_path):
+    """`helm create`'s helpers use variables and contains; env comes from `range $k, $v`."""
+    template = L4_CHART_TEMPLATE.replace(
+        "        image:",
+        "        env:\n        {{- range $k, $v := .Values.env }}\n        - {name: {{ $k }}, value: {{ $v | quote }}}\n        {{- end }}\n        image:",
+    )
+    chart = _helm_create_chart(tmp_path / "c", template, L4_CHART_VALUES + "env: {A: '1', B: '2'}\n")
+    assert mandatory(pack_stub, [R(HELM, "rel", {"chart": chart})]) == []
+
+
+@pytest.mark.parametrize("trick", ["files-get", "tpl", "variable-dict"])
+def test_gpus_a_chart_builds_with_files_tpl_or_variables_are_judged(pack_stub, tmp_path, trick):
+    limits = {
+        "files-get": (
+            '{{- .Files.Get "files/limits.yaml" | nindent 12 }}',
+            {"files/limits.yaml": "nvidia.com/gpu: 8"},
+            "",
+        ),
+        "tpl": ("{{ tpl .Values.key . }}: 8", {}, 'key: "{{ .Values.vendor }}.com/gpu"\nvendor: nvidia\n'),
+        "variable-dict": (
+            '{{- $r := dict (printf "%s/gpu" "nvidia.com") 8 }}{{ toYaml $r | nindent 12 }}',
+            {},
+            "",
+        ),
+    }[trick]
+    body, files, extra = limits
+    template = L4_CHART_TEMPLATE.replace("{{- toYaml .Values.resources | nindent 10 }}", "limits:\n            " + body)
+    chart = _helm_create_chart(tmp_path / "c", template, L4_CHART_VALUES + extra, files)
+    found = mandatory(pack_stub, [R(HELM, "rel", {"chart": chart})])
+    assert any("8 x L4" in m for p, m in found if p == "gpusizer-no-overprovisioning"), (trick, found)
+
+
+def test_a_subchart_is_rendered_with_its_scoped_values(pack_stub, tmp_path):
+    parent = pathlib.Path(_l4_chart(tmp_path / "parent"))
+    sub = parent / "charts" / "worker"
+    sub.mkdir(parents=True)
+    (sub / "Chart.yaml").write_text("apiVersion: v2\nname: worker\nversion: 0.1.0\n")
+    (sub / "values.yaml").write_text("gpus: 1\nnodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}\n")
+    (sub / "templates").mkdir()
+    worker = L4_CHART_TEMPLATE.replace('{{ include "c.fullname" . }}', "worker").replace(
+        "{{- toYaml .Values.resources | nindent 10 }}", "  limits: {nvidia.com/gpu: {{ .Values.gpus }}}"
+    )
+    (sub / "templates" / "d.yaml").write_text(worker.replace(".Values.requiredGib", ".Values.global.requiredGib"))
+    values = {"global": {"requiredGib": 18}, "worker": {"gpus": 8}}  # the parent's values scope the subchart's
+    found = mandatory(pack_stub, [R(HELM, "rel", {"chart": str(parent), "values": values})])
+    assert any("worker" in m and "8 x L4" in m for _, m in found), found
+
+
+def test_a_release_of_a_local_chart_the_pack_cannot_render_fails_closed(pack_stub, tmp_path):
+    template = L4_CHART_TEMPLATE.replace("{{- toYaml .Values.resources | nindent 10 }}", '{{ .Files.Glob "x/*" }}')
+    chart = _chart(tmp_path / "c", L4_CHART_VALUES, template)
+    found = mandatory(pack_stub, [R(HELM, "rel", {"chart": chart})])
+    assert any("cannot render" in m for _, m in found), found
