@@ -92,9 +92,13 @@ def servicer(policy_config: dict[str, Any] | None = None):
 
 
 def wire(value: Any) -> Any:
-    """Plain JSON-able data as the engine marshals it: an unknown (pulumi.output.Unknown) as the sentinel."""
+    """Plain JSON-able data as the engine marshals it: an unknown (pulumi.output.Unknown) as the sentinel, an
+    asset or archive as its signature and its text, path, URI or assets (a Lambda's code is read, not lost)."""
     if isinstance(value, pulumi_output.Unknown):
         return v.STRING
+    wired = v.asset(value)
+    if wired is not None:
+        return wired
     if isinstance(value, dict):
         return {k: wire(x) for k, x in value.items()}
     if isinstance(value, (list, tuple)):

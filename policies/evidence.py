@@ -41,6 +41,7 @@ import gzip
 import io
 import pathlib
 import re
+import zipfile
 from collections.abc import Mapping, Sequence
 
 import yaml
@@ -158,6 +159,7 @@ _KIND_VALUES = frozenset({"gpu", "tpu", "neuron", "inferenceaccelerator", "accel
 VISIBLE = frozenset({"nvidia_visible_devices", "cuda_visible_devices", "nvidia_driver_capabilities"})
 # Karpenter's instance-category values of accelerated families (EC2 naming: g, p, inf, trn, dl, gr, vt, f).
 _ACCELERATED_CATEGORIES = frozenset({"g", "p", "inf", "trn", "dl", "gr", "vt", "f"})
+_CODE = re.compile(r"\.(py|js|mjs|ts|sh|go|rb|java|cs|ya?ml|json|tf)$", re.I)
 COMMANDED = "<command>"  # marks the path of a template a command in text launches from
 MAX_DOCUMENT = 1_000_000  # characters of an embedded YAML/JSON document read (a manifest bundle fits)
 MAX_NODES = 200_000  # values walked per resource: a larger property tree is itself a finding
@@ -299,6 +301,8 @@ class _Walk:
         self.out: list[Evidence] = []
         self.nodes = 0
         self.local_files = local_files
+        self.bases: list[pathlib.Path] = [pathlib.Path.cwd()]  # where relative paths are read from
+        self.read: set[pathlib.Path] = set()  # local files read once (two scripts may name each other)
         self.env = env or {}
 
     def add(self, path: str, kind: str, what) -> None:
@@ -362,6 +366,11 @@ class _Walk:
             ):
                 self.add(_join(where, k), "resource", f"{kind.strip()} {m.get('value', m.get('count', ''))}".strip())
                 break
+        if self.local_files and m.get(v.SIG_KEY) in (v.ASSET_SIG, v.ARCHIVE_SIG) and isinstance(m.get("path"), str):
+            for name, text in _archived(
+                m["path"], self.bases[-1]
+            ):  # a function's code (a FileArchive, a zip): what it runs
+                stack.append((text, f"{_join(where, 'path')}<{name}>", field))
         named, value = _option(m)
         if named and _sizes(named) and isinstance(value, str):  # {name: InstanceTypes, value: "t3.micro,p5..."}
             for part in re.split(r"[,\s]+", value):
@@ -426,6 +435,21 @@ class _Walk:
             )
             stack.append((x, here, field or named))
 
+    def provider_code(self, s: str, where: str) -> None:
+        """A dynamic provider's serialized code (base64 of a pickle): its constants are plain strings in the bytes;
+        an accelerated type among them is what its create() may launch (`SIZES = {"xl": "p5.48xlarge"}`)."""
+        try:
+            blob = base64.b64decode("".join(s.split()), validate=False)[: MAX_DOCUMENT * 4]
+        except ValueError:
+            return
+        for text in re.findall(rb"[\x20-\x7e]{4,}", blob):
+            word = text.decode("ascii").strip()
+            t = accelerated_type(word)
+            if t:
+                self.add(where, "type", f"{t} (in the dynamic provider's code)")
+            for r in requests_in_text(word):
+                self.add(where, "resource", f"{r} (in the dynamic provider's code)")
+
     def text(self, s: str, where: str, field: bool, stack: list) -> None:
         if v.is_unknown(s):
             return
@@ -467,6 +491,9 @@ class _Walk:
             return
         if last == "key":
             return  # a label or requirement key: the mapping around it is judged (`mapping`)
+        if last == "__provider":  # a dynamic provider's code, pickled: the strings it holds are what it launches
+            self.provider_code(s, where)
+            return
         if len(s) > MAX_DOCUMENT:  # more than the pack reads: judged as if it held an accelerator (fail closed)
             self.add(where, "accelerator", f"a value of {len(s):,} characters, more than the pack reads")
             return
@@ -481,7 +508,8 @@ class _Walk:
             for ref in _templates_launched(s):  # `aws ec2 run-instances --launch-template LaunchTemplateName=x`
                 self.add(where + COMMANDED, "template", ref)
             if self.local_files and " " in s.strip():  # a command runs or deploys a local file: read it too
-                for path in _local_files(s):
+                for path in [f for f in _local_files(s, self.bases) if f not in self.read]:
+                    self.read.add(path)
                     stack.append((path.read_text(errors="replace")[:MAX_DOCUMENT], f"{where}<{path}>", field))
             for token in _B64_TOKEN.findall(s) if " " in s.strip() else ():  # `$(echo cDUu... | base64 -d)`
                 inner = _base64(token, shortest=12)
@@ -758,11 +786,15 @@ def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
-def extract(props, path: str = "", local_files: bool = False) -> list[Evidence]:
+def extract(props, path: str = "", local_files: bool = False, base: pathlib.Path | None = None) -> list[Evidence]:
     """Every piece of GPU evidence in `props` (plain data: dicts, lists, scalars; unknowns as sentinels).
     `local_files`: also read the local files a command in it names (`--template-file big.yaml`,
-    `python3 launch.py`), as the command would."""
+    `python3 launch.py`) and the code an asset or archive holds, as the command or the cloud would; relative
+    paths from `base` (the program's directory) and a Command's `dir`."""
     w = _Walk(local_files, _environment(props))
+    here = base or pathlib.Path.cwd()
+    where = props.get("dir") if isinstance(props, Mapping) and isinstance(props.get("dir"), str) else None
+    w.bases = [here / where, here] if where and not v.is_unknown(where) else [here]
     w.run(props, path)
     return w.out
 
@@ -784,17 +816,49 @@ def _environment(props) -> dict[str, str]:
     return out
 
 
-_PATH_TOKEN = re.compile(r"(?<![\w/.-])((?:/|\./|\.\./)[\w./-]+\.(?:ya?ml|json|sh|py|tf|tfvars|template|txt))\b")
+_PATH_TOKEN = re.compile(
+    r"(?<![\w/.=-])((?:/|\./|\.\./)?[\w.-]+(?:/[\w.-]+)*\.(?:ya?ml|json|sh|py|tf|tfvars|template|txt))\b"
+    r"|(?:-chdir=|--chart[= ]|upgrade\s+--install\s+\S+\s+|install\s+\S+\s+)((?:\./|\.\./|/)[\w./-]+)"
+)  # a file by path, or a folder a tool runs from (`terraform -chdir=./tf`, `helm upgrade --install x ./chart`)
 
 
-def _local_files(text: str) -> list[pathlib.Path]:
-    """Existing local files (at most 5, each at most MAX_DOCUMENT bytes) that a command names by path."""
-    out = []
+def _archived(path: str, base: pathlib.Path, most: int = 50) -> list[tuple[str, str]]:
+    """(name, text) of the code files an asset or archive path holds: a file, a folder, or a zip."""
+    out: list[tuple[str, str]] = []
+    try:
+        p = pathlib.Path(path)
+        p = p if p.is_absolute() else base / p
+        if p.is_dir():
+            files = [f for f in sorted(p.rglob("*"))[: most * 10] if f.is_file() and _CODE.search(f.name)]
+            out = [(str(f.relative_to(p)), f.read_text(errors="replace")[:MAX_DOCUMENT]) for f in files[:most]]
+        elif p.is_file() and zipfile.is_zipfile(p):
+            with zipfile.ZipFile(p) as z:
+                names = [n for n in z.namelist() if _CODE.search(n)][:most]
+                out = [(n, z.read(n)[:MAX_DOCUMENT].decode(errors="replace")) for n in names]
+        elif p.is_file() and p.stat().st_size <= MAX_DOCUMENT:
+            out = [(p.name, p.read_text(errors="replace"))]
+    except (OSError, ValueError, zipfile.BadZipFile):
+        return [(path, "unreadable")]
+    return out
+
+
+def _local_files(text: str, bases: list[pathlib.Path]) -> list[pathlib.Path]:
+    """Existing local files (at most 5, each at most MAX_DOCUMENT bytes) that a command names by path, and
+    the code files of a folder it runs a tool in, read from the first of `bases` where they exist."""
+    out: list[pathlib.Path] = []
     for m in _PATH_TOKEN.finditer(text):
-        try:
-            p = pathlib.Path(m.group(1))
-            if p.is_file() and p.stat().st_size <= MAX_DOCUMENT and p not in out:
-                out.append(p)
-        except (OSError, ValueError):
-            continue
+        token = m.group(1) or m.group(2)
+        for base in bases:
+            try:
+                p = pathlib.Path(token)
+                p = p if p.is_absolute() else base / p
+                found = (
+                    [p] if p.is_file() else [f for f in sorted(p.rglob("*"))[:200] if f.is_file()] if p.is_dir() else []
+                )
+                found = [f for f in found if _CODE.search(f.name) and f.stat().st_size <= MAX_DOCUMENT]
+            except (OSError, ValueError):
+                continue
+            out += [f for f in found if f not in out]
+            if found:
+                break
     return out[:5]

@@ -366,7 +366,7 @@ def _read_model(m: Model) -> None:
     chart = manifests.rendered_chart(r, manifests.base()) if r.type in manifests.RENDERED else None
     if chart is not None and isinstance(data, dict):  # a local chart rendered into children: judge the rest
         data = {k: x for k, x in data.items() if k not in manifests.CHART_INPUTS}
-    seen = evidence.extract(_substituted(data), local_files=True)
+    seen = evidence.extract(_substituted(data), local_files=True, base=manifests.base())
     if records(r.type):  # names in what records, restricts or watches capacity ask for none; a request still does,
         # and so does a command in a script it holds (a ConfigMap mounted into a job that runs it)
         seen = [

@@ -57,14 +57,39 @@ def is_unknown(value: Any) -> bool:
     return isinstance(value, str) and value in SENTINELS
 
 
+# The engine's wire form of assets and archives (pulumi.runtime.rpc: the special signature key and values).
+SIG_KEY = "4dabf18193072939515e22adb298388d"
+ASSET_SIG = "c44067f5952c0a294b673a41bacd8c17"
+ARCHIVE_SIG = "0def7320c3a5731c473e5ecbe6d01bc7"
+
+
+def asset(value: Any) -> dict | None:
+    """A Pulumi asset or archive object (the policy SDK deserializes them from the wire) as its wire form:
+    the signature and its text, path, URI or assets; None for anything else."""
+    kind = type(value).__name__
+    if not kind.endswith(("Asset", "Archive")) or not type(value).__module__.startswith("pulumi"):
+        return None
+    out: dict[str, Any] = {SIG_KEY: ARCHIVE_SIG if kind.endswith("Archive") else ASSET_SIG}
+    for k in ("text", "path", "uri"):
+        if isinstance(getattr(value, k, None), str):
+            out[k] = getattr(value, k)
+    if isinstance(getattr(value, "assets", None), Mapping):
+        out["assets"] = {k: asset(x) or raw(x) for k, x in value.assets.items()}
+    return out
+
+
 def raw(value: Any) -> Any:
-    """Plain dicts and lists from policy-SDK props (or plain data), sentinels kept, nothing read through a proxy.
+    """Plain dicts and lists from policy-SDK props (or plain data), sentinels kept, nothing read through a proxy,
+    assets and archives in their wire form (`asset`), so a function's code is read like any other text.
 
     The SDK's proxies hand out their wrapped container under the key "__target"
     (pulumi_policy/proxy.py); plain containers are copied as they are.
     """
     if isinstance(value, (str, bytes)):
         return value
+    wired = asset(value)
+    if wired is not None:
+        return wired
     if isinstance(value, Mapping):
         target = _target(value)
         return {k: raw(target[k]) for k in target}

@@ -1758,3 +1758,43 @@ def test_a_release_of_a_local_chart_the_pack_cannot_render_fails_closed(pack_stu
     chart = _chart(tmp_path / "c", L4_CHART_VALUES, template)
     found = mandatory(pack_stub, [R(HELM, "rel", {"chart": chart})])
     assert any("cannot render" in m for _, m in found), found
+
+
+LAUNCHER = "import boto3\nboto3.client('ec2').run_instances(ImageId='ami-1', InstanceType='p5.48xlarge', MinCount=8)\n"
+SIG = "4dabf18193072939515e22adb298388d"
+ASSET, ARCHIVE = "c44067f5952c0a294b673a41bacd8c17", "0def7320c3a5731c473e5ecbe6d01bc7"
+LAMBDA = "aws:lambda/function:Function"
+
+
+def _code(tmp_path, kind):
+    """A function's code or a command's files, as the engine sends them (assets in their wire form)."""
+    (tmp_path / "fn").mkdir()
+    (tmp_path / "fn" / "index.py").write_text(LAUNCHER)
+    if kind == "inline-asset":
+        code = {SIG: ARCHIVE, "assets": {"index.py": {SIG: ASSET, "text": LAUNCHER}}}
+        return [R(LAMBDA, "f", {"runtime": "python3.12", "handler": "index.handler", "code": code})]
+    if kind == "file-archive":
+        return [R(LAMBDA, "f", {"runtime": "python3.12", "code": {SIG: ARCHIVE, "path": str(tmp_path / "fn")}})]
+    if kind == "command-dir":
+        return [R(CMD, "c", {"create": "python3 index.py", "dir": str(tmp_path / "fn")})]
+    if kind == "terraform-chdir":
+        (tmp_path / "tf").mkdir()
+        (tmp_path / "tf" / "main.tf").write_text('resource "aws_instance" "x" {\n  instance_type = "p5.48xlarge"\n}\n')
+        return [R(CMD, "c", {"create": f"terraform -chdir={tmp_path / 'tf'} apply -auto-approve"})]
+    import base64
+    import pickle
+
+    provider = base64.b64encode(pickle.dumps({"sizes": {"xl": "p5.48xlarge"}})).decode()
+    return [R("pulumi-python:dynamic:Resource", "box", {"size": "xl", "__provider": provider})]
+
+
+@pytest.mark.parametrize("kind", ["inline-asset", "file-archive", "command-dir", "terraform-chdir", "dynamic-provider"])
+def test_code_a_resource_runs_is_read(pack_stub, tmp_path, kind):
+    """A function's code (inline or a folder), the files a command runs in its folder, a Terraform folder, and a
+    dynamic provider's pickled code launch what they name."""
+    assert any("p5.48xlarge" in m for _, m in mandatory(pack_stub, _code(tmp_path, kind))), kind
+
+
+def test_a_function_whose_code_launches_nothing_passes(pack_stub):
+    code = {SIG: ARCHIVE, "assets": {"index.py": {SIG: ASSET, "text": "def handler(e, c):\n    return {'ok': 1}\n"}}}
+    assert mandatory(pack_stub, [R(LAMBDA, "f", {"runtime": "python3.12", "code": code})]) == []
