@@ -77,8 +77,8 @@ def unbounded(resource_type: str, p: v.View) -> str | None:
 
 # A rolling update runs up to maxSurge pods above the desired count while old pods drain: an absolute number,
 # or a percentage of the desired count rounded up; 25% when not given; none under the Recreate strategy.
-# Kubernetes docs, "Deployments" > Max Surge (read 2026-11-26); Argo Rollouts' canary and blue-green keep
-# the same field and default (argoproj.github.io/argo-rollouts, "Canary" > maxSurge, read 2026-11-26).
+# Kubernetes docs, "Deployments" > Max Surge (read 2026-11-26); Argo Rollouts' canary keeps the same field and
+# default (argoproj.github.io/argo-rollouts, "Canary" > maxSurge, read 2026-11-26).
 DEFAULT_SURGE = "25%"
 _SURGING = ("Deployment", "Rollout")
 
@@ -90,7 +90,12 @@ def surge(resource_type: str, p: v.View, pods: float) -> float:
     spec = p.at("spec", "strategy")
     if kind(resource_type) == "Deployment" and (spec.text("type") or "rollingupdate") == "recreate":
         return 0.0
-    paths = [("rollingUpdate", "maxSurge"), ("canary", "maxSurge"), ("blueGreen", "maxSurge")]
+    if kind(resource_type) == "Rollout" and spec.get("blueGreen") is not None:
+        # blue-green runs the whole preview stack beside the active one until it is promoted
+        # (argoproj.github.io/argo-rollouts, "BlueGreen Deployment Strategy", read 2026-11-26)
+        preview = spec.number("blueGreen", "previewReplicaCount")
+        return float(pods if preview is None else preview)
+    paths = [("rollingUpdate", "maxSurge"), ("canary", "maxSurge")]
     given = next((spec.get(*k) for k in paths if spec.get(*k) is not None), DEFAULT_SURGE)
     text = str(given).strip()
     if text.endswith("%"):

@@ -69,6 +69,14 @@ def pinned_count(pod: v.View) -> float | None:
     return None
 
 
+def _one_per_node(pod: v.View) -> bool:
+    """Whether required pod anti-affinity on the host keeps its pods one to a node: each node then holds one
+    pod's GPUs, however many pods there are (Kubernetes docs, "Assigning Pods to Nodes": inter-pod
+    anti-affinity with topologyKey kubernetes.io/hostname, read 2026-11-26)."""
+    terms = pod.at("affinity", "podAntiAffinity").each("requiredDuringSchedulingIgnoredDuringExecution")
+    return any((t.text("topologyKey") or "") == "kubernetes.io/hostname" for t in terms)
+
+
 def _gpus_per_node(t: str) -> float | None:
     for provider in ("aws", "gcp"):
         cap = audit.capacity_of_type(provider, t)
@@ -85,7 +93,7 @@ def _labelled(t: str) -> float | None:
 def findings(sm: model.StackModel, max_ratio: float) -> list[tuple[str, str]]:
     """(message, URN) for each workload whose pinned instance type holds over max_ratio x the GPUs that all
     the stack's pods pinning it ask for at most."""
-    pinned: list[tuple[model.Model, frozenset[str], float]] = []
+    pinned: list[tuple[model.Model, frozenset[str], float, bool]] = []  # (model, types, GPUs asked, one a node)
     for m in sm:
         path = k8s.POD_SPECS.get(m.resource.type)
         if path is None or m.facts is None:
@@ -101,14 +109,16 @@ def findings(sm: model.StackModel, max_ratio: float) -> list[tuple[str, str]]:
         except (v.Unknown, ValueError, KeyError):
             continue  # judged at `up`, or a malformed field the other rules report
         if types and per_pod > 0:
-            pinned.append((m, frozenset(types), asked))
+            alone = _one_per_node(pod)
+            pinned.append((m, frozenset(types), per_pod if alone else asked, alone))
     out = []
-    for m, types, _ in pinned:
+    for m, types, asked, alone in pinned:
         sizes = [_gpus_per_node(t) or _labelled(t) for t in types]
         if not sizes or any(n is None for n in sizes):
             continue  # a type that holds no GPU the catalog knows: nothing to compare
         node = min(n for n in sizes if n is not None)
-        used = sum(a for _, other, a in pinned if other & types)  # pods that may share its nodes
+        # pods kept one to a node use one pod's GPUs of each; others share the nodes with every pod pinning them
+        used = asked if alone else sum(a for _, other, a, _ in pinned if other & types)
         if node > max_ratio * used:
             shown = ", ".join(sorted(types))
             out.append(

@@ -157,6 +157,9 @@ def _launches_gpu(r, stack: list) -> bool:
     return False
 
 
+ANY_NAMESPACE = "*"  # a workload whose namespace is computed at preview: matched by name and kind alone
+
+
 def _namespace(p: v.View) -> str:
     return p.text("metadata", "namespace") or DEFAULT_NAMESPACE
 
@@ -182,7 +185,12 @@ def maxima(stack: list) -> tuple[dict[str, float], list[tuple[str, Exception]]]:
     for r in gpu.values() if named else ():  # a Kubernetes autoscaler names its target: index them by name
         if r.type.startswith("kubernetes:"):
             try:  # a DeploymentPatch scales as a Deployment
-                key = (_namespace(r.props), r.props.text("metadata", "name"), k8s.kind(r.type).lower())
+                name, kind = r.props.text("metadata", "name"), k8s.kind(r.type).lower()
+                try:
+                    space = _namespace(r.props)
+                except v.Unknown:  # a namespace computed at preview: any autoscaler of its name and kind may scale it
+                    space = ANY_NAMESPACE
+                key = (space, name, kind)
                 by_name[key] = [*by_name.get(key, []), r.urn]
             except (v.Unknown, ValueError) as exc:  # no autoscaler can be matched to it (until `up`)
                 failed.append((r.urn, exc))
@@ -218,7 +226,9 @@ def maxima(stack: list) -> tuple[dict[str, float], list[tuple[str, Exception]]]:
                 ref = r.props.at("spec", "scaleTargetRef")
                 kind = (ref.text("kind") or "deployment").lower()
                 try:
-                    targets += by_name.get((_namespace(r.props), ref.text("name"), kind), [])
+                    name = ref.text("name")
+                    targets += by_name.get((_namespace(r.props), name, kind), [])
+                    targets += by_name.get((ANY_NAMESPACE, name, kind), [])
                 except v.Unknown:
                     if not targets:  # no link names its target: it counts for every workload it could scale
                         targets += [u for (_, _, k), us in by_name.items() if k == kind for u in us]

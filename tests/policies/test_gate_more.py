@@ -1798,3 +1798,45 @@ def test_code_a_resource_runs_is_read(pack_stub, tmp_path, kind):
 def test_a_function_whose_code_launches_nothing_passes(pack_stub):
     code = {SIG: ARCHIVE, "assets": {"index.py": {SIG: ASSET, "text": "def handler(e, c):\n    return {'ok': 1}\n"}}}
     assert mandatory(pack_stub, [R(LAMBDA, "f", {"runtime": "python3.12", "code": code})]) == []
+
+
+def test_an_autoscaler_finds_a_workload_whose_namespace_is_computed(pack_stub):
+    """20 one-L4 pods cost $14.09/h (the catalog's cheapest one-L4 host, $0.7045/h), over a $10 budget: the HPA
+    targets the workload by name and kind while its namespace is unknown at preview."""
+    typ, name, props, deps, parent = L4_DEP
+    dep = {
+        **props,
+        "metadata": {**props["metadata"], "namespace": cases.U},
+        "spec": {**props["spec"], "strategy": {"type": "Recreate"}},
+    }
+    hpa = {
+        "metadata": {"name": "h", "namespace": "ml"},
+        "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "llm"}, "maxReplicas": 20},
+    }
+    rows = [R(typ, name, dep, deps, parent), R("kubernetes:autoscaling/v2:HorizontalPodAutoscaler", "h", hpa)]
+    budget = {"gpusizer-gpu-budget": {"enforcementLevel": "mandatory", "maxHourlyUsd": 10}}
+    assert "gpusizer-gpu-budget" in {p for p, _ in mandatory(pack_stub, rows, budget)}
+
+
+def test_pods_kept_one_to_a_node_each_buy_a_whole_pinned_node(pack_stub):
+    """Four one-GPU pods pinned to g6.12xlarge (4 L4s) would fill one node, but required anti-affinity on the
+    host puts each on its own: 3 of each node's 4 GPUs idle."""
+    typ, _, props, deps, parent = L4_DEP
+    template = pod({"nvidia.com/gpu": 1}, {"node.kubernetes.io/instance-type": "g6.12xlarge"}, need="18")
+    spread = {"labelSelector": {"matchLabels": {"app": "llm"}}, "topologyKey": "kubernetes.io/hostname"}
+    together = {"replicas": 4, "strategy": {"type": "Recreate"}, "template": template}
+    apart = {
+        **together,
+        "template": {
+            **template,
+            "spec": {
+                **template["spec"],
+                "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [spread]}},
+            },
+        },
+    }
+    assert not [
+        m for p, m in mandatory(pack_stub, [R(typ, "t", {**props, "spec": together}, deps, parent)]) if "idle" in m
+    ]
+    found = mandatory(pack_stub, [R(typ, "a", {**props, "spec": apart}, deps, parent)])
+    assert any("3 of 4 GPUs stay idle" in m for _, m in found), found
