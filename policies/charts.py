@@ -234,7 +234,8 @@ def _charts(rel: dict[str, str], values: list, depth: int) -> list[tuple[dict, d
         if isinstance(condition, str) and gotemplate.field(merged, condition.split(",")[0].strip()) is False:
             continue
         sub = {n.split("/", 2)[2]: t for n, t in rel.items() if n.startswith(f"charts/{folder}/") and n.count("/") >= 2}
-        given = merged.get(key) if isinstance(merged.get(key), dict) else {}
+        scoped_values = merged.get(key)
+        given: dict = scoped_values if isinstance(scoped_values, dict) else {}
         scoped = {**given, "global": merged.get("global") or {}}
         out += _charts(sub, [scoped], depth + 1)
     return out

@@ -371,9 +371,9 @@ class _Walk:
                 m["path"], self.bases[-1]
             ):  # a function's code (a FileArchive, a zip): what it runs
                 stack.append((text, f"{_join(where, 'path')}<{name}>", field))
-        named, value = _option(m)
-        if named and _sizes(named) and isinstance(value, str):  # {name: InstanceTypes, value: "t3.micro,p5..."}
-            for part in re.split(r"[,\s]+", value):
+        option, option_value = _option(m)
+        if option and _sizes(option) and isinstance(option_value, str):  # {name: InstanceTypes, value: "t3..,p5.."}
+            for part in re.split(r"[,\s]+", option_value):
                 t = accelerated_type(part, loose=True) if part else None
                 if t:
                     self.add(_join(where, "value"), "type", t)

@@ -30,6 +30,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Mapping
+from typing import Any
 
 import yaml
 
@@ -93,7 +94,7 @@ def parse(source: str, defines: dict[str, list]) -> list:
                 return nodes, s
             if word in ("if", "with", "range"):
                 node = _Node(word)
-                cond = s[len(word) :].strip()
+                cond: str | None = s[len(word) :].strip()
                 while True:
                     body, end = block(("else", "end"))
                     node.branches.append((cond, body))
@@ -405,7 +406,8 @@ class Renderer:
 
     def pipeline(self, text: str, dot, depth: int, scope: dict | None = None):
         scope = scope if scope is not None else {"": self.root}
-        value, first = None, True
+        value: Any = None
+        first = True
         for command in _split(text, "|"):
             words = _split(command, " ")
             if not words:

@@ -112,15 +112,15 @@ def findings(sm: model.StackModel, max_ratio: float) -> list[tuple[str, str]]:
             alone = _one_per_node(pod)
             pinned.append((m, frozenset(types), per_pod if alone else asked, alone))
     out = []
-    for m, types, asked, alone in pinned:
-        sizes = [_gpus_per_node(t) or _labelled(t) for t in types]
+    for m, kinds, asked, alone in pinned:
+        sizes = [_gpus_per_node(t) or _labelled(t) for t in kinds]
         if not sizes or any(n is None for n in sizes):
             continue  # a type that holds no GPU the catalog knows: nothing to compare
         node = min(n for n in sizes if n is not None)
         # pods kept one to a node use one pod's GPUs of each; others share the nodes with every pod pinning them
-        used = asked if alone else sum(a for _, other, a, _ in pinned if other & types)
+        used = asked if alone else sum(a for _m, other, a, _one in pinned if other & kinds)
         if node > max_ratio * used:
-            shown = ", ".join(sorted(types))
+            shown = ", ".join(sorted(kinds))
             out.append(
                 (
                     f"{m.label}: its pods pin {shown} ({node:g} GPUs a node) and the stack's pods that may land "
