@@ -201,6 +201,19 @@ _CAPABILITIES = {
 }
 
 
+class _GoYAML(yaml.SafeLoader):
+    """YAML as Helm reads a chart's values (go-yaml v2, YAML 1.1): `y`, `Y`, `n`, `N` are booleans too, besides
+    yes/no/on/off (go-yaml resolve.go's table), so `single: n` is false to a template, not the string "n"."""
+
+    def construct_yaml_bool(self, node):
+        value = self.construct_scalar(node)
+        return {"y": True, "n": False}.get(value.lower(), self.bool_values.get(value.lower()))
+
+
+_GoYAML.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:y|Y|n|N)$"), list("yYnN"))
+_GoYAML.add_constructor("tag:yaml.org,2002:bool", _GoYAML.construct_yaml_bool)
+
+
 def _charts(rel: dict[str, str], values: list, depth: int) -> list[tuple[dict, dict, dict[str, str]]]:
     """(Chart.yaml, coalesced values, its own files) of a chart and each subchart it enables, as Helm scopes
     values: a subchart reads its own values.yaml under the parent's `<name>:` values and the parent's `global`
@@ -215,7 +228,7 @@ def _charts(rel: dict[str, str], values: list, depth: int) -> list[tuple[dict, d
     meta = yaml.safe_load(rel.get("Chart.yaml", "")) or {}
     if not isinstance(meta, dict):
         raise gotemplate.Unrenderable("Chart.yaml is not a mapping")
-    merged = yaml.safe_load(rel.get("values.yaml", rel.get("values.yml", ""))) or {}
+    merged = yaml.load(rel.get("values.yaml", rel.get("values.yml", "")), Loader=_GoYAML) or {}
     for v in values:
         merged = _merged(merged, v if isinstance(v, dict) else {})
     own = {n: t for n, t in rel.items() if not n.startswith("charts/")}

@@ -159,7 +159,7 @@ _KIND_VALUES = frozenset({"gpu", "tpu", "neuron", "inferenceaccelerator", "accel
 VISIBLE = frozenset({"nvidia_visible_devices", "cuda_visible_devices", "nvidia_driver_capabilities"})
 # Karpenter's instance-category values of accelerated families (EC2 naming: g, p, inf, trn, dl, gr, vt, f).
 _ACCELERATED_CATEGORIES = frozenset({"g", "p", "inf", "trn", "dl", "gr", "vt", "f"})
-_CODE = re.compile(r"\.(py|js|mjs|ts|sh|go|rb|java|cs|ya?ml|json|tf)$", re.I)
+_CODE = re.compile(r"\.(py|js|mjs|ts|sh|go|rb|java|cs|ya?ml|json|tf)$|(?:^|/)(?:makefile|dockerfile)$", re.I)
 COMMANDED = "<command>"  # marks the path of a template a command in text launches from
 MAX_DOCUMENT = 1_000_000  # characters of an embedded YAML/JSON document read (a manifest bundle fits)
 MAX_NODES = 200_000  # values walked per resource: a larger property tree is itself a finding
@@ -324,6 +324,9 @@ class _Walk:
                 self.mapping(value, where, field, stack)
             elif isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
                 stack += [(x, f"{where}[{i}]", field) for i, x in enumerate(value)]
+                if _last(where).lower() in _ARGV and len(value) > 1 and all(isinstance(x, str) for x in value):
+                    # a container's command or args: one command line, as the runtime passes it
+                    self.text(" ".join(value), where, field, stack)
             elif isinstance(value, str):
                 self.text(value, where, field, stack)
             elif field and _positive(value) and (not isinstance(value, bool) or _SWITCH.match(_last(where))):
@@ -585,6 +588,7 @@ def _sizes(key: str) -> bool:
 _GPU_TOKEN = re.compile(r"^(?:gpus?\d*|[a-z]*gpu\d*)$")
 
 
+_ARGV = frozenset({"command", "args", "cmd", "entrypoint", "arguments", "argv"})
 _NEGATING = frozenset({"non", "no", "not", "without", "cpu", "cpuonly"})
 
 
@@ -700,7 +704,10 @@ def _categories(values) -> bool:
 # `kubectl run ... --limits=nvidia.com/gpu=8`, `helm ... --set resources.limits.nvidia\.com/gpu=8`,
 # `docker run --gpus all`, and DRA device expressions naming a GPU driver (`device.driver == "gpu.nvidia.com"`).
 _REQUEST_IN_TEXT = re.compile(
-    r"--accelerator[= ](?:[a-z]+=[^,\s]*,)*(?:type=)?[a-z0-9-]*(?:nvidia|tpu|gaudi)|--gpus[= ]\S|"
+    r"--accelerator[= ](?:[a-z]+=[^,\s]*,)*(?:type=)?[a-z0-9-]*(?:nvidia|tpu|gaudi)|--gpus[= ]\S+|"
+    r"--accelerator-type[= ](?:v\d+[a-z]*-\d+|tpu\S*|[a-z0-9-]*nvidia\S*)|"
+    r"\b(?:gpus?|accelerators?)\s*[=:]\s*[\"']?(?:nvidia-)?(?:h100|h200|b200|b300|gb200|a100|a10g?|l40s?|l4|t4|v100|"
+    r"mi300x?|mi250x?|rtx\w*)\S*|"
     r"(?:nvidia|amd)\\?\.com(?:/|~1)gpu(?:\\?\.shared)?(?![\w.-])|google\\?\.com/tpu|aws\.amazon\\?\.com/neuron|"
     r"gpu\.nvidia\.com|gpu\.amd\.com|tpu\.google\.com",
     re.I,
@@ -818,7 +825,7 @@ def _environment(props) -> dict[str, str]:
 
 _PATH_TOKEN = re.compile(
     r"(?<![\w/.=-])((?:/|\./|\.\./)?[\w.-]+(?:/[\w.-]+)*\.(?:ya?ml|json|sh|py|tf|tfvars|template|txt))\b"
-    r"|(?:-chdir=|--chart[= ]|upgrade\s+--install\s+\S+\s+|install\s+\S+\s+)((?:\./|\.\./|/)[\w./-]+)"
+    r"|(?:-chdir=|--chart[= ]|upgrade\s+--install\s+\S+\s+|install\s+\S+\s+|make\s+-C\s*)((?:\./|\.\./|/)?[\w./-]+)"
 )  # a file by path, or a folder a tool runs from (`terraform -chdir=./tf`, `helm upgrade --install x ./chart`)
 
 
@@ -846,6 +853,7 @@ def _local_files(text: str, bases: list[pathlib.Path]) -> list[pathlib.Path]:
     """Existing local files (at most 5, each at most MAX_DOCUMENT bytes) that a command names by path, and
     the code files of a folder it runs a tool in, read from the first of `bases` where they exist."""
     out: list[pathlib.Path] = []
+    text = text.replace("file://", " ")  # `--cli-input-json file://req.json` names a local file
     for m in _PATH_TOKEN.finditer(text):
         token = m.group(1) or m.group(2)
         for base in bases:

@@ -28,6 +28,7 @@ import base64
 import dataclasses
 import hashlib
 import json
+import math
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -319,7 +320,7 @@ _FUNCTIONS.update(
         "regexMatch": lambda pat, s: re.search(pat, _text(s)) is not None,
         "add": lambda *xs: sum(int(x) for x in xs),
         "sub": lambda a, b: int(a) - int(b),
-        "mul": lambda *xs: __import__("math").prod(int(x) for x in xs),
+        "mul": lambda *xs: math.prod(int(x) for x in xs),
         "max": lambda *xs: max(int(x) for x in xs),
         "min": lambda *xs: min(int(x) for x in xs),
         "nospace": lambda s: re.sub(r"\s+", "", _text(s)),

@@ -220,7 +220,12 @@ class _Monitor(sdk_mocks.MockMonitor):
 
 
 def run_program(
-    fn: Callable[[], Any], config: dict | None = None, secret_keys=(), stack: str = "dev", preview: bool = False
+    fn: Callable[[], Any],
+    config: dict | None = None,
+    secret_keys=(),
+    stack: str = "dev",
+    preview: bool = False,
+    project: str = "gpusizer",
 ) -> tuple[MockCloud, dict]:
     """Run `fn` under fresh mocks (new root stack, config, event loop); return the recorder and the exports.
 
@@ -230,6 +235,7 @@ def run_program(
         secret_keys: config keys that are secrets.
         stack: the stack name.
         preview: a first preview (unknown ids and outputs) instead of an update.
+        project: the project name (Pulumi.yaml's `name`): `pulumi.Config()` reads its namespace.
 
     Raises:
         pulumi.RunError: the program failed as it would under `pulumi preview`.
@@ -241,7 +247,7 @@ def run_program(
         {k: v if isinstance(v, str) else json.dumps(v) for k, v in (config or {}).items()}, list(secret_keys)
     )
     mocks = MockCloud(preview)
-    pulumi.runtime.set_mocks(mocks, project="gpusizer", stack=stack, preview=preview, monitor=_Monitor(mocks))
+    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=_Monitor(mocks))
     exports: dict = {}
     original = pulumi.export
 

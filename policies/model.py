@@ -92,7 +92,8 @@ RECORDS = (
 )
 
 
-_SCRIPT = re.compile(r"\.(?:sh|bash|py)(?:$|[.<\[])")  # a script file a record holds (`data.run.sh`)
+# a script or code file a record holds (`data.run.sh`, a bucket object's code archive `source.path<index.py>`)
+_SCRIPT = re.compile(r"\.(?:sh|bash|py|js|mjs|ts|go|rb)(?:$|[.<>\[])")
 
 
 def records(resource_type: str) -> bool:

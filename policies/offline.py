@@ -137,6 +137,7 @@ def preview(
                 secret_keys,
                 stack=stack,
                 preview=name == "preview",
+                project=_project(program),
             )
         except SystemExit as exc:  # a program that leaves early never reaches the pack: that is no pass
             raise RuntimeError(f"the program exited (SystemExit {exc.code!r}) instead of finishing") from None
@@ -178,6 +179,17 @@ def preview(
             seen.setdefault(key, []).append(name)
     findings = [Finding(*key, tuple(phases)) for key, phases in seen.items()]
     return exports, resources, findings
+
+
+def _project(program: pathlib.Path) -> str:
+    """The program's project name, as the CLI reads it from the Pulumi.yaml beside it (`pulumi.Config()` reads
+    that namespace); gpusizer's own when there is none."""
+    try:
+        doc = inputs.read_yaml(program.resolve().parent / "Pulumi.yaml", "Pulumi.yaml", "--program")
+    except Exception:  # noqa: BLE001 - no Pulumi.yaml, or one that does not read: gpusizer's own name
+        return "gpusizer"
+    name = doc.get("name") if isinstance(doc, dict) else None
+    return name if isinstance(name, str) and name.strip() else "gpusizer"
 
 
 def _preload(config: dict, program: pathlib.Path) -> None:

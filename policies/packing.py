@@ -31,9 +31,25 @@ def pinned_types(pod: v.View) -> set[str] | None:
     """Instance types the pod may land on, when its node selection admits only named types (a nodeSelector
     on an instance-type label, or required affinity whose every term names types with `In`); else None."""
     labels = _type_labels()
-    for k, val in (pod.mapping("nodeSelector") or {}).items():
-        if str(k).strip().lower() in labels and isinstance(val, str):
+    selector = {str(k).strip().lower(): val for k, val in (pod.mapping("nodeSelector") or {}).items()}
+    for k, val in selector.items():
+        if k in labels and isinstance(val, str):
             return {evidence.normal(val)}
+    size = selector.get("karpenter.k8s.aws/instance-size")
+    if isinstance(size, str) and size.strip():  # a size with a family or GPU name picks the types Karpenter may buy
+        family, gpu = (
+            selector.get("karpenter.k8s.aws/instance-family"),
+            selector.get("karpenter.k8s.aws/instance-gpu-name"),
+        )
+        found = {
+            t
+            for t, o in audit.types_of("aws").items()
+            if t.endswith("." + size.strip().lower())
+            and (not isinstance(family, str) or t.split(".")[0] == family.strip().lower())
+            and (not isinstance(gpu, str) or _named_gpu((o.gpu or "").lower(), gpu.strip().lower()))
+        }
+        if found and (isinstance(family, str) or isinstance(gpu, str)):
+            return found
     terms = pod.at("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution").each(
         "nodeSelectorTerms"
     )
@@ -75,6 +91,11 @@ def _one_per_node(pod: v.View) -> bool:
     anti-affinity with topologyKey kubernetes.io/hostname, read 2026-11-26)."""
     terms = pod.at("affinity", "podAntiAffinity").each("requiredDuringSchedulingIgnoredDuringExecution")
     return any((t.text("topologyKey") or "") == "kubernetes.io/hostname" for t in terms)
+
+
+def _named_gpu(gpu: str, name: str) -> bool:
+    """Whether Karpenter's GPU name (`l4`, `a100`) is this catalog GPU (L4; A100-40GB and A100-80GB, not L40S)."""
+    return gpu == name or gpu.startswith(name + "-")
 
 
 def _gpus_per_node(t: str) -> float | None:

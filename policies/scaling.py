@@ -385,4 +385,7 @@ def surge(resource_type: str, p: v.View, count: float) -> float:
     """Nodes or pods an update runs above `count` at its peak: a rolling update's maxSurge (k8s.surge), an
     instance refresh, a node pool upgrade, a managed instance group's update. The budget counts the peak."""
     read = _PEAKS.get(resource_type)
-    return read(p, count) if read else k8s.surge(resource_type, p, count)
+    try:
+        return read(p, count) if read else k8s.surge(resource_type, p, count)
+    except v.Unknown:  # an update policy not given is computed by the provider: none is configured to surge
+        return 0.0

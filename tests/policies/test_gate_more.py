@@ -1840,3 +1840,79 @@ def test_pods_kept_one_to_a_node_each_buy_a_whole_pinned_node(pack_stub):
     ]
     found = mandatory(pack_stub, [R(typ, "a", {**props, "spec": apart}, deps, parent)])
     assert any("3 of 4 GPUs stay idle" in m for _, m in found), found
+
+
+def _files_of(tmp_path, kind):
+    if kind == "cli-input-file":
+        (tmp_path / "req.json").write_text('{"InstanceType": "p5.48xlarge", "MinCount": 8}')
+        return _cmd(f"aws ec2 run-instances --cli-input-json file://{tmp_path / 'req.json'}")
+    if kind == "makefile":
+        (tmp_path / "ops").mkdir()
+        (tmp_path / "ops" / "Makefile").write_text("burst:\n\taws ec2 run-instances --instance-type p5.48xlarge\n")
+        return _cmd(f"make -C {tmp_path / 'ops'} burst")
+    if kind == "tpu-vm":
+        return _cmd("gcloud compute tpus tpu-vm create x --zone us-central2-b --accelerator-type=v5litepod-256")
+    if kind == "gpu-and-count":
+        return _cmd("sky launch --gpus H100:8 --num-nodes 4 task.yaml")
+    if kind == "argv-list":
+        spec = {
+            "template": {
+                "spec": {"containers": [{"name": "c", "image": "sky", "args": ["sky", "launch", "--gpus", "H100:8"]}]}
+            }
+        }
+        return [R("kubernetes:batch/v1:Job", "j", {"metadata": {"name": "j"}, "spec": spec})]
+    (tmp_path / "fn").mkdir()
+    (tmp_path / "fn" / "main.py").write_text(LAUNCHER)
+    source = {SIG: ARCHIVE, "path": str(tmp_path / "fn")}
+    return [R("aws:s3/bucketObjectv2:BucketObjectv2", "o", {"bucket": "b", "key": "fn.zip", "source": source})]
+
+
+@pytest.mark.parametrize("kind", ["cli-input-file", "makefile", "tpu-vm", "gpu-and-count", "argv-list", "bucket-code"])
+def test_what_commands_and_stored_code_launch_is_read(pack_stub, tmp_path, kind):
+    assert _judged(pack_stub, _files_of(tmp_path, kind)), kind
+
+
+def test_helm_values_read_as_helm_reads_them(tmp_path):
+    """go-yaml (YAML 1.1) reads `n` as false: `{{ if not .Values.single }}8{{ else }}1{{ end }}` renders 8."""
+    from gpusizer.policies import charts
+
+    template = L4_CHART_TEMPLATE.replace(
+        "{{- toYaml .Values.resources | nindent 10 }}",
+        "limits: {nvidia.com/gpu: {{ if not .Values.single }}8{{ else }}1{{ end }}}",
+    )
+    chart = _helm_create_chart(tmp_path / "c", template, L4_CHART_VALUES + "single: n\n")
+    (doc,) = charts.rendered(chart, None, [], "rel", "default")
+    assert doc["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": 8}
+
+
+def test_karpenter_size_and_gpu_name_pick_the_node_the_pod_buys(pack_stub):
+    typ, _, props, deps, parent = L4_DEP
+    selector = {"karpenter.k8s.aws/instance-gpu-name": "l4", "karpenter.k8s.aws/instance-size": "48xlarge"}
+    template = pod({"nvidia.com/gpu": 1}, selector, need="18")
+    row = R(
+        typ,
+        "k",
+        {**props, "spec": {"replicas": 1, "strategy": {"type": "Recreate"}, "template": template}},
+        deps,
+        parent,
+    )
+    assert any("g6.48xlarge" in m and "7 of 8" in m for _, m in mandatory(pack_stub, [row]))
+
+
+@pytest.mark.slow
+def test_a_program_reads_its_own_projects_config(tmp_path):
+    """`pulumi.Config()` reads the namespace of the project Pulumi.yaml names, as the CLI does."""
+    import os
+
+    (tmp_path / "Pulumi.yaml").write_text("name: myapp\nruntime: python\n")
+    (tmp_path / "Pulumi.dev.yaml").write_text("config:\n  myapp:size: t3.micro\n")
+    (tmp_path / "__main__.py").write_text(
+        "import pulumi, pulumi_aws as aws\n"
+        'aws.ec2.Instance("web", instance_type=pulumi.Config().require("size"), ami="ami-1",\n'
+        '    metadata_options={"http_tokens": "required"}, root_block_device={"encrypted": True})\n'
+    )
+    args = ["preview", "--stack", "dev", "--stacks-dir", str(tmp_path), "--program", str(tmp_path / "__main__.py")]
+    r = subprocess.run(
+        [sys.executable, "-m", "gpusizer.cli", *args], capture_output=True, text=True, cwd=REPO, env=os.environ
+    )
+    assert r.returncode == 0 and "instanceType=t3.micro" in r.stdout, r.stdout + r.stderr
