@@ -739,6 +739,22 @@ _CONCATENATED = re.compile(r"([\"'])([^\"'\n]*)\1\s*\+\s*([\"'])([^\"'\n]*)\3")
 _LISTED = re.compile(r"(?:[\s,\[\](){}]*[a-z][a-z0-9-]*\.[a-z0-9-]+[\s,\]]*)+$")
 
 
+_ENUM = re.compile(r"InstanceType(?:\.|::|_)?([A-Z][A-Za-z0-9_]*\d[A-Za-z0-9_]*)")  # Go, Java, .NET SDK enums
+
+
+@functools.cache
+def _squeezed() -> dict[str, str]:
+    """Each catalog AWS type by its name without separators (`p548xlarge` -> p5.48xlarge)."""
+    return {re.sub(r"[^a-z0-9]", "", t): t for t in audit.types_of("aws")}
+
+
+def _enum_types(text: str) -> list[str]:
+    """Accelerated types an SDK names by enum constant: Java `InstanceType.P5_48_XLARGE`, Go
+    `types.InstanceTypeP548xlarge`."""
+    found = (_squeezed().get(re.sub(r"[^a-z0-9]", "", m.group(1).lower())) for m in _ENUM.finditer(text))
+    return [t for t in found if t and accelerated_type(t)]
+
+
 def in_text(text: str) -> list[str]:
     """Accelerated instance or machine types that free text asks for (after a flag or field naming a type,
     size or shape: `_ASKS`), normalised, each once."""
@@ -770,6 +786,7 @@ def in_text(text: str) -> list[str]:
     for m in _other_in_text().finditer(low):
         if accelerated_type(m.group(0)) and asks(m):
             out.append(m.group(0))
+    out += _enum_types(text)
     if "*" in low:
         out += [
             f"{m.group(0)} admits {', '.join(w[:4])}"

@@ -48,7 +48,8 @@ from gpusizer.policies import view as v
 OWN_COMPONENTS = frozenset(
     {sizing.WORKLOAD, "gpusizer:aws:GpuCapacity", "gpusizer:gcp:GpuCapacity", "gpusizer:onprem:GpuCapacity"}
 )
-# Kubernetes objects that hold no capacity though they may name GPUs (a quota caps them, a range defaults them).
+# Kubernetes objects that hold no capacity though they may name GPUs (a quota caps them, a range bounds them; a
+# range's defaults hand GPUs out, which _read_model reports).
 NO_CAPACITY = frozenset(
     {
         "kubernetes:core/v1:ResourceQuota",
@@ -369,11 +370,14 @@ def _read_model(m: Model) -> None:
         data = {k: x for k, x in data.items() if k not in manifests.CHART_INPUTS}
     seen = evidence.extract(_substituted(data), local_files=True, base=manifests.base())
     if records(r.type):  # names in what records, restricts or watches capacity ask for none; a request still does,
-        # and so does a command in a script it holds (a ConfigMap mounted into a job that runs it)
+        # and so does a command in a script it holds (a ConfigMap mounted into a job that runs it, an object
+        # stored under a script's name that user data fetches and runs)
+        named = data.get("key") or data.get("name") if isinstance(data, dict) else None
+        script = isinstance(named, str) and bool(_SCRIPT.search(named))
         seen = [
             e
             for e in seen
-            if (e.kind == "resource" and ": " in e.what) or (e.kind == "mention" and _SCRIPT.search(e.path))
+            if (e.kind == "resource" and ": " in e.what) or (e.kind == "mention" and (script or _SCRIPT.search(e.path)))
         ]
     if (
         r.type in manifests.RENDERED and chart is None
@@ -398,6 +402,16 @@ def _read_model(m: Model) -> None:
                 for c in named
                 if charts.missing(c, manifests.base()) or charts.is_local(c, manifests.base()) is not None
             ]
+    if r.type.startswith("kubernetes:core/v1:LimitRange"):  # a range caps GPUs; its defaults hand them out
+        defaulted = [e for e in seen if e.kind == "resource" and re.search(r"\.default(?:Request)?\.", e.path)]
+        if defaulted:
+            m.problems.append(
+                (
+                    "evidence",
+                    f"{m.label} ({r.type}): it gives GPUs by default to every container of its namespace that asks "
+                    f"for none ({_seen(defaulted)}), which no workload's model counts. {_ways(r)}",
+                )
+            )
     m.template_refs = [e for e in seen if e.kind == "template"]
     m.evidence = seen = [e for e in seen if e.kind != "template"]
     if m.facts is not None:

@@ -178,8 +178,10 @@ def _allowed(spec: dict, urn_name: str, allow_pins) -> dict[str, object]:
     engine reads them: `h100` is H100, a layout's unnamed degrees are their defaults)."""
     given = pins_of(spec)
     out = {}
+    # the spec's name is the workload's identity: a resource named like another workload borrows no allow
+    identity = spec.get("name") or urn_name
     for a in allow_pins or ():
-        if a.workload in (spec.get("name", ""), urn_name):
+        if a.workload == identity:
             out.update(
                 {
                     p: a

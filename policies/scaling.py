@@ -293,7 +293,8 @@ def _k8s_names(gpu: dict) -> dict:
 # `gcloud ... resize --size` / `set-autoscaling --max-num-replicas`, boto3 `update_auto_scaling_group(MaxSize=)`).
 _SIZE_SET = re.compile(
     r"(?:max[-_]?size|max[-_]?num[-_]?replicas|max[-_]?replicas|--max|replicas|desired[-_]?capacity|desired[-_]?size"
-    r"|num[-_]?nodes|--size|min[-_]?size)[\"']?\s*[:=]?\s*[\"']?(\d+)",
+    r"|num[-_]?nodes|max[-_]?nodes|total[-_]?max[-_]?nodes|--size|min[-_]?size)[\"']?\s*[:=]?\s*[\"']?(\d+)"
+    r"|\"path\"\s*:\s*\"/spec/replicas\"\s*,\s*\"value\"\s*:\s*\"?(\d+)",  # a JSON patch of the replicas
     re.I,
 )
 _SEGMENT = re.compile(r"\n|;|&&|\|\|")
@@ -304,7 +305,7 @@ def _texts(value, out: list[str], budget: list[int]) -> None:
         return
     budget[0] -= 1
     if isinstance(value, str):
-        if not v.is_unknown(value) and _SIZE_SET.search(value):
+        if not v.is_unknown(value) and _SIZE_SET.search(_arithmetic(value.lower())):
             out.append(value)
     elif isinstance(value, dict):
         for x in value.values():
@@ -323,6 +324,18 @@ def _workload_names(r) -> set[str]:
     return {n for n in names | ({name.lower()} if name else set()) if len(n) >= 3}
 
 
+_ARITHMETIC = re.compile(r"\$\(\(\s*(\d+)\s*([*+])\s*(\d+)\s*\)\)")
+
+
+def _arithmetic(text: str) -> str:
+    """`$(( 40 * 5 ))` as the shell expands it (products and sums of two numbers), and a variable set to one
+    substituted where it is used (`N=$((20*10)) ... --max-size $N`)."""
+    text = _ARITHMETIC.sub(lambda m: str(int(m[1]) * int(m[3]) if m[2] == "*" else int(m[1]) + int(m[3])), text)
+    for name, value in re.findall(r"\b([a-z_]\w*)=(\d+)\b", text):
+        text = re.sub(r"\$\{?" + name + r"\b\}?", value, text)
+    return text
+
+
 def commanded(stack: list, gpu: dict) -> list[tuple[str, float]]:
     """(URN, size) for each GPU group or workload of the stack that a command in another resource resizes: a
     command naming it and setting a size (`_SIZE_SET`); the largest size it sets counts."""
@@ -332,8 +345,8 @@ def commanded(stack: list, gpu: dict) -> list[tuple[str, float]]:
         texts: list[str] = []
         _texts(v.raw(r.props.data), texts, [50_000])
         for text in texts:
-            for segment in _SEGMENT.split(text.lower()):
-                sizes = [float(x) for x in _SIZE_SET.findall(segment)]
+            for segment in _SEGMENT.split(_arithmetic(text.lower())):
+                sizes = [float(a or b) for a, b in _SIZE_SET.findall(segment)]
                 if not sizes:
                     continue
                 out += [

@@ -24,7 +24,10 @@ _LAUNCH = re.compile(
     r"create-capacity-reservation|allocate-hosts|"
     r"instances\s+(?:bulk\s+)?create|instance-groups\s+managed\s+(?:create|set-instance-template)|instance-templates\s+create|node-pools\s+create|clusters\s+create|"
     r"tpu-vm\s+create|tpus\s+create|vm\s+create|vmss\s+create|aks\s+nodepool\s+add|"
-    r"eksctl\s+create\s+(?:nodegroup|cluster)|"
+    r"eksctl\s+create\s+(?:nodegroup|cluster)|emr\s+(?:create-cluster|add-instance-groups)|"
+    r"sagemaker\s+create-cluster|set-machine-type|queued-resources\s+create|New-EC2Instance|"
+    r"run_job_flow|add_instance_groups|create_cluster|(?:RunInstances|CreateFleet)(?:Command|Request|Input)?|"
+    r"runInstances|createFleet|"
     r"run_instances|create_instances|request_spot_(?:instances|fleet)|create_fleet|"
     r"create_launch_template(?:_version)?|"
     r"create_launch_configuration|create_auto_scaling_group|create_nodegroup|create_compute_environment|"
@@ -40,7 +43,7 @@ _TYPE_ARG = re.compile(
     r"(?:--(?:instance|machine|node|vm|accelerator)-types?|--size|--vm-sku|--cli-input-(?:json|yaml)|"
     r"--launch-specification|--node-vm-size|--accelerator(?=[= ]type=)|"
     r"\binstance_?types?|\bmachine_?type|\binstancetype|\bmachinetype|\bvm_?size)"
-    r"[\"']?\s*(?:=|:|\s)\s*(?:type=)?"
+    r"[\"']?\s*(?:=|:|\s|\()\s*(?:type=)?"
     r"(?P<value>\$\([^)]*\)|`[^`]*`|\"[^\"]*\"|'[^']*'|[\w.]+\([^()]*\)|[\w.]+\[[^\]]*\]|[^\s,)]+)",
     re.I,
 )
@@ -57,8 +60,9 @@ _PY_ENV = re.compile(
     r"^os\.(?:environ\s*\[\s*|environ\.get\(\s*|getenv\(\s*)[\"'](?P<name>\w+)[\"']\s*"
     r"(?:,\s*(?P<default>\"[^\"]*\"|'[^']*'))?\s*[\])]$"
 )
-_SDK = re.compile(  # boto3, google-api-python-client and SageMaker SDK calls: their arguments span lines
-    r"[a-z_]+_[a-z_]+|instances\(\)\.insert|Estimator|HuggingFace|PyTorch|TensorFlow|JumpStartModel|Model|\.deploy",
+_SDK = re.compile(  # SDK calls (boto3, google-api-python-client, SageMaker, JS, Go, Java): arguments span lines
+    r"[a-z_]+_[a-z_]+|instances\(\)\.insert|Estimator|HuggingFace|PyTorch|TensorFlow|JumpStartModel|Model|\.deploy|"
+    r"RunInstances|CreateFleet|runInstances|createFleet",
     re.I,
 )
 _ESCAPED = re.compile(r"\\x([0-9a-fA-F]{2})|\\u([0-9a-fA-F]{4})")
@@ -88,6 +92,8 @@ def decoded(text: str) -> str:
         text = _ANSI_C.sub(lambda m: "'" + _ansi_c(m.group(1)).replace("'", "") + "'", text)
     if "\\x" in text or "\\u" in text:
         text = _ESCAPED.sub(lambda m: chr(int(m.group(1) or m.group(2), 16)), text)
+    if "%2" in text:  # a query string's encoding (`InstanceType=p5%2E48xlarge`)
+        text = re.sub(r"%2[eE]", ".", text).replace("%2F", "/").replace("%2f", "/")
     return text
 
 
@@ -139,7 +145,7 @@ def _python(value: str) -> str:
     """A Python expression in the shell terms _resolve reads: a string literal stays, a bare name is a variable
     reference, the environment read is one (`os.getenv("T", "d")` is `${T:-d}`), anything else is computed."""
     v = value.strip()
-    if v[:1] in "\"'" or v.startswith("$"):
+    if v.startswith("$") or re.fullmatch(r"(['\"])[^'\"]*\1", v):  # a literal, whole
         return v
     env = _PY_ENV.match(v)
     if env:
@@ -160,7 +166,10 @@ def unreadable_launches(text: str, env: Mapping[str, str] | None = None) -> list
     joined = re.sub(r"\\\r?\n", " ", decoded(text))
     assigned: dict[str, list[str]] = {k: [val] for k, val in (env or {}).items()}
     for m in _ASSIGN.finditer(joined):  # `name = value` with spaces is Python's (a shell forbids them)
-        value = _python(m.group("value")) if m.group("py").strip() != m.group("py") else m.group("value")
+        if m.group("py").strip() != m.group("py"):  # Python: the whole expression (`'egralx84.5p'[::-1]`)
+            value = _python(joined[m.start("value") :].split("\n", 1)[0].split("#", 1)[0].strip().rstrip(";"))
+        else:
+            value = m.group("value")
         assigned.setdefault(m.group("name"), []).append(value)
     for m in _ASSIGN_DEFAULT.finditer(joined):
         assigned.setdefault(m.group("name"), []).append(m.group("value"))

@@ -1916,3 +1916,83 @@ def test_a_program_reads_its_own_projects_config(tmp_path):
         [sys.executable, "-m", "gpusizer.cli", *args], capture_output=True, text=True, cwd=REPO, env=os.environ
     )
     assert r.returncode == 0 and "instanceType=t3.micro" in r.stdout, r.stdout + r.stderr
+
+
+ROUND_J = {
+    # launches in other tools' and SDKs' words, with types built at run time or named by enum
+    "emr-cluster-printf": _cmd(
+        "aws emr create-cluster --instance-groups InstanceGroupType=CORE,InstanceCount=16,"
+        "InstanceType=$(printf 'p%s.%s' 5 48xlarge)"
+    ),
+    "gcloud-set-machine-type": _cmd('gcloud compute instances set-machine-type vm --machine-type "${F}-highgpu-8g"'),
+    "js-sdk-v3-joined-type": _cmd(
+        "node -e \"new RunInstancesCommand({ ImageId: 'ami', InstanceType: ['p5','48xlarge'].join('.'), MinCount: 8 })\""
+    ),
+    "java-sdk-enum": _cmd("java Launch # RunInstancesRequest.builder().instanceType(InstanceType.P5_48_XLARGE)"),
+    "go-sdk-enum": _cmd("go run . # InstanceType: types.InstanceTypeP548xlarge"),
+    "url-encoded-query": _cmd("awscurl 'https://ec2.amazonaws.com/?Action=RunInstances&InstanceType=p5%2E48xlarge'"),
+    "python-reversed-literal": _cmd(
+        "python3 -c \"T = 'egralx84.5p'[::-1]\nimport boto3; boto3.client('ec2').run_instances(InstanceType=T)\""
+    ),
+    # a LimitRange's defaults hand GPUs to every container of the namespace
+    "limit-range-default-gpus": [
+        R(
+            "kubernetes:core/v1:LimitRange",
+            "lr",
+            {"spec": {"limits": [{"type": "Container", "default": {"nvidia.com/gpu": 8}}]}},
+        )
+    ],
+    # an object stored under a script's name, which user data fetches and runs
+    "stored-script": [
+        R(
+            "aws:s3/bucketObjectv2:BucketObjectv2",
+            "o",
+            {"bucket": "b", "key": "boot.sh", "content": "aws ec2 run-instances --instance-type p5.48xlarge --count 4"},
+        )
+    ],
+}
+
+
+@pytest.mark.parametrize("case", sorted(ROUND_J))
+def test_round_j_blocked(pack_stub, case):
+    assert _judged(pack_stub, ROUND_J[case]), case
+
+
+def test_a_limit_range_that_caps_gpus_passes(pack_stub):
+    rows = [
+        R(
+            "kubernetes:core/v1:LimitRange",
+            "lr",
+            {"spec": {"limits": [{"type": "Container", "max": {"nvidia.com/gpu": 1}}]}},
+        )
+    ]
+    assert mandatory(pack_stub, rows) == []
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "N=$((20*10))\naws autoscaling update-auto-scaling-group --auto-scaling-group-name gpu-asg --max-size $N",
+        'kubectl -n ml patch deployment llm --type json -p \'[{"op":"replace","path":"/spec/replicas","value":200}]\'',
+    ],
+)
+def test_resizes_written_as_arithmetic_or_a_json_patch_count(pack_stub, command):
+    base = [L4_DEP] if "kubectl" in command else L4_ASG
+    assert "gpusizer-gpu-budget" in {
+        p for p, _ in mandatory(pack_stub, [*base, R(CMD, "c", {"create": command})], BUDGET)
+    }
+
+
+def test_an_allow_follows_the_spec_name_not_a_borrowed_resource_name(pack_stub):
+    """The platform allowed chat-3b's H100 pin; another workload whose GpuWorkload resource is named chat-3b does
+    not inherit it."""
+    from tests.policies.test_gate import PINNED, WL, _recorded
+
+    other = {**PINNED, "name": "summarizer"}
+    allow = {
+        "gpusizer-no-overprovisioning": {
+            "allowPins": [{"workload": "chat-3b", "pins": {"gpus": ["H100"]}, "reason": "reserved"}]
+        }
+    }
+    found = mandatory(pack_stub, [R(WL, "chat-3b", _recorded(other))], allow)
+    assert any('placement.gpus: ["H100"]' in m for p, m in found if p == "gpusizer-no-overprovisioning"), found
