@@ -706,6 +706,7 @@ def _categories(values) -> bool:
 _REQUEST_IN_TEXT = re.compile(
     r"--accelerator[= ](?:[a-z]+=[^,\s]*,)*(?:type=)?[a-z0-9-]*(?:nvidia|tpu|gaudi)|--gpus[= ]\S+|"
     r"--accelerator-type[= ](?:v\d+[a-z]*-\d+|tpu\S*|[a-z0-9-]*nvidia\S*)|"
+    r"--set(?:-string)?[= ][\w.\\-]*(?:gpu|accelerator)[\w.\\-]*=(?!0\b|false\b|none\b)[\w.:-]+|"  # helm --set gpu.count=8
     r"\b(?:gpus?|accelerators?)\s*[=:]\s*[\"']?(?:nvidia-)?(?:h100|h200|b200|b300|gb200|a100|a10g?|l40s?|l4|t4|v100|"
     r"mi300x?|mi250x?|rtx\w*)\S*|"
     r"(?:nvidia|amd)\\?\.com(?:/|~1)gpu(?:\\?\.shared)?(?![\w.-])|google\\?\.com/tpu|aws\.amazon\\?\.com/neuron|"

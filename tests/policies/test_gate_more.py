@@ -1924,6 +1924,7 @@ ROUND_J = {
         "aws emr create-cluster --instance-groups InstanceGroupType=CORE,InstanceCount=16,"
         "InstanceType=$(printf 'p%s.%s' 5 48xlarge)"
     ),
+    "helm-set-gpus": _cmd("helm upgrade --install llm oci://registry/vllm --set gpu.count=8 --set gpu.product=H100"),
     "gcloud-set-machine-type": _cmd('gcloud compute instances set-machine-type vm --machine-type "${F}-highgpu-8g"'),
     "js-sdk-v3-joined-type": _cmd(
         "node -e \"new RunInstancesCommand({ ImageId: 'ami', InstanceType: ['p5','48xlarge'].join('.'), MinCount: 8 })\""
