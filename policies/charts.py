@@ -214,6 +214,17 @@ _GoYAML.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:y|Y|n|N
 _GoYAML.add_constructor("tag:yaml.org,2002:bool", _GoYAML.construct_yaml_bool)
 
 
+def _json_keys(value):
+    """Keys as sigs.k8s.io/yaml leaves them on the way to JSON: a key go-yaml read as a boolean (`n:`, `on:`)
+    is the string "false" or "true", so `.Values.n` finds nothing, as in Helm (helm/helm issues #11054,
+    #13153 and #32504, read 2026-11-26: `size: {x: 1, y: 2}` renders as `map[true:2 x:1]`)."""
+    if isinstance(value, dict):
+        return {(str(k).lower() if isinstance(k, bool) else k): _json_keys(x) for k, x in value.items()}
+    if isinstance(value, list):
+        return [_json_keys(x) for x in value]
+    return value
+
+
 def _charts(rel: dict[str, str], values: list, depth: int) -> list[tuple[dict, dict, dict[str, str]]]:
     """(Chart.yaml, coalesced values, its own files) of a chart and each subchart it enables, as Helm scopes
     values: a subchart reads its own values.yaml under the parent's `<name>:` values and the parent's `global`
@@ -228,7 +239,7 @@ def _charts(rel: dict[str, str], values: list, depth: int) -> list[tuple[dict, d
     meta = yaml.safe_load(rel.get("Chart.yaml", "")) or {}
     if not isinstance(meta, dict):
         raise gotemplate.Unrenderable("Chart.yaml is not a mapping")
-    merged = yaml.load(rel.get("values.yaml", rel.get("values.yml", "")), Loader=_GoYAML) or {}
+    merged = _json_keys(yaml.load(rel.get("values.yaml", rel.get("values.yml", "")), Loader=_GoYAML) or {})
     for v in values:
         merged = _merged(merged, v if isinstance(v, dict) else {})
     own = {n: t for n, t in rel.items() if not n.startswith("charts/")}

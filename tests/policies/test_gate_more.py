@@ -1997,3 +1997,15 @@ def test_an_allow_follows_the_spec_name_not_a_borrowed_resource_name(pack_stub):
     }
     found = mandatory(pack_stub, [R(WL, "chat-3b", _recorded(other))], allow)
     assert any('placement.gpus: ["H100"]' in m for p, m in found if p == "gpusizer-no-overprovisioning"), found
+
+
+def test_a_values_key_go_yaml_reads_as_a_boolean_is_not_found_as_in_helm(tmp_path):
+    """helm/helm#11054: `size: {x: 1, y: 2}` renders `map[true:2 x:1]`; `.Values.n` finds nothing."""
+    from gpusizer.policies import charts
+
+    template = L4_CHART_TEMPLATE.replace(
+        "{{- toYaml .Values.resources | nindent 10 }}", "limits: {nvidia.com/gpu: {{ .Values.n | default 1 }}}"
+    )
+    chart = _helm_create_chart(tmp_path / "c", template, L4_CHART_VALUES + "n: 8\n")
+    (doc,) = charts.rendered(chart, None, [], "rel", "default")
+    assert doc["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": 1}
