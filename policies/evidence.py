@@ -724,7 +724,7 @@ def requests_in_text(text: str) -> list[str]:
 # (`--instance-type p5.48xlarge`, `--machine-type=a3-highgpu-8g`, `--size Standard_ND96...`, `InstanceType=`,
 # `ecs.instance-type =~ p5.*`, `node_type: g6.xlarge`); prose (`echo 'building for g6.xlarge'`) asks for nothing.
 _ASKS = re.compile(
-    r"(?:(?:instance|machine|node|vm|type|size|shape|flavor|sku|class|family)[a-z_]*[\"'`\s:=~,\[\]({]*(?:in\s*\[[^\]]*)?"
+    r"(?:(?:instance|machine|node|vm|type|size|shape|flavor|sku|class|family)[a-z_]*[\"'`\s:=~,\[\]({/]*(?:in\s*\[[^\]]*)?"
     r"|(?:[a-z_][a-z0-9_]*\s?=|:-)\s*)$"  # a shell variable set to it (`T=p5.48xlarge`), its default (`${T:-...}`)
 )
 # Commands that only read or print (`aws ec2 describe-instance-types`, `aws pricing get-products`, `echo`,

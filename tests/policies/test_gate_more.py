@@ -1931,6 +1931,9 @@ ROUND_J = {
     ),
     "java-sdk-enum": _cmd("java Launch # RunInstancesRequest.builder().instanceType(InstanceType.P5_48_XLARGE)"),
     "go-sdk-enum": _cmd("go run . # InstanceType: types.InstanceTypeP548xlarge"),
+    "machine-type-url-in-code": _cmd(
+        "python3 -c \"compute_v1.Instance(name='b', machine_type='zones/us-central1-a/machineTypes/a3-highgpu-8g')\""
+    ),
     "url-encoded-query": _cmd("awscurl 'https://ec2.amazonaws.com/?Action=RunInstances&InstanceType=p5%2E48xlarge'"),
     "python-reversed-literal": _cmd(
         "python3 -c \"T = 'egralx84.5p'[::-1]\nimport boto3; boto3.client('ec2').run_instances(InstanceType=T)\""
