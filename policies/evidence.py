@@ -243,8 +243,10 @@ def accelerated_type(value: str, loose: bool = False, tpu: bool = False) -> str 
     return None
 
 
+@functools.cache
 def families() -> dict[str, frozenset[str]]:
-    """Accelerated families: policies/accelerator_families.yaml plus every family the catalog prices."""
+    """Accelerated families: policies/accelerator_families.yaml plus every family the catalog prices (the pack's
+    catalog is fixed for the process: computed once)."""
     out = dict(shapes.families())
     out["aws"] = out["aws"] | {shapes.aws_family(t) for t in audit.types_of("aws")}
     out["gcp"] = out["gcp"] | {shapes.gcp_family(t) for t in audit.types_of("gcp") if "+" not in t}
