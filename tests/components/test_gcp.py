@@ -8,6 +8,7 @@ import gpusizer
 from gpusizer.catalog import Catalog
 from gpusizer.components import GpuWorkload, GpuWorkloadArgs, gcp, tags
 from tests.components.conftest import REPO, parent_type, run_program
+from tests.components.training import GCP_PRETRAIN
 from tests.conftest import make_offer
 
 QWEN = {
@@ -260,13 +261,7 @@ def test_multi_node_a3_gets_compact_placement_and_gpudirect_nics():
             ),
         )
     )
-    spec = {
-        "name": "pretrain",
-        "model": {"name": "llama-3.1-70b"},
-        "task": "training",
-        "training": {"sequence_length": 4096},
-        "placement": {"providers": ["gcp"]},
-    }
+    spec = GCP_PRETRAIN
     plan = gpusizer.plan(spec, catalog=catalog)
     assert plan.chosen.nodes > 1
     mocks, _, _ = run_program(lambda: GpuWorkload("pretrain", spec, args=GpuWorkloadArgs(catalog=catalog)))
