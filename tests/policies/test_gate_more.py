@@ -179,8 +179,10 @@ L4_DEP = R(
     },
 )
 BUDGET = {"gpusizer-gpu-budget": {"enforcementLevel": "mandatory", "maxHourlyUsd": 20}}
-ASSET = "4dabf18193072939515e22adb298388d"  # the engine's signature key of a serialized asset, and its value
-ASSET_VALUE = "c44067f5952c0a294b673a41bacd8c17"
+# The engine's wire form of assets and archives: pulumi.runtime.rpc's _special_sig_key, _special_asset_sig and
+# _special_archive_sig (pulumi 3.x SDK), written out so a test does not lean on the pack's own copy.
+SIG = "4dabf18193072939515e22adb298388d"
+ASSET, ARCHIVE = "c44067f5952c0a294b673a41bacd8c17", "0def7320c3a5731c473e5ecbe6d01bc7"
 
 # (rows, pack config): each within a $20/h budget as written, over it at what it may really run
 COUNTED = {
@@ -263,7 +265,7 @@ MORE_BLOCKED = {
             {
                 "chart": "oci://x/llm",
                 "valueYamlFiles": [
-                    {ASSET: ASSET_VALUE, "text": "worker:\n  resources:\n    limits:\n      nvidia.com/gpu: 8\n"}
+                    {SIG: ASSET, "text": "worker:\n  resources:\n    limits:\n      nvidia.com/gpu: 8\n"}
                 ],
             },
         )
@@ -1761,8 +1763,6 @@ def test_a_release_of_a_local_chart_the_pack_cannot_render_fails_closed(pack_stu
 
 
 LAUNCHER = "import boto3\nboto3.client('ec2').run_instances(ImageId='ami-1', InstanceType='p5.48xlarge', MinCount=8)\n"
-SIG = "4dabf18193072939515e22adb298388d"
-ASSET, ARCHIVE = "c44067f5952c0a294b673a41bacd8c17", "0def7320c3a5731c473e5ecbe6d01bc7"
 LAMBDA = "aws:lambda/function:Function"
 
 
