@@ -65,6 +65,7 @@ class Catalog:
             offers = tuple(store.load_offers(path))
             return cls(offers, (f"offers from {path}",) + age_notes(offers, today, bound))
         snapshot = tuple(store.load_offers())
+        use_cache = use_cache and paths.cache_enabled()
         cached, problems = ({}, []) if not use_cache or paths.cache_missing() else _read_cache()
         offers: list[Offer] = []
         notes: list[str] = [f"WARNING: {p}" for p in problems]
@@ -209,7 +210,7 @@ def load_catalog(path: str | os.PathLike | None = None) -> Catalog:
         stamp,
         datetime.date.today(),
         os.environ.get("GPUSIZER_MAX_PRICE_AGE_DAYS"),
-        paths.cache_missing(),
+        paths.cache_enabled(),
     )
     found = _LOADED.get(key)
     if found is None:

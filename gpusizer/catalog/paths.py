@@ -40,11 +40,13 @@ def packaged_only():
             os.environ[CACHE_SWITCH] = before
 
 
+def cache_enabled() -> bool:
+    """False where the refresh cache must not be read (CACHE_SWITCH is "off")."""
+    return os.environ.get(CACHE_SWITCH, "").strip().lower() != "off"
+
+
 def cache_missing() -> bool:
-    """True when the cache directory does not exist, or must not be read (CACHE_SWITCH); any other stat
-    failure: False, so the reader reports it."""
-    if os.environ.get(CACHE_SWITCH, "").strip().lower() == "off":
-        return True
+    """True when the cache directory does not exist (any other stat failure: False, so the reader reports it)."""
     try:
         os.stat(cache_dir())
     except FileNotFoundError:
