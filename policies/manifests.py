@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import copy
+import json
 import pathlib
 
 from gpusizer.policies import charts, evidence, sizing
@@ -216,7 +218,24 @@ def _name(data) -> str | None:
 
 def rendered_chart(r: sizing.StackResource, base: pathlib.Path | None) -> list[dict] | None:
     """The manifests a Helm component's local chart renders with its values (policies/charts.rendered), or
-    None: not a local chart, or one the pack cannot render (its inputs are then read for evidence)."""
+    None: not a local chart, or one the pack cannot render (its inputs are then read for evidence). Rendered
+    once per component and inputs: the stack's expansion and the component's own model both ask."""
+    if r.type not in RENDERED or r.type in MANIFESTS:
+        return None
+    key = json.dumps(r.props.data, sort_keys=True, default=str)
+    found = _RENDERED.get((r.urn, key, str(base)), _NONE)
+    if found is _NONE:
+        found = _RENDERED[(r.urn, key, str(base))] = _render(r, base)
+        while len(_RENDERED) > 64:  # a bound on what a long-lived pack process keeps
+            _RENDERED.pop(next(iter(_RENDERED)))
+    return copy.deepcopy(found)
+
+
+_RENDERED: dict[tuple[str, str, str], list[dict] | None] = {}
+_NONE = object()
+
+
+def _render(r: sizing.StackResource, base: pathlib.Path | None) -> list[dict] | None:
     data = r.props.data if isinstance(r.props.data, dict) else {}
     named = strings([data.get("chart"), data.get("path")])
     if r.type not in RENDERED or r.type in MANIFESTS or not named:
