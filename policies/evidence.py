@@ -789,7 +789,8 @@ def in_text(text: str) -> list[str]:
     for m in _other_in_text().finditer(low):
         if accelerated_type(m.group(0)) and asks(m):
             out.append(m.group(0))
-    out += _enum_types(text)
+    # (enum constants are read in the text's own case, from the commands that are not read-only or comments)
+    out += _enum_types("\n".join(c for c in re.split(r"[\n;|&]", text) if not _READS.search(c.lower())))
     if "*" in low:
         out += [
             f"{m.group(0)} admits {', '.join(w[:4])}"
