@@ -21,7 +21,6 @@ from gpusizer.policies import evidence, gotemplate
 
 MAX_FILES = 400  # files read per chart, subcharts included
 MAX_BYTES = 4_000_000  # bytes read per chart
-_ACTION = re.compile(r"\{\{-?.*?-?\}\}", re.S)
 # A mapping key that a template action builds (`{{ printf "%s/%s" .Values.v .Values.k }}: 8`,
 # `{{ .Values.vendor }}.com/gpu: 1`), and the blocks where such a key asks for devices or nodes.
 _BUILT_KEY = re.compile(r"^(?P<indent>\s*(?:-\s+)?)(?P<key>(?:[^\s:#{][^:]*?)?\{\{.*?\}\}[^:]*?)\s*:(?:\s|$)")
@@ -77,7 +76,7 @@ def _wanted(name: str) -> bool:
     named `_*` or NOTES.txt as manifests, whatever its extension) and crds/ (installed as they are). Rendering
     reads every file of the chart (`.Files.Get`)."""
     parts = pathlib.PurePosixPath(name).parts
-    return parts[-1] in ("values.yaml", "values.yml", "Chart.yaml") or "templates" in parts or "crds" in parts
+    return parts[-1] in ("values.yaml", "values.yml") or "templates" in parts or "crds" in parts
 
 
 def is_local(chart: str, base: pathlib.Path | None) -> pathlib.Path | None:
@@ -110,10 +109,10 @@ def evidence_of(chart: str, base: pathlib.Path | None) -> list[evidence.Evidence
         return [evidence.Evidence(chart, "accelerator", f"a local chart gpusizer cannot read ({type(exc).__name__})")]
     out: list[evidence.Evidence] = []
     for name, text in files:
-        if not _wanted(name) or pathlib.PurePosixPath(name).name == "Chart.yaml":
-            continue  # the chart's own metadata and other files (read for rendering only: .Files.Get)
+        if not _wanted(name):
+            continue  # the chart's metadata and other files (read for rendering only: .Files.Get)
         where = f"{chart}:{name}"
-        docs = evidence.documents(_ACTION.sub("", text))
+        docs = evidence.documents(gotemplate.ACTION.sub("", text))
         out += [e for d in docs for e in evidence.extract(d, where)]
         if pathlib.PurePosixPath(name).name not in ("values.yaml", "values.yml"):  # a template: its text too, for
             # requests whose count a template action fills (`nvidia.com/gpu: {{ .Values.gpus }}`)
@@ -234,7 +233,7 @@ def _charts(rel: dict[str, str], values: list, depth: int) -> list[tuple[dict, d
         gotemplate.Unrenderable: a dependency not vendored as a folder under charts/ (an archive, or not
             fetched), or subcharts nested too deep.
     """
-    if depth > 5:
+    if depth > 5:  # deeper than charts nest (a subchart's subchart's ...): not rendered
         raise gotemplate.Unrenderable("subcharts nested too deep")
     meta = yaml.safe_load(rel.get("Chart.yaml", "")) or {}
     if not isinstance(meta, dict):

@@ -674,8 +674,9 @@ def _templates_launched(text: str) -> list[str]:
     a command that creates, describes or changes a template launches nothing."""
     if not _TEMPLATE_IN_TEXT.search(text):
         return []
-    commands = re.split(r"\n|;|&&|\|\|", re.sub(r"\\\r?\n", " ", text))
-    return [ref for c in commands if shell.launches_from_template(c) for ref in _TEMPLATE_IN_TEXT.findall(c)]
+    return [
+        ref for c in shell.commands(text) if shell.launches_from_template(c) for ref in _TEMPLATE_IN_TEXT.findall(c)
+    ]
 
 
 _B64_TOKEN = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{12,}={0,2}(?![A-Za-z0-9+/=])")

@@ -40,8 +40,10 @@ class Unrenderable(Exception):
     """A template uses something this subset does not render."""
 
 
-_TOKEN = re.compile(r"\{\{(-?)(.*?)(-?)\}\}", re.S)
-MAX_OUTPUT = 4_000_000  # characters rendered per chart
+ACTION = re.compile(r"\{\{(-?)(.*?)(-?)\}\}", re.S)  # a template action, with its whitespace trimming marks
+# Bounds on what one render may do, so a chart written to exhaust the pack ends as "not rendered" (read for
+# evidence instead): as many characters out as charts.MAX_BYTES lets in, and includes far deeper than charts nest.
+MAX_OUTPUT = 4_000_000  # characters rendered per chart or subchart
 MAX_DEPTH = 40  # nested includes
 
 
@@ -58,7 +60,7 @@ def _lex(source: str) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     pos = 0
     trim_next = False
-    for m in _TOKEN.finditer(source):
+    for m in ACTION.finditer(source):
         text = source[pos : m.start()]
         if trim_next:
             text = text.lstrip()

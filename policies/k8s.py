@@ -186,11 +186,9 @@ def _model_of(key: str, value: str) -> str | None:
     if key in GPU_LABELS or key.endswith(("gpu-name", "gpu.product")):
         return value
     if key in evidence.INSTANCE_LABELS:
-        t = evidence.normal(value)
-        for provider in ("aws", "gcp"):
-            cap = audit.capacity_of_type(provider, t)
-            if cap is not None:
-                return cap.gpu
+        cap = shapes.capacity_of_any(evidence.normal(value))
+        if cap is not None:
+            return cap.gpu
         return "" if evidence.accelerated_type(value, loose=True) else None
     return None
 

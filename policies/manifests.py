@@ -222,17 +222,15 @@ def rendered_chart(r: sizing.StackResource, base: pathlib.Path | None) -> list[d
     once per component and inputs: the stack's expansion and the component's own model both ask."""
     if r.type not in RENDERED or r.type in MANIFESTS:
         return None
-    key = json.dumps(r.props.data, sort_keys=True, default=str)
-    found = _RENDERED.get((r.urn, key, str(base)), _NONE)
-    if found is _NONE:
-        found = _RENDERED[(r.urn, key, str(base))] = _render(r, base)
+    key = (r.urn, json.dumps(r.props.data, sort_keys=True, default=str), str(base))
+    if key not in _RENDERED:
+        _RENDERED[key] = _render(r, base)
         while len(_RENDERED) > 64:  # a bound on what a long-lived pack process keeps
             _RENDERED.pop(next(iter(_RENDERED)))
-    return copy.deepcopy(found)
+    return copy.deepcopy(_RENDERED[key])
 
 
 _RENDERED: dict[tuple[str, str, str], list[dict] | None] = {}
-_NONE = object()
 
 
 def _render(r: sizing.StackResource, base: pathlib.Path | None) -> list[dict] | None:

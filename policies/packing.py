@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from gpusizer.contract import audit
-from gpusizer.policies import evidence, k8s, model
+from gpusizer.policies import evidence, k8s, model, shapes
 from gpusizer.policies import view as v
 
 _TYPE_LABEL = "instance-type"  # node.kubernetes.io/, beta.kubernetes.io/, eks.amazonaws.com/ ...
@@ -99,11 +99,8 @@ def _named_gpu(gpu: str, name: str) -> bool:
 
 
 def _gpus_per_node(t: str) -> float | None:
-    for provider in ("aws", "gcp"):
-        cap = audit.capacity_of_type(provider, t)
-        if cap is not None:
-            return cap.count
-    return None
+    cap = shapes.capacity_of_any(t)
+    return cap.count if cap is not None else None
 
 
 def _labelled(t: str) -> float | None:

@@ -20,7 +20,7 @@ import math
 import re
 from collections.abc import Callable
 
-from gpusizer.policies import k8s, templates
+from gpusizer.policies import k8s, shell, templates
 from gpusizer.policies import resources as res
 from gpusizer.policies import view as v
 
@@ -297,7 +297,6 @@ _SIZE_SET = re.compile(
     r"|\"path\"\s*:\s*\"/spec/replicas\"\s*,\s*\"value\"\s*:\s*\"?(\d+)",  # a JSON patch of the replicas
     re.I,
 )
-_SEGMENT = re.compile(r"\n|;|&&|\|\|")
 
 
 def _texts(value, out: list[str], budget: list[int]) -> None:
@@ -345,7 +344,7 @@ def commanded(stack: list, gpu: dict) -> list[tuple[str, float]]:
         texts: list[str] = []
         _texts(v.raw(r.props.data), texts, [50_000])
         for text in texts:
-            for segment in _SEGMENT.split(_arithmetic(text.lower())):
+            for segment in shell.commands(_arithmetic(text.lower())):
                 sizes = [float(a or b) for a, b in _SIZE_SET.findall(segment)]
                 if not sizes:
                     continue

@@ -243,3 +243,13 @@ def requirements(req: v.View) -> list[Shape] | None:
     if acc[0] >= 1 or "gpu" in kinds or names:
         return [Shape(f"{req.path} (no catalog GPU type matches)", None, None)]
     return None
+
+
+def capacity_of_any(instance_type: str) -> audit.GpuCapacity | None:
+    """The GPUs of an AWS or GCP type the catalog knows, whichever cloud sells it (a Kubernetes node label
+    names a type, not its cloud), or None."""
+    for provider in ("aws", "gcp"):
+        cap = audit.capacity_of_type(provider, instance_type)
+        if cap is not None:
+            return cap
+    return None

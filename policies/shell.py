@@ -112,13 +112,21 @@ def _resolve(value: str, assigned: Mapping[str, list[str]], seen: frozenset[str]
     if _literal(v):
         return True
     m = _REFERENCE.match(v)
-    if not m or len(seen) > 8:
+    if not m or len(seen) > 8:  # a chain of more variables than a script writes by hand: not read
         return False
     name, default = m.group("name"), m.group("default")
     values = [x for x in assigned.get(name, []) if name not in seen]
     if not values:
         return default is not None and _literal(_unquoted(default))
     return all(_resolve(x, assigned, seen | {name}) for x in values)
+
+
+_COMMAND_END = re.compile(r"\n|;|&&|\|\|")  # what ends one shell command (a pipe joins two into one line)
+
+
+def commands(text: str) -> list[str]:
+    """The shell commands of `text`, one each: continued lines joined, split where a command ends."""
+    return _COMMAND_END.split(re.sub(r"\\\r?\n", " ", text))
 
 
 def launches_from_template(command: str) -> bool:
@@ -138,7 +146,7 @@ def _extent(text: str, m: re.Match) -> str:
             if depth < 0 or (depth == 0 and c == ")" and i):
                 return rest[: i + 1]
         return rest
-    return re.split(r"\n|;|&&|\|\|", rest, maxsplit=1)[0]
+    return _COMMAND_END.split(rest, maxsplit=1)[0]
 
 
 def _python(value: str) -> str:
