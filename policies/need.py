@@ -30,7 +30,9 @@ import pathlib
 
 import gpusizer
 from gpusizer import reuse
+from gpusizer import spec as spec_model
 from gpusizer.estimate import calibration
+from gpusizer.estimate import workload as workload_estimate
 from gpusizer.policies import manifests, sizing
 
 REMOVED = object()  # a pin removed by deleting its key: the engine's default applies
@@ -47,7 +49,10 @@ PIN_FIELDS: dict[str, tuple[tuple[str, str], object]] = {
     # engine's default for the task)
     "headroom": (("sizing", "memory_headroom"), REMOVED),
 }
-LEAST_DEFAULT_HEADROOM = 0.90  # the smaller of gpusizer.spec.Sizing's defaults
+# the smaller of the engine's defaults: spec.Sizing's (LLM serving) and the on-demand runtimes' (training)
+LEAST_DEFAULT_HEADROOM = min(
+    spec_model.Sizing.model_fields["memory_headroom"].default, workload_estimate.ON_DEMAND_HEADROOM
+)
 
 
 @dataclasses.dataclass(frozen=True)
