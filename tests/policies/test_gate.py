@@ -1241,14 +1241,14 @@ class TestControls:
 # --- through `gpusizer preview` ----------------------------------------------------------------------------------
 
 
-def _preview(tmp_path, config, program=None, *extra):
+def _preview(tmp_path, config, program=None, *extra, env=None):
     (tmp_path / "Pulumi.t.yaml").write_text(json.dumps({"config": config}))
     args = ["preview", "--stack", "t", "--stacks-dir", str(tmp_path), *extra]
     if program:
         (tmp_path / "program.py").write_text(textwrap.dedent(program))
         args += ["--program", str(tmp_path / "program.py")]
     return subprocess.run(
-        [sys.executable, "-m", "gpusizer.cli", *args], capture_output=True, text=True, cwd=REPO, timeout=300
+        [sys.executable, "-m", "gpusizer.cli", *args], capture_output=True, text=True, cwd=REPO, timeout=300, env=env
     )
 
 

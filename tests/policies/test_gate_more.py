@@ -5,17 +5,35 @@ conventions (blocked = at least one MANDATORY diagnostic) are test_gate.py's.
 
 from __future__ import annotations
 
+import base64
 import json
+import os
 import pathlib
+import pickle
 import subprocess
 import sys
 import textwrap
 
 import pytest
 
+from gpusizer.policies import charts
 from tests.conftest import REPO
 from tests.policies import cases
-from tests.policies.test_gate import ASG, H100_POD, LT, SECURE, R, deployment, mandatory, pod
+from tests.policies.test_gate import (
+    ASG,
+    DEPLOY_DOC,
+    H100_POD,
+    LT,
+    PINNED,
+    SECURE,
+    WL,
+    R,
+    _preview,
+    _recorded,
+    deployment,
+    mandatory,
+    pod,
+)
 
 DEP = "kubernetes:apps/v1:Deployment"
 HELM = "kubernetes:helm.sh/v3:Release"
@@ -527,8 +545,6 @@ def test_the_counted_cases_fit_the_budget_as_written(pack_stub):
 
 
 def _layout_pinned():
-    from tests.policies.test_gate import PINNED, WL, _recorded
-
     spec = {**PINNED, "placement": {}, "inference": {**PINNED.get("inference", {}), "layout": {"tensor_parallel": 8}}}
     return [R(WL, "chat-3b", _recorded(spec))]
 
@@ -733,8 +749,6 @@ def test_kustomize_replicas_are_counted(pack_stub, tmp_path):
 def test_offline_preview_reads_v1_yaml_and_a_helm_v3_chart_it_cannot_render(tmp_path):
     """v1 ConfigFile decodes its YAML in the SDK (the mocks answer the decode invoke, so a CPU file previews),
     and a helm.v3.Chart's template invoke records the chart's inputs: its local chart asks for 8 GPUs."""
-    from tests.policies.test_gate import _preview
-
     (tmp_path / "web.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\ndata: {a: b}\n")
     chart = tmp_path / "chart"
     (chart / "templates").mkdir(parents=True)
@@ -895,8 +909,6 @@ MORE_GREEN = {
 
 
 def test_a_smaller_memory_headroom_is_a_pin(pack_stub):
-    from tests.policies.test_gate import PINNED, WL, _recorded
-
     spec = {**PINNED, "model": {"name": "llama-3.1-8b"}, "placement": {}, "sizing": {"memory_headroom": 0.51}}
     found = [m for p, m in mandatory(pack_stub, [R(WL, "chat-3b", _recorded(spec))]) if "sizing.memory_headroom" in m]
     assert found, found
@@ -913,8 +925,6 @@ aws.ec2.Instance("big", instance_type="p5.48xlarge", ami="ami-1",
 @pytest.mark.slow
 @pytest.mark.parametrize("leave", ["import sys; sys.exit(0)", "import os; os._exit(0)"])
 def test_a_program_that_exits_early_is_an_error_not_a_pass(tmp_path, leave):
-    from tests.policies.test_gate import _preview
-
     done = _preview(tmp_path, {}, P5 + leave + "\n")
     assert done.returncode == 2 and "--program" in done.stderr, (done.returncode, done.stdout, done.stderr)
 
@@ -922,8 +932,6 @@ def test_a_program_that_exits_early_is_an_error_not_a_pass(tmp_path, leave):
 @pytest.mark.slow
 def test_a_program_cannot_patch_the_pack_that_judges_it(tmp_path):
     """The program runs in a forked child; the pack judges in the parent, untouched by what the program did."""
-    from tests.policies.test_gate import _preview
-
     tamper = "import gpusizer.policies.analyzer as a\na.analyze = lambda *args, **kw: []\n"
     done = _preview(tmp_path, {}, P5 + tamper)
     assert done.returncode == 1 and "[mandatory]" in done.stdout, done.stdout + done.stderr
@@ -931,8 +939,6 @@ def test_a_program_cannot_patch_the_pack_that_judges_it(tmp_path):
 
 @pytest.mark.slow
 def test_relative_paths_are_read_from_the_programs_directory(tmp_path):
-    from tests.policies.test_gate import DEPLOY_DOC, _preview
-
     (tmp_path / "manifests").mkdir()
     (tmp_path / "manifests" / "d.yaml").write_text(json.dumps(DEPLOY_DOC))
     program = 'import pulumi_kubernetes as k8s\nk8s.yaml.v2.ConfigFile("cf", file="manifests/d.yaml")\n'
@@ -1273,11 +1279,7 @@ resources: {limits: {nvidia.com/gpu: 1}}
 
 
 def _l4_chart(root):
-    chart = _chart(root, L4_CHART_VALUES, L4_CHART_TEMPLATE)
-    (root / "templates" / "_helpers.tpl").write_text(
-        '{{- define "c.fullname" -}}{{ .Release.Name | trunc 63 | trimSuffix "-" }}{{- end }}\n'
-    )
-    return chart
+    return _helm_create_chart(root, L4_CHART_TEMPLATE)
 
 
 def test_a_right_sized_local_chart_is_rendered_and_passes_without_an_allow(pack_stub, tmp_path):
@@ -1373,8 +1375,6 @@ def test_every_file_helm_applies_from_a_local_chart_is_judged(pack_stub, tmp_pat
 
 
 def test_a_chart_with_dependencies_is_not_taken_as_rendered(tmp_path):
-    from gpusizer.policies import charts
-
     chart = pathlib.Path(_l4_chart(tmp_path / "deps"))
     assert charts.rendered(str(chart), None, [], "rel", "default")  # renders alone
     (chart / "Chart.yaml").write_text(
@@ -1408,8 +1408,6 @@ def test_keys_that_size_capacity_in_other_words(pack_stub, props, gpu):
 def test_a_stack_reference_previews_offline(tmp_path):
     """Another stack's outputs cannot be read offline: a CPU stack that reads one previews, and a type taken
     from one is unknown at preview, so a resource that declares GPU capacity with it fails closed."""
-    from tests.policies.test_gate import _preview
-
     program = """
         import pulumi
         import pulumi_aws as aws
@@ -1432,8 +1430,6 @@ def test_a_stack_reference_previews_offline(tmp_path):
 def test_the_gate_never_reads_a_refresh_cache_the_judged_program_can_write(tmp_path, when):
     """A "refreshed" catalog holding only p5.48xlarge would leave the pack no cheaper offer to name: the pack
     judges with its packaged snapshot, whose g6.xlarge holds 20 GiB, whatever the refresh cache holds."""
-    import os
-
     poison = """
         import datetime
         from gpusizer.catalog import cache
@@ -1455,10 +1451,7 @@ def test_the_gate_never_reads_a_refresh_cache_the_judged_program_can_write(tmp_p
         subprocess.run([sys.executable, "-c", textwrap.dedent(poison)], env=env, check=True, cwd=REPO)
     else:
         program = poison + program
-    (tmp_path / "Pulumi.t.yaml").write_text("config: {}\n")
-    (tmp_path / "program.py").write_text(textwrap.dedent(program))
-    args = ["preview", "--stack", "t", "--stacks-dir", str(tmp_path), "--program", str(tmp_path / "program.py")]
-    r = subprocess.run([sys.executable, "-m", "gpusizer.cli", *args], capture_output=True, text=True, env=env, cwd=REPO)
+    r = _preview(tmp_path, {}, program, env=env)
     assert r.returncode == 1 and "g6.xlarge" in r.stdout, r.stdout + r.stderr
     assert any((tmp_path / "cache").iterdir())  # the cache was written
 
@@ -1581,7 +1574,7 @@ def _l4_group(**extra):
 
 
 def _l4_pool(**extra):
-    labels = {"gpusizer-required-gpu-memory-gib": "18"}
+    labels = {cases.GCP_REQ: "18"}
     props = {
         "cluster": "c",
         "location": "us-central1-a",
@@ -1595,7 +1588,7 @@ def _l4_mig(**extra):
     t = R(
         "gcp:compute/instanceTemplate:InstanceTemplate",
         "t",
-        {"name": "l4", "machineType": "g2-standard-4", "labels": {"gpusizer-required-gpu-memory-gib": "18"}},
+        {"name": "l4", "machineType": "g2-standard-4", "labels": {cases.GCP_REQ: "18"}},
     )
     m = {"zone": "us-central1-a", "targetSize": 12, "versions": [{"instanceTemplate": "l4"}]}
     return [t, R("gcp:compute/instanceGroupManager:InstanceGroupManager", "m", {**m, **extra})]
@@ -1790,9 +1783,6 @@ def _code(tmp_path, kind):
         (tmp_path / "tf").mkdir()
         (tmp_path / "tf" / "main.tf").write_text('resource "aws_instance" "x" {\n  instance_type = "p5.48xlarge"\n}\n')
         return [R(CMD, "c", {"create": f"terraform -chdir={tmp_path / 'tf'} apply -auto-approve"})]
-    import base64
-    import pickle
-
     provider = base64.b64encode(pickle.dumps({"sizes": {"xl": "p5.48xlarge"}})).decode()
     return [R("pulumi-python:dynamic:Resource", "box", {"size": "xl", "__provider": provider})]
 
@@ -1884,8 +1874,6 @@ def test_what_commands_and_stored_code_launch_is_read(pack_stub, tmp_path, kind)
 
 def test_helm_values_read_as_helm_reads_them(tmp_path):
     """go-yaml (YAML 1.1) reads `n` as false: `{{ if not .Values.single }}8{{ else }}1{{ end }}` renders 8."""
-    from gpusizer.policies import charts
-
     template = L4_CHART_TEMPLATE.replace(
         "{{- toYaml .Values.resources | nindent 10 }}",
         "limits: {nvidia.com/gpu: {{ if not .Values.single }}8{{ else }}1{{ end }}}",
@@ -1912,19 +1900,13 @@ def test_karpenter_size_and_gpu_name_pick_the_node_the_pod_buys(pack_stub):
 @pytest.mark.slow
 def test_a_program_reads_its_own_projects_config(tmp_path):
     """`pulumi.Config()` reads the namespace of the project Pulumi.yaml names, as the CLI does."""
-    import os
-
     (tmp_path / "Pulumi.yaml").write_text("name: myapp\nruntime: python\n")
-    (tmp_path / "Pulumi.dev.yaml").write_text("config:\n  myapp:size: t3.micro\n")
-    (tmp_path / "__main__.py").write_text(
+    program = (
         "import pulumi, pulumi_aws as aws\n"
         'aws.ec2.Instance("web", instance_type=pulumi.Config().require("size"), ami="ami-1",\n'
         '    metadata_options={"http_tokens": "required"}, root_block_device={"encrypted": True})\n'
     )
-    args = ["preview", "--stack", "dev", "--stacks-dir", str(tmp_path), "--program", str(tmp_path / "__main__.py")]
-    r = subprocess.run(
-        [sys.executable, "-m", "gpusizer.cli", *args], capture_output=True, text=True, cwd=REPO, env=os.environ
-    )
+    r = _preview(tmp_path, {"myapp:size": "t3.micro"}, program)
     assert r.returncode == 0 and "instanceType=t3.micro" in r.stdout, r.stdout + r.stderr
 
 
@@ -2006,8 +1988,6 @@ def test_resizes_written_as_arithmetic_or_a_json_patch_count(pack_stub, command)
 def test_an_allow_follows_the_spec_name_not_a_borrowed_resource_name(pack_stub):
     """The platform allowed chat-3b's H100 pin; another workload whose GpuWorkload resource is named chat-3b does
     not inherit it."""
-    from tests.policies.test_gate import PINNED, WL, _recorded
-
     other = {**PINNED, "name": "summarizer"}
     allow = {
         "gpusizer-no-overprovisioning": {
@@ -2020,8 +2000,6 @@ def test_an_allow_follows_the_spec_name_not_a_borrowed_resource_name(pack_stub):
 
 def test_a_values_key_go_yaml_reads_as_a_boolean_is_not_found_as_in_helm(tmp_path):
     """helm/helm#11054: `size: {x: 1, y: 2}` renders `map[true:2 x:1]`; `.Values.n` finds nothing."""
-    from gpusizer.policies import charts
-
     template = L4_CHART_TEMPLATE.replace(
         "{{- toYaml .Values.resources | nindent 10 }}", "limits: {nvidia.com/gpu: {{ .Values.n | default 1 }}}"
     )
