@@ -48,7 +48,7 @@ import yaml
 
 from gpusizer.contract import audit, metadata
 from gpusizer.facts import hardware
-from gpusizer.policies import shapes, shell
+from gpusizer.policies import deploytime, shapes, shell
 from gpusizer.policies import view as v
 
 # Kubernetes extended resources and DRA device classes of accelerators (NVIDIA device plugin, AMD GPU device
@@ -270,16 +270,32 @@ def _positive(value) -> bool:
 
 
 class _TagBlind(yaml.SafeLoader):
-    """YAML as the safe loader reads it, with application tags (CloudFormation's `!Ref`, `!Sub`, `!GetAtt`,
-    GitLab's `!reference`) read as the value they tag: `[!Sub 'p4d.24xlarge']` is `['p4d.24xlarge']`."""
+    """YAML as the safe loader reads it, with application tags read as what they mean: CloudFormation's short
+    forms as the intrinsic functions they stand for (`!Sub 'p5.${Size}'` is `{"Fn::Sub": "p5.${Size}"}`,
+    evaluated by policies/deploytime.py), any other tag (GitLab's `!reference`) as the value it tags."""
+
+
+# CloudFormation's short-form tags (AWS CloudFormation User Guide, "Intrinsic function reference", read
+# 2026-11-26): `!Ref` and `!Condition` stand for themselves, the others for `Fn::<name>`.
+_CFN_TAGS = frozenset(
+    "Base64 Cidr FindInMap GetAtt GetAZs ImportValue Join Select Split Sub Transform And Equals If Not Or "
+    "ToJsonString Length ForEach".split()
+)
 
 
 def _untagged(loader: yaml.SafeLoader, suffix: str, node: yaml.Node):
+    value: object
     if isinstance(node, yaml.MappingNode):
-        return loader.construct_mapping(node, deep=True)
-    if isinstance(node, yaml.SequenceNode):
-        return loader.construct_sequence(node, deep=True)
-    return loader.construct_scalar(node) if isinstance(node, yaml.ScalarNode) else None
+        value = loader.construct_mapping(node, deep=True)
+    elif isinstance(node, yaml.SequenceNode):
+        value = loader.construct_sequence(node, deep=True)
+    else:
+        value = loader.construct_scalar(node) if isinstance(node, yaml.ScalarNode) else None
+    if suffix in ("Ref", "Condition"):
+        return {suffix: value}
+    if suffix == "GetAtt" and isinstance(value, str):
+        return {"Fn::GetAtt": value.split(".", 1)}
+    return {f"Fn::{suffix}": value} if suffix in _CFN_TAGS else value
 
 
 _TagBlind.add_multi_constructor("!", _untagged)
@@ -298,6 +314,43 @@ def documents(text: str) -> list:
     return docs
 
 
+LAUNCHER = "launcher "  # marks the path of a document that a tool launches capacity from (`launcher`)
+# Kubernetes kinds that launch nothing when applied: data, permissions, networking, monitoring rules, quotas.
+_INERT_KINDS = frozenset(
+    "configmap secret resourcequota prometheusrule servicemonitor podmonitor role clusterrole rolebinding "
+    "clusterrolebinding serviceaccount networkpolicy service ingress namespace".split()
+)
+
+
+def launcher(doc) -> bool:
+    """Whether a document is one a tool launches capacity from when it is applied, whoever holds it (a
+    ConfigMap mounted into a job that runs `kubectl apply -f` or `eksctl create -f` on it, a Secret that
+    `ray up` reads, an object `sky launch` fetches): a Kubernetes object of a kind that runs or provisions
+    (Pods, workloads, node pools, eksctl's ClusterConfig), a Ray cluster config, a SkyPilot or dstack task,
+    a CloudFormation template, Terraform JSON. Held as data, what it asks for is still asked for."""
+    if not isinstance(doc, Mapping):
+        return False
+    keys = {str(k).lower(): x for k, x in doc.items()}
+    kind = keys.get("kind")
+    if isinstance(keys.get("apiversion"), str) and isinstance(kind, str):
+        return kind.strip().lower() not in _INERT_KINDS
+    if {"available_node_types", "head_node_type"} & keys.keys() or {"cluster_name", "provider"} <= keys.keys():
+        return True  # Ray's cluster launcher (docs.ray.io, "Cluster YAML Configuration Options")
+    res = keys.get("resources")
+    if isinstance(res, Mapping) and (
+        {"run", "setup", "num_nodes", "type", "commands"} & keys.keys()
+        or {"accelerators", "instance_type", "gpu"} & {str(k).lower() for k in res}
+    ):
+        # SkyPilot's task YAML (`resources: {accelerators: H100:8}`, docs.skypilot.co "YAML spec"); dstack's
+        # (`type: task`, `resources: {gpu: ...}`); CloudFormation's `Resources` is a mapping of named resources
+        return True
+    if isinstance(res, Mapping) and any(
+        isinstance(r, Mapping) and isinstance(r.get("Type"), str) and "::" in r["Type"] for r in res.values()
+    ):
+        return True  # a CloudFormation template
+    return isinstance(keys.get("resource"), Mapping)  # Terraform JSON (`{"resource": {"aws_instance": ...}}`)
+
+
 class _Walk:
     def __init__(self, local_files: bool = False, env: Mapping[str, str] | None = None):
         self.out: list[Evidence] = []
@@ -306,6 +359,7 @@ class _Walk:
         self.bases: list[pathlib.Path] = [pathlib.Path.cwd()]  # where relative paths are read from
         self.read: set[pathlib.Path] = set()  # local files read once (two scripts may name each other)
         self.env = env or {}
+        self.parameters: Mapping = {}  # the resource's own parameter values (a CloudFormation stack's)
 
     def add(self, path: str, kind: str, what) -> None:
         self.out.append(Evidence(path, kind, str(what)[:120]))
@@ -424,7 +478,11 @@ class _Walk:
             if low.endswith("sku-family") and isinstance(x, str) and _AZURE_GPU_FAMILY.match(x.strip()):
                 self.add(here, "selector", f"{ks.strip()}={x}")  # Azure's N-series (NC, ND, NV): GPU sizes
                 continue
-            if _last(where).lower() == "nodeselector" and isinstance(x, str) and _names_a_gpu(x):
+            if (
+                _last(where).lower() == "nodeselector"
+                and isinstance(x, str)
+                and (_names_a_gpu(x) or (low.endswith("compute-class") and _names_a_family(x)))
+            ):
                 # a node class chosen by a name that names a GPU (GKE `cloud.google.com/compute-class:
                 # h100-class`): the class's nodes are GPU nodes the pack cannot see
                 self.add(here, "selector", f"{ks.strip()}={x}")
@@ -441,8 +499,11 @@ class _Walk:
             stack.append((x, here, field or named))
 
     def provider_code(self, s: str, where: str) -> None:
-        """A dynamic provider's serialized code (base64 of a pickle): its constants are plain strings in the bytes;
-        an accelerated type among them is what its create() may launch (`SIZES = {"xl": "p5.48xlarge"}`)."""
+        """A dynamic provider's serialized code (base64 of a pickle, or its source as a Node.js provider sends
+        it): its constants are plain strings; an accelerated type among them is what its create() may launch
+        (`SIZES = {"xl": "p5.48xlarge"}`), and a launch it builds a type for is read as any code's."""
+        for t in in_text(s) + shell.unreadable_launches(s, self.env):
+            self.add(where, "mention", f"{t} (in the dynamic provider's code)")
         try:
             blob = base64.b64decode("".join(s.split()), validate=False)[: MAX_DOCUMENT * 4]
         except ValueError:
@@ -504,7 +565,14 @@ class _Walk:
             return
         docs = documents(s)
         for i, doc in enumerate(docs):
-            stack.append((doc, f"{where}<doc {i}>", field))
+            doc, opened = deploytime.resolved(doc, self.parameters)
+            for path, expr in opened:  # a type the engine computes when it deploys, from what the pack cannot read
+                self.add(
+                    f"{where}<{LAUNCHER if launcher(doc) else ''}doc {i}>.{path}",
+                    "type",
+                    f"{expr} (a type computed when deployed, from values outside the stack)",
+                )
+            stack.append((doc, f"{where}<{LAUNCHER if launcher(doc) else ''}doc {i}>", field))
         if not docs and len(s) <= MAX_DOCUMENT:
             for t in in_text(s):
                 self.add(where, "mention", t)
@@ -616,6 +684,14 @@ def _names_a_gpu(value: str) -> bool:
     return any(_GPU_TOKEN.match(t) or (len(t) >= 3 and hardware.canonical_gpu(t)) for t in tokens)
 
 
+def _names_a_family(value: str) -> bool:
+    """Whether a name holds an accelerated family's name as a word (`a3-class`, `p5_nodes`): a GKE compute
+    class so named picks that family's GPU machines (GKE docs, "About custom compute classes": a class's
+    priorities name machine families)."""
+    fam = families()
+    return any(t in fam["aws"] or t in fam["gcp"] for t in re.split(r"[-_.\s/:]+", value.lower()) if t)
+
+
 def _flat(value) -> bool:
     """Scalars, a mapping of scalars, or a list of either: how tags, labels, tolerations and exclusion lists
     look. Anything nested deeper (a values file under `description:`) is walked like any other value."""
@@ -720,7 +796,9 @@ _REQUEST_IN_TEXT = re.compile(
 
 def requests_in_text(text: str) -> list[str]:
     """Accelerator requests written inside free text (commands, expressions), each once."""
-    return list(dict.fromkeys(m.group(0) for m in _REQUEST_IN_TEXT.finditer(shell.decoded(text))))
+    return list(
+        dict.fromkeys(m.group(0) for m in _REQUEST_IN_TEXT.finditer(shell.joined_literals(shell.decoded(text))))
+    )
 
 
 # What comes right before a type in text that asks for it: a flag or a field naming a type, size or shape
@@ -737,7 +815,6 @@ _READS = re.compile(
 )  # (`echo ... > file` writes what runs next: it counts)
 
 
-_CONCATENATED = re.compile(r"([\"'])([^\"'\n]*)\1\s*\+\s*([\"'])([^\"'\n]*)\3")
 # Other types of a list before the one judged, as they end the text before it: dropped, so the flag or field
 # that names the list is what comes right before.
 _LISTED = re.compile(r"(?:[\s,\[\](){}]*[a-z][a-z0-9-]*\.[a-z0-9-]+[\s,\]]*)+$")
@@ -752,10 +829,19 @@ def _squeezed() -> dict[str, str]:
     return {re.sub(r"[^a-z0-9]", "", t): t for t in audit.types_of("aws")}
 
 
+# The AWS CDK's `ec2.InstanceType.of(ec2.InstanceClass.P5, ec2.InstanceSize.XLARGE48)` (aws-cdk-lib aws_ec2,
+# InstanceClass and InstanceSize: the size's digits follow XLARGE).
+_CDK_OF = re.compile(r"InstanceClass\.([A-Z][A-Z0-9_]*)\W+(?:\w+\.)*InstanceSize\.([A-Z][A-Z0-9_]*)")
+
+
 def _enum_types(text: str) -> list[str]:
     """Accelerated types an SDK names by enum constant: Java `InstanceType.P5_48_XLARGE`, Go
-    `types.InstanceTypeP548xlarge`."""
-    found = (_squeezed().get(re.sub(r"[^a-z0-9]", "", m.group(1).lower())) for m in _ENUM.finditer(text))
+    `types.InstanceTypeP548xlarge`, the CDK's `InstanceType.of(InstanceClass.P5, InstanceSize.XLARGE48)`."""
+    names = [m.group(1) for m in _ENUM.finditer(text)]
+    for m in _CDK_OF.finditer(text):
+        size = re.sub(r"^XLARGE(\d+)$", r"\1XLARGE", m.group(2))
+        names.append(m.group(1) + size)
+    found = (_squeezed().get(re.sub(r"[^a-z0-9]", "", n.lower())) for n in names)
     return [t for t in found if t and accelerated_type(t)]
 
 
@@ -766,7 +852,7 @@ def in_text(text: str) -> list[str]:
     # command on its own, so a read-only one (describe, list, echo, a comment) asks for nothing.
     # String literals a program concatenates ('p4d' + '.24xlarge') are one; SageMaker's `ml.` prefix names the
     # EC2 type after it.
-    text = _CONCATENATED.sub(lambda m: m.group(1) + m.group(2) + m.group(4) + m.group(1), shell.decoded(text))
+    text = shell.joined_literals(shell.decoded(text))
     joined = re.sub(r"\\\r?\n", " ", text.lower()).replace('"', "").replace("'", "").replace(":-", ":- ")
     joined = re.sub(r"(?<![a-z0-9-])ml\.(?=[a-z][a-z0-9-]*\.)", "", joined)
     low = "\n".join(c for c in re.split(r"[\n;|&]", joined) if not _READS.search(c))
@@ -821,6 +907,8 @@ def extract(props, path: str = "", local_files: bool = False, base: pathlib.Path
     `python3 launch.py`) and the code an asset or archive holds, as the command or the cloud would; relative
     paths from `base` (the program's directory) and a Command's `dir`."""
     w = _Walk(local_files, _environment(props))
+    given = props.get("parameters") if isinstance(props, Mapping) else None
+    w.parameters = given if isinstance(given, Mapping) else {}
     here = base or pathlib.Path.cwd()
     where = props.get("dir") if isinstance(props, Mapping) and isinstance(props.get("dir"), str) else None
     w.bases = [here / where, here] if where and not v.is_unknown(where) else [here]

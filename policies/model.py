@@ -368,16 +368,19 @@ def _read_model(m: Model) -> None:
     chart = manifests.rendered_chart(r, manifests.base()) if r.type in manifests.RENDERED else None
     if chart is not None and isinstance(data, dict):  # a local chart rendered into children: judge the rest
         data = {k: x for k, x in data.items() if k not in manifests.CHART_INPUTS}
-    seen = evidence.extract(_substituted(data), local_files=True, base=manifests.base())
+    seen = evidence.extract(data, local_files=True, base=manifests.base())
     if records(r.type):  # names in what records, restricts or watches capacity ask for none; a request still does,
         # and so does a command in a script it holds (a ConfigMap mounted into a job that runs it, an object
-        # stored under a script's name that user data fetches and runs)
+        # stored under a script's name that user data fetches and runs), and so does a document a tool
+        # launches from (evidence.launcher)
         named = data.get("key") or data.get("name") if isinstance(data, dict) else None
         script = isinstance(named, str) and bool(_SCRIPT.search(named))
         seen = [
             e
             for e in seen
-            if (e.kind == "resource" and ": " in e.what) or (e.kind == "mention" and (script or _SCRIPT.search(e.path)))
+            if (e.kind == "resource" and ": " in e.what)
+            or (e.kind == "mention" and (script or _SCRIPT.search(e.path)))
+            or f"<{evidence.LAUNCHER}" in e.path  # a document a tool launches from (a NodePool, a Ray config)
         ]
     if (
         r.type in manifests.RENDERED and chart is None
@@ -525,21 +528,6 @@ def launched_templates(m: Model, allowed: Callable[[str], bool]) -> list[str]:
                     "instance, an Auto Scaling group), or, once reviewed, allow it: "
                     f"gpusizer-no-overprovisioning.allowTemplates: [{{template: {ref!r}, reason: ...}}]"
                 )
-    return out
-
-
-def _substituted(data):
-    """Properties with a template body's `${Name}` references to the resource's own literal `parameters`
-    filled in, as CloudFormation fills `Fn::Sub` ("p5.${Size}" with Size 48xlarge launches p5.48xlarge)."""
-    if not isinstance(data, dict) or not isinstance(data.get("parameters"), dict):
-        return data
-    params = {k: x for k, x in data["parameters"].items() if isinstance(k, str) and isinstance(x, (str, int, float))}
-    out = dict(data)
-    for k, x in data.items():
-        if isinstance(x, str) and "${" in x and not v.is_unknown(x):
-            for name, value in params.items():
-                x = x.replace("${" + name + "}", str(value))
-            out[k] = x
     return out
 
 

@@ -290,10 +290,11 @@ def _k8s_names(gpu: dict) -> dict:
 # command that names a group or workload of the stack and sets a size (`aws autoscaling update-auto-scaling-group
 # --max-size`, `put-scheduled-update-group-action`, `aws eks update-nodegroup-config --scaling-config maxSize=`,
 # `kubectl scale --replicas`, `kubectl patch -p '{"spec":{"replicas":200}}'`, `kubectl autoscale --max`,
-# `gcloud ... resize --size` / `set-autoscaling --max-num-replicas`, boto3 `update_auto_scaling_group(MaxSize=)`).
+# `gcloud ... resize --size` / `set-autoscaling --max-num-replicas`, boto3 `update_auto_scaling_group(MaxSize=)`, an
+# Automation runbook's input `{"MaxSize": ["200"]}`: its parameters are lists of strings).
 _SIZE_SET = re.compile(
     r"(?:max[-_]?size|max[-_]?num[-_]?replicas|max[-_]?replicas|--max|replicas|desired[-_]?capacity|desired[-_]?size"
-    r"|num[-_]?nodes|max[-_]?nodes|total[-_]?max[-_]?nodes|--size|min[-_]?size)[\"']?\s*[:=]?\s*[\"']?(\d+)"
+    r"|num[-_]?nodes|max[-_]?nodes|total[-_]?max[-_]?nodes|--size|min[-_]?size)[\"']?\s*[:=]?\s*\[?\s*[\"']?(\d+)"
     r"|\"path\"\s*:\s*\"/spec/replicas\"\s*,\s*\"value\"\s*:\s*\"?(\d+)",  # a JSON patch of the replicas
     re.I,
 )
@@ -320,7 +321,24 @@ def _workload_names(r) -> set[str]:
         name = r.props.text("metadata", "name")
     except (v.Unknown, ValueError):
         name = None
-    return {n for n in names | ({name.lower()} if name else set()) if len(n) >= 3}
+    return {n for n in names | ({name.lower()} if name else set()) if n}
+
+
+# Where a command names what it resizes: after a flag or a verb that takes a group, pool or workload. A name this
+# short (`l4`, `gp`) is matched only there; a longer one anywhere as a word.
+_TARGET = (
+    r"(?:--node-?pool|--nodegroup(?:-name)?|--auto-scaling-group-name|--name|node-pools\s+(?:update|resize)"
+    r"|managed\s+resize|(?:deployment|statefulset|replicaset|job)s?[/\s]"
+    r"|[\"']?(?:auto_?scaling_?group_?name|node_?pool_?name|nodegroup_?name)[\"']?\s*[:=]\s*\[?\s*[\"']?)[=\s]*"
+)
+
+
+def _names(segment: str, name: str) -> bool:
+    """Whether a command segment names `name` (a group, pool or workload of the stack)."""
+    word = re.escape(name) + r"(?![\w-])"
+    if len(name) < 3:
+        return bool(re.search(_TARGET + word, segment))
+    return bool(re.search(r"(?<![\w-])" + word, segment))
 
 
 _ARITHMETIC = re.compile(r"\$\(\(\s*(\d+)\s*([*+])\s*(\d+)\s*\)\)")
@@ -351,8 +369,7 @@ def commanded(stack: list, gpu: dict) -> list[tuple[str, float]]:
                 out += [
                     (u, max(sizes))
                     for u, names in named.items()
-                    if u != r.urn
-                    and any(re.search(r"(?<![\w-])" + re.escape(n) + r"(?![\w-])", segment) for n in names)
+                    if u != r.urn and any(_names(segment, n) for n in names)
                 ]
     return out
 

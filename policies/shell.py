@@ -33,7 +33,10 @@ _LAUNCH = re.compile(
     r"create_launch_configuration|create_auto_scaling_group|create_nodegroup|create_compute_environment|"
     r"create_endpoint_config|create_training_job|create_notebook_instance|create_capacity_reservation|"
     r"allocate_hosts|instances\(\)\.insert|"
-    r"(?:Estimator|HuggingFace|PyTorch|TensorFlow|JumpStartModel|Model)(?=\()|\.deploy(?=\())",
+    r"(?:Estimator|HuggingFace|PyTorch|TensorFlow|JumpStartModel|Model)(?=\()|\.deploy(?=\())|"
+    r"\b(?:ec2|compute|autoscaling|eks|container|sagemaker|batch)\.(?:Instance|LaunchTemplate|LaunchConfiguration|"
+    r"Group|NodeGroup|NodePool|InstanceTemplate|Fleet|SpotFleetRequest|ComputeEnvironment|EndpointConfiguration)"
+    r"(?=\()",  # a Pulumi or CDK program's resource (`aws.ec2.Instance('w', instance_type=...)`)
     re.I,
 )
 # Launches that name a template they launch from (not the commands that create or describe one).
@@ -43,8 +46,9 @@ _TYPE_ARG = re.compile(
     r"(?:--(?:instance|machine|node|vm|accelerator)-types?|--size|--vm-sku|--cli-input-(?:json|yaml)|"
     r"--launch-specification|--node-vm-size|--accelerator(?=[= ]type=)|"
     r"\binstance_?types?|\bmachine_?type|\binstancetype|\bmachinetype|\bvm_?size)"
-    r"[\"']?\s*(?:=|:|\s|\()\s*(?:type=)?"
-    r"(?P<value>\$\([^)]*\)|`[^`]*`|\"[^\"]*\"|'[^']*'|[\w.]+\([^()]*\)|[\w.]+\[[^\]]*\]|[^\s,)]+)",
+    r"\\?[\"']?\s*(?:=|:|,|\s|\()\s*\(?\s*(?:type=)?"
+    r"(?P<value>\$\([^)]*\)|`[^`]*`|\"[^\"]*\"|'[^']*'|[\w.]+\([^()]*\)|[\w.]+\[[^\]]*\]|[^\s,)]+)"
+    r"(?P<more>(?:\s*\+\s*(?:\"[^\"]*\"|'[^']*'|\$?[\w.]+(?:\([^()]*\))?))*)",  # `'p5.' + size`: one value, built
     re.I,
 )
 _ASSIGN = re.compile(
@@ -60,9 +64,9 @@ _PY_ENV = re.compile(
     r"^os\.(?:environ\s*\[\s*|environ\.get\(\s*|getenv\(\s*)[\"'](?P<name>\w+)[\"']\s*"
     r"(?:,\s*(?P<default>\"[^\"]*\"|'[^']*'))?\s*[\])]$"
 )
-_SDK = re.compile(  # SDK calls (boto3, google-api-python-client, SageMaker, JS, Go, Java): arguments span lines
+_SDK = re.compile(  # SDK calls (boto3, google-api-python-client, SageMaker, JS, Go, Java, Pulumi): arguments span lines
     r"[a-z_]+_[a-z_]+|instances\(\)\.insert|Estimator|HuggingFace|PyTorch|TensorFlow|JumpStartModel|Model|\.deploy|"
-    r"RunInstances|CreateFleet|runInstances|createFleet",
+    r"RunInstances|CreateFleet|runInstances|createFleet|(?:ec2|compute|autoscaling|eks|container|sagemaker|batch)\.",
     re.I,
 )
 _ESCAPED = re.compile(r"\\x([0-9a-fA-F]{2})|\\u([0-9a-fA-F]{4})")
@@ -94,6 +98,25 @@ def decoded(text: str) -> str:
         text = _ESCAPED.sub(lambda m: chr(int(m.group(1) or m.group(2), 16)), text)
     if "%2" in text:  # a query string's encoding (`InstanceType=p5%2E48xlarge`)
         text = re.sub(r"%2[eE]", ".", text).replace("%2F", "/").replace("%2f", "/")
+    return text
+
+
+_CONCATENATED = re.compile(r"([\"'])([^\"'\n]*)\1\s*\+\s*([\"'])([^\"'\n]*)\3")
+
+
+# Adjacent literals in parentheses, which Python (and C) concatenate: `('p5' '.48xlarge')`.
+_ADJACENT = re.compile(r"\(\s*([\"'])([^\"'\n]*)\1\s+([\"'])([^\"'\n]*)\3")
+
+
+def joined_literals(text: str) -> str:
+    """String literals a program concatenates, as one (`'run_' + 'instances'` is `'run_instances'`,
+    `('p5' '.48xlarge')` is `('p5.48xlarge')`)."""
+    for _ in range(8):  # `'a' + 'b' + 'c'`: one join per pass
+        joined = _CONCATENATED.sub(lambda m: m.group(1) + m.group(2) + m.group(4) + m.group(1), text)
+        joined = _ADJACENT.sub(lambda m: "(" + m.group(1) + m.group(2) + m.group(4) + m.group(1), joined)
+        if joined == text:
+            break
+        text = joined
     return text
 
 
@@ -139,6 +162,7 @@ def _extent(text: str, m: re.Match) -> str:
     """The launch's own arguments: to the call's closing parenthesis for an SDK call (`run_instances(...)`, over
     lines), else to the end of the shell command (continued lines already joined)."""
     rest = text[m.end() :]
+    rest = re.sub(r"^[\"']\s*\)", "", rest)  # `getattr(ec2, 'run_instances')(...)`: the call's own arguments follow
     if _SDK.match(m.group(0)):
         depth = 0
         for i, c in enumerate(rest):
@@ -162,16 +186,21 @@ def _python(value: str) -> str:
     return "${" + v + "}" if re.fullmatch(r"[A-Za-z_]\w*", v) else "$(" + v + ")"
 
 
-def _readable(value: str, assigned: Mapping[str, list[str]], sdk: bool) -> bool:
+def _readable(value: str, more: str, assigned: Mapping[str, list[str]], sdk: bool) -> bool:
+    """Whether a launch's type argument is a literal (or resolves to one); one built by `+` is read only when
+    every part is a literal (`'p5.' + '48xlarge'`; `'p5.' + size` is built at run time)."""
+    if more.strip():
+        parts = [value, *re.split(r"\s*\+\s*", more.strip().lstrip("+").strip())]
+        return all(re.fullmatch(r"(['\"])[^'\"]*\1", x.strip()) for x in parts)
     return _resolve(_python(value) if sdk else value, assigned)
 
 
 def unreadable_launches(text: str, env: Mapping[str, str] | None = None) -> list[str]:
     """Each launch in `text` whose type is built at run time (a substitution, or a variable neither the text
     nor `env`, the variables its resource gives it, sets to a literal), as `<flag> <value>`, each once."""
-    if not _LAUNCH.search(text):
+    if not _LAUNCH.search(joined_literals(text)):
         return []
-    joined = re.sub(r"\\\r?\n", " ", decoded(text))
+    joined = re.sub(r"\\\r?\n", " ", joined_literals(decoded(text)))
     assigned: dict[str, list[str]] = {k: [val] for k, val in (env or {}).items()}
     for m in _ASSIGN.finditer(joined):  # `name = value` with spaces is Python's (a shell forbids them)
         if m.group("py").strip() != m.group("py"):  # Python: the whole expression (`'egralx84.5p'[::-1]`)
@@ -189,7 +218,7 @@ def unreadable_launches(text: str, env: Mapping[str, str] | None = None) -> list
         args = _extent(joined, launch)
         typed = list(_TYPE_ARG.finditer(args))
         for m in typed:
-            if not _readable(m.group("value"), assigned, sdk):
+            if not _readable(m.group("value"), m.group("more") or "", assigned, sdk):
                 out.append(f"{m.group(0).strip()} (a type built at run time: the pack cannot read it)")
         if sdk and not typed and "**" in args:  # `run_instances(**params)`: the type is in a mapping built elsewhere
             out.append(f"{launch.group(0)}(**...) (a type built at run time: the pack cannot read it)")
