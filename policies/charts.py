@@ -82,8 +82,7 @@ def _wanted(name: str) -> bool:
 def is_local(chart: str, base: pathlib.Path | None) -> pathlib.Path | None:
     """The chart's local directory (holding Chart.yaml) or archive, or None (a repository chart name)."""
     try:
-        p = pathlib.Path(chart)
-        p = p if p.is_absolute() or base is None else base / p
+        p = evidence.located(chart, base)
         if (p.is_dir() and (p / "Chart.yaml").is_file()) or (p.is_file() and p.name.endswith((".tgz", ".tar.gz"))):
             return p
     except (OSError, ValueError):

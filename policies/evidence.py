@@ -796,9 +796,7 @@ _REQUEST_IN_TEXT = re.compile(
 
 def requests_in_text(text: str) -> list[str]:
     """Accelerator requests written inside free text (commands, expressions), each once."""
-    return list(
-        dict.fromkeys(m.group(0) for m in _REQUEST_IN_TEXT.finditer(shell.joined_literals(shell.decoded(text))))
-    )
+    return list(dict.fromkeys(m.group(0) for m in _REQUEST_IN_TEXT.finditer(shell.plain(text))))
 
 
 # What comes right before a type in text that asks for it: a flag or a field naming a type, size or shape
@@ -852,7 +850,7 @@ def in_text(text: str) -> list[str]:
     # command on its own, so a read-only one (describe, list, echo, a comment) asks for nothing.
     # String literals a program concatenates ('p4d' + '.24xlarge') are one; SageMaker's `ml.` prefix names the
     # EC2 type after it.
-    text = shell.joined_literals(shell.decoded(text))
+    text = shell.plain(text)
     joined = re.sub(r"\\\r?\n", " ", text.lower()).replace('"', "").replace("'", "").replace(":-", ":- ")
     joined = re.sub(r"(?<![a-z0-9-])ml\.(?=[a-z][a-z0-9-]*\.)", "", joined)
     low = "\n".join(c for c in re.split(r"[\n;|&]", joined) if not _READS.search(c))
@@ -939,12 +937,18 @@ _PATH_TOKEN = re.compile(
 )  # a file by path, or a folder a tool runs from (`terraform -chdir=./tf`, `helm upgrade --install x ./chart`)
 
 
+def located(name: str | pathlib.Path, base: pathlib.Path | None) -> pathlib.Path:
+    """A path as a tool run from `base` (the program's directory) reads it: absolute as given, else from
+    `base`; with no base, as given (from the working directory). One rule for every file the pack reads."""
+    p = pathlib.Path(name)
+    return p if p.is_absolute() or base is None else base / p
+
+
 def _archived(path: str, base: pathlib.Path, most: int = 50) -> list[tuple[str, str]]:
     """(name, text) of the code files an asset or archive path holds: a file, a folder, or a zip."""
     out: list[tuple[str, str]] = []
     try:
-        p = pathlib.Path(path)
-        p = p if p.is_absolute() else base / p
+        p = located(path, base)
         if p.is_dir():
             files = [f for f in sorted(p.rglob("*"))[: most * 10] if f.is_file() and _CODE.search(f.name)]
             out = [(str(f.relative_to(p)), f.read_text(errors="replace")[:MAX_DOCUMENT]) for f in files[:most]]
@@ -968,8 +972,7 @@ def _local_files(text: str, bases: list[pathlib.Path]) -> list[pathlib.Path]:
         token = m.group(1) or m.group(2)
         for base in bases:
             try:
-                p = pathlib.Path(token)
-                p = p if p.is_absolute() else base / p
+                p = located(token, base)
                 found = (
                     [p] if p.is_file() else [f for f in sorted(p.rglob("*"))[:200] if f.is_file()] if p.is_dir() else []
                 )

@@ -109,8 +109,7 @@ def read_files(name: str, base: pathlib.Path | None, depth: int = 0) -> list:
     (kustomize: its resources)."""
     try:
         name = name.removeprefix("file://")  # a file URL names a local file
-        p = pathlib.Path(name)
-        p = p if p.is_absolute() or base is None else base / p
+        p = evidence.located(name, base)
         if any(c in name for c in "*?["):
             root = pathlib.Path(p.anchor) if p.is_absolute() else (base or pathlib.Path.cwd())
             pattern = str(p.relative_to(p.anchor)) if p.is_absolute() else name

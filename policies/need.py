@@ -33,7 +33,7 @@ from gpusizer import reuse
 from gpusizer import spec as spec_model
 from gpusizer.estimate import calibration
 from gpusizer.estimate import workload as workload_estimate
-from gpusizer.policies import manifests, sizing
+from gpusizer.policies import evidence, manifests, sizing
 
 REMOVED = object()  # a pin removed by deleting its key: the engine's default applies
 # pin -> (where the spec holds it, its value with the pin removed). A serving layout (tensor, pipeline, data
@@ -259,8 +259,7 @@ def exceptions(workload: sizing.StackResource, max_ratio: float, cfg) -> list[st
 def _calibration_file(path: str) -> pathlib.Path:
     """The calibration file a spec names: absolute as GpuWorkload records it, else read from the program's
     directory (manifests.base), as the engine planned it."""
-    p = pathlib.Path(path)
-    return p if p.is_absolute() else manifests.base() / p
+    return evidence.located(path, manifests.base())
 
 
 def calibration_problem(workload: sizing.StackResource, cfg) -> tuple[dict | None, str | None]:

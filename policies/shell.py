@@ -12,27 +12,41 @@ command sees it, is decoded first so the literal it holds is read as such.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 
 # Commands and SDK calls that create compute capacity from a type they are given (AWS CLI and boto3, gcloud,
 # az). A type built at run time for one of them is what the pack cannot read.
+# The AWS API's launch verbs, written once: the CLI spells them with dashes, the SDKs with underscores
+# (boto3) or in camel case (JavaScript, Go: `runInstances`, `RunInstancesCommand`); `[-_]?` reads all three.
+_AWS_VERBS = (
+    "run-instances",
+    "request-spot-(?:instances|fleet)",
+    "create-fleet",
+    "create-launch-template(?:-version)?",
+    "create-launch-configuration",
+    "create-auto-scaling-group",
+    "update-auto-scaling-group",
+    "create-nodegroup",
+    "create-compute-environment",
+    "create-endpoint-config",
+    "create-training-job",
+    "create-notebook-instance",
+    "create-capacity-reservation",
+    "allocate-hosts",
+    "create-instances",
+    "run-job-flow",
+    "add-instance-groups",
+    "create-cluster",
+)
 _LAUNCH = re.compile(
-    r"\b(?:run-instances|request-spot-(?:instances|fleet)|create-fleet|create-launch-template(?:-version)?|"
-    r"create-launch-configuration|create-auto-scaling-group|update-auto-scaling-group|create-nodegroup|"
-    r"create-compute-environment|create-endpoint-config|create-training-job|create-notebook-instance|"
-    r"create-capacity-reservation|allocate-hosts|"
-    r"instances\s+(?:bulk\s+)?create|instance-groups\s+managed\s+(?:create|set-instance-template)|instance-templates\s+create|node-pools\s+create|clusters\s+create|"
+    r"\b(?:" + "|".join(v.replace("-", "[-_]?") for v in _AWS_VERBS) + r")(?:Command|Request|Input)?|"
+    r"\b(?:instances\s+(?:bulk\s+)?create|instance-groups\s+managed\s+(?:create|set-instance-template)|"
+    r"instance-templates\s+create|node-pools\s+create|clusters\s+create|"
     r"tpu-vm\s+create|tpus\s+create|vm\s+create|vmss\s+create|aks\s+nodepool\s+add|"
-    r"eksctl\s+create\s+(?:nodegroup|cluster)|emr\s+(?:create-cluster|add-instance-groups)|"
-    r"sagemaker\s+create-cluster|set-machine-type|queued-resources\s+create|New-EC2Instance|"
-    r"run_job_flow|add_instance_groups|create_cluster|(?:RunInstances|CreateFleet)(?:Command|Request|Input)?|"
-    r"runInstances|createFleet|"
-    r"run_instances|create_instances|request_spot_(?:instances|fleet)|create_fleet|"
-    r"create_launch_template(?:_version)?|"
-    r"create_launch_configuration|create_auto_scaling_group|create_nodegroup|create_compute_environment|"
-    r"create_endpoint_config|create_training_job|create_notebook_instance|create_capacity_reservation|"
-    r"allocate_hosts|instances\(\)\.insert|"
+    r"eksctl\s+create\s+(?:nodegroup|cluster)|set-machine-type|queued-resources\s+create|New-EC2Instance|"
+    r"instances\(\)\.insert|"
     r"(?:Estimator|HuggingFace|PyTorch|TensorFlow|JumpStartModel|Model)(?=\()|\.deploy(?=\())|"
     r"\b(?:ec2|compute|autoscaling|eks|container|sagemaker|batch)\.(?:Instance|LaunchTemplate|LaunchConfiguration|"
     r"Group|NodeGroup|NodePool|InstanceTemplate|Fleet|SpotFleetRequest|ComputeEnvironment|EndpointConfiguration)"
@@ -40,7 +54,7 @@ _LAUNCH = re.compile(
     re.I,
 )
 # Launches that name a template they launch from (not the commands that create or describe one).
-_CREATES_TEMPLATE = re.compile(r"create-launch-template|create_launch_template|instance-templates\s+create", re.I)
+_CREATES_TEMPLATE = re.compile(r"create[-_]?launch[-_]?template|instance-templates\s+create", re.I)
 # The argument that carries the type, in CLI flags, `Key=value` shorthand and SDK keyword arguments.
 _TYPE_ARG = re.compile(
     r"(?:--(?:instance|machine|node|vm|accelerator)-types?|--size|--vm-sku|--cli-input-(?:json|yaml)|"
@@ -118,6 +132,14 @@ def joined_literals(text: str) -> str:
             break
         text = joined
     return text
+
+
+@functools.lru_cache(maxsize=64)
+def plain(text: str) -> str:
+    """`text` as the tool that runs it reads it: escapes decoded (`decoded`), then concatenated literals joined
+    (`joined_literals`). Each reader of a string (the types it asks for, its requests, its launches) starts
+    here; cached, so a string is decoded once however many read it."""
+    return joined_literals(decoded(text))
 
 
 def _unquoted(value: str) -> str:
@@ -198,9 +220,10 @@ def _readable(value: str, more: str, assigned: Mapping[str, list[str]], sdk: boo
 def unreadable_launches(text: str, env: Mapping[str, str] | None = None) -> list[str]:
     """Each launch in `text` whose type is built at run time (a substitution, or a variable neither the text
     nor `env`, the variables its resource gives it, sets to a literal), as `<flag> <value>`, each once."""
-    if not _LAUNCH.search(joined_literals(text)):
+    text = plain(text)
+    if not _LAUNCH.search(text):
         return []
-    joined = re.sub(r"\\\r?\n", " ", joined_literals(decoded(text)))
+    joined = re.sub(r"\\\r?\n", " ", text)
     assigned: dict[str, list[str]] = {k: [val] for k, val in (env or {}).items()}
     for m in _ASSIGN.finditer(joined):  # `name = value` with spaces is Python's (a shell forbids them)
         if m.group("py").strip() != m.group("py"):  # Python: the whole expression (`'egralx84.5p'[::-1]`)
