@@ -326,8 +326,11 @@ def launcher(doc) -> bool:
     """Whether a document is one a tool launches capacity from when it is applied, whoever holds it (a
     ConfigMap mounted into a job that runs `kubectl apply -f` or `eksctl create -f` on it, a Secret that
     `ray up` reads, an object `sky launch` fetches): a Kubernetes object of a kind that runs or provisions
-    (Pods, workloads, node pools, eksctl's ClusterConfig), a Ray cluster config, a SkyPilot or dstack task,
-    a CloudFormation template, Terraform JSON. Held as data, what it asks for is still asked for."""
+    (Pods, workloads, node pools, eksctl's ClusterConfig), a Ray cluster config, an AWS ParallelCluster
+    config, an Ansible playbook, a SkyPilot or dstack task, a CloudFormation template, Terraform JSON. Held
+    as data, what it asks for is still asked for."""
+    if isinstance(doc, list):  # an Ansible playbook: plays with hosts and tasks (cloud modules launch instances)
+        return any(isinstance(p, Mapping) and "hosts" in p and ("tasks" in p or "roles" in p) for p in doc)
     if not isinstance(doc, Mapping):
         return False
     keys = {str(k).lower(): x for k, x in doc.items()}
@@ -336,18 +339,20 @@ def launcher(doc) -> bool:
         return kind.strip().lower() not in _INERT_KINDS
     if {"available_node_types", "head_node_type"} & keys.keys() or {"cluster_name", "provider"} <= keys.keys():
         return True  # Ray's cluster launcher (docs.ray.io, "Cluster YAML Configuration Options")
+    if {"headnode", "scheduling"} <= keys.keys():
+        return True  # AWS ParallelCluster's cluster config (`pcluster create-cluster --cluster-configuration`)
     res = keys.get("resources")
     if isinstance(res, Mapping) and (
         {"run", "setup", "num_nodes", "type", "commands"} & keys.keys()
         or {"accelerators", "instance_type", "gpu"} & {str(k).lower() for k in res}
     ):
         # SkyPilot's task YAML (`resources: {accelerators: H100:8}`, docs.skypilot.co "YAML spec"); dstack's
-        # (`type: task`, `resources: {gpu: ...}`); CloudFormation's `Resources` is a mapping of named resources
+        # (`type: task`, `resources: {gpu: ...}`)
         return True
     if isinstance(res, Mapping) and any(
         isinstance(r, Mapping) and isinstance(r.get("Type"), str) and "::" in r["Type"] for r in res.values()
     ):
-        return True  # a CloudFormation template
+        return True  # a CloudFormation template: `Resources` maps names to typed resources
     return isinstance(keys.get("resource"), Mapping)  # Terraform JSON (`{"resource": {"aws_instance": ...}}`)
 
 
@@ -566,13 +571,12 @@ class _Walk:
         docs = documents(s)
         for i, doc in enumerate(docs):
             doc, opened = deploytime.resolved(doc, self.parameters)
+            here = f"{where}<{LAUNCHER if launcher(doc) else ''}doc {i}>"
             for path, expr in opened:  # a type the engine computes when it deploys, from what the pack cannot read
                 self.add(
-                    f"{where}<{LAUNCHER if launcher(doc) else ''}doc {i}>.{path}",
-                    "type",
-                    f"{expr} (a type computed when deployed, from values outside the stack)",
+                    f"{here}.{path}", "type", f"{expr} (a type computed when deployed, from values outside the stack)"
                 )
-            stack.append((doc, f"{where}<{LAUNCHER if launcher(doc) else ''}doc {i}>", field))
+            stack.append((doc, here, field))
         if not docs and len(s) <= MAX_DOCUMENT:
             for t in in_text(s):
                 self.add(where, "mention", t)
@@ -788,6 +792,8 @@ _REQUEST_IN_TEXT = re.compile(
     r"--set(?:-string)?[= ][\w.\\-]*(?:gpu|accelerator)[\w.\\-]*=(?!0\b|false\b|none\b)[\w.:-]+|"  # helm --set gpu.count=8
     r"\b(?:gpus?|accelerators?)\s*[=:]\s*[\"']?(?:nvidia-)?(?:h100|h200|b200|b300|gb200|a100|a10g?|l40s?|l4|t4|v100|"
     r"mi300x?|mi250x?|rtx\w*)\S*|"
+    # a GPU cloud's API payload in a command (`gpuCount: 8`, `"gpu_type_id": "NVIDIA H100 80GB HBM3"`)
+    r"\bgpu_?(?:count|type_?(?:id)?|name|model)[\"'\\]*\s*[=:]\s*[\"'\\]*(?!0\b|none\b|false\b|null\b)[\w.-]+|"
     r"(?:nvidia|amd)\\?\.com(?:/|~1)gpu(?:\\?\.shared)?(?![\w.-])|google\\?\.com/tpu|aws\.amazon\\?\.com/neuron|"
     r"gpu\.nvidia\.com|gpu\.amd\.com|tpu\.google\.com",
     re.I,

@@ -93,8 +93,9 @@ RECORDS = (
 )
 
 
-# a script or code file a record holds (`data.run.sh`, a bucket object's code archive `source.path<index.py>`)
-_SCRIPT = re.compile(r"\.(?:sh|bash|py|js|mjs|ts|go|rb)(?:$|[.<>\[])")
+# a script, code or infrastructure-as-code file a record holds (`data.run.sh`, a bucket object's code archive
+# `source.path<index.py>`, a Terraform or Packer file `main.tf`, `gpu.pkr.hcl`): what it asks for is launched
+_SCRIPT = re.compile(r"\.(?:sh|bash|py|js|mjs|ts|go|rb|ps1|tf|hcl)(?:$|[.<>\[])")
 
 
 def records(resource_type: str) -> bool:

@@ -16,10 +16,11 @@ import functools
 import re
 from collections.abc import Mapping
 
-# Commands and SDK calls that create compute capacity from a type they are given (AWS CLI and boto3, gcloud,
-# az). A type built at run time for one of them is what the pack cannot read.
-# The AWS API's launch verbs, written once: the CLI spells them with dashes, the SDKs with underscores
-# (boto3) or in camel case (JavaScript, Go: `runInstances`, `RunInstancesCommand`); `[-_]?` reads all three.
+# Commands and SDK calls that create compute capacity from a type they are given (AWS CLI and SDKs, gcloud, az,
+# eksctl, PowerShell, SageMaker's Python SDK, Pulumi and CDK programs). A type built at run time for one of them
+# is what the pack cannot read. The AWS API's launch verbs are written once: the CLI spells them with dashes,
+# the SDKs with underscores (boto3) or in camel case (JavaScript, Go: `runInstances`, `RunInstancesCommand`);
+# `[-_]?` reads all three.
 _AWS_VERBS = (
     "run-instances",
     "request-spot-(?:instances|fleet)",
@@ -115,10 +116,8 @@ def decoded(text: str) -> str:
     return text
 
 
+# Literals a program joins: with `+`, or adjacent in parentheses as Python (and C) concatenate them.
 _CONCATENATED = re.compile(r"([\"'])([^\"'\n]*)\1\s*\+\s*([\"'])([^\"'\n]*)\3")
-
-
-# Adjacent literals in parentheses, which Python (and C) concatenate: `('p5' '.48xlarge')`.
 _ADJACENT = re.compile(r"\(\s*([\"'])([^\"'\n]*)\1\s+([\"'])([^\"'\n]*)\3")
 
 

@@ -290,6 +290,51 @@ LAUNCHERS = {
         ],
         "g5.48xlarge",
     ),
+    "ansible-playbook-in-a-configmap": (
+        [
+            R(
+                "kubernetes:core/v1:ConfigMap",
+                "cm",
+                {
+                    "data": {
+                        "site.yml": "- hosts: localhost\n  tasks:\n  - amazon.aws.ec2_instance:\n"
+                        "      name: w\n      instance_type: p4d.24xlarge\n      count: 2\n"
+                    }
+                },
+            )
+        ],
+        "p4d.24xlarge",
+    ),
+    "parallelcluster-config-in-an-object": (
+        [
+            R(
+                "aws:s3/bucketObjectv2:BucketObjectv2",
+                "o",
+                {
+                    "bucket": "b",
+                    "key": "cluster.yaml",
+                    "content": "Region: us-east-1\nImage: {Os: alinux2023}\nHeadNode: {InstanceType: c6i.large}\n"
+                    "Scheduling:\n  Scheduler: slurm\n  SlurmQueues:\n  - Name: q\n    ComputeResources:\n"
+                    "    - {Name: g, InstanceType: p5.48xlarge, MinCount: 4, MaxCount: 4}\n",
+                },
+            )
+        ],
+        "p5.48xlarge",
+    ),
+    "terraform-file-in-an-object": (
+        [
+            R(
+                "aws:s3/bucketObjectv2:BucketObjectv2",
+                "o",
+                {
+                    "bucket": "b",
+                    "key": "infra/main.tf",
+                    "content": 'resource "aws_instance" "w" {\n  instance_type = "g5.48xlarge"\n}\n',
+                },
+            )
+        ],
+        "g5.48xlarge",
+    ),
     "cloudformation-template-in-an-object": (
         [
             R(
@@ -404,6 +449,18 @@ K8S_CLIENT = _lambda(
     "client.CoreV1Api().create_namespaced_pod('default', client.V1Pod(spec=client.V1PodSpec(containers=["
     "client.V1Container(name='c', image='x', resources=client.V1ResourceRequirements(limits=limits))])))\n"
 )
+
+
+def test_a_gpu_clouds_api_payload_in_a_command_is_a_request(pack_stub):
+    """RunPod's GraphQL `podFindAndDeployOnDemand` takes the GPU type and count in its input."""
+    cmd = (
+        "curl -s https://api.runpod.io/graphql -H 'content-type: application/json' -d '{\"query\": \"mutation "
+        '{ podFindAndDeployOnDemand(input: {gpuTypeId: \\\\"NVIDIA H100 80GB HBM3\\\\", gpuCount: 8}) { id } }"}\''
+    )
+    found = _gpu_findings(pack_stub, [R("command:local:Command", "c", {"create": cmd})])
+    assert any("gpuCount: 8" in m for m in found), found
+
+
 CODE_GREEN = {
     "two-literals-joined": _lambda(
         "import boto3\nboto3.client('ec2').run_instances(MinCount=1, MaxCount=1, InstanceType='m5.' + 'large')\n"
