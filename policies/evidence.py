@@ -58,9 +58,10 @@ RESOURCE_PREFIXES = ("nvidia.com/mig-", "aws.amazon.com/neuron", "gpu.intel.com/
 DEVICE_CLASS = re.compile(r"(^|\.)(gpu|tpu|neuron|mig)(\.|$)|nvidia|amd\.com|habana|accel|gpu", re.I)
 # Any device plugin's extended resource whose name says what it is (`squat.ai/nvidia`, `example.com/gpu-large`):
 # read where a container requests resources.
-_DEVICE_NAME = re.compile(r"^[a-z0-9.-]+\.[a-z]+/[a-z0-9._-]*(?:nvidia|gpu|tpu|neuron|amd|accel)", re.I)
+_DEVICE_NAME = re.compile(r"^[a-z0-9.-]+\.[a-z]+/[a-z0-9._-]*(?:nvidia|gpu|(?<!ou)tpu|neuron|amd|accel)", re.I)
 # Node labels that name or select accelerators (NVIDIA GPU feature discovery, GKE, Karpenter, EKS).
-_LABEL_WORDS = re.compile(r"gpu|accelerator|tpu|neuron|inferentia|trainium", re.I)
+# (`tpu` but not in `output`: the one common English word that holds it)
+_LABEL_WORDS = re.compile(r"gpu|accelerator|(?<!ou)tpu|neuron|inferentia|trainium", re.I)
 INSTANCE_LABELS = (
     "node.kubernetes.io/instance-type",
     "beta.kubernetes.io/instance-type",
@@ -72,7 +73,15 @@ INSTANCE_LABELS = (
 # A key naming an accelerator field: any non-empty value under it is evidence. Bedrock's `modelUnits` buy
 # dedicated inference capacity for a model (AWS Bedrock User Guide, "Provisioned Throughput": "a model unit
 # delivers a specific throughput level", billed hourly per unit; read 2026-11-26): accelerators in other words.
-_FIELD_WORDS = re.compile(r"accelerat|gpu|tpu|neuron|inferentia|trainium|^model_?units$|^accels?$", re.I)
+_FIELD_WORDS = re.compile(r"accelerat|gpu|(?<!ou)tpu|neuron|inferentia|trainium|^model_?units$|^accels?$", re.I)
+# Keys (and folders of keys) that measure, watch or describe accelerators rather than ask for them: a GPU
+# utilisation threshold, a dashboard, an alert, a metric, a driver or image version (`IDLE_GPU_UTIL_PCT: 5`,
+# `grafana.dashboards.gpu.gnetId`, `gpuDriverVersion`). A GPU word under them is no accelerator field.
+_MEASURING = re.compile(
+    r"util|threshold|pct|percent|metric|alarm|alert|dashboard|monitor|exporter|temperature|watts|power|idle"
+    r"|driver|version|image",
+    re.I,
+)
 _FILE_KEY = re.compile(r"\.(ya?ml|json|conf|cfg|ini|txt|rules|toml|sh|py|md)$", re.I)  # a ConfigMap file name
 _OWN_KEYS = frozenset(
     k.lower()
@@ -408,6 +417,10 @@ class _Walk:
             skip = _REQUIREMENT_KEYS  # a requirement's words beside other fields: the other fields still count
         if "effect" in m and "key" in m and keys <= _TOLERATION_KEYS:
             return  # a toleration admits a pod to a tainted node, it requests nothing
+        if _last(where).lower() == "sharing" and keys & {"timeslicing", "mps"}:
+            # the NVIDIA device plugin's sharing config: it splits a node's GPUs among pods and provisions none
+            # (k8s-device-plugin README, "Shared Access to GPUs"); the same text in a ConfigMap is a record
+            return
         key = m.get("key") if not skip else None
         if (
             isinstance(key, str)
@@ -500,6 +513,7 @@ class _Walk:
                 bool(_FIELD_WORDS.search(ks))
                 and not ks.lower().startswith(("gpusizer", "enablegpusizer"))
                 and not _FILE_KEY.search(ks)
+                and not _MEASURING.search(here)
             )
             stack.append((x, here, field or named))
 
@@ -655,7 +669,10 @@ _NAMING = ("name", "names", "id", "ids", "arn", "description", "title", "url", "
 
 
 def _sizes(key: str) -> bool:
-    """Whether a (lower-case) key sizes capacity: a value there that names a GPU is a GPU size."""
+    """Whether a (lower-case) key sizes capacity: a value there that names a GPU is a GPU size. A key that picks
+    an image (`amiType: AL2_x86_64_GPU`, the AMI EKS puts on GPU nodes; `imageType`) sizes nothing."""
+    if key.startswith("ami") or "image" in key:
+        return False
     return any(w in key for w in _SIZE_KEYS) or (any(w in key for w in _THING_KEYS) and not key.endswith(_NAMING))
 
 

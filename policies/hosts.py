@@ -163,7 +163,12 @@ def _open_ssh(resource_type: str, p: v.View) -> list[str]:
     if resource_type == "gcp:compute/firewall:Firewall" and (p.text("direction") or "ingress") == "ingress":
         if {x.get() for x in p.each("sourceRanges")} & _WORLD:
             for allow in p.each("allows"):
+                # ports apply to TCP, UDP and SCTP only (Compute Engine API, Firewall.allowed[].ports): an ICMP
+                # rule with none opens no port; SSH is TCP (protocol "tcp", its number 6, or "all")
+                protocol = (allow.text("protocol") or "").strip().lower()
                 ports = [x.get() for x in allow.each("ports")]
-                if allow.text("protocol") == "all" or not ports or any(_port_range_has_22(x) for x in ports):
+                if protocol == "all" or (
+                    protocol in ("tcp", "6") and (not ports or any(_port_range_has_22(x) for x in ports))
+                ):
                     return [msg.format("0.0.0.0/0")]
     return []

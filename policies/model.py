@@ -75,6 +75,8 @@ RECORDS = (
     "aws:cloudwatch/dashboard",
     "aws:cloudwatch/logGroup",
     "aws:cloudwatch/logMetricFilter",
+    "aws:cloudwatch/eventRule",  # a rule's event pattern filters events; its targets (above) start work
+    "aws:dynamodb/tableItem",  # an item is data a program reads, as a stored object is
     "aws:budgets/",
     "aws:costexplorer/",
     "aws:servicequotas/",
@@ -84,6 +86,9 @@ RECORDS = (
     "gcp:cloudquotas/",
     "gcp:billing/",
     "gcp:storage/bucketObject",
+    "gcp:firestore/document",
+    "grafana:",  # dashboards, alert rules, data sources: they watch
+    "datadog:",
     "gcp:projects/iam",
     "gcp:organizations/iam",
     "aws-native:iam:",

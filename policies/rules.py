@@ -251,6 +251,15 @@ def sized_gpu_capacity(r: resources.GpuResource, cfg) -> list[str]:
             "judge it before `pulumi up` creates it. To fix: give gpusizer:required-gpu-memory-gib "
             "(or the label or annotation) as a literal value"
         ]
+    if required is None and r.type == resources.AWS_LAUNCH_CONFIG:
+        # a launch configuration carries no tags (EC2 Auto Scaling API: CreateLaunchConfiguration has no Tags),
+        # so it cannot carry a requirement; AWS no longer offers them to new accounts (Amazon EC2 Auto Scaling
+        # User Guide, "Launch configurations", read 2026-11-26)
+        return out + [
+            f"{r.label}: a launch configuration cannot carry a sizing requirement (it has no tags). To fix: a "
+            "launch template tagged gpusizer:required-gpu-memory-gib (`gpusizer estimate`'s total), or "
+            "components.GpuWorkload"
+        ]
     if required is None:
         given = r.raw_requirement
         why = (
