@@ -223,6 +223,20 @@ def _json_keys(value):
     return value
 
 
+def _enabled(dep: dict, values: dict) -> bool:
+    """Whether Helm renders a dependency (helm.sh, "Tags and Condition Resolution", read 2026-11-26): the first
+    of its `condition` paths set in the values decides; else its `tags`, any true enables it, all of those set
+    false disable it; else it is enabled."""
+    condition = dep.get("condition")
+    for path in condition.split(",") if isinstance(condition, str) else []:
+        value = gotemplate.field(values, path.strip())
+        if isinstance(value, bool):
+            return value
+    tags = values.get("tags") if isinstance(values.get("tags"), dict) else {}
+    set_ = [tags[t] for t in dep.get("tags") or [] if isinstance(t, str) and isinstance(tags.get(t), bool)]
+    return any(set_) or not set_
+
+
 def _charts(rel: dict[str, str], values: list, depth: int) -> list[tuple[dict, dict, dict[str, str]]]:
     """(Chart.yaml, coalesced values, its own files) of a chart and each subchart it enables, as Helm scopes
     values: a subchart reads its own values.yaml under the parent's `<name>:` values and the parent's `global`
@@ -252,8 +266,7 @@ def _charts(rel: dict[str, str], values: list, depth: int) -> list[tuple[dict, d
     for folder in folders:
         dep = deps.get(folder, {})
         key = str(dep.get("alias") or folder)
-        condition = dep.get("condition")
-        if isinstance(condition, str) and gotemplate.field(merged, condition.split(",")[0].strip()) is False:
+        if not _enabled(dep, merged):
             continue
         sub = {n.split("/", 2)[2]: t for n, t in rel.items() if n.startswith(f"charts/{folder}/") and n.count("/") >= 2}
         scoped_values = merged.get(key)

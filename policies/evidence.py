@@ -168,7 +168,15 @@ _KIND_VALUES = frozenset({"gpu", "tpu", "neuron", "inferenceaccelerator", "accel
 VISIBLE = frozenset({"nvidia_visible_devices", "cuda_visible_devices", "nvidia_driver_capabilities"})
 # Karpenter's instance-category values of accelerated families (EC2 naming: g, p, inf, trn, dl, gr, vt, f).
 _ACCELERATED_CATEGORIES = frozenset({"g", "p", "inf", "trn", "dl", "gr", "vt", "f"})
-_CODE = re.compile(r"\.(py|js|mjs|ts|sh|go|rb|java|cs|ya?ml|json|tf)$|(?:^|/)(?:makefile|dockerfile)$", re.I)
+_CODE = re.compile(
+    r"\.(py|js|mjs|ts|sh|go|rb|java|cs|ya?ml|json|tf|hcl|bicep|ps1)$|(?:^|/)(?:makefile|dockerfile)$", re.I
+)
+# Tools that deploy the code of the folder they run in (a Command's `dir`): Terraform and OpenTofu, Pulumi, the
+# CDK, SAM, the Serverless Framework, `go run .`, npm scripts.
+_RUNS_FOLDER = re.compile(
+    r"\b(?:(?:terraform|tofu)\s+(?:apply|plan)|pulumi\s+(?:up|preview|update)|cdk\s+deploy|sam\s+deploy|"
+    r"(?:serverless|sls)\s+deploy|go\s+run\s+\.|npm\s+(?:run|start)|npx\s+ts-node)(?![\w-])"
+)
 COMMANDED = "<command>"  # marks the path of a template a command in text launches from
 MAX_DOCUMENT = 1_000_000  # characters of an embedded YAML/JSON document read (a manifest bundle fits)
 MAX_NODES = 200_000  # values walked per resource: a larger property tree is itself a finding
@@ -471,6 +479,10 @@ class _Walk:
             ks = str(k)
             here = _join(where, ks)
             low = ks.strip().lower()
+            if field and x is None and (_names_a_gpu(ks) or accelerated_type(ks)):
+                # a set written as a mapping's keys (SkyPilot's `accelerators: {H100:8, A100-80GB:8}`: any of them)
+                self.add(here, "accelerator", ks.strip())
+                continue
             if low in _TEMPLATE_KEYS:
                 for ref in _template_refs(x):
                     self.add(here, "template", ref)
@@ -553,6 +565,18 @@ class _Walk:
             wild = wildcard_families(s)
             if wild:
                 self.add(where, "type", f"{s.strip()} admits {', '.join(wild[:4])}")
+                return
+        if len(s) < 120 and shell.PLACEHOLDER.search(s) and not any(c.isspace() for c in shell.PLACEHOLDER.sub("", s)):
+            t = templated_type(s, loose)
+            if t:
+                self.add(where, "type", t)
+                return
+        computed = shell.evaluated(s) if "(" in s and len(s) < 400 else s
+        if computed != s:  # an expression of literals (`[concat('Standard_NC', '24ads_A100_v4')]`), computed
+            value = computed.strip().strip("[]").strip("'\"")
+            t = accelerated_type(value, loose=loose)
+            if t or (_sizes(last) and _names_a_gpu(value)):
+                self.add(where, "type", f"{t or value} (computed from {s.strip()[:60]})")
                 return
         n = normal(s)
         named = last in ("name", "id", "title", "bucket", "namespace") and not field
@@ -661,7 +685,20 @@ def _template_refs(value) -> list[str]:
 # Keys a cloud sizes capacity under (`type`, `size`, `flavor`, `plan`, `preset`, `sku`, `shape`, ...): a value
 # there that names a GPU model or says "gpu" (OVH `h100-380`, Nebius `gpu-h100-sxm`, `gpu3-huge`) is a GPU size of
 # whatever cloud, listed or not.
-_SIZE_KEYS = ("type", "size", "flavor", "plan", "preset", "sku", "shape", "tier", "profile", "platform", "machine")
+_SIZE_KEYS = (
+    "type",
+    "size",
+    "flavor",
+    "plan",
+    "preset",
+    "sku",
+    "shape",
+    "tier",
+    "profile",
+    "platform",
+    "machine",
+    "runs-on",  # a CI job's runner (GitHub's larger runners, `gpu-t4-4-core`, are GPU machines billed per minute)
+)
 # Keys that size capacity too (`nodeClass`, `hardware`, `computeTarget`, `vmSeries`), unless they name or point at
 # the thing rather than size it (`instanceName: llm-h100-server`, `serverId`).
 _THING_KEYS = ("class", "hardware", "instance", "compute", "node", "vm", "server", "device")
@@ -676,7 +713,7 @@ def _sizes(key: str) -> bool:
     return any(w in key for w in _SIZE_KEYS) or (any(w in key for w in _THING_KEYS) and not key.endswith(_NAMING))
 
 
-_GPU_TOKEN = re.compile(r"^(?:gpus?\d*|[a-z]*gpu\d*)$")
+_GPU_TOKEN = re.compile(r"^(?:gpus?\d*|[a-z]*gpu[a-z]?\d*)$")  # `gpu3`, `vgpu`, Exoscale's `gpua5000`
 
 
 _ARGV = frozenset({"command", "args", "cmd", "entrypoint", "arguments", "argv"})
@@ -760,20 +797,24 @@ def wildcard_families(pattern: str) -> list[str]:
 
 
 _TEMPLATE_IN_TEXT = re.compile(
-    r"(?:launchtemplate(?:name|id)=|--source-instance-template[= ]|--launch-template-(?:name|id)[= ]|"
-    r"--template[= ](?!file))([\w./:-]+)",
+    r"(?:launch_?template_?(?:name|id)[\"']?\s*[:=]\s*[\"']?|--source-instance-template[= ]|"
+    r"--launch-template-(?:name|id)[= ]|--template[= ](?!file)|launch_template\s*\{[^}]*?\b(?:name|id)\s*=\s*\")"
+    r"([\w./:-]+)",
     re.I,
-)
+)  # a CLI shorthand (`LaunchTemplateName=x`), a flag, or a JSON or Python mapping (`"LaunchTemplateName": "x"`)
 
 
 def _templates_launched(text: str) -> list[str]:
     """Templates that commands in `text` launch from (`run-instances --launch-template LaunchTemplateName=x`);
-    a command that creates, describes or changes a template launches nothing."""
+    a command that creates, describes or changes a template launches nothing. Where the text launches and
+    changes no template, every template it names is launched from: a launch's input may lie on other lines
+    (`create-fleet --cli-input-json file://fleet.json` after a heredoc writing it, an SDK call over lines)."""
     if not _TEMPLATE_IN_TEXT.search(text):
         return []
-    return [
-        ref for c in shell.commands(text) if shell.launches_from_template(c) for ref in _TEMPLATE_IN_TEXT.findall(c)
-    ]
+    cmds = shell.commands(text)
+    if any(shell.launches_from_template(c) for c in cmds) and not any(shell.changes_template(c) for c in cmds):
+        return _TEMPLATE_IN_TEXT.findall(text)
+    return [ref for c in cmds if shell.launches_from_template(c) for ref in _TEMPLATE_IN_TEXT.findall(c)]
 
 
 _B64_TOKEN = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{12,}={0,2}(?![A-Za-z0-9+/=])")
@@ -793,6 +834,29 @@ def _base64(s: str, shortest: int = 24) -> str | None:
     except (ValueError, UnicodeDecodeError, OSError, EOFError):
         return None
     return out if out.isprintable() or "\n" in out else None
+
+
+# A type-shaped token with a placeholder another engine fills (`p${var.gen}.48xlarge`, `p{{ gen }}.48xlarge`,
+# `Standard_ND${gen}isr_H100_v5`, `p%s.48xlarge`).
+_PLACEHOLDER_TOKEN = re.compile(r"(?<![\w.-])[\w.-]*(?:" + shell.PLACEHOLDER.pattern + r")[\w.${}%-]*", re.I)
+# Family prefixes only accelerated EC2 families begin with (p, g, inf, trn, dl: accelerator_families.yaml).
+_ACCELERATED_PREFIX = ("p", "g", "inf", "trn", "dl")
+
+
+def templated_type(token: str, loose: bool) -> str | None:
+    """What a type with a placeholder admits, or None: with its placeholders as wildcards, the accelerated
+    families it matches (`p*.48xlarge` admits p4d, p5, ...) or the GPU it names (`Standard_ND*isr_H100_v5`).
+    Outside a field that sizes (`loose`), only where its literal start is an accelerated family's (`p%s...`)."""
+    wild = shell.PLACEHOLDER.sub("*", token.strip().strip("'\"")).lower()
+    if not wild.strip("*.-_") or "*" not in wild:
+        return None
+    if _names_a_gpu(wild.replace("*", "-")):
+        return f"{token} (names a GPU, with a placeholder filled when deployed)"
+    prefix = wild.split("*", 1)[0]
+    if not loose and not (prefix and prefix.rstrip(".-") in _ACCELERATED_PREFIX):
+        return None
+    fams = wildcard_families(wild)
+    return f"{token} (a type filled in when deployed; it admits {', '.join(fams[:4])})" if fams else None
 
 
 def _categories(values) -> bool:
@@ -905,6 +969,8 @@ def in_text(text: str) -> list[str]:
             for m in _WILD_IN_TEXT.finditer(low)
             if asks(m) and (w := wildcard_families(m.group(0)))
         ]
+    if "{" in low or "%" in low:  # `instance_type = "p${var.gen}.48xlarge"`: a type another engine fills in
+        out += [t for m in _PLACEHOLDER_TOKEN.finditer(low) if asks(m) and (t := templated_type(m.group(0), True))]
     return list(dict.fromkeys(out))
 
 
@@ -955,7 +1021,7 @@ def _environment(props) -> dict[str, str]:
 
 
 _PATH_TOKEN = re.compile(
-    r"(?<![\w/.=-])((?:/|\./|\.\./)?[\w.-]+(?:/[\w.-]+)*\.(?:ya?ml|json|sh|py|tf|tfvars|template|txt))\b"
+    r"(?<![\w/.=-])((?:/|\./|\.\./)?[\w.-]+(?:/[\w.-]+)*\.(?:ya?ml|json|sh|py|tf|tfvars|template|txt|bicep|hcl|ps1))\b"
     r"|(?:-chdir=|--chart[= ]|upgrade\s+--install\s+\S+\s+|install\s+\S+\s+|make\s+-C\s*)((?:\./|\.\./|/)?[\w./-]+)"
 )  # a file by path, or a folder a tool runs from (`terraform -chdir=./tf`, `helm upgrade --install x ./chart`)
 
@@ -965,6 +1031,22 @@ def located(name: str | pathlib.Path, base: pathlib.Path | None) -> pathlib.Path
     `base`; with no base, as given (from the working directory). One rule for every file the pack reads."""
     p = pathlib.Path(name)
     return p if p.is_absolute() or base is None else base / p
+
+
+def code_of(props, base: pathlib.Path) -> list[str]:
+    """The text of the code files a resource's assets and archives name by path (a function's code folder or
+    zip), read as the cloud would deploy them; inline code is in the properties themselves."""
+    out: list[str] = []
+    stack, seen = [props], 0
+    while stack and seen < 10_000:
+        x, seen = stack.pop(), seen + 1
+        if isinstance(x, Mapping):
+            if x.get(v.SIG_KEY) in (v.ASSET_SIG, v.ARCHIVE_SIG) and isinstance(x.get("path"), str):
+                out += [text for _, text in _archived(x["path"], base)]
+            stack += [y for y in x.values() if isinstance(y, (Mapping, list))]
+        elif isinstance(x, list):
+            stack += [y for y in x if isinstance(y, (Mapping, list))]
+    return out
 
 
 def _archived(path: str, base: pathlib.Path, most: int = 50) -> list[tuple[str, str]]:
@@ -987,10 +1069,20 @@ def _archived(path: str, base: pathlib.Path, most: int = 50) -> list[tuple[str, 
 
 
 def _local_files(text: str, bases: list[pathlib.Path]) -> list[pathlib.Path]:
-    """Existing local files (at most 5, each at most MAX_DOCUMENT bytes) that a command names by path, and
-    the code files of a folder it runs a tool in, read from the first of `bases` where they exist."""
+    """Existing local files (at most 25, each at most MAX_DOCUMENT bytes) that a command names by path, the
+    code files of a folder it runs a tool in, read from the first of `bases` where they exist, and the code of
+    its own `dir` (the first of `bases`) when it runs a tool that deploys a folder (`_RUNS_FOLDER`)."""
     out: list[pathlib.Path] = []
     text = text.replace("file://", " ")  # `--cli-input-json file://req.json` names a local file
+    if len(bases) > 1 and _RUNS_FOLDER.search(text):  # a tool run in the command's own `dir` deploys its code
+        try:
+            out += [
+                f
+                for f in sorted(bases[0].rglob("*"))[:400]
+                if f.is_file() and _CODE.search(f.name) and f.stat().st_size <= MAX_DOCUMENT
+            ][:20]
+        except OSError:
+            pass
     for m in _PATH_TOKEN.finditer(text):
         token = m.group(1) or m.group(2)
         for base in bases:
@@ -1005,4 +1097,4 @@ def _local_files(text: str, bases: list[pathlib.Path]) -> list[pathlib.Path]:
             out += [f for f in found if f not in out]
             if found:
                 break
-    return out[:5]
+    return out[:25]

@@ -16,11 +16,12 @@ in any resource that names a group or workload of the stack and sets a size
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Callable
 
-from gpusizer.policies import k8s, shell, templates
+from gpusizer.policies import evidence, k8s, manifests, shell, templates
 from gpusizer.policies import resources as res
 from gpusizer.policies import view as v
 
@@ -82,7 +83,12 @@ def _predictive(p: v.View) -> float:
 
 
 # Literal target references: autoscaler type -> the field that names its target by name or URL.
+# A Dynamic Workload Scheduler resize request adds `resizeBy` VMs to its managed instance group at once
+# (Compute Engine API, instanceGroupManagerResizeRequests: resizeBy; read 2026-11-26): counted as the group's
+# size while it runs (a lower bound: the group's own target size comes on top).
+GCP_RESIZE_REQUEST = "gcp:compute/resizeRequest:ResizeRequest"
 TARGET_FIELD = {
+    GCP_RESIZE_REQUEST: "instanceGroupManager",
     GCP_AUTOSCALER: "target",
     GCP_REGION_AUTOSCALER: "target",
     AWS_SCHEDULE: "autoscalingGroupName",
@@ -111,6 +117,7 @@ MAXIMUM: dict[str, Callable[[v.View], float]] = {
     **{hpa: _required("spec", "maxReplicas") for hpa in K8S_HPAS},
     GCP_AUTOSCALER: _required("autoscalingPolicy", "maxReplicas"),
     GCP_REGION_AUTOSCALER: _required("autoscalingPolicy", "maxReplicas"),
+    GCP_RESIZE_REQUEST: _required("resizeBy"),
 }
 """Autoscaler type -> its maximum replicas (nodes or pods of its target)."""
 
@@ -291,16 +298,20 @@ def _k8s_names(gpu: dict) -> dict:
 # --max-size`, `put-scheduled-update-group-action`, `aws eks update-nodegroup-config --scaling-config maxSize=`,
 # `kubectl scale --replicas`, `kubectl patch -p '{"spec":{"replicas":200}}'`, `kubectl autoscale --max`,
 # `gcloud ... resize --size` / `set-autoscaling --max-num-replicas`, boto3 `update_auto_scaling_group(MaxSize=)`, an
-# Automation runbook's input `{"MaxSize": ["200"]}`: its parameters are lists of strings).
+# Automation runbook's input `{"MaxSize": ["200"]}`: its parameters are lists of strings; eksctl `scale nodegroup
+# --nodes`, a Job's `parallelism`, a DWS resize request's `--resize-by`).
 _SIZE_SET = re.compile(
     r"(?:max[-_]?size|max[-_]?num[-_]?replicas|max[-_]?replicas|--max|replicas|desired[-_]?capacity|desired[-_]?size"
-    r"|num[-_]?nodes|max[-_]?nodes|total[-_]?max[-_]?nodes|--size|min[-_]?size)[\"']?\s*[:=]?\s*\[?\s*[\"']?(\d+)"
+    r"|num[-_]?nodes|max[-_]?nodes|total[-_]?max[-_]?nodes|--size|min[-_]?size|--nodes(?:-max|-min)?|parallelism"
+    r"|resize[-_]?by)[\"']?\s*[:=]?\s*\[?\s*[\"']?(\d+)"
     r"|\"path\"\s*:\s*\"/spec/replicas\"\s*,\s*\"value\"\s*:\s*\"?(\d+)",  # a JSON patch of the replicas
     re.I,
 )
 
 
 def _texts(value, out: list[str], budget: list[int]) -> None:
+    """The strings in `value` that set a size, and a container's command and args joined into the one command
+    line the runtime runs (`command: [kubectl, scale, --replicas=80, deploy, llm]`)."""
     if budget[0] <= 0:
         return
     budget[0] -= 1
@@ -308,11 +319,26 @@ def _texts(value, out: list[str], budget: list[int]) -> None:
         if not v.is_unknown(value) and _SIZE_SET.search(_arithmetic(value.lower())):
             out.append(value)
     elif isinstance(value, dict):
+        argv = [x for k in ("command", "args") for x in (value.get(k) if isinstance(value.get(k), list) else [])]
+        if len(argv) > 1 and all(isinstance(x, str) for x in argv):
+            _texts(" ".join(argv), out, budget)
         for x in value.values():
             _texts(x, out, budget)
     elif isinstance(value, list):
         for x in value:
             _texts(x, out, budget)
+
+
+def _component_names(r, by_urn: dict) -> set[str]:
+    """The names of the component (a Helm release or chart) whose manifests rendered `r`, if any."""
+    parent = by_urn.get(r.parent or "") if manifests.EXPANDED in r.urn else None
+    if parent is None:
+        return set()
+    try:
+        given = parent.props.text("name")
+    except (v.Unknown, ValueError):
+        given = None
+    return {n.lower() for n in (given, parent.name) if n}
 
 
 def _workload_names(r) -> set[str]:
@@ -342,27 +368,62 @@ def _names(segment: str, name: str) -> bool:
 
 
 _ARITHMETIC = re.compile(r"\$\(\(\s*(\d+)\s*([*+])\s*(\d+)\s*\)\)")
+# A number a program reads from its environment with a default (`int(os.environ.get("PEAK", "64"))`): the default.
+_ENV_NUMBER = re.compile(r"int\(\s*os\.(?:environ\.get|getenv)\(\s*[\"']\w+[\"']\s*,\s*[\"']?(\d+)[\"']?\s*\)\s*\)")
 
 
 def _arithmetic(text: str) -> str:
-    """`$(( 40 * 5 ))` as the shell expands it (products and sums of two numbers), and a variable set to one
-    substituted where it is used (`N=$((20*10)) ... --max-size $N`)."""
-    text = _ARITHMETIC.sub(lambda m: str(int(m[1]) * int(m[3]) if m[2] == "*" else int(m[1]) + int(m[3])), text)
-    for name, value in re.findall(r"\b([a-z_]\w*)=(\d+)\b", text):
-        text = re.sub(r"\$\{?" + name + r"\b\}?", value, text)
+    """Sizes as the shell or the program computes them: a variable set to a number substituted where it is used
+    (`N=8 ... $((N*8))`, Python's `TARGET = 64 ... MaxSize=TARGET`), `$(( 40 * 5 ))` expanded (products and sums
+    of two numbers), an environment read's default number."""
+    text = _ENV_NUMBER.sub(r"\1", text)
+    for _ in range(2):  # variables, then arithmetic over them, then variables set from arithmetic
+        for name, value in re.findall(r"(?<![\w.$])([a-z_]\w*)\s?=\s?(\d+)\b", text):
+            text = re.sub(r"\$\{?" + name + r"\b\}?", value, text)  # the shell's $N, ${N}
+            text = re.sub(r"(?<=\(\()\s*" + name + r"\b|\b" + name + r"(?=\s*\)\))", value, text)  # $((N*8))
+            text = re.sub(r"(?<==)" + name + r"\b", value, text)  # Python's keyword argument MaxSize=TARGET
+        text = _ARITHMETIC.sub(lambda m: str(int(m[1]) * int(m[3]) if m[2] == "*" else int(m[1]) + int(m[3])), text)
     return text
+
+
+def _calls_joined(text: str) -> str:
+    """`text` with the lines of each parenthesised call joined (an SDK call's arguments span lines)."""
+    out, depth = [], 0
+    for c in text:
+        depth = max(0, depth + (c == "(") - (c == ")"))
+        out.append(" " if c == "\n" and depth else c)
+    return "".join(out)
+
+
+def _segments(text: str) -> list[str]:
+    """What one resize may say at once: each shell command or SDK call of `text`, and each mapping of a
+    YAML or JSON document it holds (an Automation step's `inputs: {AutoScalingGroupName: gpu, MaxSize: 64}`)."""
+    text = _arithmetic(text.lower())
+    out = shell.commands(_calls_joined(text))
+    stack: list = evidence.documents(text)
+    while stack and len(out) < 5_000:
+        x = stack.pop()
+        if isinstance(x, dict):
+            out.append(json.dumps(x, default=str))
+            stack += [y for y in x.values() if isinstance(y, (dict, list))]
+        elif isinstance(x, list):
+            stack += [y for y in x if isinstance(y, (dict, list))]
+    return out
 
 
 def commanded(stack: list, gpu: dict) -> list[tuple[str, float]]:
     """(URN, size) for each GPU group or workload of the stack that a command in another resource resizes: a
-    command naming it and setting a size (`_SIZE_SET`); the largest size it sets counts."""
+    command naming it and setting a size (`_SIZE_SET`); the largest size it sets counts. A workload a chart or
+    manifest component renders is named by the component's name too (`helm upgrade llm --set replicas=80`)."""
     out: list[tuple[str, float]] = []
-    named = {u: _workload_names(g) for u, g in gpu.items()}
+    by_urn = {r.urn: r for r in stack}
+    named = {u: _workload_names(g) | _component_names(g, by_urn) for u, g in gpu.items()}
     for r in stack:
         texts: list[str] = []
-        _texts(v.raw(r.props.data), texts, [50_000])
+        data = v.raw(r.props.data)
+        _texts([data, evidence.code_of(data, manifests.base())], texts, [50_000])
         for text in texts:
-            for segment in shell.commands(_arithmetic(text.lower())):
+            for segment in _segments(text):
                 sizes = [float(a or b) for a, b in _SIZE_SET.findall(segment)]
                 if not sizes:
                     continue

@@ -194,8 +194,18 @@ def requirements(req: v.View) -> list[Shape] | None:
     """
     acc = _range(req, "acceleratorCount")
     kinds = [x.text() for x in req.each("acceleratorTypes")]
-    if acc[1] == 0 or (kinds and "gpu" not in kinds):
+    if acc[1] == 0:
         return None
+    if kinds and "gpu" not in kinds:
+        # Inferentia (`inference`), FPGA and media accelerators are accelerators too, which the catalog does not
+        # price (EC2 API, AcceleratorTypes: gpu | fpga | inference | media): unverifiable, never a pass
+        return [
+            Shape(
+                f"{req.path} (admits {', '.join(map(str, kinds))} accelerators; the catalog prices GPUs only)",
+                None,
+                None,
+            )
+        ]
     names = set()
     for x in req.each("acceleratorNames"):
         names |= admitted_gpus(x.text() or "")

@@ -51,11 +51,18 @@ _LAUNCH = re.compile(
     r"(?:Estimator|HuggingFace|PyTorch|TensorFlow|JumpStartModel|Model)(?=\()|\.deploy(?=\())|"
     r"\b(?:ec2|compute|autoscaling|eks|container|sagemaker|batch)\.(?:Instance|LaunchTemplate|LaunchConfiguration|"
     r"Group|NodeGroup|NodePool|InstanceTemplate|Fleet|SpotFleetRequest|ComputeEnvironment|EndpointConfiguration)"
-    r"(?=\()",  # a Pulumi or CDK program's resource (`aws.ec2.Instance('w', instance_type=...)`)
+    r"(?=\()|"  # a Pulumi or CDK program's resource (`aws.ec2.Instance('w', instance_type=...)`)
+    r"\bresource\s+\"(?:aws_(?:instance|autoscaling_group|spot_instance_request|spot_fleet_request|ec2_fleet|"
+    r"eks_node_group|launch_template)|google_compute_(?:instance(?:_from_template|_group_manager|_template)?|"
+    r"region_instance_group_manager)|google_container_node_pool)\"",  # Terraform (HCL)
     re.I,
 )
 # Launches that name a template they launch from (not the commands that create or describe one).
-_CREATES_TEMPLATE = re.compile(r"create[-_]?launch[-_]?template|instance-templates\s+create", re.I)
+_CREATES_TEMPLATE = re.compile(
+    r"create[-_]?launch[-_]?template|instance-templates\s+create|"
+    r"resource\s+\"(?:aws_launch_template|google_compute_instance_template)\"",
+    re.I,
+)
 # The argument that carries the type, in CLI flags, `Key=value` shorthand and SDK keyword arguments.
 _TYPE_ARG = re.compile(
     r"(?:--(?:instance|machine|node|vm|accelerator)-types?|--size|--vm-sku|--cli-input-(?:json|yaml)|"
@@ -63,7 +70,8 @@ _TYPE_ARG = re.compile(
     r"\binstance_?types?|\bmachine_?type|\binstancetype|\bmachinetype|\bvm_?size)"
     r"\\?[\"']?\s*(?:=|:|,|\s|\()\s*\(?\s*(?:type=)?"
     r"(?P<value>\$\([^)]*\)|`[^`]*`|\"[^\"]*\"|'[^']*'|[\w.]+\([^()]*\)|[\w.]+\[[^\]]*\]|[^\s,)]+)"
-    r"(?P<more>(?:\s*\+\s*(?:\"[^\"]*\"|'[^']*'|\$?[\w.]+(?:\([^()]*\))?))*)",  # `'p5.' + size`: one value, built
+    r"(?P<more>(?:\s*\+\s*(?:\"[^\"]*\"|'[^']*'|\$?[\w.]+(?:\([^()]*\))?))*)"  # `'p5.' + size`: one value, built
+    r"(?P<call>\s*(?:\.\w+\(|%\s*[(\w'\"]))?",  # `'{}.{}'.format(...)`, `'.'.join(...)`, `'p%d' % (5,)`: computed
     re.I,
 )
 _ASSIGN = re.compile(
@@ -133,20 +141,69 @@ def joined_literals(text: str) -> str:
     return text
 
 
+_LIT = r"(?:'[^'\n]*'|\"[^\"\n]*\")"
+_ARG = _LIT + r"|-?\d+"
+_ARGS = rf"(?:{_ARG})(?:\s*,\s*(?:{_ARG}))*"
+# Expressions of literals that build a string, in the languages programs launch from: ARM's concat(), Python's
+# str.format, %-formatting and str.join, JavaScript's Array.join, Go's fmt.Sprintf, Python's str() of a number.
+_EXPRESSIONS = (
+    (re.compile(rf"\bconcat\(\s*({_ARGS})\s*\)", re.I), lambda a: "".join(a)),
+    (re.compile(rf"({_LIT})\.format\(\s*({_ARGS})\s*\)"), lambda a: _printf(a[0].replace("{}", "%s"), a[1:])),
+    (re.compile(rf"({_LIT})\s*%\s*\(\s*({_ARGS})\s*,?\s*\)"), lambda a: _printf(a[0], a[1:])),
+    (re.compile(rf"({_LIT})\.join\(\s*\[\s*({_ARGS})\s*\]\s*\)"), lambda a: a[0].join(a[1:])),
+    (re.compile(rf"\[\s*({_ARGS})\s*\]\.join\(\s*({_LIT})\s*\)"), lambda a: a[-1].join(a[:-1])),
+    (re.compile(rf"\bfmt\.Sprintf\(\s*({_ARGS})\s*\)"), lambda a: _printf(a[0], a[1:])),
+    (re.compile(r"\bstr\(\s*(-?\d+)\s*\)"), lambda a: a[0]),
+)
+
+
+def _printf(fmt: str, args: list[str]) -> str:
+    """A printf-style format of literal arguments (`%s`, `%d`, `%v`), as Python's % and Go's Sprintf fill it."""
+    parts = re.split(r"%[sdv]", fmt)
+    if len(parts) != len(args) + 1:
+        raise ValueError("arguments do not match the format")
+    return "".join(p + a for p, a in zip(parts, [*args, ""], strict=True))
+
+
+def _arguments(text: str) -> list[str]:
+    return [x[1:-1] if x[:1] in "'\"" else x for x in re.findall(_ARG, text)]
+
+
+def evaluated(text: str) -> str:
+    """`text` with each expression of literals that builds a string computed, as the program computes it
+    (`'{}.{}'.format('p5', '48xlarge')` is `'p5.48xlarge'`; `[concat('Standard_NC', '24ads_A100_v4')]` is
+    `['Standard_NC24ads_A100_v4']`)."""
+    for pattern, compute in _EXPRESSIONS:
+
+        def one(m: re.Match, compute=compute) -> str:
+            try:
+                return "'" + compute([a for g in m.groups() for a in _arguments(g)]) + "'"
+            except (ValueError, IndexError):
+                return m.group(0)
+
+        text = pattern.sub(one, text)
+    return text
+
+
 @functools.lru_cache(maxsize=64)
 def plain(text: str) -> str:
-    """`text` as the tool that runs it reads it: escapes decoded (`decoded`), then concatenated literals joined
-    (`joined_literals`). Each reader of a string (the types it asks for, its requests, its launches) starts
-    here; cached, so a string is decoded once however many read it."""
-    return joined_literals(decoded(text))
+    """`text` as the tool that runs it reads it: escapes decoded (`decoded`), concatenated literals joined
+    (`joined_literals`) and expressions of literals computed (`evaluated`). Each reader of a string (the types it
+    asks for, its requests, its launches) starts here; cached, so a string is decoded once however many read it."""
+    return joined_literals(evaluated(joined_literals(decoded(text))))
 
 
 def _unquoted(value: str) -> str:
     return value[1:-1] if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'" else value
 
 
+# Placeholders another engine fills before the command runs: Jinja and Go templates (`{{ x }}`, Ansible, Argo,
+# Helm), JSONata (`{% ... %}`), printf-style formats (`%s`, `{}`).
+PLACEHOLDER = re.compile(r"\$\{[^}\s]{1,80}\}|\{\{[^}]{1,80}\}\}|\{%.{1,200}?%\}|%[sd]|\{\}")
+
+
 def _literal(value: str) -> bool:
-    return not any(c in value for c in "$`(") and bool(value.strip())
+    return not any(c in value for c in "$`(") and not PLACEHOLDER.search(value) and bool(value.strip())
 
 
 def _resolve(value: str, assigned: Mapping[str, list[str]], seen: frozenset[str] = frozenset()) -> bool:
@@ -173,10 +230,15 @@ def commands(text: str) -> list[str]:
     return _COMMAND_END.split(re.sub(r"\\\r?\n", " ", text))
 
 
+def changes_template(command: str) -> bool:
+    """Whether a command creates (or versions) a launch or instance template rather than launching one."""
+    return bool(_CREATES_TEMPLATE.search(command))
+
+
 def launches_from_template(command: str) -> bool:
     """Whether a command launches capacity (and so launches from a template it names), rather than creating,
     describing or changing the template itself."""
-    return bool(_LAUNCH.search(command)) and not _CREATES_TEMPLATE.search(command)
+    return bool(_LAUNCH.search(command)) and not changes_template(command)
 
 
 def _extent(text: str, m: re.Match) -> str:
@@ -240,7 +302,7 @@ def unreadable_launches(text: str, env: Mapping[str, str] | None = None) -> list
         args = _extent(joined, launch)
         typed = list(_TYPE_ARG.finditer(args))
         for m in typed:
-            if not _readable(m.group("value"), m.group("more") or "", assigned, sdk):
+            if m.group("call") or not _readable(m.group("value"), m.group("more") or "", assigned, sdk):
                 out.append(f"{m.group(0).strip()} (a type built at run time: the pack cannot read it)")
         if sdk and not typed and "**" in args:  # `run_instances(**params)`: the type is in a mapping built elsewhere
             out.append(f"{launch.group(0)}(**...) (a type built at run time: the pack cannot read it)")
