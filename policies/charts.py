@@ -232,7 +232,8 @@ def _enabled(dep: dict, values: dict) -> bool:
         value = gotemplate.field(values, path.strip())
         if isinstance(value, bool):
             return value
-    tags = values.get("tags") if isinstance(values.get("tags"), dict) else {}
+    given = values.get("tags")
+    tags: dict = given if isinstance(given, dict) else {}
     set_ = [tags[t] for t in dep.get("tags") or [] if isinstance(t, str) and isinstance(tags.get(t), bool)]
     return any(set_) or not set_
 

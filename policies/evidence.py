@@ -970,7 +970,7 @@ def in_text(text: str) -> list[str]:
             if asks(m) and (w := wildcard_families(m.group(0)))
         ]
     if "{" in low or "%" in low:  # `instance_type = "p${var.gen}.48xlarge"`: a type another engine fills in
-        out += [t for m in _PLACEHOLDER_TOKEN.finditer(low) if asks(m) and (t := templated_type(m.group(0), True))]
+        out += [x for m in _PLACEHOLDER_TOKEN.finditer(low) if asks(m) and (x := templated_type(m.group(0), True))]
     return list(dict.fromkeys(out))
 
 
