@@ -67,7 +67,12 @@ def _files(root: pathlib.Path) -> list[tuple[str, str]]:
             size += path.stat().st_size
             if size > MAX_BYTES:
                 break
-            out.append((str(path.relative_to(root)), path.read_text(errors="replace")))
+            name = str(path.relative_to(root))
+            if name.startswith("charts/") and name.endswith((".tgz", ".tar.gz")) and name.count("/") == 1:
+                # a dependency packaged by `helm dependency build`: its chart folder, as Helm unpacks it
+                out += [(f"charts/{n}", t) for n, t in _files(path) if "/" in n]
+                continue
+            out.append((name, path.read_text(errors="replace")))
     return out
 
 

@@ -171,11 +171,14 @@ _ACCELERATED_CATEGORIES = frozenset({"g", "p", "inf", "trn", "dl", "gr", "vt", "
 _CODE = re.compile(
     r"\.(py|js|mjs|ts|sh|go|rb|java|cs|ya?ml|json|tf|hcl|bicep|ps1)$|(?:^|/)(?:makefile|dockerfile)$", re.I
 )
+# Fields that name a script a tool runs (Helm's post-renderer, a hook): the file is read as a command's would be.
+_RUN_KEYS = frozenset({"postrender", "postrenderer", "script", "scriptpath", "hook", "binarypath"})
 # Tools that deploy the code of the folder they run in (a Command's `dir`): Terraform and OpenTofu, Pulumi, the
-# CDK, SAM, the Serverless Framework, `go run .`, npm scripts.
+# CDK, SAM, the Serverless Framework, `go run .`, npm scripts, helmfile, make (its Makefile).
 _RUNS_FOLDER = re.compile(
     r"\b(?:(?:terraform|tofu)\s+(?:apply|plan)|pulumi\s+(?:up|preview|update)|cdk\s+deploy|sam\s+deploy|"
-    r"(?:serverless|sls)\s+deploy|go\s+run\s+\.|npm\s+(?:run|start)|npx\s+ts-node)(?![\w-])"
+    r"(?:serverless|sls)\s+deploy|go\s+run\s+\.|npm\s+(?:run|start)|npx\s+ts-node|helmfile\s+(?:apply|sync)|"
+    r"make)(?![\w-])"
 )
 COMMANDED = "<command>"  # marks the path of a template a command in text launches from
 MAX_DOCUMENT = 1_000_000  # characters of an embedded YAML/JSON document read (a manifest bundle fits)
@@ -539,8 +542,12 @@ class _Walk:
             blob = base64.b64decode("".join(s.split()), validate=False)[: MAX_DOCUMENT * 4]
         except ValueError:
             return
-        for text in re.findall(rb"[\x20-\x7e]{4,}", blob):
-            word = text.decode("ascii").strip()
+        words = [t.decode("ascii").strip() for t in re.findall(rb"[\x20-\x7e]{4,}", blob)]
+        launches = [w for w in words if shell.launches_from_template(w)]
+        if launches and not any(_AWS_TYPE.match(w.lower()) or _GCP_TYPE.match(w.lower()) for w in words):
+            # it calls a launch (`run_instances`) and holds no literal type: the type is built or read at run time
+            self.add(where, "mention", f"{launches[0]} (in the dynamic provider's code, with a type built at run time)")
+        for word in words:
             t = accelerated_type(word)
             if t:
                 self.add(where, "type", f"{t} (in the dynamic provider's code)")
@@ -622,7 +629,9 @@ class _Walk:
                 self.add(where, "mention", t)
             for ref in _templates_launched(s):  # `aws ec2 run-instances --launch-template LaunchTemplateName=x`
                 self.add(where + COMMANDED, "template", ref)
-            if self.local_files and " " in s.strip():  # a command runs or deploys a local file: read it too
+            if self.local_files and (" " in s.strip() or (last in _RUN_KEYS and _PATH_TOKEN.fullmatch(s.strip()))):
+                # a command runs or deploys a local file, or a field names a script the tool runs (a Helm
+                # release's `postrender`): read it too
                 for path in [f for f in _local_files(s, self.bases) if f not in self.read]:
                     self.read.add(path)
                     stack.append((path.read_text(errors="replace")[:MAX_DOCUMENT], f"{where}<{path}>", field))
@@ -882,8 +891,14 @@ _REQUEST_IN_TEXT = re.compile(
 
 
 def requests_in_text(text: str) -> list[str]:
-    """Accelerator requests written inside free text (commands, expressions), each once."""
-    return list(dict.fromkeys(m.group(0) for m in _REQUEST_IN_TEXT.finditer(shell.plain(text))))
+    """Accelerator requests written inside free text (commands, expressions), each once; a command that only
+    reads or prints (`kubectl get nodes -l nvidia.com/gpu.product=...`, `describe`, `grep`, `echo`) asks for
+    none."""
+    plain = shell.plain(text)
+    if not _REQUEST_IN_TEXT.search(plain):
+        return []
+    asking = "\n".join(c for c in re.split(r"[\n;|&]", plain) if not _READS.search(c.lower()))
+    return list(dict.fromkeys(m.group(0) for m in _REQUEST_IN_TEXT.finditer(asking)))
 
 
 # What comes right before a type in text that asks for it: a flag or a field naming a type, size or shape
@@ -893,10 +908,17 @@ _ASKS = re.compile(
     r"(?:(?:instance|machine|node|vm|type|size|shape|flavor|sku|class|family)[a-z_]*[\"'`\s:=~,\[\]({/]*(?:in\s*\[[^\]]*)?"
     r"|(?:[a-z_][a-z0-9_]*\s?=|:-)\s*)$"  # a shell variable set to it (`T=p5.48xlarge`), its default (`${T:-...}`)
 )
+# A size flag or field and its value (up to four words, as a quoted name may hold: `--gpuType 'NVIDIA H100 80GB'`).
+_SIZE_WORDS = r"[a-z_-]*(?:type|size|flavor|plan|sku|shape|machine|gpu)[a-z_]*"
+_SIZE_IN_TEXT = re.compile(
+    rf"--({_SIZE_WORDS})[=\s]\s*([a-z0-9][\w.:-]*(?:[ \t]+[a-z0-9][\w.:-]*){{0,3}})"  # a flag: a quoted name's words
+    rf"|\b({_SIZE_WORDS})\s*[=:]\s*([a-z0-9][\w.:-]*)"  # a field or keyword argument: one token
+)
 # Commands that only read or print (`aws ec2 describe-instance-types`, `aws pricing get-products`, `echo`,
 # a comment): a type in them asks for nothing.
 _READS = re.compile(
-    r"^\s*(?:#|(?:echo|printf|logger)\b(?![^>]*>))|\b(?:describe|get|list)-[a-z-]+|\bpricing\b"
+    r"^\s*(?:#|(?:echo|printf|logger|grep|cat|jq)\b(?![^>]*>))|\b(?:describe|get|list)-[a-z-]+|\bpricing\b"
+    r"|\bkubectl\s+(?:-\S+\s+)*(?:get|describe|top|logs|explain)\b"
 )  # (`echo ... > file` writes what runs next: it counts)
 
 
@@ -969,6 +991,12 @@ def in_text(text: str) -> list[str]:
             for m in _WILD_IN_TEXT.finditer(low)
             if asks(m) and (w := wildcard_families(m.group(0)))
         ]
+    # any cloud's size flag or field whose value names a GPU (`--type h100-80gb-sxm-ib.8x`, `--machineType
+    # A100-80Gx8`, `--gpuType 'NVIDIA H100 80GB HBM3'`, `instance_type="nvidia-h100"`): a GPU size, priced or not
+    for m in _SIZE_IN_TEXT.finditer(low):
+        value = (m.group(2) or m.group(4)).strip()
+        if _names_a_gpu(value):
+            out.append(f"{value} (a size naming a GPU)")
     if "{" in low or "%" in low:  # `instance_type = "p${var.gen}.48xlarge"`: a type another engine fills in
         out += [x for m in _PLACEHOLDER_TOKEN.finditer(low) if asks(m) and (x := templated_type(m.group(0), True))]
     return list(dict.fromkeys(out))
@@ -1021,8 +1049,10 @@ def _environment(props) -> dict[str, str]:
 
 
 _PATH_TOKEN = re.compile(
-    r"(?<![\w/.=-])((?:/|\./|\.\./)?[\w.-]+(?:/[\w.-]+)*\.(?:ya?ml|json|sh|py|tf|tfvars|template|txt|bicep|hcl|ps1))\b"
-    r"|(?:-chdir=|--chart[= ]|upgrade\s+--install\s+\S+\s+|install\s+\S+\s+|make\s+-C\s*)((?:\./|\.\./|/)?[\w./-]+)"
+    r"(?<![\w/.=-])((?:/|\./|\.\./)?[\w.-]+(?:/[\w.-]+)*\.(?:ya?ml|json|sh|py|tf|tfvars|template|txt|bicep|hcl|ps1|"
+    r"js|mjs|cjs|ts|go|rb))\b"
+    r"|(?:-chdir=|--chart[= ]|upgrade\s+--install\s+\S+\s+|install\s+\S+\s+|make\s+-C\s*|\s-k\s+|--kustomize[= ]|"
+    r"--cwd[= ]|--dir[= ]|-C\s+)((?:\./|\.\./|/)?[\w./-]+)"
 )  # a file by path, or a folder a tool runs from (`terraform -chdir=./tf`, `helm upgrade --install x ./chart`)
 
 

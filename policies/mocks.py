@@ -72,6 +72,31 @@ def declared_outputs(token: str) -> frozenset[str]:
     return frozenset()
 
 
+@functools.cache
+def declared_inputs(token: str) -> frozenset[str]:
+    """The input properties (engine names) the provider SDK's `<Class>Args` declares for a resource type; empty
+    when it is not found."""
+    pkg, module, cls = (token.split(":") + ["", ""])[:3]
+    for fqn in (f"pulumi_{pkg}.{module.split('/')[0]}", f"pulumi_{pkg}.{module.replace('/', '.')}"):
+        try:
+            klass = getattr(importlib.import_module(fqn), f"{cls}Args")
+        except (ImportError, AttributeError, ValueError):
+            continue
+        return frozenset(
+            p.fget._pulumi_name
+            for p in vars(klass).values()
+            if isinstance(p, property) and hasattr(p.fget, "_pulumi_name")
+        )
+    return frozenset()
+
+
+# Inputs a provider computes when they are not given, that the rules count with: a group's target or desired
+# size left to its autoscaler, a node pool's node count (Terraform schema: Optional and Computed). At a first
+# preview they are unknown; an optional input that is not computed (a node pool's `autoscaling` block) is absent,
+# as the engine's preview shows it.
+COMPUTED_INPUTS = frozenset({"targetSize", "nodeCount", "desiredCapacity", "desiredSize"})
+
+
 @dataclasses.dataclass
 class Registered:
     """One registered resource as the engine would see it: its inputs (what resource policies get) and
@@ -115,8 +140,13 @@ class MockCloud(pulumi.runtime.Mocks):
             inputs = self.pending_charts.pop(0)
         registered = Registered(args.typ, args.name, inputs, args.custom)
         self.resources.append(registered)
-        if self.preview:  # no id: every output not given as an input is unknown
-            unknown = {k: pulumi.output.Unknown() for k in declared_outputs(args.typ) if k not in args.inputs}
+        if self.preview:  # no id: every output not given as an input is unknown (optional inputs not given: absent)
+            optional = declared_inputs(args.typ) - COMPUTED_INPUTS
+            unknown = {
+                k: pulumi.output.Unknown()
+                for k in declared_outputs(args.typ)
+                if k not in args.inputs and k not in optional
+            }
             if args.typ.startswith("kubernetes:") and "metadata" in unknown:
                 # the Kubernetes provider auto-names an object at preview: its metadata is known, not computed
                 unknown["metadata"] = {"name": f"{args.name}-mock"}

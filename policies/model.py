@@ -385,7 +385,7 @@ def _read_model(m: Model) -> None:
             e
             for e in seen
             if (e.kind == "resource" and ": " in e.what)
-            or (e.kind == "mention" and (script or _SCRIPT.search(e.path)))
+            or (e.kind in ("mention", "resource") and (script or _SCRIPT.search(e.path)))  # what a script asks
             or f"<{evidence.LAUNCHER}" in e.path  # a document a tool launches from (a NodePool, a Ray config)
         ]
     if (

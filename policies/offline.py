@@ -31,6 +31,7 @@ from gpusizer.base import errors, inputs, memo, providers, redact
 from gpusizer.catalog import paths
 from gpusizer.contract import OUTPUT_VERSION, audit
 from gpusizer.policies import analyzer, fork, manifests, mocks, rules
+from gpusizer.policies import view as v
 from gpusizer.render import table
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
@@ -50,7 +51,7 @@ class Finding:
 
 # What stands in for a `secure:` value: the ciphertext needs the stack's secrets provider
 # (passphrase, cloud KMS or Pulumi Cloud), which the offline preview does not have.
-SECRET_PLACEHOLDER = "[secret: encrypted in the stack file, not readable by the offline preview]"
+SECRET_PLACEHOLDER = v.OFFLINE_SECRET
 
 
 def _without_ciphertext(config: dict) -> tuple[dict, list[str]]:

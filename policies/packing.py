@@ -1,9 +1,12 @@
 """Node packing: pods that pin an instance type buy whole nodes of it.
 
 A pod that selects a node by instance type (`node.kubernetes.io/instance-type:
-g6.48xlarge`, or required node affinity `In` such types) makes an autoscaler
-(Karpenter, the cluster autoscaler, GKE auto-provisioning) buy that type
-whole: eight L4s for a pod of one. The pod's own shape (one L4) fits its
+g6.48xlarge`, or required node affinity `In` such types), or by labels only
+large hosts carry (a GPU count `Gt 4`, Karpenter's `instance-cpu Gt 150` or
+`instance-size 48xlarge` beside a GPU name), makes an autoscaler (Karpenter,
+the cluster autoscaler, GKE auto-provisioning) buy such a type whole: eight
+L4s for a pod of one. Every term of the selection is evaluated over the
+catalog's types (`admitted`). The pod's own shape (one L4) fits its
 requirement; the node it lands on does not. So the GPUs the stack's pods
 may ask of a pinned type at most are set against one node of the smallest
 type they admit: when one node holds more than maxRatio x what all of them
@@ -13,8 +16,6 @@ judged on its own.
 """
 
 from __future__ import annotations
-
-import re
 
 from gpusizer.contract import audit
 from gpusizer.policies import evidence, k8s, model, shapes
@@ -27,62 +28,120 @@ def _type_labels() -> tuple[str, ...]:
     return tuple(k for k in evidence.INSTANCE_LABELS if k.endswith(_TYPE_LABEL))
 
 
-def pinned_types(pod: v.View) -> set[str] | None:
-    """Instance types the pod may land on, when its node selection admits only named types (a nodeSelector
-    on an instance-type label, or required affinity whose every term names types with `In`); else None."""
-    labels = _type_labels()
-    selector = {str(k).strip().lower(): val for k, val in (pod.mapping("nodeSelector") or {}).items()}
-    for k, val in selector.items():
-        if k in labels and isinstance(val, str):
-            return {evidence.normal(val)}
-    size = selector.get("karpenter.k8s.aws/instance-size")
-    if isinstance(size, str) and size.strip():  # a size with a family or GPU name picks the types Karpenter may buy
-        family, gpu = (
-            selector.get("karpenter.k8s.aws/instance-family"),
-            selector.get("karpenter.k8s.aws/instance-gpu-name"),
-        )
-        found = {
-            t
-            for t, o in audit.types_of("aws").items()
-            if t.endswith("." + size.strip().lower())
-            and (not isinstance(family, str) or t.split(".")[0] == family.strip().lower())
-            and (not isinstance(gpu, str) or _named_gpu((o.gpu or "").lower(), gpu.strip().lower()))
-        }
-        if found and (isinstance(family, str) or isinstance(gpu, str)):
-            return found
-    terms = pod.at("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution").each(
-        "nodeSelectorTerms"
-    )
-    out: set[str] = set()
-    for term in terms:
-        named = [
-            {evidence.normal(str(x)) for x in (e.get("values") or [])}
-            for e in term.each("matchExpressions")
-            if str(e.get("key") or "").strip().lower() in labels and str(e.get("operator") or "").lower() == "in"
-        ]
-        if not named:
-            return None  # a term that names no type lets the pod land elsewhere
-        out |= set.intersection(*named)
-    return out or None
-
-
 _COUNT_LABELS = (
     "nvidia.com/gpu.count",
     "karpenter.k8s.aws/instance-gpu-count",
     "cloud.google.com/gke-accelerator-count",
 )
+_GPU_NAME_LABELS = ("karpenter.k8s.aws/instance-gpu-name",)
+_PRODUCT_LABELS = ("nvidia.com/gpu.product", "cloud.google.com/gke-accelerator")
 
 
-def pinned_count(pod: v.View) -> float | None:
-    """GPUs a node must hold for the pod to land there, when a nodeSelector names it (GPU feature
-    discovery's `nvidia.com/gpu.count: "8"`, Karpenter's instance-gpu-count): the node an autoscaler buys."""
-    for k, val in (pod.mapping("nodeSelector") or {}).items():
-        if str(k).strip().lower() in _COUNT_LABELS:
-            try:
-                return float(str(val).strip())
-            except ValueError:
-                return None
+def _attribute(key: str, t: str, o) -> object:
+    """The value a node of catalog type `t` (offer `o`) carries for a well-known label, or None: Kubernetes'
+    and EKS's instance type, Karpenter's instance family, size, GPU name and count, vCPUs and memory (MiB), GPU
+    feature discovery's GPU count and product, GKE's accelerator and its count (Karpenter docs, "NodePools:
+    Well-Known Labels"; NVIDIA GPU feature discovery; GKE docs "About GPUs", read 2026-11-26)."""
+    if key in _type_labels():
+        return t
+    if key == "karpenter.k8s.aws/instance-family":
+        return t.split(".")[0] if "." in t else None
+    if key == "karpenter.k8s.aws/instance-size":
+        return t.split(".")[1] if "." in t else None
+    if key in _COUNT_LABELS:
+        return o.gpu_count * o.gpu_fraction
+    if key == "karpenter.k8s.aws/instance-cpu":
+        return o.vcpus
+    if key == "karpenter.k8s.aws/instance-memory":
+        return o.ram_gib * 1024  # MiB
+    if key in _GPU_NAME_LABELS:
+        return (o.gpu or "").lower()
+    if key in _PRODUCT_LABELS:
+        return o.gpu
     return None
+
+
+def _holds(key: str, op: str, values: list[str], have: object) -> bool:
+    """Whether a node whose label `key` is `have` meets one requirement (`In`, `NotIn`, `Gt`, `Lt`, `Exists`)."""
+    if op == "exists":
+        return have is not None
+    if op in ("gt", "lt"):
+        try:
+            bound = float(values[0])
+        except (IndexError, ValueError):
+            return True  # an unreadable bound does not narrow the nodes
+        return isinstance(have, (int, float)) and (have > bound if op == "gt" else have < bound)
+    if key in _GPU_NAME_LABELS:
+        match = any(_named_gpu(str(have), x.strip().lower()) for x in values)
+    elif key in _PRODUCT_LABELS:
+        match = any(audit.gpu_from_label(x) == have for x in values)
+    elif isinstance(have, (int, float)):
+        match = any(_number(x) == have for x in values)
+    else:
+        match = any(evidence.normal(x) == have for x in values)
+    return match if op == "in" else not match if op == "notin" else True
+
+
+def _number(x: str) -> float | None:
+    try:
+        return float(x)
+    except ValueError:
+        return None
+
+
+_KNOWN = frozenset(
+    (
+        *_type_labels(),
+        *_COUNT_LABELS,
+        *_GPU_NAME_LABELS,
+        *_PRODUCT_LABELS,
+        "karpenter.k8s.aws/instance-family",
+        "karpenter.k8s.aws/instance-size",
+        "karpenter.k8s.aws/instance-cpu",
+        "karpenter.k8s.aws/instance-memory",
+    )
+)  # the labels _attribute reads
+
+
+def _requirements(pod: v.View) -> list[list[tuple[str, str, list[str]]]] | None:
+    """The pod's node selection as ORed terms of ANDed (label, operator, values): its nodeSelector added to each
+    required node-affinity term (Kubernetes docs, "Assigning Pods to Nodes"). Only the labels this module
+    reads; None when some term names none of them (the pod may land on any node the pool offers)."""
+    selector = [
+        (str(k).strip().lower(), "in", [str(x)])
+        for k, x in (pod.mapping("nodeSelector") or {}).items()
+        if str(k).strip().lower() in _KNOWN
+    ]
+    terms = pod.at("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution").each(
+        "nodeSelectorTerms"
+    )
+    out = []
+    for term in terms or [None]:
+        reqs = list(selector)
+        for e in term.each("matchExpressions") if term is not None else []:
+            key = str(e.get("key") or "").strip().lower()
+            if key in _KNOWN:
+                values = e.get("values") or []
+                reqs.append((key, str(e.get("operator") or "").strip().lower(), [str(x) for x in values]))
+        if not reqs:
+            return None
+        out.append(reqs)
+    return out
+
+
+def admitted(pod: v.View) -> set[str] | None:
+    """The catalog types (AWS and GCP) a pod's node selection admits, or None when it leaves the node to the
+    pool (no term reads a label of a type's shape). A selection by GPU model alone admits the model's smallest
+    host too, so it buys nothing idle; one by size, count, vCPUs or memory may admit only large hosts."""
+    terms = _requirements(pod)
+    if terms is None:
+        return None
+    out: set[str] = set()
+    for provider in ("aws", "gcp"):
+        for t, o in audit.types_of(provider).items():
+            if any(all(_holds(k, op, vals, _attribute(k, t, o)) for k, op, vals in reqs) for reqs in terms):
+                out.add(t)
+    return out or None
 
 
 def _one_per_node(pod: v.View) -> bool:
@@ -103,11 +162,6 @@ def _gpus_per_node(t: str) -> float | None:
     return cap.count if cap is not None else None
 
 
-def _labelled(t: str) -> float | None:
-    m = re.fullmatch(r"nodes of ([\d.]+) GPUs", t)
-    return float(m.group(1)) if m else None
-
-
 def findings(sm: model.StackModel, max_ratio: float) -> list[tuple[str, str]]:
     """(message, URN) for each workload whose pinned instance type holds over max_ratio x the GPUs that all
     the stack's pods pinning it ask for at most."""
@@ -118,10 +172,7 @@ def findings(sm: model.StackModel, max_ratio: float) -> list[tuple[str, str]]:
             continue
         try:
             pod = m.resource.props.at(*path, "spec")
-            types = pinned_types(pod)
-            count = pinned_count(pod)
-            if not types and count:
-                types = {f"nodes of {count:g} GPUs"}
+            types = admitted(pod)
             per_pod = sum(n for k, n in k8s.requested(pod).items() if k != k8s.UNKNOWN_COUNT)
             asked = per_pod * m.most_count()
         except (v.Unknown, ValueError, KeyError):
@@ -131,14 +182,14 @@ def findings(sm: model.StackModel, max_ratio: float) -> list[tuple[str, str]]:
             pinned.append((m, frozenset(types), per_pod if alone else asked, alone))
     out = []
     for m, kinds, asked, alone in pinned:
-        sizes = [_gpus_per_node(t) or _labelled(t) for t in kinds]
-        if not sizes or any(n is None for n in sizes):
-            continue  # a type that holds no GPU the catalog knows: nothing to compare
+        sizes = [_gpus_per_node(t) for t in kinds]
+        if not sizes or any(n is None or n <= 0 for n in sizes):
+            continue  # a type that holds no GPU the catalog knows (a CPU type it admits): nothing to compare
         node = min(n for n in sizes if n is not None)
         # pods kept one to a node use one pod's GPUs of each; others share the nodes with every pod pinning them
         used = asked if alone else sum(a for _m, other, a, _one in pinned if other & kinds)
         if node > max_ratio * used:
-            shown = ", ".join(sorted(kinds))
+            shown = ", ".join(sorted(kinds)[:6]) + (f" (and {len(kinds) - 6} more)" if len(kinds) > 6 else "")
             out.append(
                 (
                     f"{m.label}: its pods pin {shown} ({node:g} GPUs a node) and the stack's pods that may land "

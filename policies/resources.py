@@ -148,6 +148,17 @@ def _tags(p: v.View) -> dict:
     return p.mapping("tags")
 
 
+def _template_tags(p: v.View) -> dict:
+    """A launch template's tags and the tags it gives the instances it launches (`tagSpecifications` of
+    resourceType `instance`, EC2 API LaunchTemplateTagSpecificationRequest): those instances carry the
+    requirement, so either says it."""
+    out: dict = {}
+    for spec in p.each("tagSpecifications"):
+        if (spec.text("resourceType") or "instance") == "instance":
+            out.update(spec.mapping("tags"))
+    return {**out, **p.mapping("tags")}
+
+
 def _tags_at(*path: str) -> Callable[[v.View], dict]:
     def read(p: v.View) -> dict:
         try:
@@ -336,7 +347,12 @@ KINDS: dict[str, Kind] = {
     ),
     AWS_SPOT_INSTANCE: Kind("aws", _instance_like, _tags, _spot, _one, _LT_PATHS, host=True),
     AWS_LAUNCH_TEMPLATE: Kind(
-        "aws", _instance_like, _tags, _market("instanceMarketOptions", "marketType", default=None), _zero, host=True
+        "aws",
+        _instance_like,
+        _template_tags,
+        _market("instanceMarketOptions", "marketType", default=None),
+        _zero,
+        host=True,
     ),
     AWS_LAUNCH_CONFIG: Kind(
         "aws", _instance_like, _tags, lambda p: "spot" if p.has("spotPrice") else None, _zero, host=True

@@ -27,6 +27,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 STRING = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+# What the offline preview (policies/offline.py) gives a program for a `secure:` config value it cannot decrypt:
+# unknown to the rules as a computed value is, so a type read from it is judged by the real preview, never
+# taken as "no GPU".
+OFFLINE_SECRET = "[secret: encrypted in the stack file, not readable by the offline preview]"
 # Bool, number, string, array, asset, archive, object: the sentinels the engine sends for unknowns.
 SENTINELS = frozenset(
     {
@@ -37,6 +41,7 @@ SENTINELS = frozenset(
         "030794c1-ac77-496b-92df-f27374a8bd58",
         "e48ece36-62e2-4504-bad9-02848725956a",
         "dd056dcd-154b-4c76-9bd3-c8f88648b5ff",
+        OFFLINE_SECRET,
     }
 )
 

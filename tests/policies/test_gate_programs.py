@@ -9,10 +9,12 @@ each green case is the same form over CPU types."""
 from __future__ import annotations
 
 import json
+import tarfile
 import textwrap
 
 import pytest
 
+from gpusizer.policies import offline
 from tests.policies import cases
 from tests.policies.test_gate import SECURE, R, mandatory
 
@@ -435,3 +437,168 @@ def test_a_subchart_is_rendered_as_its_tags_decide(pack_stub, tmp_path, tags, re
     )
     rows = [R("kubernetes:helm.sh/v3:Release", "app", {"chart": str(root), "namespace": "ml"})]
     assert bool(_gpu_findings(pack_stub, rows)) == rendered
+
+
+# --- round M: packing by any label of a type's shape, read-only commands, tags given to instances -------------------
+def _pod_deployment(affinity_terms: list, selector: dict | None = None) -> R:
+    spec = {
+        "affinity": {
+            "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": affinity_terms}}
+        },
+        "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": 1}}}],
+    }
+    if selector:
+        spec["nodeSelector"] = selector
+    return R(
+        "kubernetes:apps/v1:Deployment",
+        "d",
+        {
+            "metadata": {"name": "d", "annotations": {cases.K8S_REQ: "18"}},
+            "spec": {"replicas": 1, "template": {"metadata": {"annotations": {cases.K8S_REQ: "18"}}, "spec": spec}},
+        },
+    )
+
+
+L4_NAME = {"key": "karpenter.k8s.aws/instance-gpu-name", "operator": "In", "values": ["l4"]}
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"key": "karpenter.k8s.aws/instance-cpu", "operator": "Gt", "values": ["150"]},  # only g6.48xlarge
+        {"key": "karpenter.k8s.aws/instance-memory", "operator": "Gt", "values": ["700000"]},  # MiB
+        {"key": "nvidia.com/gpu.count", "operator": "Gt", "values": ["4"]},
+    ],
+)
+def test_a_pod_selecting_only_large_hosts_buys_a_whole_one(pack_stub, extra):
+    """One L4 asked for; the selection admits only hosts of 8 L4s (g6.48xlarge: 192 vCPUs, 768 GiB)."""
+    found = mandatory(pack_stub, [_pod_deployment([{"matchExpressions": [L4_NAME, extra]}])])
+    assert any("an autoscaler buys the whole node" in m for _, m in found), found
+
+
+def test_a_pod_selecting_the_gpu_model_alone_passes(pack_stub):
+    assert mandatory(pack_stub, [_pod_deployment([{"matchExpressions": [L4_NAME]}])]) == []
+
+
+def test_a_command_that_only_reads_gpu_nodes_asks_for_none(pack_stub):
+    job = {
+        "spec": {
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [
+                        {
+                            "name": "k",
+                            "command": ["sh", "-c"],
+                            "args": [
+                                "kubectl get nodes -l nvidia.com/gpu.product=NVIDIA-L4; "
+                                "kubectl describe nodes | grep -A3 nvidia.com/gpu"
+                            ],
+                        }
+                    ],
+                }
+            }
+        }
+    }
+    assert mandatory(pack_stub, [R("kubernetes:batch/v1:Job", "j", job)]) == []
+
+
+def test_the_tags_a_template_gives_its_instances_carry_the_requirement(pack_stub):
+    """EC2 tags the instances a launch template launches with its `tagSpecifications` (resourceType instance)."""
+    lt = R(
+        "aws:ec2/launchTemplate:LaunchTemplate",
+        "l4-lt",
+        {
+            "name": "l4-lt",
+            "instanceType": "g6.xlarge",
+            "metadataOptions": {"httpTokens": "required"},
+            "tagSpecifications": [{"resourceType": "instance", "tags": {cases.REQ: "18"}}],
+        },
+    )
+    assert mandatory(pack_stub, [lt]) == []
+
+
+OTHER_CLOUD_COMMANDS = [
+    "crusoe compute vms create --name t --type h100-80gb-sxm-ib.8x --location us-east1-a",
+    "pspace machine create --machineType A100-80Gx8 --region ny2",
+    "runpodctl create pod --name t --gpuType 'NVIDIA H100 80GB HBM3' --gpuCount 8",
+]
+
+
+@pytest.mark.parametrize("command", OTHER_CLOUD_COMMANDS)
+def test_a_size_flag_naming_a_gpu_counts_on_any_cloud(pack_stub, command):
+    assert any(p == "gpusizer-gpu-evidence" for p, _ in mandatory(pack_stub, _cmd(command)))
+
+
+@pytest.mark.parametrize(
+    "command, files",
+    [
+        ("node launch.mjs", {"launch.mjs": "await c.send(new RunInstancesCommand({InstanceType: 'p5.48xlarge'}));\n"}),
+        (
+            "kubectl apply -k overlays/gpu",
+            {"overlays/gpu/d.yaml": "spec:\n  nodeSelector: {node.kubernetes.io/instance-type: p5.48xlarge}\n"},
+        ),
+        ("pulumi up --yes --cwd gpu", {"gpu/__main__.py": "aws.ec2.Instance('t', instance_type='p4d.24xlarge')\n"}),
+        ("make gpu", {"Makefile": "gpu:\n\teksctl create nodegroup --cluster c --node-type p5.48xlarge\n"}),
+    ],
+)
+def test_the_files_a_command_deploys_are_read(pack_stub, tmp_path, command, files):
+    found = _gpu_findings(pack_stub, _cmd(command, dir=_files(tmp_path, files)))
+    assert found, (command, found)
+
+
+def test_a_gpu_request_in_a_script_kept_as_data_counts(pack_stub):
+    """Modal's `gpu="H100:8"` in a function file a ConfigMap holds (a Job runs `modal deploy` on it)."""
+    code = 'import modal\napp = modal.App()\n@app.function(gpu="H100:8")\ndef train(): ...\n'
+    rows = [R("kubernetes:core/v1:ConfigMap", "cm", {"data": {"app.py": code}})]
+    assert any("H100:8" in m for m in _gpu_findings(pack_stub, rows))
+
+
+def test_a_dependency_packaged_as_an_archive_is_rendered(pack_stub, tmp_path):
+    """`helm dependency build` leaves charts/<name>-<version>.tgz: Helm unpacks and renders it."""
+    sub = tmp_path / "w"
+    _files(sub, {"Chart.yaml": "apiVersion: v2\nname: w\nversion: 0.1.0\n", "templates/d.yaml": GPU_SUBCHART})
+    root = tmp_path / "app"
+    _files(
+        root,
+        {
+            "Chart.yaml": "apiVersion: v2\nname: app\nversion: 0.1.0\ndependencies:\n- {name: w, version: 0.1.0}\n",
+            "values.yaml": "{}\n",
+        },
+    )
+    (root / "charts").mkdir()
+    with tarfile.open(root / "charts" / "w-0.1.0.tgz", "w:gz") as tar:
+        tar.add(sub, arcname="w")
+    rows = [R("kubernetes:helm.sh/v3:Release", "app", {"chart": str(root), "namespace": "ml"})]
+    found = _gpu_findings(pack_stub, rows)
+    assert any("8 x H100" in m for m in found), found
+
+
+def test_a_releases_post_renderer_script_is_read(pack_stub, tmp_path):
+    """Helm pipes the rendered manifests through `postrender` before applying them: what it adds is applied."""
+    script = "#!/bin/sh\nyq '.spec.template.spec.containers[0].resources.limits[\"nvidia.com/gpu\"] = 8'\n"
+    folder = _files(tmp_path, {"add.sh": script})
+    rows = [
+        R(
+            "kubernetes:helm.sh/v3:Release",
+            "r",
+            {
+                "chart": "web",
+                "repositoryOpts": {"repo": "https://charts.example.com"},
+                "postrender": f"{folder}/add.sh",
+            },
+        )
+    ]
+    assert any("nvidia.com/gpu" in m for m in _gpu_findings(pack_stub, rows))
+
+
+def test_a_type_read_from_an_offline_secret_is_unknown_not_a_pass(pack_stub):
+    """The offline preview cannot decrypt a `secure:` value; the pack reads its placeholder as unknown, so a
+    resource declaring GPU capacity with it fails closed (the real preview decrypts and judges it)."""
+    inst = R(
+        "aws:ec2/instance:Instance",
+        "t",
+        {"instanceType": offline.SECRET_PLACEHOLDER, "ami": "ami-1", "tags": {cases.REQ: "20"}, **SECURE},
+    )
+    found = _gpu_findings(pack_stub, [inst])
+    assert found, found
