@@ -171,6 +171,12 @@ _ACCELERATED_CATEGORIES = frozenset({"g", "p", "inf", "trn", "dl", "gr", "vt", "
 _CODE = re.compile(
     r"\.(py|js|mjs|ts|sh|go|rb|java|cs|ya?ml|json|tf|hcl|bicep|ps1)$|(?:^|/)(?:makefile|dockerfile)$", re.I
 )
+# Tools that read a file of a known name where they run, and the files it names (a helmfile's charts and values).
+_TOOL_FILES = (
+    (re.compile(r"(?<![\w-])make\b(?!\s+-C)"), ("Makefile", "makefile", "GNUmakefile")),
+    (re.compile(r"\bhelmfile\b(?!\s+(?:-f|--file))"), ("helmfile.yaml", "helmfile.yaml.gotmpl")),
+    (re.compile(r"\bskaffold\s+(?:run|deploy|dev)\b"), ("skaffold.yaml",)),
+)
 # Fields that name a script a tool runs (Helm's post-renderer, a hook): the file is read as a command's would be.
 _RUN_KEYS = frozenset({"postrender", "postrenderer", "script", "scriptpath", "hook", "binarypath"})
 # Tools that deploy the code of the folder they run in (a Command's `dir`): Terraform and OpenTofu, Pulumi, the
@@ -578,7 +584,7 @@ class _Walk:
             if t:
                 self.add(where, "type", t)
                 return
-        computed = shell.evaluated(s) if "(" in s and len(s) < 400 else s
+        computed = shell.evaluated(s) if "(" in s and len(s) < 400 else s  # (an expression, not a document)
         if computed != s:  # an expression of literals (`[concat('Standard_NC', '24ads_A100_v4')]`), computed
             value = computed.strip().strip("[]").strip("'\"")
             t = accelerated_type(value, loose=loose)
@@ -969,6 +975,8 @@ def in_text(text: str) -> list[str]:
     def asks(m: re.Match) -> bool:
         # what comes right before it, however much blank space lies between; a type further along a list
         # (`--instance-types t3.large p5.48xlarge`, `[t3.large, p5.48xlarge]`) is asked for by the same flag
+        # (400 characters back: a long list of types or a wrapped command's continuation lines; 40 of what is
+        # left after the list: a flag or field name and its separator)
         before = low[max(0, m.start() - 400) : m.start()].rstrip()
         before = _LISTED.sub("", before)
         return bool(_ASKS.search(before[-40:]))
@@ -1052,7 +1060,7 @@ _PATH_TOKEN = re.compile(
     r"(?<![\w/.=-])((?:/|\./|\.\./)?[\w.-]+(?:/[\w.-]+)*\.(?:ya?ml|json|sh|py|tf|tfvars|template|txt|bicep|hcl|ps1|"
     r"js|mjs|cjs|ts|go|rb))\b"
     r"|(?:-chdir=|--chart[= ]|upgrade\s+--install\s+\S+\s+|install\s+\S+\s+|make\s+-C\s*|\s-k\s+|--kustomize[= ]|"
-    r"--cwd[= ]|--dir[= ]|-C\s+)((?:\./|\.\./|/)?[\w./-]+)"
+    r"--cwd[= ]|--dir[= ]|-C\s+|\bchart:\s*)((?:\./|\.\./|/)?[\w./-]+)"
 )  # a file by path, or a folder a tool runs from (`terraform -chdir=./tf`, `helm upgrade --install x ./chart`)
 
 
@@ -1080,7 +1088,8 @@ def code_of(props, base: pathlib.Path) -> list[str]:
 
 
 def _archived(path: str, base: pathlib.Path, most: int = 50) -> list[tuple[str, str]]:
-    """(name, text) of the code files an asset or archive path holds: a file, a folder, or a zip."""
+    """(name, text) of the code files an asset or archive path holds: a file, a folder, or a zip (at most `most`
+    code files, each at most MAX_DOCUMENT: a function's code, not a repository)."""
     out: list[tuple[str, str]] = []
     try:
         p = located(path, base)
@@ -1104,6 +1113,12 @@ def _local_files(text: str, bases: list[pathlib.Path]) -> list[pathlib.Path]:
     its own `dir` (the first of `bases`) when it runs a tool that deploys a folder (`_RUNS_FOLDER`)."""
     out: list[pathlib.Path] = []
     text = text.replace("file://", " ")  # `--cli-input-json file://req.json` names a local file
+    for tool, names in _TOOL_FILES:  # a tool that reads its own file from where it runs (`make`: the Makefile)
+        if tool.search(text):
+            for f in (bases[0] / n for n in names):
+                if f.is_file() and f.stat().st_size <= MAX_DOCUMENT and f not in out:
+                    out.append(f)
+                    out += [x for x in _local_files(" " + f.read_text(errors="replace"), [f.parent]) if x not in out]
     if len(bases) > 1 and _RUNS_FOLDER.search(text):  # a tool run in the command's own `dir` deploys its code
         try:
             out += [

@@ -130,7 +130,7 @@ class MockCloud(pulumi.runtime.Mocks):
         for i, inputs in enumerate(self.pending_charts):
             name = str(inputs.get("chart") or inputs.get("path") or f"chart-{i}").rsplit("/", 1)[-1]
             chart = Registered(RENDERED_CHART, name, inputs, True, outputs=dict(inputs))
-            chart.urn = "::".join(["urn:pulumi:" + pulumi.get_stack(), pulumi.get_project(), RENDERED_CHART, name])
+            chart.urn = engine_urn("", RENDERED_CHART, name)
             self.resources.append(chart)
         self.pending_charts = []
 
@@ -225,18 +225,22 @@ class MockCloud(pulumi.runtime.Mocks):
         raise NotImplementedError(f"unmocked invoke {args.token}")  # an empty answer would silently yield None
 
 
+def engine_urn(parent: str, type_: str, name: str) -> str:
+    """The engine's URN: the parent's whole qualified type chain, the root stack's left out (pulumi
+    pkg/resource/deploy, `generateURN`); the SDK's mock keeps only the parent's last type."""
+    if parent:
+        qualified = parent.split("::")[2]
+        if qualified != "pulumi:pulumi:Stack":
+            type_ = f"{qualified}${type_}"
+    return "::".join(["urn:pulumi:" + pulumi.get_stack(), pulumi.get_project(), type_, name])
+
+
 class _Monitor(sdk_mocks.MockMonitor):
     """The SDK's mock monitor, also recording each resource's URN, parent and dependencies (as the engine
     passes them to stack policies), with URNs as the engine forms them."""
 
     def make_urn(self, parent: str, type_: str, name: str) -> str:
-        """The engine's URN: the parent's whole qualified type chain, the root stack's left out
-        (pulumi pkg/resource/deploy, `generateURN`); the SDK's mock keeps only the parent's last type."""
-        if parent:
-            qualified = parent.split("::")[2]
-            if qualified != "pulumi:pulumi:Stack":
-                type_ = f"{qualified}${type_}"
-        return "::".join(["urn:pulumi:" + pulumi.get_stack(), pulumi.get_project(), type_, name])
+        return engine_urn(parent, type_, name)
 
     def RegisterResource(self, request):  # noqa: N802 - the gRPC method name
         response = super().RegisterResource(request)

@@ -540,6 +540,14 @@ def test_a_size_flag_naming_a_gpu_counts_on_any_cloud(pack_stub, command):
         ),
         ("pulumi up --yes --cwd gpu", {"gpu/__main__.py": "aws.ec2.Instance('t', instance_type='p4d.24xlarge')\n"}),
         ("make gpu", {"Makefile": "gpu:\n\teksctl create nodegroup --cluster c --node-type p5.48xlarge\n"}),
+        (
+            "helmfile apply",
+            {
+                "helmfile.yaml": "releases:\n- name: llm\n  chart: ./charts/llm\n  values: [prod.yaml]\n",
+                "prod.yaml": "nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}\ngpus: 8\n",
+                "charts/llm/Chart.yaml": "apiVersion: v2\nname: llm\nversion: 0.1.0\n",
+            },
+        ),
     ],
 )
 def test_the_files_a_command_deploys_are_read(pack_stub, tmp_path, command, files):
