@@ -596,6 +596,13 @@ class _Walk:
         if (_ACCELERATOR_NAME.match(n) and not named) or (field and audit.gpu_from_label(n)):
             self.add(where, "accelerator", s.strip())
             return
+        if last == "expression" and "device." in s:
+            # a DRA request's CEL selector (`device.attributes['productName'] == 'NVIDIA H100 80GB HBM3'`): the
+            # device it picks, by the model a literal names (Kubernetes docs, "Dynamic Resource Allocation")
+            named = [x for x in re.findall(r"'([^']{2,80})'|\"([^\"]{2,80})\"", s) for x in x if x and _names_a_gpu(x)]
+            if named:
+                self.add(where, "selector", f"DRA device selector naming {named[0]}")
+                return
         if DEVICE_CLASS.search(n) and last in ("deviceclassname", "deviceclass", "driver", "resourceclassname"):
             self.add(where, "resource", s.strip())
             return

@@ -610,3 +610,29 @@ def test_a_type_read_from_an_offline_secret_is_unknown_not_a_pass(pack_stub):
     )
     found = _gpu_findings(pack_stub, [inst])
     assert found, found
+
+
+@pytest.mark.parametrize(
+    "expression, blocked",
+    [
+        ("device.attributes['productName'] == 'NVIDIA H100 80GB HBM3'", True),
+        ("device.attributes['vendor'] == 'mellanox'", False),
+    ],
+)
+def test_a_dra_request_selecting_a_gpu_model_by_cel_is_evidence(pack_stub, expression, blocked):
+    claim = {
+        "spec": {
+            "devices": {
+                "requests": [
+                    {
+                        "name": "g",
+                        "deviceClassName": "big-iron",
+                        "count": 8,
+                        "selectors": [{"cel": {"expression": expression}}],
+                    }
+                ]
+            }
+        }
+    }
+    found = mandatory(pack_stub, [R("kubernetes:resource.k8s.io/v1beta1:ResourceClaim", "c", claim)])
+    assert any(p == "gpusizer-gpu-evidence" for p, _ in found) == blocked, found
