@@ -599,9 +599,10 @@ class _Walk:
         if last == "expression" and "device." in s:
             # a DRA request's CEL selector (`device.attributes['productName'] == 'NVIDIA H100 80GB HBM3'`): the
             # device it picks, by the model a literal names (Kubernetes docs, "Dynamic Resource Allocation")
-            named = [x for x in re.findall(r"'([^']{2,80})'|\"([^\"]{2,80})\"", s) for x in x if x and _names_a_gpu(x)]
-            if named:
-                self.add(where, "selector", f"DRA device selector naming {named[0]}")
+            literals = [x for pair in re.findall(r"'([^']{2,80})'|\"([^\"]{2,80})\"", s) for x in pair if x]
+            models = [x for x in literals if _names_a_gpu(x)]
+            if models:
+                self.add(where, "selector", f"DRA device selector naming {models[0]}")
                 return
         if DEVICE_CLASS.search(n) and last in ("deviceclassname", "deviceclass", "driver", "resourceclassname"):
             self.add(where, "resource", s.strip())
@@ -1079,18 +1080,26 @@ def located(name: str | pathlib.Path, base: pathlib.Path | None) -> pathlib.Path
 
 
 def code_of(props, base: pathlib.Path) -> list[str]:
-    """The text of the code files a resource's assets and archives name by path (a function's code folder or
-    zip), read as the cloud would deploy them; inline code is in the properties themselves."""
+    """The text of the code a resource runs from files: what its assets and archives name by path (a
+    function's code folder or zip), as the cloud deploys them, and the local files its commands run or deploy
+    (`_local_files`, from its `dir` and `base`); inline code is in the properties themselves."""
     out: list[str] = []
-    stack, seen = [props], 0
+    where = props.get("dir") if isinstance(props, Mapping) and isinstance(props.get("dir"), str) else None
+    bases = [base / where, base] if where and not v.is_unknown(where) else [base]
+    stack, seen, read = [props], 0, set()
     while stack and seen < 10_000:
         x, seen = stack.pop(), seen + 1
         if isinstance(x, Mapping):
             if x.get(v.SIG_KEY) in (v.ASSET_SIG, v.ARCHIVE_SIG) and isinstance(x.get("path"), str):
                 out += [text for _, text in _archived(x["path"], base)]
-            stack += [y for y in x.values() if isinstance(y, (Mapping, list))]
+            stack += [y for y in x.values() if isinstance(y, (Mapping, list, str))]
         elif isinstance(x, list):
-            stack += [y for y in x if isinstance(y, (Mapping, list))]
+            stack += [y for y in x if isinstance(y, (Mapping, list, str))]
+        elif isinstance(x, str) and " " in x.strip() and not v.is_unknown(x):
+            for f in _local_files(x, bases):
+                if f not in read:
+                    read.add(f)
+                    out.append(f.read_text(errors="replace")[:MAX_DOCUMENT])
     return out
 
 

@@ -372,11 +372,16 @@ _ARITHMETIC = re.compile(r"\$\(\(\s*(\d+)\s*([*+])\s*(\d+)\s*\)\)")
 _ENV_NUMBER = re.compile(r"int\(\s*os\.(?:environ\.get|getenv)\(\s*[\"']\w+[\"']\s*,\s*[\"']?(\d+)[\"']?\s*\)\s*\)")
 
 
+_HCL_DEFAULT = re.compile(r"variable\s+\"(\w+)\"\s*\{[^}]*?\bdefault\s*=\s*(\d+)")
+
+
 def _arithmetic(text: str) -> str:
     """Sizes as the shell or the program computes them: a variable set to a number substituted where it is used
     (`N=8 ... $((N*8))`, Python's `TARGET = 64 ... MaxSize=TARGET`), `$(( 40 * 5 ))` expanded (products and sums
-    of two numbers), an environment read's default number."""
+    of two numbers), an environment read's default number, a Terraform variable's default (`var.peak`)."""
     text = _ENV_NUMBER.sub(r"\1", text)
+    for name, value in _HCL_DEFAULT.findall(text):  # Terraform: `max_size = var.peak` with the variable's default
+        text = re.sub(r"\bvar\." + re.escape(name) + r"\b", value, text)
     for _ in range(2):  # variables, then arithmetic over them, then variables set from arithmetic
         for name, value in re.findall(r"(?<![\w.$])([a-z_]\w*)\s?=\s?(\d+)\b", text):
             text = re.sub(r"\$\{?" + name + r"\b\}?", value, text)  # the shell's $N, ${N}
@@ -387,10 +392,11 @@ def _arithmetic(text: str) -> str:
 
 
 def _calls_joined(text: str) -> str:
-    """`text` with the lines of each parenthesised call joined (an SDK call's arguments span lines)."""
+    """`text` with the lines of each parenthesised call or braced block joined (an SDK call's arguments, a
+    Terraform resource's attributes span lines)."""
     out, depth = [], 0
     for c in text:
-        depth = max(0, depth + (c == "(") - (c == ")"))
+        depth = max(0, depth + (c in "({") - (c in ")}"))
         out.append(" " if c == "\n" and depth else c)
     return "".join(out)
 

@@ -328,6 +328,20 @@ RESIZES = {
             "EOF\naws ec2 create-fleet --cli-input-json file://f.json\n"
         )
     ],
+    "terraform-variable-default": lambda tmp: [
+        *_cmd(
+            "terraform apply -auto-approve",
+            dir=_files(
+                tmp,
+                {
+                    "main.tf": 'variable "peak" {\n  default = 64\n}\n'
+                    'resource "aws_autoscaling_group_tag" "t" {\n  autoscaling_group_name = "gpu-asg"\n}\n'
+                    'resource "null_resource" "scale" {\n  triggers = {\n    group = "gpu-asg"\n'
+                    "    max_size = var.peak\n  }\n}\n"
+                },
+            ),
+        )
+    ],
     "terraform-group-from-the-template": lambda tmp: [
         *_cmd(
             "terraform apply -auto-approve",
