@@ -240,4 +240,19 @@ def resolved(doc, given: Mapping[str, str] | None = None) -> tuple[object, list[
             return v
         return x
 
-    return walk(doc, "", 0), opened
+    out = walk(doc, "", 0)
+    if _cfn_template(doc) and isinstance(out, dict):
+        # what a template launches is in its Resources, with the expressions above evaluated into them: its
+        # parameter declarations (allowed values, defaults), mappings and conditions launch nothing of their own
+        out = {k: x for k, x in out.items() if str(k).lower() not in _DECLARATIONS}
+    return out, opened
+
+
+_DECLARATIONS = frozenset({"parameters", "mappings", "conditions", "outputs", "metadata", "rules"})
+
+
+def _cfn_template(doc: Mapping) -> bool:
+    res = next((doc[k] for k in doc if isinstance(k, str) and k.lower() == "resources"), None)
+    return isinstance(res, Mapping) and any(
+        isinstance(r, Mapping) and isinstance(r.get("Type"), str) and "::" in r["Type"] for r in res.values()
+    )

@@ -97,6 +97,9 @@ _OWN_KEYS = frozenset(
         "gpusizer-workload",
     )
 )
+# Step Functions' AWS SDK integrations that read or stop (Step Functions Developer Guide, "AWS SDK service
+# integrations": arn:aws:states:::aws-sdk:<service>:<apiAction>).
+_SFN_READS = re.compile(r":aws-sdk:[a-z0-9]+:(?:describe|list|get|stop|terminate|delete)[A-Za-z]*$", re.I)
 _EXCLUDING = re.compile(r"exclud|tolerat|antiaffinity|anti_affinity", re.I)
 # Metadata that records, never provisions: tags, resource labels, annotations, descriptions.
 METADATA = frozenset(
@@ -169,20 +172,21 @@ VISIBLE = frozenset({"nvidia_visible_devices", "cuda_visible_devices", "nvidia_d
 # Karpenter's instance-category values of accelerated families (EC2 naming: g, p, inf, trn, dl, gr, vt, f).
 _ACCELERATED_CATEGORIES = frozenset({"g", "p", "inf", "trn", "dl", "gr", "vt", "f"})
 _CODE = re.compile(
-    r"\.(py|js|mjs|ts|sh|go|rb|java|cs|ya?ml|json|tf|hcl|bicep|ps1)$|(?:^|/)(?:makefile|dockerfile)$", re.I
+    r"\.(py|js|mjs|ts|sh|go|rb|java|cs|ya?ml|json|tf|tfvars|hcl|bicep|ps1)$|(?:^|/)(?:makefile|dockerfile)$", re.I
 )
 # Tools that read a file of a known name where they run, and the files it names (a helmfile's charts and values).
 _TOOL_FILES = (
     (re.compile(r"(?<![\w-])make\b(?!\s+-C)"), ("Makefile", "makefile", "GNUmakefile")),
     (re.compile(r"\bhelmfile\b(?!\s+(?:-f|--file))"), ("helmfile.yaml", "helmfile.yaml.gotmpl")),
     (re.compile(r"\bskaffold\s+(?:run|deploy|dev)\b"), ("skaffold.yaml",)),
+    (re.compile(r"\b(?:terraform|tofu)\s+apply\b"), ("terraform.tfvars", "terraform.tfvars.json")),  # loaded unasked
 )
 # Fields that name a script a tool runs (Helm's post-renderer, a hook): the file is read as a command's would be.
 _RUN_KEYS = frozenset({"postrender", "postrenderer", "script", "scriptpath", "hook", "binarypath"})
 # Tools that deploy the code of the folder they run in (a Command's `dir`): Terraform and OpenTofu, Pulumi, the
 # CDK, SAM, the Serverless Framework, `go run .`, npm scripts, helmfile, make (its Makefile).
 _RUNS_FOLDER = re.compile(
-    r"\b(?:(?:terraform|tofu)\s+(?:apply|plan)|pulumi\s+(?:up|preview|update)|cdk\s+deploy|sam\s+deploy|"
+    r"\b(?:(?:terraform|tofu)\s+apply|pulumi\s+(?:up|update)|cdk\s+deploy|sam\s+deploy|"
     r"(?:serverless|sls)\s+deploy|go\s+run\s+\.|npm\s+(?:run|start)|npx\s+ts-node|helmfile\s+(?:apply|sync)|"
     r"make)(?![\w-])"
 )
@@ -434,6 +438,11 @@ class _Walk:
             skip = _REQUIREMENT_KEYS  # a requirement's words beside other fields: the other fields still count
         if "effect" in m and "key" in m and keys <= _TOLERATION_KEYS:
             return  # a toleration admits a pod to a tainted node, it requests nothing
+        resource = m.get("Resource")
+        if isinstance(resource, str) and _SFN_READS.search(resource):
+            # a Step Functions task calling an AWS API that reads or stops (`aws-sdk:ec2:describeInstanceTypes`):
+            # the types in its parameters are what it asks about, not what it launches
+            skip = frozenset({"parameters", "arguments"})
         if _last(where).lower() == "sharing" and keys & {"timeslicing", "mps"}:
             # the NVIDIA device plugin's sharing config: it splits a node's GPUs among pods and provisions none
             # (k8s-device-plugin README, "Shared Access to GPUs"); the same text in a ConfigMap is a record
@@ -499,6 +508,8 @@ class _Walk:
                 continue  # (a presence label selects nodes that already hold GPUs: it makes no capacity)
             if (_EXCLUDING.search(ks) or low in METADATA) and _flat(x):
                 continue  # tags, labels, tolerations, exclusion lists: records and exclusions, never capacity
+            if low in ("eventpattern", "filterpattern"):
+                continue  # an event rule's pattern filters events (a CloudTrail RunInstances record): it launches nothing
             asked = where.rsplit(".", 1)[-1] in ("limits", "requests")
             if (
                 is_resource_name(ks)
@@ -535,6 +546,7 @@ class _Walk:
                 and not ks.lower().startswith(("gpusizer", "enablegpusizer"))
                 and not _FILE_KEY.search(ks)
                 and not _MEASURING.search(here)
+                and not low.rstrip("s").endswith(_NAMING_FIELDS)  # it names a thing: `GPU_REPORT_TABLE: gpu-inventory`
             )
             stack.append((x, here, field or named))
 
@@ -686,6 +698,7 @@ _TEMPLATE_KEYS = frozenset(
         "sourceinstancetemplate",
         "sourcemachineimage",  # a GCP machine image holds its machine type and accelerators
         "templateurl",  # a CloudFormation template fetched from S3: what it launches is outside the stack
+        "infrastructureref",  # Cluster API: a MachineDeployment's machine template (an AWSMachineTemplate), by name
     }
 )
 _TEMPLATE_REF_KEYS = ("launchtemplateid", "launchtemplatename", "id", "name")
@@ -721,11 +734,28 @@ _SIZE_KEYS = (
     "platform",
     "machine",
     "runs-on",  # a CI job's runner (GitHub's larger runners, `gpu-t4-4-core`, are GPU machines billed per minute)
+    "bundle",  # Lightsail's bundles (`gpu_nvidia_xl_1_0`, Lightsail for Research)
 )
 # Keys that size capacity too (`nodeClass`, `hardware`, `computeTarget`, `vmSeries`), unless they name or point at
 # the thing rather than size it (`instanceName: llm-h100-server`, `serverId`).
 _THING_KEYS = ("class", "hardware", "instance", "compute", "node", "vm", "server", "device")
 _NAMING = ("name", "names", "id", "ids", "arn", "description", "title", "url", "uri", "path", "label", "labels")
+# Fields whose value names a thing (a table, a bucket, a queue) however they are named (`GPU_REPORT_TABLE`).
+_NAMING_FIELDS = (
+    "name",
+    "table",
+    "bucket",
+    "queue",
+    "topic",
+    "arn",
+    "url",
+    "uri",
+    "path",
+    "prefix",
+    "_id",
+    "report",
+    "log",
+)
 
 
 def _sizes(key: str) -> bool:
@@ -736,6 +766,11 @@ def _sizes(key: str) -> bool:
     return any(w in key for w in _SIZE_KEYS) or (any(w in key for w in _THING_KEYS) and not key.endswith(_NAMING))
 
 
+# GPU model stems inside a longer token: a count before (`8x`, `8`) or after (`x8`), or a fabric suffix (`ib`,
+# `sxm`), never letters on both sides (`bl4ck`).
+_GLUED_GPU = re.compile(
+    r"(?:^|\d|x)(h100|h200|h800|b200|b300|gb200|gb300|a100|a800|l40s|mi300x|mi325x|mi250x|mi355x)(?=$|x|\d|ib|sxm|pcie|nvl)"
+)
 _GPU_TOKEN = re.compile(r"^(?:gpus?\d*|[a-z]*gpu[a-z]?\d*)$")  # `gpu3`, `vgpu`, Exoscale's `gpua5000`
 
 
@@ -762,7 +797,11 @@ def _names_a_gpu(value: str) -> bool:
     tokens = [t for t in re.split(r"[-_.\s/:]+", value.lower()) if t]
     if any(t in _NEGATING or t.startswith(("nogpu", "nongpu")) for t in tokens):
         return False  # `non-gpu`, `no-gpu`, `without-gpus`, `cpu-only`: says there is none
-    return any(_GPU_TOKEN.match(t) or (len(t) >= 3 and hardware.canonical_gpu(t)) for t in tokens)
+    if any(_GPU_TOKEN.match(t) or (len(t) >= 3 and hardware.canonical_gpu(t)) for t in tokens):
+        return True
+    # a cloud's accelerator name (`nvidia-l4`, `nvidia-tesla-t4`: two-letter models only beside their maker), or a
+    # model glued to a count or a suffix (`8xh100ib`, `8H100.80S`, `h100x8`)
+    return bool(_ACCELERATOR_NAME.match(normal(value))) or any(_GLUED_GPU.search(t) for t in tokens)
 
 
 def _names_a_family(value: str) -> bool:
@@ -893,7 +932,8 @@ def _categories(values) -> bool:
 _REQUEST_IN_TEXT = re.compile(
     r"--accelerator[= ](?:[a-z]+=[^,\s]*,)*(?:type=)?[a-z0-9-]*(?:nvidia|tpu|gaudi)|--gpus[= ]\S+|"
     r"--accelerator-type[= ](?:v\d+[a-z]*-\d+|tpu\S*|[a-z0-9-]*nvidia\S*)|"
-    r"--set(?:-string)?[= ][\w.\\-]*(?:gpu|accelerator)[\w.\\-]*=(?!0\b|false\b|none\b)[\w.:-]+|"  # helm --set gpu.count=8
+    r"--set(?:-string)?[= ][\w.\\\[\]-]*(?:gpu|accelerator)[\w.\\-]*=(?!0\b|false\b|none\b)[\w.:-]+|"  # helm --set gpu.count=8
+    r"--gpu[= ](?!0\b)\d+|--gpu-type[= ]\S+|"  # Cloud Run's `gcloud run deploy --gpu 1 --gpu-type nvidia-l4`
     r"\b(?:gpus?|accelerators?)\s*[=:]\s*[\"']?(?:nvidia-)?(?:h100|h200|b200|b300|gb200|a100|a10g?|l40s?|l4|t4|v100|"
     r"mi300x?|mi250x?|rtx\w*)\S*|"
     # a GPU cloud's API payload in a command (`gpuCount: 8`, `"gpu_type_id": "NVIDIA H100 80GB HBM3"`)
@@ -911,7 +951,8 @@ def requests_in_text(text: str) -> list[str]:
     plain = shell.plain(text)
     if not _REQUEST_IN_TEXT.search(plain):
         return []
-    asking = "\n".join(c for c in re.split(r"[\n;|&]", plain) if not _READS.search(c.lower()))
+    commands = re.split(r"[\n;|&]", re.sub(r"\\\r?\n", " ", shell.calls_joined(plain)))
+    asking = "\n".join(c for c in commands if not _read_only(c))
     return list(dict.fromkeys(m.group(0) for m in _REQUEST_IN_TEXT.finditer(asking)))
 
 
@@ -919,8 +960,10 @@ def requests_in_text(text: str) -> list[str]:
 # (`--instance-type p5.48xlarge`, `--machine-type=a3-highgpu-8g`, `--size Standard_ND96...`, `InstanceType=`,
 # `ecs.instance-type =~ p5.*`, `node_type: g6.xlarge`); prose (`echo 'building for g6.xlarge'`) asks for nothing.
 _ASKS = re.compile(
-    r"(?:(?:instance|machine|node|vm|type|size|shape|flavor|sku|class|family)[a-z_]*[\"'`\s:=~,\[\]({/]*(?:in\s*\[[^\]]*)?"
-    r"|(?:[a-z_][a-z0-9_]*\s?=|:-)\s*)$"  # a shell variable set to it (`T=p5.48xlarge`), its default (`${T:-...}`)
+    r"(?:(?:instance|machine|node|vm|type|size|shape|flavor|sku|class|family)[a-z_]*"
+    r"(?:[\"'`\s:=~,\[\]({/\\]|value)*(?:in\s*\[[^\]]*)?"  # (`--instance-type "{\"Value\": ...}"`: AWS's JSON form)
+    r"|(?:[a-z_][a-z0-9_]*\s?=|:-)\s*"  # a shell variable set to it (`T=p5.48xlarge`), its default (`${T:-...}`)
+    r"|--arg\s+\w+\s*)$"  # a jq variable (`jq -n --arg t p5.48xlarge '{InstanceType: $t}'`)
 )
 # A size flag or field and its value (up to four words, as a quoted name may hold: `--gpuType 'NVIDIA H100 80GB'`).
 _SIZE_WORDS = r"[a-z_-]*(?:type|size|flavor|plan|sku|shape|machine|gpu)[a-z_]*"
@@ -931,9 +974,41 @@ _SIZE_IN_TEXT = re.compile(
 # Commands that only read or print (`aws ec2 describe-instance-types`, `aws pricing get-products`, `echo`,
 # a comment): a type in them asks for nothing.
 _READS = re.compile(
-    r"^\s*(?:#|(?:echo|printf|logger|grep|cat|jq)\b(?![^>]*>))|\b(?:describe|get|list)-[a-z-]+|\bpricing\b"
-    r"|\bkubectl\s+(?:-\S+\s+)*(?:get|describe|top|logs|explain)\b"
+    r"^\s*(?:#|//|(?:echo|printf|logger|grep|cat|jq)\b(?![^>]*>))|\b(?:describe|get|list)-[a-z-]+|\bpricing\b"
+    # kubectl and helm verbs that read, or change only nodes that exist (cordon, drain, label, taint)
+    r"|\bkubectl\b[^|;&\n]*?\s(?:get|describe|top|logs|explain|diff|cordon|uncordon|drain|label|annotate|taint)\b"
+    r"|\bhelm\s+(?:template|lint|show|get|list|ls|status|diff|history)\b"
+    r"|\b(?:terraform|tofu)\s+(?:plan|validate|fmt|show|output|graph)\b"
+    # SDK calls that read or stop (boto3 `describe_instance_types(`, JS `DescribeInstanceTypesCommand(`)
+    r"|\b(?:describe[a-z_]*|list_[a-z_]+|list[a-z]+command|get_[a-z_]+)\s*\(|\b(?:stop|terminate|reboot)[-_]?instances"
+    # prose fields of HCL and other configs (a validation's error message listing types)
+    r"|^\s*(?:description|error_message|summary|message|detail)\s*="
+    r"|\bprint\(|\bconsole\.log\(|\blog(?:ger|ging)?\.(?:info|debug|warning|error)\(",  # what a program prints
+    re.I,
 )  # (`echo ... > file` writes what runs next: it counts)
+
+
+# A verb that creates or changes something, in any spelling (`run_instances`, `createFleet`, `--apply`,
+# `UpdateAutoScalingGroup`): text holding none of them, beside a read (`describe_instances`), only reads.
+_WRITES = re.compile(
+    r"(?:^|[^a-zA-Z])(?:create|run|start|launch|request|allocate|update|put|modify|scale|deploy|apply|provision|"
+    r"submit|invoke|patch|replace|set)(?:[-_A-Z(\s]|$)|(?:Create|Run|Start|Launch|Request|Allocate|Update|Put|"
+    r"Modify|Scale|Deploy|Apply|Provision|Submit|Invoke|Patch|Replace|Set)[A-Z]",
+    re.M,
+)
+
+
+def _only_reads(text: str) -> bool:
+    """Whether a whole text (a function's code, a script) reads and never creates or changes anything: a
+    report or a reaper that describes instances by the types it looks for (`Filters=[{"Name": "instance-type",
+    "Values": GPU_TYPES}]`) asks for none of them."""
+    return bool(_READS.search(text)) and not _WRITES.search(text)
+
+
+def _read_only(command: str) -> bool:
+    """Whether a command (or an SDK call) only reads, prints or stops (`_READS`), and launches nothing: a line
+    that also holds a launch (`run_instances(..., ImageId=describe_images(...))`) is read."""
+    return bool(_READS.search(command)) and not shell.launches_from_template(command)
 
 
 # Other types of a list before the one judged, as they end the text before it: dropped, so the flag or field
@@ -974,9 +1049,13 @@ def in_text(text: str) -> list[str]:
     # String literals a program concatenates ('p4d' + '.24xlarge') are one; SageMaker's `ml.` prefix names the
     # EC2 type after it.
     text = shell.plain(text)
-    joined = re.sub(r"\\\r?\n", " ", text.lower()).replace('"', "").replace("'", "").replace(":-", ":- ")
+    if _only_reads(text):
+        return []
+    joined = (
+        re.sub(r"\\\r?\n", " ", shell.calls_joined(text).lower()).replace('"', "").replace("'", "").replace(":-", ":- ")
+    )
     joined = re.sub(r"(?<![a-z0-9-])ml\.(?=[a-z][a-z0-9-]*\.)", "", joined)
-    low = "\n".join(c for c in re.split(r"[\n;|&]", joined) if not _READS.search(c))
+    low = "\n".join(c for c in re.split(r"[\n;|&]", joined) if not _read_only(c))
     fam = families()
     out = []
 
@@ -1000,7 +1079,7 @@ def in_text(text: str) -> list[str]:
         if accelerated_type(m.group(0)) and asks(m):
             out.append(m.group(0))
     # (enum constants are read in the text's own case, from the commands that are not read-only or comments)
-    out += _enum_types("\n".join(c for c in re.split(r"[\n;|&]", text) if not _READS.search(c.lower())))
+    out += _enum_types("\n".join(c for c in re.split(r"[\n;|&]", text) if not _read_only(c)))
     if "*" in low:
         out += [
             f"{m.group(0)} admits {', '.join(w[:4])}"
@@ -1011,6 +1090,8 @@ def in_text(text: str) -> list[str]:
     # A100-80Gx8`, `--gpuType 'NVIDIA H100 80GB HBM3'`, `instance_type="nvidia-h100"`): a GPU size, priced or not
     for m in _SIZE_IN_TEXT.finditer(low):
         value = (m.group(2) or m.group(4)).strip()
+        if (m.group(1) or m.group(3)).startswith("gpusizer"):
+            continue  # gpusizer's own metadata (`gpusizer:required-gpu-memory-gib`) names a requirement, not a size
         if _names_a_gpu(value):
             out.append(f"{value} (a size naming a GPU)")
     if "{" in low or "%" in low:  # `instance_type = "p${var.gen}.48xlarge"`: a type another engine fills in
@@ -1068,7 +1149,7 @@ _PATH_TOKEN = re.compile(
     r"(?<![\w/.=-])((?:/|\./|\.\./)?[\w.-]+(?:/[\w.-]+)*\.(?:ya?ml|json|sh|py|tf|tfvars|template|txt|bicep|hcl|ps1|"
     r"js|mjs|cjs|ts|go|rb))\b"
     r"|(?:-chdir=|--chart[= ]|upgrade\s+--install\s+\S+\s+|install\s+\S+\s+|make\s+-C\s*|\s-k\s+|--kustomize[= ]|"
-    r"--cwd[= ]|--dir[= ]|-C\s+|\bchart:\s*)((?:\./|\.\./|/)?[\w./-]+)"
+    r"--cwd[= ]|--dir[= ]|-C\s+|\bchart:\s*|-var-file[= ])((?:\./|\.\./|/)?[\w./-]+)"
 )  # a file by path, or a folder a tool runs from (`terraform -chdir=./tf`, `helm upgrade --install x ./chart`)
 
 

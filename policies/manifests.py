@@ -127,7 +127,12 @@ def read_files(name: str, base: pathlib.Path | None, depth: int = 0) -> list:
             if f.stat().st_size <= _MAX_FILE:
                 docs = evidence.documents(f.read_text(errors="replace"))
                 if f.name in ("kustomization.yaml", "kustomization.yml", "Kustomization"):
-                    docs = [{"kind": "Kustomization", **d} if isinstance(d, dict) else d for d in docs]
+                    # a Kustomization or a Component (kind Component: its resources and patches join the
+                    # kustomization that lists it); JSON 6902 patches given as files are read into the patch
+                    docs = [
+                        {**d, "kind": "Kustomization", "_dir": str(f.parent)} if isinstance(d, dict) else d
+                        for d in docs
+                    ]
                     if depth < 5:  # its local resources and bases (an overlay's ../base): what kustomize builds
                         out += [
                             x
@@ -156,9 +161,93 @@ def _kustomized_refs(d: dict) -> list:
     return [r for r in refs if isinstance(r, str)]
 
 
+def _json6902(docs: list, kustomizations: list) -> list:
+    """Documents with a kustomization's JSON 6902 patches applied to the objects they target (kustomize:
+    `patches: [{target: {kind, name}, patch: <ops> | path: <file>}]` and `patchesJson6902`; RFC 6902 `add` and
+    `replace`, RFC 6901 pointers with `~1` for `/`), as kustomize builds them."""
+    for k in kustomizations:
+        for entry in [*(k.get("patches") or []), *(k.get("patchesJson6902") or [])]:
+            if not isinstance(entry, dict) or not isinstance(entry.get("target"), dict):
+                continue
+            ops = entry.get("patch")
+            if isinstance(entry.get("path"), str) and isinstance(k.get("_dir"), str):
+                try:
+                    ops = (pathlib.Path(k["_dir"]) / entry["path"]).read_text(errors="replace")[:_MAX_FILE]
+                except OSError:
+                    continue
+            parsed = evidence.documents(ops) if isinstance(ops, str) else []
+            if not parsed:
+                continue
+            target = entry["target"]
+            for d in docs:
+                if not isinstance(d, dict):
+                    continue
+                given = d.get("metadata")
+                meta: dict = given if isinstance(given, dict) else {}
+                if not all(
+                    target.get(f) in (None, x) for f, x in (("kind", d.get("kind")), ("name", meta.get("name")))
+                ):
+                    continue
+                if isinstance(parsed[0], list):
+                    for op in parsed[0]:
+                        _apply(d, op)
+                elif isinstance(parsed[0], dict):  # an inline strategic-merge patch, merged into each target
+                    _merge(d, {k: x for k, x in parsed[0].items() if k not in ("apiVersion", "kind", "metadata")})
+    return docs
+
+
+def _merge(into: dict, patch: dict) -> None:
+    """A strategic merge as kustomize applies one to a workload: mappings merged key by key, lists of named
+    items (containers) merged by name, anything else replaced."""
+    for k, x in patch.items():
+        have = into.get(k)
+        if isinstance(have, dict) and isinstance(x, dict):
+            _merge(have, x)
+        elif isinstance(have, list) and isinstance(x, list) and all(isinstance(i, dict) and "name" in i for i in x):
+            for item in x:
+                same = next((h for h in have if isinstance(h, dict) and h.get("name") == item["name"]), None)
+                if same is None:
+                    have.append(copy.deepcopy(item))
+                else:
+                    _merge(same, item)
+        else:
+            into[k] = copy.deepcopy(x)
+
+
+def _apply(doc: dict, op) -> None:
+    """One RFC 6902 `add` or `replace` on `doc` (other operations remove or move, and add no capacity)."""
+    if not isinstance(op, dict) or op.get("op") not in ("add", "replace") or not isinstance(op.get("path"), str):
+        return
+    parts = [p.replace("~1", "/").replace("~0", "~") for p in op["path"].split("/")[1:]]
+    node: object = doc
+    for part in parts[:-1]:
+        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        elif isinstance(node, dict):
+            node = node.setdefault(part, {})
+        else:
+            return
+    last = parts[-1] if parts else ""
+    if isinstance(node, dict):
+        node[last] = copy.deepcopy(op.get("value"))
+    elif isinstance(node, list):
+        if last == "-":
+            node.append(copy.deepcopy(op.get("value")))
+        elif last.isdigit() and int(last) <= len(node):
+            node.insert(int(last), copy.deepcopy(op.get("value")))
+
+
 def _kustomized(docs: list) -> list:
-    """Documents with a Kustomization's `replicas` overrides applied (kustomize: `replicas: [{name, count}]`
-    sets spec.replicas of the named workloads), so they are counted as kustomize renders them."""
+    """Documents with a Kustomization's `replicas` overrides and JSON 6902 patches applied (kustomize:
+    `replicas: [{name, count}]` sets spec.replicas of the named workloads), so they are counted as kustomize
+    renders them."""
+    # (a JSON 6902 patch file, a list of operations, is applied below, not judged as a manifest)
+    docs = [d for d in docs if not (isinstance(d, list) and d and all(isinstance(x, dict) and "op" in x for x in d))]
+    kustomizations = [d for d in docs if isinstance(d, dict) and d.get("kind") == "Kustomization"]
+    docs = (
+        _json6902([d for d in docs if not (isinstance(d, dict) and d.get("kind") == "Kustomization")], kustomizations)
+        + kustomizations
+    )
     counts = {
         r["name"]: r["count"]
         for d in docs

@@ -90,6 +90,13 @@ RECORDS = (
     "grafana:",  # dashboards, alert rules, data sources: they watch
     "datadog:",
     "gcp:projects/iam",
+    # organization policies and Azure policies restrict what may be launched (a custom constraint denying a3)
+    "gcp:orgpolicy/",
+    "gcp:organizations/policy",
+    "gcp:folder/organizationPolicy",
+    "gcp:projects/organizationPolicy",
+    "azure-native:authorization:Policy",
+    "azure:policy/",
     "gcp:organizations/iam",
     "aws-native:iam:",
     "aws-native:cloudwatch:alarm",
@@ -104,8 +111,10 @@ _SCRIPT = re.compile(r"\.(?:sh|bash|py|js|mjs|ts|go|rb|ps1|tf|hcl)(?:$|[.<>\[])"
 
 
 def records(resource_type: str) -> bool:
-    """Whether the type records, restricts or watches capacity and launches none (`RECORDS`)."""
-    return resource_type.startswith(RECORDS)
+    """Whether the type records, restricts or watches capacity and launches none (`RECORDS`); a DRA DeviceClass
+    of any API version defines which devices claims may get, and allocates none; a Kueue ClusterQueue or
+    LocalQueue is a quota, as a ResourceQuota is."""
+    return resource_type.startswith(RECORDS) or resource_type.endswith((":DeviceClass", ":ClusterQueue", ":LocalQueue"))
 
 
 def precise(resource_type: str) -> bool:
@@ -443,12 +452,16 @@ def _read_model(m: Model) -> None:
         # A cloud resource's model reads its types from the fields the cloud launches from; an accelerated type
         # elsewhere in it (a MIG's instanceFlexibilityPolicy, a new field) may be launched too, unread.
         shown = " ".join(own).lower()
+        # (a GPU named beside a type that holds it is that type's, read: GKE's accelerator block on an
+        # a3-highgpu-8g pool names its H100s, as gcloud's `--accelerator type=nvidia-h100-80gb` does)
+        held = {x.capacity.gpu for x in m.facts.shapes if x.capacity is not None}
         unread = [
             e
             for e in seen
             if e.kind == "type"
             and not r.type.startswith("kubernetes:")
             and evidence.normal(e.what.split()[0]) not in shown
+            and audit.gpu_from_label(e.what.split()[0]) not in held
         ]
         if unread:
             m.problems.append(
@@ -467,8 +480,9 @@ def _read_model(m: Model) -> None:
             e
             for e in seen
             # a DaemonSet sees the GPUs of nodes that exist (the nvidia runtime, NVIDIA_VISIBLE_DEVICES): that
-            # exposes them to a monitoring agent, it makes no capacity; only a GPU request would count
-            if not (daemon and _exposes_only(e))
+            # exposes them to a monitoring agent, it makes no capacity; only a GPU request would count. Its node
+            # selection, by label or by type, picks nodes that exist
+            if not (daemon and (_exposes_only(e) or "affinity" in e.path.lower() or "nodeselector" in e.path.lower()))
             and e.kind in kinds
             or (e.kind == "accelerator" and evidence.normal(e.what).startswith(("nvidia-", "amd-", "tpu")))
         ]

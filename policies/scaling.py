@@ -391,21 +391,11 @@ def _arithmetic(text: str) -> str:
     return text
 
 
-def _calls_joined(text: str) -> str:
-    """`text` with the lines of each parenthesised call or braced block joined (an SDK call's arguments, a
-    Terraform resource's attributes span lines)."""
-    out, depth = [], 0
-    for c in text:
-        depth = max(0, depth + (c in "({") - (c in ")}"))
-        out.append(" " if c == "\n" and depth else c)
-    return "".join(out)
-
-
 def _segments(text: str) -> list[str]:
     """What one resize may say at once: each shell command or SDK call of `text`, and each mapping of a
     YAML or JSON document it holds (an Automation step's `inputs: {AutoScalingGroupName: gpu, MaxSize: 64}`)."""
     text = _arithmetic(text.lower())
-    out = shell.commands(_calls_joined(text))
+    out = shell.commands(shell.calls_joined(text, blocks=True))
     stack: list = evidence.documents(text)
     while stack and len(out) < 5_000:
         x = stack.pop()
@@ -415,6 +405,9 @@ def _segments(text: str) -> list[str]:
         elif isinstance(x, list):
             stack += [y for y in x if isinstance(y, (dict, list))]
     return out
+
+
+_COPIED = re.compile(r"create\s+job\s+([\w.-]+)\s+--from[= ](?:cronjobs?|cj)[./]([\w.-]+)")
 
 
 def commanded(stack: list, gpu: dict) -> list[tuple[str, float]]:
@@ -429,13 +422,17 @@ def commanded(stack: list, gpu: dict) -> list[tuple[str, float]]:
         data = v.raw(r.props.data)
         _texts([data, evidence.code_of(data, manifests.base())], texts, [50_000])
         for text in texts:
+            # `kubectl create job now --from=cronjob/train` runs the CronJob's pods under a new name: a resize
+            # of `now` (`kubectl patch job now -p '{"spec":{"parallelism":64}}'`) resizes `train`'s pods
+            copies = _COPIED.findall(text.lower())
+            names_here = {u: names | {new for new, old in copies if old in names} for u, names in named.items()}
             for segment in _segments(text):
                 sizes = [float(a or b) for a, b in _SIZE_SET.findall(segment)]
                 if not sizes:
                     continue
                 out += [
                     (u, max(sizes))
-                    for u, names in named.items()
+                    for u, names in names_here.items()
                     if u != r.urn and any(_names(segment, n) for n in names)
                 ]
     return out

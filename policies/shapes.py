@@ -209,7 +209,15 @@ def requirements(req: v.View) -> list[Shape] | None:
     names = set()
     for x in req.each("acceleratorNames"):
         names |= admitted_gpus(x.text() or "")
-    makers = [x.text() for x in req.each("acceleratorManufacturers")]
+    makers = [(x.text() or "").strip().lower() for x in req.each("acceleratorManufacturers")]
+    if makers and any(m != "nvidia" for m in makers):
+        # Habana (Gaudi, dl1), AMD, Xilinx and AWS (Inferentia, Trainium) accelerators, which the catalog does
+        # not price: unverifiable, never a pass (EC2 API, AcceleratorManufacturers)
+        return [
+            Shape(
+                f"{req.path} (admits {', '.join(makers)} accelerators; the catalog prices NVIDIA GPUs only)", None, None
+            )
+        ]
     mem = _range(req, "acceleratorTotalMemoryMib")
     cpus = _range(req, "vcpuCount")
     ram = _range(req, "memoryMib")

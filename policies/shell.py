@@ -152,7 +152,7 @@ _EXPRESSIONS = (
     (re.compile(rf"({_LIT})\s*%\s*\(\s*({_ARGS})\s*,?\s*\)"), lambda a: _printf(a[0], a[1:])),
     (re.compile(rf"({_LIT})\.join\(\s*\[\s*({_ARGS})\s*\]\s*\)"), lambda a: a[0].join(a[1:])),
     (re.compile(rf"\[\s*({_ARGS})\s*\]\.join\(\s*({_LIT})\s*\)"), lambda a: a[-1].join(a[:-1])),
-    (re.compile(rf"\bfmt\.Sprintf\(\s*({_ARGS})\s*\)"), lambda a: _printf(a[0], a[1:])),
+    (re.compile(rf"\b(?:fmt\.Sprintf|format)\(\s*({_ARGS})\s*\)"), lambda a: _format(a[0], a[1:])),
     (re.compile(r"\bstr\(\s*(-?\d+)\s*\)"), lambda a: a[0]),
 )
 
@@ -163,6 +163,13 @@ def _printf(fmt: str, args: list[str]) -> str:
     if len(parts) != len(args) + 1:
         raise ValueError("arguments do not match the format")
     return "".join(p + a for p, a in zip(parts, [*args, ""], strict=True))
+
+
+def _format(fmt: str, args: list[str]) -> str:
+    """Go's and Terraform's `Sprintf`/`format` (`%d`, `%s`), or ARM's `format()` (`{0}`, `{1}`), of literals."""
+    if re.search(r"\{\d+\}", fmt):
+        return re.sub(r"\{(\d+)\}", lambda m: args[int(m.group(1))], fmt)
+    return _printf(fmt, args)
 
 
 def _arguments(text: str) -> list[str]:
@@ -230,6 +237,18 @@ def commands(text: str) -> list[str]:
     return _COMMAND_END.split(re.sub(r"\\\r?\n", " ", text))
 
 
+def calls_joined(text: str, blocks: bool = False) -> str:
+    """`text` with the lines inside each parenthesised call joined, so a call over lines (an SDK call's
+    arguments) is one command to the readers that take text a command at a time; with `blocks`, each braced
+    block's lines too (a Terraform resource's attributes)."""
+    opening, closing = ("({", ")}") if blocks else ("(", ")")
+    out, depth = [], 0
+    for c in text:
+        depth = max(0, depth + (c in opening) - (c in closing))
+        out.append(" " if c == "\n" and depth else c)
+    return "".join(out)
+
+
 def changes_template(command: str) -> bool:
     """Whether a command creates (or versions) a launch or instance template rather than launching one."""
     return bool(_CREATES_TEMPLATE.search(command))
@@ -269,9 +288,18 @@ def _python(value: str) -> str:
     return "${" + v + "}" if re.fullmatch(r"[A-Za-z_]\w*", v) else "$(" + v + ")"
 
 
+# The AWS CDK's type of two enum constants (`ec2.InstanceType.of(ec2.InstanceClass.M7I, ec2.InstanceSize.LARGE)`):
+# a literal, which evidence._enum_types reads.
+_CDK_OF = re.compile(
+    r"(?:\w+\.)*InstanceType\.of\(\s*(?:\w+\.)*InstanceClass\.\w+\s*,\s*(?:\w+\.)*InstanceSize\.\w+\s*\)"
+)
+
+
 def _readable(value: str, more: str, assigned: Mapping[str, list[str]], sdk: bool) -> bool:
     """Whether a launch's type argument is a literal (or resolves to one); one built by `+` is read only when
     every part is a literal (`'p5.' + '48xlarge'`; `'p5.' + size` is built at run time)."""
+    if _CDK_OF.fullmatch(value.strip()):
+        return True
     if more.strip():
         parts = [value, *re.split(r"\s*\+\s*", more.strip().lstrip("+").strip())]
         return all(re.fullmatch(r"(['\"])[^'\"]*\1", x.strip()) for x in parts)

@@ -449,13 +449,6 @@ EVIDENCE = {
             {"capacityBlockOfferingId": "cb-0123456789abcdef0", "instancePlatform": "Linux/UNIX"},
         )
     ],
-    "dra-device-class-expression": [
-        R(
-            "kubernetes:resource.k8s.io/v1beta1:DeviceClass",
-            "big",
-            {"spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.nvidia.com"'}}]}},
-        )
-    ],
     "gpu-in-overhead-only": [
         R("kubernetes:core/v1:Pod", "p", {"spec": {"overhead": {"nvidia.com/gpu": 8}, "containers": [{"name": "c"}]}})
     ],

@@ -1,0 +1,415 @@
+"""Rounds O and Q over gRPC: what only reads, restricts or filters passes however it is written (a platform
+engineer's controls), and what launches still counts however it is written (an adversary's attempts)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from tests.policies import cases
+from tests.policies.test_gate import SECURE, R, mandatory
+
+HOST_SECURITY = {"gpusizer-require-imdsv2", "gpusizer-secure-gpu-hosts"}
+CMD = "command:local:Command"
+ROLE = "arn:aws:iam::123456789012:role/r"
+
+
+def _gpu_findings(stub, rows, config=None) -> list[str]:
+    return [m for p, m in mandatory(stub, rows, config) if p not in HOST_SECURITY]
+
+
+def _lambda(code: str) -> R:
+    asset = {"4dabf18193072939515e22adb298388d": "c44067f5952c0a294b673a41bacd8c17", "text": textwrap.dedent(code)}
+    archive = {"4dabf18193072939515e22adb298388d": "0def7320c3a5731c473e5ecbe6d01bc7", "assets": {"index.py": asset}}
+    return R(
+        "aws:lambda/function:Function",
+        "f",
+        {"role": ROLE, "runtime": "python3.12", "handler": "index.handler", "code": archive},
+    )
+
+
+def _sfn(resource: str, parameters: dict) -> R:
+    state = {"Type": "Task", "Resource": resource, "Parameters": parameters, "End": True}
+    return R(
+        "aws:sfn/stateMachine:StateMachine",
+        "sm",
+        {"roleArn": ROLE, "definition": json.dumps({"StartAt": "S", "States": {"S": state}})},
+    )
+
+
+READS = {
+    "kubectl-get-over-continued-lines": R(
+        CMD,
+        "c",
+        {
+            "create": "kubectl get nodes -l node.kubernetes.io/instance-type=g6.xlarge \\\n"
+            "  -o custom-columns=NAME:.metadata.name,GPU:.status.allocatable.nvidia\\.com/gpu\n"
+        },
+    ),
+    "kubectl-cordon-by-type": R(
+        CMD, "c", {"create": "kubectl cordon -l node.kubernetes.io/instance-type=p4d.24xlarge"}
+    ),
+    "helm-template-into-kubectl-diff": R(
+        CMD, "c", {"create": "helm template llm ./chart --set resources.limits.nvidia\\.com/gpu=1 | kubectl diff -f -"}
+    ),
+    "reaper-that-describes-and-stops": _lambda(
+        """
+        import boto3
+        ec2 = boto3.client("ec2")
+        GPU_TYPES = ["g5.xlarge", "p4d.24xlarge"]
+        def handler(event, context):
+            pages = ec2.get_paginator("describe_instances").paginate(
+                Filters=[{"Name": "instance-type", "Values": GPU_TYPES}])
+            ids = [i["InstanceId"] for p in pages for r in p["Reservations"] for i in r["Instances"]]
+            if ids:
+                ec2.stop_instances(InstanceIds=ids)
+        """
+    ),
+    "state-machine-describing-types": _sfn(
+        "arn:aws:states:::aws-sdk:ec2:describeInstanceTypes", {"InstanceTypes": ["p5.48xlarge", "g6.xlarge"]}
+    ),
+    "cloudformation-event-rule-on-gpu-launches": R(
+        "aws:cloudformation/stack:Stack",
+        "s",
+        {
+            "templateBody": json.dumps(
+                {
+                    "Resources": {
+                        "Rule": {
+                            "Type": "AWS::Events::Rule",
+                            "Properties": {
+                                "EventPattern": {
+                                    "detail": {
+                                        "eventName": ["RunInstances"],
+                                        "requestParameters": {"instanceType": ["p5.48xlarge"]},
+                                    }
+                                }
+                            },
+                        }
+                    }
+                }
+            )
+        },
+    ),
+    "gcp-constraint-denying-a3": R(
+        "gcp:orgpolicy/customConstraint:CustomConstraint",
+        "c",
+        {
+            "name": "custom.noA3",
+            "parent": "organizations/1",
+            "condition": "resource.machineType.contains('a3-highgpu-8g')",
+            "actionType": "DENY",
+        },
+    ),
+    "azure-policy-denying-nd": R(
+        "azure-native:authorization:PolicyDefinition",
+        "p",
+        {
+            "policyRule": {
+                "if": {"field": "Microsoft.Compute/virtualMachines/sku.name", "in": ["Standard_ND96isr_H100_v5"]},
+                "then": {"effect": "deny"},
+            }
+        },
+    ),
+    "dra-device-class": R(
+        "kubernetes:resource.k8s.io/v1beta1:DeviceClass",
+        "gpu",
+        {
+            "metadata": {"name": "gpu.nvidia.com"},
+            "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com'"}}]},
+        },
+    ),
+    "kueue-cluster-queue": R(
+        "kubernetes:kueue.x-k8s.io/v1beta1:ClusterQueue",
+        "team",
+        {
+            "spec": {
+                "resourceGroups": [
+                    {
+                        "coveredResources": ["cpu", "memory", "nvidia.com/gpu"],
+                        "flavors": [{"name": "l4", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 8}]}],
+                    }
+                ]
+            }
+        },
+    ),
+    "cloudformation-allowed-values-with-a-given-cpu-type": R(
+        "aws:cloudformation/stack:Stack",
+        "s",
+        {
+            "parameters": {"T": "m7i.large"},
+            "templateBody": "Parameters:\n  T: {Type: String, AllowedValues: [m7i.large, g6.xlarge]}\n"
+            "Resources:\n  I:\n    Type: AWS::EC2::Instance\n    Properties: {InstanceType: !Ref T, ImageId: ami-1}\n",
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(READS))
+def test_what_reads_restricts_or_filters_passes(pack_stub, case):
+    assert mandatory(pack_stub, [READS[case]]) == [], case
+
+
+def test_a_daemonset_on_gpu_nodes_by_type_makes_no_capacity(pack_stub):
+    """Karpenter and the cluster autoscaler provision for pending pods, never for a DaemonSet's: a device plugin
+    selecting GPU instance types follows the nodes that exist."""
+    ds = {
+        "spec": {
+            "selector": {"matchLabels": {"a": "dp"}},
+            "template": {
+                "metadata": {"labels": {"a": "dp"}},
+                "spec": {
+                    "affinity": {
+                        "nodeAffinity": {
+                            "requiredDuringSchedulingIgnoredDuringExecution": {
+                                "nodeSelectorTerms": [
+                                    {
+                                        "matchExpressions": [
+                                            {
+                                                "key": "node.kubernetes.io/instance-type",
+                                                "operator": "In",
+                                                "values": ["g6.xlarge", "p5.48xlarge"],
+                                            }
+                                        ]
+                                    }
+                                ]
+                            }
+                        }
+                    },
+                    "containers": [{"name": "plugin", "image": "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"}],
+                },
+            },
+        }
+    }
+    assert mandatory(pack_stub, [R("kubernetes:apps/v1:DaemonSet", "dp", ds)]) == []
+
+
+@pytest.mark.parametrize(
+    "machine, accelerator, need",
+    [("a3-highgpu-8g", "nvidia-h100-80gb", "540"), ("a2-highgpu-1g", "nvidia-tesla-a100", "32")],
+)
+def test_a_gke_pool_naming_the_gpus_its_machine_type_holds_passes(pack_stub, machine, accelerator, need):
+    """gcloud's `node-pools create --accelerator type=...` accepts the GPUs an accelerator-optimized machine type
+    holds: the block names them again (8 x H100 = 573.5 GiB usable for 540; one A100 40GB = 35.6 GiB for 32)."""
+    pool = R(
+        "gcp:container/nodePool:NodePool",
+        "p",
+        {
+            "cluster": "c",
+            "location": "us-central1-a",
+            "nodeCount": 1,
+            "nodeConfig": {
+                "machineType": machine,
+                "guestAccelerators": [{"type": accelerator, "count": 8 if machine.endswith("8g") else 1}],
+                "labels": {cases.GCP_REQ: need},
+            },
+        },
+    )
+    assert _gpu_findings(pack_stub, [pool]) == []
+
+
+def test_a_cdk_instance_of_cpu_enums_passes(pack_stub, tmp_path):
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "web.ts").write_text(
+        "new ec2.Instance(this, 'w', { vpc, machineImage, instanceType: ec2.InstanceType.of(ec2.InstanceClass.M7I, "
+        "ec2.InstanceSize.LARGE) });\n"
+    )
+    assert (
+        mandatory(pack_stub, [R(CMD, "c", {"create": "npx cdk deploy --require-approval never", "dir": str(tmp_path)})])
+        == []
+    )
+
+
+# --- what launches, however written ----------------------------------------------------------------------------
+ATTEMPTS = {
+    "modify-instance-attribute-json-value": R(
+        CMD,
+        "c",
+        {
+            "create": 'aws ec2 modify-instance-attribute --instance-id i-1 --instance-type "{\\"Value\\": \\"p5.48xlarge\\"}"'
+        },
+    ),
+    "jq-built-payload": R(
+        CMD,
+        "c",
+        {
+            "create": "jq -n --arg t p5.48xlarge '{InstanceType: $t, MinCount: 4, MaxCount: 4}' > ri.json\n"
+            "aws ec2 run-instances --cli-input-json file://ri.json\n"
+        },
+    ),
+    "terraform-format": R(
+        CMD,
+        "c",
+        {
+            "create": 'cat > main.tf <<\'EOF\'\nresource "aws_instance" "t" {\n  instance_type = format("p%d.%dxlarge", 5, 48)\n}\nEOF\n'
+            "terraform apply -auto-approve\n"
+        },
+    ),
+    "arm-format": R(
+        "azure-native:resources:Deployment",
+        "d",
+        {
+            "properties": {
+                "template": {
+                    "parameters": {
+                        "size": {"type": "string", "defaultValue": "[format('Standard_ND{0}isr_H100_v5', 96)]"}
+                    }
+                }
+            }
+        },
+    ),
+    "lightsail-gpu-bundle": R(
+        "aws:lightsail/instance:Instance",
+        "l",
+        {"availabilityZone": "us-east-1a", "blueprintId": "ubuntu_22_04", "bundleId": "gpu_nvidia_xl_1_0"},
+    ),
+    "capi-machine-template-outside-the-stack": R(
+        "kubernetes:cluster.x-k8s.io/v1beta1:MachineDeployment",
+        "md",
+        {
+            "spec": {
+                "replicas": 16,
+                "template": {
+                    "spec": {
+                        "infrastructureRef": {
+                            "apiVersion": "infrastructure.cluster.x-k8s.io/v1beta2",
+                            "kind": "AWSMachineTemplate",
+                            "name": "trainers",
+                        }
+                    }
+                },
+            }
+        },
+    ),
+    "attribute-selection-of-gaudi": R(
+        "aws:ec2/launchTemplate:LaunchTemplate",
+        "lt",
+        {
+            "name": "lt",
+            "instanceRequirements": {
+                "vcpuCount": {"min": 96},
+                "memoryMib": {"min": 700000},
+                "acceleratorManufacturers": ["habana"],
+            },
+            "tags": {cases.REQ: "20"},
+            **SECURE,
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ATTEMPTS))
+def test_what_launches_counts_however_it_is_written(pack_stub, case):
+    assert _gpu_findings(pack_stub, [ATTEMPTS[case]]), case
+
+
+def test_a_job_copied_from_a_cronjob_is_resized_as_the_cronjob(pack_stub):
+    """`kubectl create job now --from=cronjob/train` runs train's pods as `now`: 64 of its one-L4 pods at the
+    cheapest one-L4 host ($0.70452/h, g2-standard-4, us-east4) are $45.09/h, over $20."""
+    pod = {
+        "metadata": {"annotations": {cases.K8S_REQ: "18"}},
+        "spec": {
+            "restartPolicy": "Never",
+            "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-L4"},
+            "containers": [{"name": "t", "resources": {"limits": {"nvidia.com/gpu": 1}}}],
+        },
+    }
+    cron = R(
+        "kubernetes:batch/v1:CronJob",
+        "train",
+        {
+            "metadata": {"name": "train", "annotations": {cases.K8S_REQ: "18"}},
+            "spec": {
+                "schedule": "0 2 * * *",
+                "concurrencyPolicy": "Forbid",
+                "jobTemplate": {"spec": {"template": pod}},
+            },
+        },
+    )
+    budget = {"gpusizer-gpu-budget": {"enforcementLevel": "mandatory", "maxHourlyUsd": 20}}
+    command = 'kubectl create job now --from=cronjob/train && kubectl patch job now -p \'{"spec":{"parallelism":64}}\''
+    assert mandatory(pack_stub, [cron], budget) == []
+    assert any(
+        p == "gpusizer-gpu-budget" for p, _ in mandatory(pack_stub, [cron, R(CMD, "c", {"create": command})], budget)
+    )
+
+
+# --- round P: kustomize patches, Cloud Run and Helm flags, Terraform variable files, glued GPU names ----------------
+DEPLOYMENT = (
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: llm}\nspec:\n  replicas: 1\n  template:\n    spec:\n"
+    "      containers: [{name: srv, image: vllm}]\n"
+)
+KUSTOMIZATIONS = {
+    "inline-json6902": {
+        "kustomization.yaml": "resources: [deploy.yaml]\npatches:\n- target: {kind: Deployment, name: llm}\n  patch: |-\n"
+        "    - op: add\n      path: /spec/template/spec/containers/0/resources\n"
+        "      value: {limits: {nvidia.com/gpu: 8}}\n",
+    },
+    "json6902-file": {
+        "kustomization.yaml": "resources: [deploy.yaml]\npatchesJson6902:\n- target: {kind: Deployment, name: llm}\n"
+        "  path: gpu.yaml\n",
+        "gpu.yaml": "- op: add\n  path: /spec/template/spec/containers/0/resources\n  value: {limits: {nvidia.com/gpu: 8}}\n",
+    },
+    "component-with-inline-merge": {
+        "kustomization.yaml": "resources: [deploy.yaml]\ncomponents: [gpu]\n",
+        "gpu/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\npatches:\n"
+        "- target: {kind: Deployment}\n  patch: |-\n    apiVersion: apps/v1\n    kind: Deployment\n"
+        "    metadata: {name: any}\n    spec:\n      template:\n        spec:\n          containers:\n"
+        "          - name: srv\n            resources: {limits: {nvidia.com/gpu: 8}}\n",
+    },
+}
+
+
+@pytest.mark.parametrize("case", sorted(KUSTOMIZATIONS))
+def test_kustomize_patches_are_applied_as_kustomize_applies_them(pack_stub, tmp_path, case):
+    (tmp_path / "deploy.yaml").write_text(DEPLOYMENT)
+    for name, text in KUSTOMIZATIONS[case].items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    found = _gpu_findings(pack_stub, [R("kubernetes:kustomize/v2:Directory", "k", {"directory": str(tmp_path)})])
+    assert any("nvidia.com/gpu" in m or "GPU" in m for m in found), (case, found)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "gcloud run deploy llm --image x --gpu 1 --gpu-type nvidia-l4 --max-instances 200 --region us-central1",
+        "helm upgrade --install vllm vllm/vllm-stack --set servingEngineSpec.modelSpec[0].requestGPU=8",
+        "cwctl nodepool create --instance-type gd-8xh100ib-i128 --target-nodes 4",
+        "hyperstack vm create --flavor_name n3-H100x8",
+    ],
+)
+def test_gpu_flags_and_names_of_any_tool_count(pack_stub, command):
+    assert _gpu_findings(pack_stub, [R(CMD, "c", {"create": command})]), command
+
+
+@pytest.mark.parametrize(
+    "apply", ["terraform apply -auto-approve -var-file=prod.tfvars", "terraform apply -auto-approve"]
+)
+def test_a_terraform_variable_file_is_read(pack_stub, tmp_path, apply):
+    (tmp_path / "main.tf").write_text('variable "t" {}\nresource "aws_instance" "w" {\n  instance_type = var.t\n}\n')
+    name = "prod.tfvars" if "var-file" in apply else "terraform.tfvars"
+    (tmp_path / name).write_text('t = "p4d.24xlarge"\n')
+    assert _gpu_findings(pack_stub, [R(CMD, "c", {"create": apply, "dir": str(tmp_path)})])
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        R(
+            "aws:lambda/function:Function",
+            "report",
+            {
+                "role": ROLE,
+                "runtime": "python3.12",
+                "handler": "i.h",
+                "environment": {"variables": {"GPU_REPORT_TABLE": "gpu-inventory"}},
+            },
+        ),
+        R(CMD, "c", {"create": "python3 -c \"print('nodes with nvidia.com/gpu consumers: none')\""}),
+    ],
+)
+def test_names_and_printed_words_ask_for_nothing(pack_stub, row):
+    assert mandatory(pack_stub, [row]) == []
