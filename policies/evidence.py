@@ -741,21 +741,8 @@ _SIZE_KEYS = (
 _THING_KEYS = ("class", "hardware", "instance", "compute", "node", "vm", "server", "device")
 _NAMING = ("name", "names", "id", "ids", "arn", "description", "title", "url", "uri", "path", "label", "labels")
 # Fields whose value names a thing (a table, a bucket, a queue) however they are named (`GPU_REPORT_TABLE`).
-_NAMING_FIELDS = (
-    "name",
-    "table",
-    "bucket",
-    "queue",
-    "topic",
-    "arn",
-    "url",
-    "uri",
-    "path",
-    "prefix",
-    "_id",
-    "report",
-    "log",
-)
+# (not `name`: `acceleratorNames: [h100]` selects GPUs by name)
+_NAMING_FIELDS = ("table", "bucket", "queue", "topic", "arn", "url", "uri", "path", "prefix", "_id", "report", "log")
 
 
 def _sizes(key: str) -> bool:
@@ -932,8 +919,8 @@ def _categories(values) -> bool:
 _REQUEST_IN_TEXT = re.compile(
     r"--accelerator[= ](?:[a-z]+=[^,\s]*,)*(?:type=)?[a-z0-9-]*(?:nvidia|tpu|gaudi)|--gpus[= ]\S+|"
     r"--accelerator-type[= ](?:v\d+[a-z]*-\d+|tpu\S*|[a-z0-9-]*nvidia\S*)|"
-    r"--set(?:-string)?[= ][\w.\\\[\]-]*(?:gpu|accelerator)[\w.\\-]*=(?!0\b|false\b|none\b)[\w.:-]+|"  # helm --set gpu.count=8
-    r"--gpu[= ](?!0\b)\d+|--gpu-type[= ]\S+|"  # Cloud Run's `gcloud run deploy --gpu 1 --gpu-type nvidia-l4`
+    r"--set(?:-string)?[= ][\"']?[\w.\\\[\]-]*(?:gpu|accelerator)[\w.\\-]*=(?!0\b|false\b|none\b)[\w.:-]+|"  # helm --set gpu.count=8
+    r"\bgcloud\s+(?:beta\s+)?run\s+[^\n;|&]*?--gpu[= ](?!0\b)\d+|--gpu-type[= ](?:nvidia|amd|tpu)[\w.-]*|"  # Cloud Run's GPUs
     r"\b(?:gpus?|accelerators?)\s*[=:]\s*[\"']?(?:nvidia-)?(?:h100|h200|b200|b300|gb200|a100|a10g?|l40s?|l4|t4|v100|"
     r"mi300x?|mi250x?|rtx\w*)\S*|"
     # a GPU cloud's API payload in a command (`gpuCount: 8`, `"gpu_type_id": "NVIDIA H100 80GB HBM3"`)
