@@ -280,15 +280,35 @@ def shapes_of(pod: v.View) -> list[shapes.Shape]:
     return shapes_of_known(pod, gpus)
 
 
+# A node whose GPUs are MIG slices under the single strategy: GPU feature discovery names the product with the
+# slice (`NVIDIA-A100-SXM4-80GB-MIG-1g.10gb`) and `nvidia.com/gpu: 1` is one slice (NVIDIA GPU Operator docs, "MIG
+# Support in Kubernetes", single strategy); GKE names the partition (`cloud.google.com/gke-gpu-partition-size`,
+# GKE docs "Running multi-instance GPUs"). Read 2026-11-26.
+_MIG_IN_PRODUCT = re.compile(r"-MIG-(\d+g\.\d+gb)$", re.I)
+GKE_PARTITION = "cloud.google.com/gke-gpu-partition-size"
+
+
+def _slice(pod: v.View, label: str) -> str | None:
+    """The MIG profile one `nvidia.com/gpu` is on this node selection, or None (a whole GPU)."""
+    m = _MIG_IN_PRODUCT.search(label or "")
+    if m:
+        return m.group(1).lower()
+    size = (pod.mapping("nodeSelector") or {}).get(GKE_PARTITION)
+    return size.strip().lower() if isinstance(size, str) and _MIG.match(size.strip().lower()) else None
+
+
 def shapes_of_known(pod: v.View, gpus: dict[str, float]) -> list[shapes.Shape]:
     out = []
     labels = models(pod) or [""]
     for label in labels:
         gpu = audit.gpu_from_label(label) if label else None
-        if len(gpus) > 1:  # one pod's GPUs under several resource names are one shape on one node
-            out.append(_one_shape(gpus, gpu, label))
+        profile = _slice(pod, label) if GPU_RESOURCE in gpus else None
+        # each nvidia.com/gpu on a sliced node is a MIG slice of that profile: sized as the mixed strategy's name is
+        these = {f"{MIG_PREFIX}{profile}" if k == GPU_RESOURCE else k: n for k, n in gpus.items()} if profile else gpus
+        if len(these) > 1:  # one pod's GPUs under several resource names are one shape on one node
+            out.append(_one_shape(these, gpu, label))
             continue
-        for key, n in gpus.items():
+        for key, n in these.items():
             if key == GPU_RESOURCE:
                 cap = audit.capacity_of_accelerator(gpu, n) if gpu else None
                 what = f"{n:g} x {gpu or label or 'GPU of no named model (no nvidia.com/gpu.product node selector)'}"

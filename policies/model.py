@@ -84,6 +84,7 @@ RECORDS = (
     "aws:ssm/parameter",
     "gcp:monitoring/",
     "gcp:cloudquotas/",
+    "gcp:cloudquota/",  # (the Pulumi module's name: gcp.cloudquota.SQuotaPreference)
     "gcp:billing/",
     "gcp:storage/bucketObject",
     "gcp:firestore/document",
@@ -113,8 +114,11 @@ _SCRIPT = re.compile(r"\.(?:sh|bash|py|js|mjs|ts|go|rb|ps1|tf|hcl)(?:$|[.<>\[])"
 def records(resource_type: str) -> bool:
     """Whether the type records, restricts or watches capacity and launches none (`RECORDS`); a DRA DeviceClass
     of any API version defines which devices claims may get, and allocates none; a Kueue ClusterQueue or
-    LocalQueue is a quota, as a ResourceQuota is."""
-    return resource_type.startswith(RECORDS) or resource_type.endswith((":DeviceClass", ":ClusterQueue", ":LocalQueue"))
+    LocalQueue is a quota, as a ResourceQuota is, and a ResourceFlavor maps quota to node labels that Kueue adds
+    to the pods it admits (those pods, and their GPU requests, are judged themselves)."""
+    return resource_type.startswith(RECORDS) or resource_type.endswith(
+        (":DeviceClass", ":ClusterQueue", ":LocalQueue", ":ResourceFlavor")
+    )
 
 
 def precise(resource_type: str) -> bool:
@@ -462,6 +466,7 @@ def _read_model(m: Model) -> None:
             and not r.type.startswith("kubernetes:")
             and evidence.normal(e.what.split()[0]) not in shown
             and audit.gpu_from_label(e.what.split()[0]) not in held
+            and "instancerequirements" not in e.path.lower()  # attribute selection: the model reads it
         ]
         if unread:
             m.problems.append(

@@ -413,3 +413,78 @@ def test_a_terraform_variable_file_is_read(pack_stub, tmp_path, apply):
 )
 def test_names_and_printed_words_ask_for_nothing(pack_stub, row):
     assert mandatory(pack_stub, [row]) == []
+
+
+# --- round T: MIG slices named by node labels, attribute categories, quota and flavor records --------------------
+def _mig_deployment(selector: dict) -> R:
+    return R(
+        "kubernetes:apps/v1:Deployment",
+        "embed",
+        {
+            "metadata": {"name": "embed", "annotations": {cases.K8S_REQ: "8"}},
+            "spec": {
+                "replicas": 1,
+                "template": {
+                    "metadata": {"annotations": {cases.K8S_REQ: "8"}},
+                    "spec": {
+                        "nodeSelector": selector,
+                        "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": 1}}}],
+                    },
+                },
+            },
+        },
+    )
+
+
+@pytest.mark.parametrize(
+    "selector",
+    [
+        {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB-MIG-1g.10gb"},  # the GPU operator's single MIG strategy
+        {"cloud.google.com/gke-accelerator": "nvidia-a100-80gb", "cloud.google.com/gke-gpu-partition-size": "1g.10gb"},
+    ],
+)
+def test_a_gpu_on_a_node_of_mig_slices_is_one_slice(pack_stub, selector):
+    """One 1g.10gb slice (10 GB = 9.31 GiB) for 8 GiB passes; read as a whole A100 80GB it was 10x."""
+    assert mandatory(pack_stub, [_mig_deployment(selector)]) == []
+
+
+def test_attribute_selection_by_the_gpu_category_is_read_by_the_model(pack_stub):
+    """`acceleratorTypes: [gpu]` with `acceleratorNames: [l4, a10g]` and one accelerator: the template's model
+    reads the selection (g6.xlarge, g5.2xlarge, ...), so the category is no unread type."""
+    reqs = {
+        "vcpuCount": {"min": 4, "max": 8},
+        "memoryMib": {"min": 16384},
+        "acceleratorTypes": ["gpu"],
+        "acceleratorNames": ["l4", "a10g"],
+        "acceleratorCount": {"min": 1, "max": 1},
+    }
+    lt = R(
+        "aws:ec2/launchTemplate:LaunchTemplate",
+        "lt",
+        {"name": "lt", "instanceRequirements": reqs, "tags": {cases.REQ: "18"}, **SECURE},
+    )
+    assert not [m for p, m in mandatory(pack_stub, [lt]) if p == "gpusizer-gpu-evidence"]
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        R(
+            "gcp:cloudquota/sQuotaPreference:SQuotaPreference",
+            "q",
+            {
+                "parent": "projects/p",
+                "service": "compute.googleapis.com",
+                "quotaId": "NVIDIA-L4-GPUS-per-project-region",
+                "quotaConfig": {"preferredValue": "16"},
+            },
+        ),
+        R(
+            "kubernetes:kueue.x-k8s.io/v1beta1:ResourceFlavor",
+            "l4",
+            {"metadata": {"name": "l4"}, "spec": {"nodeLabels": {"nvidia.com/gpu.product": "NVIDIA-L4"}}},
+        ),
+    ],
+)
+def test_quota_requests_and_kueue_flavors_are_records(pack_stub, row):
+    assert mandatory(pack_stub, [row]) == []
