@@ -88,6 +88,15 @@ def mandatory(stub, rows, config=None):
     return [(d.policyName, d.message) for d in send(stub, rows, config) if d.enforcementLevel == analyzer_pb2.MANDATORY]
 
 
+HOST_SECURITY = {"gpusizer-require-imdsv2", "gpusizer-secure-gpu-hosts"}
+
+
+def gpu_findings(stub, rows, config=None) -> list[str]:
+    """The mandatory messages of the GPU-judging policies (host security left out): what shows the gate judged
+    the capacity, not only how the host is secured."""
+    return [m for p, m in mandatory(stub, rows, config) if p not in HOST_SECURITY]
+
+
 def pod(limits, selector=None, affinity=None, need="20"):
     spec = {"containers": [{"name": "c", "resources": {"limits": limits}}]}
     if selector:

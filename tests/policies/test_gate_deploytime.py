@@ -13,16 +13,11 @@ import pytest
 
 from gpusizer.policies import deploytime
 from tests.policies import cases
-from tests.policies.test_gate import SECURE, R, mandatory
+from tests.policies.test_gate import SECURE, R, gpu_findings, mandatory
 
-HOST_SECURITY = {"gpusizer-require-imdsv2", "gpusizer-secure-gpu-hosts"}
 CFN = "aws:cloudformation/stack:Stack"
 SFN = "aws:sfn/stateMachine:StateMachine"
 ROLE = "arn:aws:iam::123456789012:role/r"
-
-
-def _gpu_findings(stub, rows, config=None) -> list[str]:
-    return [m for p, m in mandatory(stub, rows, config) if p not in HOST_SECURITY]
 
 
 def _cfn(body: str, **props) -> list:
@@ -202,7 +197,7 @@ DEPLOY_TIME_GREEN = {
 @pytest.mark.parametrize("case", sorted(DEPLOY_TIME_BLOCKED))
 def test_a_type_a_deploy_engine_computes_is_read_or_fails_closed(pack_stub, case):
     rows, seen = DEPLOY_TIME_BLOCKED[case]
-    found = _gpu_findings(pack_stub, rows)
+    found = gpu_findings(pack_stub, rows)
     assert any(seen in m for m in found), (case, found)
 
 
@@ -382,7 +377,7 @@ RECORDS_GREEN = {
 @pytest.mark.parametrize("case", sorted(LAUNCHERS))
 def test_a_document_a_tool_launches_from_counts_wherever_it_is_kept(pack_stub, case):
     rows, seen = LAUNCHERS[case]
-    found = _gpu_findings(pack_stub, rows)
+    found = gpu_findings(pack_stub, rows)
     assert any(seen in m for m in found), (case, found)
 
 
@@ -457,7 +452,7 @@ def test_a_gpu_clouds_api_payload_in_a_command_is_a_request(pack_stub):
         "curl -s https://api.runpod.io/graphql -H 'content-type: application/json' -d '{\"query\": \"mutation "
         '{ podFindAndDeployOnDemand(input: {gpuTypeId: \\\\"NVIDIA H100 80GB HBM3\\\\", gpuCount: 8}) { id } }"}\''
     )
-    found = _gpu_findings(pack_stub, [R("command:local:Command", "c", {"create": cmd})])
+    found = gpu_findings(pack_stub, [R("command:local:Command", "c", {"create": cmd})])
     assert any("gpuCount: 8" in m for m in found), found
 
 
@@ -476,16 +471,16 @@ CODE_GREEN = {
 
 @pytest.mark.parametrize("case", sorted(CODE_BLOCKED))
 def test_a_launch_built_in_code_fails_closed(pack_stub, case):
-    found = _gpu_findings(pack_stub, CODE_BLOCKED[case])
+    found = gpu_findings(pack_stub, CODE_BLOCKED[case])
     assert any("built at run time" in m for m in found), (case, found)
 
 
 def test_a_cdk_enum_pair_names_its_type(pack_stub):
-    assert any("g5.48xlarge" in m for m in _gpu_findings(pack_stub, CDK_ENUM))
+    assert any("g5.48xlarge" in m for m in gpu_findings(pack_stub, CDK_ENUM))
 
 
 def test_a_gpu_resource_name_a_program_concatenates_is_a_request(pack_stub):
-    assert any("nvidia.com/gpu" in m for m in _gpu_findings(pack_stub, K8S_CLIENT))
+    assert any("nvidia.com/gpu" in m for m in gpu_findings(pack_stub, K8S_CLIENT))
 
 
 @pytest.mark.parametrize("case", sorted(CODE_GREEN))
@@ -547,7 +542,7 @@ def test_a_compute_class_named_for_a_gpu_family_is_evidence(pack_stub, cls, bloc
 
 def test_python_adjacent_literals_are_one_type(pack_stub):
     code = "import boto3\nboto3.client('ec2').run_instances(MinCount=1, MaxCount=1, InstanceType=('g6e' '.48xlarge'))\n"
-    assert any("g6e.48xlarge" in m for m in _gpu_findings(pack_stub, _lambda(code)))
+    assert any("g6e.48xlarge" in m for m in gpu_findings(pack_stub, _lambda(code)))
 
 
 def test_a_nodejs_dynamic_providers_source_is_read_as_code(pack_stub):
@@ -557,7 +552,7 @@ def test_a_nodejs_dynamic_providers_source_is_read_as_code(pack_stub):
         "exports.handler = { async create(i) { await new EC2Client({}).send(new RunInstancesCommand("
         "{MinCount: 2, MaxCount: 2, InstanceType: ['g5', '48xlarge'].join('.')})); return {id: 'x'}; } }"
     )
-    found = _gpu_findings(pack_stub, [R("pulumi-nodejs:dynamic:Resource", "p", {"__provider": source})])
+    found = gpu_findings(pack_stub, [R("pulumi-nodejs:dynamic:Resource", "p", {"__provider": source})])
     assert any("g5.48xlarge" in m for m in found), found
 
 

@@ -23,6 +23,7 @@ from tests.policies.test_gate import (
     ASG,
     DEPLOY_DOC,
     H100_POD,
+    HOST_SECURITY,
     LT,
     PINNED,
     SECURE,
@@ -1062,7 +1063,6 @@ GREEN_UNDER_BUDGET = THIRD_GREEN
 
 # The policies that judge GPU capacity: a case blocked only by host security (IMDSv2, encrypted disks) would be
 # blocked for the wrong reason.
-HOST_SECURITY = {"gpusizer-require-imdsv2", "gpusizer-secure-gpu-hosts"}
 
 
 def _judged(stub, rows, config=None) -> set[str]:

@@ -16,14 +16,9 @@ import pytest
 
 from gpusizer.policies import offline
 from tests.policies import cases
-from tests.policies.test_gate import SECURE, R, mandatory
+from tests.policies.test_gate import SECURE, R, gpu_findings, mandatory
 
-HOST_SECURITY = {"gpusizer-require-imdsv2", "gpusizer-secure-gpu-hosts"}
 CMD = "command:local:Command"
-
-
-def _gpu_findings(stub, rows, config=None) -> list[str]:
-    return [m for p, m in mandatory(stub, rows, config) if p not in HOST_SECURITY]
 
 
 def _cmd(text: str, **props) -> list:
@@ -80,7 +75,7 @@ COMPUTED = {
 @pytest.mark.parametrize("case", sorted(COMPUTED))
 def test_a_type_built_from_literals_is_the_type_it_builds(pack_stub, case):
     rows, seen = COMPUTED[case]
-    found = _gpu_findings(pack_stub, rows)
+    found = gpu_findings(pack_stub, rows)
     assert any(seen in m.lower() for m in found), (case, found)
 
 
@@ -129,7 +124,7 @@ PLACEHOLDERS = {
 @pytest.mark.parametrize("case", sorted(PLACEHOLDERS))
 def test_a_type_another_engine_fills_in_counts_for_what_it_admits(pack_stub, tmp_path, case):
     command, files = PLACEHOLDERS[case]
-    found = _gpu_findings(pack_stub, _cmd(command, dir=_files(tmp_path, files)))
+    found = gpu_findings(pack_stub, _cmd(command, dir=_files(tmp_path, files)))
     assert any("when deployed" in m for m in found), (case, found)
 
 
@@ -150,14 +145,14 @@ def test_a_crossplane_format_into_an_accelerated_family_counts(pack_stub):
             ]
         }
     }
-    found = _gpu_findings(pack_stub, [R("kubernetes:apiextensions.crossplane.io/v1:Composition", "c", comp)])
+    found = gpu_findings(pack_stub, [R("kubernetes:apiextensions.crossplane.io/v1:Composition", "c", comp)])
     assert any("p%s.48xlarge" in m for m in found), found
 
 
 def test_a_placeholder_in_a_launch_argument_is_built_at_run_time(pack_stub):
     """Argo fills `{{workflow.parameters.fam}}` before the container runs: the type is not a literal."""
     cmd = "aws ec2 run-instances --image-id ami-1 --count 4 --instance-type {{workflow.parameters.fam}}.48xlarge"
-    found = _gpu_findings(pack_stub, _cmd(cmd))
+    found = gpu_findings(pack_stub, _cmd(cmd))
     assert any("built at run time" in m for m in found), found
 
 
@@ -175,7 +170,7 @@ def test_a_jsonata_type_field_is_computed_when_it_runs(pack_stub):
         },
     }
     rows = [R("aws:sfn/stateMachine:StateMachine", "sm", {"roleArn": "r", "definition": json.dumps(definition)})]
-    assert any("computed when deployed" in m for m in _gpu_findings(pack_stub, rows))
+    assert any("computed when deployed" in m for m in gpu_findings(pack_stub, rows))
 
 
 @pytest.mark.parametrize(
@@ -200,7 +195,7 @@ def test_a_set_of_accelerators_written_as_keys_counts(pack_stub):
     """SkyPilot's any-of form: `accelerators: {H100:8, A100-80GB:8}` (YAML reads each as a key)."""
     task = "resources:\n  accelerators: {H100:8, A100-80GB:8}\nrun: python train.py\n"
     rows = [R("aws:s3/bucketObjectv2:BucketObjectv2", "o", {"bucket": "b", "key": "t.yaml", "content": task})]
-    assert any("H100:8" in m for m in _gpu_findings(pack_stub, rows))
+    assert any("H100:8" in m for m in gpu_findings(pack_stub, rows))
 
 
 def test_a_ci_job_on_a_gpu_runner_counts(pack_stub):
@@ -208,7 +203,7 @@ def test_a_ci_job_on_a_gpu_runner_counts(pack_stub):
     rows = [
         R("github:index/repositoryFile:RepositoryFile", "wf", {"file": ".github/workflows/t.yml", "content": workflow})
     ]
-    assert any("gpu-t4-4-core" in m for m in _gpu_findings(pack_stub, rows))
+    assert any("gpu-t4-4-core" in m for m in gpu_findings(pack_stub, rows))
 
 
 def test_attribute_selection_of_inferentia_is_unverifiable_not_a_pass(pack_stub):
@@ -223,7 +218,7 @@ def test_attribute_selection_of_inferentia_is_unverifiable_not_a_pass(pack_stub)
         "lt",
         {"name": "lt", "instanceRequirements": reqs, "tags": {cases.REQ: "20"}, **SECURE},
     )
-    found = _gpu_findings(pack_stub, [lt])
+    found = gpu_findings(pack_stub, [lt])
     assert any("inference" in m for m in found), found
 
 
@@ -361,7 +356,7 @@ RESIZES = {
 def test_a_resize_or_launch_written_as_code_counts(pack_stub, tmp_path, case):
     assert mandatory(pack_stub, [L4_LT, L4_ASG], BUDGET) == []
     rows = [L4_LT, L4_ASG, *RESIZES[case](tmp_path)]
-    assert _gpu_findings(pack_stub, rows, BUDGET), case
+    assert gpu_findings(pack_stub, rows, BUDGET), case
 
 
 @pytest.mark.parametrize(
@@ -450,7 +445,7 @@ def test_a_subchart_is_rendered_as_its_tags_decide(pack_stub, tmp_path, tags, re
         },
     )
     rows = [R("kubernetes:helm.sh/v3:Release", "app", {"chart": str(root), "namespace": "ml"})]
-    assert bool(_gpu_findings(pack_stub, rows)) == rendered
+    assert bool(gpu_findings(pack_stub, rows)) == rendered
 
 
 # --- round M: packing by any label of a type's shape, read-only commands, tags given to instances -------------------
@@ -565,7 +560,7 @@ def test_a_size_flag_naming_a_gpu_counts_on_any_cloud(pack_stub, command):
     ],
 )
 def test_the_files_a_command_deploys_are_read(pack_stub, tmp_path, command, files):
-    found = _gpu_findings(pack_stub, _cmd(command, dir=_files(tmp_path, files)))
+    found = gpu_findings(pack_stub, _cmd(command, dir=_files(tmp_path, files)))
     assert found, (command, found)
 
 
@@ -573,7 +568,7 @@ def test_a_gpu_request_in_a_script_kept_as_data_counts(pack_stub):
     """Modal's `gpu="H100:8"` in a function file a ConfigMap holds (a Job runs `modal deploy` on it)."""
     code = 'import modal\napp = modal.App()\n@app.function(gpu="H100:8")\ndef train(): ...\n'
     rows = [R("kubernetes:core/v1:ConfigMap", "cm", {"data": {"app.py": code}})]
-    assert any("H100:8" in m for m in _gpu_findings(pack_stub, rows))
+    assert any("H100:8" in m for m in gpu_findings(pack_stub, rows))
 
 
 def test_a_dependency_packaged_as_an_archive_is_rendered(pack_stub, tmp_path):
@@ -592,7 +587,7 @@ def test_a_dependency_packaged_as_an_archive_is_rendered(pack_stub, tmp_path):
     with tarfile.open(root / "charts" / "w-0.1.0.tgz", "w:gz") as tar:
         tar.add(sub, arcname="w")
     rows = [R("kubernetes:helm.sh/v3:Release", "app", {"chart": str(root), "namespace": "ml"})]
-    found = _gpu_findings(pack_stub, rows)
+    found = gpu_findings(pack_stub, rows)
     assert any("8 x H100" in m for m in found), found
 
 
@@ -611,7 +606,7 @@ def test_a_releases_post_renderer_script_is_read(pack_stub, tmp_path):
             },
         )
     ]
-    assert any("nvidia.com/gpu" in m for m in _gpu_findings(pack_stub, rows))
+    assert any("nvidia.com/gpu" in m for m in gpu_findings(pack_stub, rows))
 
 
 def test_a_type_read_from_an_offline_secret_is_unknown_not_a_pass(pack_stub):
@@ -622,7 +617,7 @@ def test_a_type_read_from_an_offline_secret_is_unknown_not_a_pass(pack_stub):
         "t",
         {"instanceType": offline.SECRET_PLACEHOLDER, "ami": "ami-1", "tags": {cases.REQ: "20"}, **SECURE},
     )
-    found = _gpu_findings(pack_stub, [inst])
+    found = gpu_findings(pack_stub, [inst])
     assert found, found
 
 

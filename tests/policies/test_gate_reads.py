@@ -9,15 +9,10 @@ import textwrap
 import pytest
 
 from tests.policies import cases
-from tests.policies.test_gate import SECURE, R, mandatory
+from tests.policies.test_gate import SECURE, R, gpu_findings, mandatory
 
-HOST_SECURITY = {"gpusizer-require-imdsv2", "gpusizer-secure-gpu-hosts"}
 CMD = "command:local:Command"
 ROLE = "arn:aws:iam::123456789012:role/r"
-
-
-def _gpu_findings(stub, rows, config=None) -> list[str]:
-    return [m for p, m in mandatory(stub, rows, config) if p not in HOST_SECURITY]
 
 
 def _lambda(code: str) -> R:
@@ -207,7 +202,7 @@ def test_a_gke_pool_naming_the_gpus_its_machine_type_holds_passes(pack_stub, mac
             },
         },
     )
-    assert _gpu_findings(pack_stub, [pool]) == []
+    assert gpu_findings(pack_stub, [pool]) == []
 
 
 def test_a_cdk_instance_of_cpu_enums_passes(pack_stub, tmp_path):
@@ -302,7 +297,7 @@ ATTEMPTS = {
 
 @pytest.mark.parametrize("case", sorted(ATTEMPTS))
 def test_what_launches_counts_however_it_is_written(pack_stub, case):
-    assert _gpu_findings(pack_stub, [ATTEMPTS[case]]), case
+    assert gpu_findings(pack_stub, [ATTEMPTS[case]]), case
 
 
 def test_a_job_copied_from_a_cronjob_is_resized_as_the_cronjob(pack_stub):
@@ -368,7 +363,7 @@ def test_kustomize_patches_are_applied_as_kustomize_applies_them(pack_stub, tmp_
     for name, text in KUSTOMIZATIONS[case].items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
-    found = _gpu_findings(pack_stub, [R("kubernetes:kustomize/v2:Directory", "k", {"directory": str(tmp_path)})])
+    found = gpu_findings(pack_stub, [R("kubernetes:kustomize/v2:Directory", "k", {"directory": str(tmp_path)})])
     assert any("nvidia.com/gpu" in m or "GPU" in m for m in found), (case, found)
 
 
@@ -382,7 +377,7 @@ def test_kustomize_patches_are_applied_as_kustomize_applies_them(pack_stub, tmp_
     ],
 )
 def test_gpu_flags_and_names_of_any_tool_count(pack_stub, command):
-    assert _gpu_findings(pack_stub, [R(CMD, "c", {"create": command})]), command
+    assert gpu_findings(pack_stub, [R(CMD, "c", {"create": command})]), command
 
 
 @pytest.mark.parametrize(
@@ -392,7 +387,7 @@ def test_a_terraform_variable_file_is_read(pack_stub, tmp_path, apply):
     (tmp_path / "main.tf").write_text('variable "t" {}\nresource "aws_instance" "w" {\n  instance_type = var.t\n}\n')
     name = "prod.tfvars" if "var-file" in apply else "terraform.tfvars"
     (tmp_path / name).write_text('t = "p4d.24xlarge"\n')
-    assert _gpu_findings(pack_stub, [R(CMD, "c", {"create": apply, "dir": str(tmp_path)})])
+    assert gpu_findings(pack_stub, [R(CMD, "c", {"create": apply, "dir": str(tmp_path)})])
 
 
 @pytest.mark.parametrize(
