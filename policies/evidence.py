@@ -369,6 +369,8 @@ def launcher(doc) -> bool:
         return kind.strip().lower() not in _INERT_KINDS
     if {"available_node_types", "head_node_type"} & keys.keys() or {"cluster_name", "provider"} <= keys.keys():
         return True  # Ray's cluster launcher (docs.ray.io, "Cluster YAML Configuration Options")
+    if {"pipelineinfo", "root"} <= keys.keys() or {"deploymentspec", "pipelinespec"} & keys.keys():
+        return True  # a Kubeflow / Vertex AI pipeline spec (its executors' `resources.accelerator`)
     if {"headnode", "scheduling"} <= keys.keys():
         return True  # AWS ParallelCluster's cluster config (`pcluster create-cluster --cluster-configuration`)
     res = keys.get("resources")
@@ -596,6 +598,14 @@ class _Walk:
             if t:
                 self.add(where, "type", t)
                 return
+        if s.startswith("[") and s.endswith("]") and "(" in s and len(s) < 1000:
+            # an ARM template expression (`[if(equals(parameters('env'), 'prod'), 'Standard_ND96asr_v4', ...)]`):
+            # any literal it holds may be its value
+            for lit in re.findall(r"'([^']{2,80})'", s):
+                t = accelerated_type(lit, loose=True)
+                if t or (_sizes(last) and _names_a_gpu(lit)):
+                    self.add(where, "type", f"{t or lit} (a value the ARM expression {s[:50]}... may take)")
+                    return
         computed = shell.evaluated(s) if "(" in s and len(s) < 400 else s  # (an expression, not a document)
         if computed != s:  # an expression of literals (`[concat('Standard_NC', '24ads_A100_v4')]`), computed
             value = computed.strip().strip("[]").strip("'\"")
@@ -699,6 +709,7 @@ _TEMPLATE_KEYS = frozenset(
         "sourcemachineimage",  # a GCP machine image holds its machine type and accelerators
         "templateurl",  # a CloudFormation template fetched from S3: what it launches is outside the stack
         "infrastructureref",  # Cluster API: a MachineDeployment's machine template (an AWSMachineTemplate), by name
+        "endpointconfigname",  # a SageMaker endpoint launches what its endpoint configuration holds, by name
     }
 )
 _TEMPLATE_REF_KEYS = ("launchtemplateid", "launchtemplatename", "id", "name")
@@ -1135,9 +1146,10 @@ def _environment(props) -> dict[str, str]:
 _PATH_TOKEN = re.compile(
     r"(?<![\w/.=-])((?:/|\./|\.\./)?[\w.-]+(?:/[\w.-]+)*\.(?:ya?ml|json|sh|py|tf|tfvars|template|txt|bicep|hcl|ps1|"
     r"js|mjs|cjs|ts|go|rb))\b"
-    r"|(?:-chdir=|--chart[= ]|upgrade\s+--install\s+\S+\s+|install\s+\S+\s+|make\s+-C\s*|\s-k\s+|--kustomize[= ]|"
-    r"--cwd[= ]|--dir[= ]|-C\s+|\bchart:\s*|-var-file[= ])((?:\./|\.\./|/)?[\w./-]+)"
-)  # a file by path, or a folder a tool runs from (`terraform -chdir=./tf`, `helm upgrade --install x ./chart`)
+    r"|(?:-chdir=|--chart[= ]|helm\s+upgrade\s+--install\s+\S+\s+|helm\s+install\s+\S+\s+|make\s+-C\s*|\s-k\s+|"
+    r"--kustomize[= ]|--cwd[= ]|--dir[= ]|-C\s+|\bchart:\s*|-var-file[= ])((?:\./|\.\./|/)?\w[\w./-]*)"
+)  # a file by path, or a folder a tool runs from (`terraform -chdir=./tf`, `helm upgrade --install x ./chart`); a
+# folder by name only (`.` alone is wherever the tool runs, `pip install -e .` on a CI runner)
 
 
 def located(name: str | pathlib.Path, base: pathlib.Path | None) -> pathlib.Path:

@@ -108,7 +108,7 @@ RECORDS = (
 
 # a script, code or infrastructure-as-code file a record holds (`data.run.sh`, a bucket object's code archive
 # `source.path<index.py>`, a Terraform or Packer file `main.tf`, `gpu.pkr.hcl`): what it asks for is launched
-_SCRIPT = re.compile(r"\.(?:sh|bash|py|js|mjs|ts|go|rb|ps1|tf|hcl)(?:$|[.<>\[])")
+_SCRIPT = re.compile(r"\.(?:sh|bash|py|js|mjs|ts|go|rb|ps1|tf|tfvars|hcl)(?:$|[.<>\[])")
 
 
 def records(resource_type: str) -> bool:
@@ -530,7 +530,8 @@ def launched_templates(m: Model, allowed: Callable[[str], bool]) -> list[str]:
     pool = [
         t
         for t in (m.stack.resources if m.stack else [])
-        if t.type in res.TEMPLATES or any(w in t.type.lower() for w in ("template", "launchconfiguration"))
+        if t.type in res.TEMPLATES
+        or any(w in t.type.lower() for w in ("template", "launchconfiguration", "endpointconfiguration"))
     ]
     out: list[str] = []
     for ref in dict.fromkeys(e.what for e in refs):

@@ -483,3 +483,85 @@ def test_attribute_selection_by_the_gpu_category_is_read_by_the_model(pack_stub)
 )
 def test_quota_requests_and_kueue_flavors_are_records(pack_stub, row):
     assert mandatory(pack_stub, [row]) == []
+
+
+# --- round R ----------------------------------------------------------------------------------------------------
+def test_a_ci_workflow_installing_the_checkout_reads_nothing_here(pack_stub):
+    """`pip install -e .` runs on the CI runner, in the runner's checkout: `.` is not a folder of this machine."""
+    wf = (
+        "on: [push]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n    - run: pip install -e . && pytest -q\n"
+    )
+    row = R(
+        "github:index/repositoryFile:RepositoryFile",
+        "wf",
+        {"repository": "ml", "file": ".github/workflows/ci.yml", "content": wf},
+    )
+    assert mandatory(pack_stub, [row]) == []
+
+
+def test_a_value_an_arm_expression_may_take_counts(pack_stub):
+    template = {
+        "parameters": {"env": {"type": "string", "defaultValue": "prod"}},
+        "variables": {"size": "[if(equals(parameters('env'), 'prod'), 'Standard_ND96asr_v4', 'Standard_D4s_v5')]"},
+        "resources": [
+            {
+                "type": "Microsoft.Compute/virtualMachines",
+                "properties": {"hardwareProfile": {"vmSize": "[variables('size')]"}},
+            }
+        ],
+    }
+    row = R("azure-native:resources:Deployment", "d", {"properties": {"mode": "Incremental", "template": template}})
+    assert any("standard_nd96asr_v4" in m.lower() for m in gpu_findings(pack_stub, [row]))
+
+
+@pytest.mark.parametrize("inside", [False, True])
+def test_a_sagemaker_endpoint_launches_its_configuration_by_name(pack_stub, inside):
+    """A configuration in the stack is resolved by name (a CPU one passes); one outside it is a finding."""
+    endpoint = R("aws:sagemaker/endpoint:Endpoint", "ep", {"endpointConfigName": "web-cfg"})
+    config = R(
+        "aws:sagemaker/endpointConfiguration:EndpointConfiguration",
+        "cfg",
+        {
+            "name": "web-cfg",
+            "productionVariants": [
+                {"variantName": "v", "modelName": "m", "instanceType": "ml.m5.large", "initialInstanceCount": 1}
+            ],
+        },
+    )
+    found = gpu_findings(pack_stub, [config, endpoint] if inside else [endpoint])
+    assert bool(found) != inside, found
+
+
+def test_a_pipeline_spec_kept_in_a_bucket_object_counts(pack_stub):
+    """A Kubeflow / Vertex AI pipeline spec is a launch document: its executor's accelerator counts."""
+    spec = {
+        "pipelineSpec": {
+            "pipelineInfo": {"name": "ft"},
+            "deploymentSpec": {
+                "executors": {
+                    "train": {
+                        "container": {
+                            "image": "x",
+                            "resources": {"accelerator": {"type": "NVIDIA_H100_80GB", "count": "8"}},
+                        }
+                    }
+                }
+            },
+            "root": {"dag": {"tasks": {}}},
+        }
+    }
+    row = R(
+        "gcp:storage/bucketObject:BucketObject",
+        "o",
+        {"bucket": "b", "name": "pipeline.json", "content": json.dumps(spec)},
+    )
+    assert any("NVIDIA_H100_80GB" in m for m in gpu_findings(pack_stub, [row]))
+
+
+def test_terraform_variable_files_kept_in_a_secret_count(pack_stub):
+    row = R(
+        "kubernetes:core/v1:Secret",
+        "tf",
+        {"stringData": {"gpu.auto.tfvars": 'instance_type = "p5.48xlarge"\nnode_count = 4\n'}},
+    )
+    assert any("p5.48xlarge" in m for m in gpu_findings(pack_stub, [row]))
