@@ -180,7 +180,13 @@ _TOOL_FILES = (
     (re.compile(r"\bhelmfile\b(?!\s+(?:-f|--file))"), ("helmfile.yaml", "helmfile.yaml.gotmpl")),
     (re.compile(r"\bskaffold\s+(?:run|deploy|dev)\b"), ("skaffold.yaml",)),
     (re.compile(r"\b(?:terraform|tofu)\s+apply\b"), ("terraform.tfvars", "terraform.tfvars.json")),  # loaded unasked
+    (re.compile(r"(?<![\w-])just\b"), ("justfile", "Justfile", ".justfile")),
+    (re.compile(r"(?<![\w-])task\s+\w"), ("Taskfile.yml", "Taskfile.yaml", "taskfile.yml")),
+    (re.compile(r"\b(?:npm|pnpm|yarn)\s+(?:run\s+)?\w"), ("package.json",)),
 )
+# Buying capacity that exists only as accelerators: EC2 Capacity Blocks for ML (AWS EC2 User Guide, "Capacity
+# Blocks for ML": P and Trn instances), in the CLI's, boto3's and the other SDKs' spellings.
+_BUYS_ACCELERATORS = re.compile(r"purchase[-_]?capacity[-_]?block(?:s)?(?![-_]?extension)|PurchaseCapacityBlock", re.I)
 # Fields that name a script a tool runs (Helm's post-renderer, a hook): the file is read as a command's would be.
 _RUN_KEYS = frozenset({"postrender", "postrenderer", "script", "scriptpath", "hook", "binarypath"})
 # Tools that deploy the code of the folder they run in (a Command's `dir`): Terraform and OpenTofu, Pulumi, the
@@ -663,6 +669,8 @@ class _Walk:
                 self.add(where, "mention", t)
             for t in shell.unreadable_launches(s, self.env):  # `--instance-type "$(printf 'p%d...' 5 48)"`
                 self.add(where, "mention", t)
+            for m in _BUYS_ACCELERATORS.finditer(s):  # a purchase of capacity sold as accelerated only
+                self.add(where, "mention", f"{m.group(0)} (EC2 Capacity Blocks for ML sell accelerated instances only)")
             for ref in _templates_launched(s):  # `aws ec2 run-instances --launch-template LaunchTemplateName=x`
                 self.add(where + COMMANDED, "template", ref)
             if self.local_files and (" " in s.strip() or (last in _RUN_KEYS and _PATH_TOKEN.fullmatch(s.strip()))):
@@ -857,7 +865,7 @@ def wildcard_families(pattern: str) -> list[str]:
 
 
 _TEMPLATE_IN_TEXT = re.compile(
-    r"(?:launch_?template_?(?:name|id)[\"']?\s*[:=]\s*[\"']?|--source-instance-template[= ]|"
+    r"(?:launch_?template_?(?:name|id)[\"']?\s*[:=]\s*[\"']?|--source-instance-template[= ]|--source-machine-image[= ]|"
     r"--launch-template-(?:name|id)[= ]|--template[= ](?!file)|launch_template\s*\{[^}]*?\b(?:name|id)\s*=\s*\")"
     r"([\w./:-]+)",
     re.I,
@@ -971,19 +979,27 @@ _SIZE_IN_TEXT = re.compile(
 )
 # Commands that only read or print (`aws ec2 describe-instance-types`, `aws pricing get-products`, `echo`,
 # a comment): a type in them asks for nothing.
-_READS = re.compile(
-    r"^\s*(?:#|//|(?:echo|printf|logger|grep|cat|jq)\b(?![^>]*>))|\b(?:describe|get|list)-[a-z-]+|\bpricing\b"
-    # kubectl and helm verbs that read, or change only nodes that exist (cordon, drain, label, taint)
+# Calls and commands that read or stop: the CLI's `describe-*`, `get-*`, `list-*`; kubectl and helm verbs that
+# read, or change only nodes that exist (cordon, drain, label, taint); terraform's that plan; SDK calls that read
+# or stop (boto3 `describe_instance_types(`, `get_paginator(`, JS `DescribeInstanceTypesCommand(`).
+_READ_CALLS = (
+    r"\b(?:describe|get|list)-[a-z-]+|\bpricing\b"
     r"|\bkubectl\b[^|;&\n]*?\s(?:get|describe|top|logs|explain|diff|cordon|uncordon|drain|label|annotate|taint)\b"
     r"|\bhelm\s+(?:template|lint|show|get|list|ls|status|diff|history)\b"
     r"|\b(?:terraform|tofu)\s+(?:plan|validate|fmt|show|output|graph)\b"
-    # SDK calls that read or stop (boto3 `describe_instance_types(`, JS `DescribeInstanceTypesCommand(`)
     r"|\b(?:describe[a-z_]*|list_[a-z_]+|list[a-z]+command|get_[a-z_]+)\s*\(|\b(?:stop|terminate|reboot)[-_]?instances"
-    # prose fields of HCL and other configs (a validation's error message listing types)
-    r"|^\s*(?:description|error_message|summary|message|detail)\s*="
-    r"|\bprint\(|\bconsole\.log\(|\blog(?:ger|ging)?\.(?:info|debug|warning|error)\(",  # what a program prints
+)
+_READING = re.compile(_READ_CALLS, re.I)
+# A line that only reads or prints: a read call, a comment, `echo`/`grep`/`cat`/`jq` (not writing a file: `echo ...
+# > file` writes what runs next, and counts), a prose field of HCL (a validation's error message listing types), or
+# what a program prints.
+_READS = re.compile(
+    r"^\s*(?:#|//|(?:echo|printf|logger|grep|cat|jq)\b(?![^>]*>))|"
+    + _READ_CALLS
+    + r"|^\s*(?:description|error_message|summary|message|detail)\s*="
+    r"|\bprint\(|\bconsole\.log\(|\blog(?:ger|ging)?\.(?:info|debug|warning|error)\(",
     re.I,
-)  # (`echo ... > file` writes what runs next: it counts)
+)
 
 
 # A verb that creates or changes something, in any spelling (`run_instances`, `createFleet`, `--apply`,
@@ -1000,7 +1016,7 @@ def _only_reads(text: str) -> bool:
     """Whether a whole text (a function's code, a script) reads and never creates or changes anything: a
     report or a reaper that describes instances by the types it looks for (`Filters=[{"Name": "instance-type",
     "Values": GPU_TYPES}]`) asks for none of them."""
-    return bool(_READS.search(text)) and not _WRITES.search(text)
+    return bool(_READING.search(text)) and not _WRITES.search(text) and not shell.launches_from_template(text)
 
 
 def _read_only(command: str) -> bool:
@@ -1147,7 +1163,8 @@ _PATH_TOKEN = re.compile(
     r"(?<![\w/.=-])((?:/|\./|\.\./)?[\w.-]+(?:/[\w.-]+)*\.(?:ya?ml|json|sh|py|tf|tfvars|template|txt|bicep|hcl|ps1|"
     r"js|mjs|cjs|ts|go|rb))\b"
     r"|(?:-chdir=|--chart[= ]|helm\s+upgrade\s+--install\s+\S+\s+|helm\s+install\s+\S+\s+|make\s+-C\s*|\s-k\s+|"
-    r"--kustomize[= ]|--cwd[= ]|--dir[= ]|-C\s+|\bchart:\s*|-var-file[= ])((?:\./|\.\./|/)?\w[\w./-]*)"
+    r"--kustomize[= ]|--cwd[= ]|--dir[= ]|-C\s+|\bchart:\s*|-var-file[= ]|\bgo\s+run\s+|\bpython3?\s+(?:-u\s+)?)"
+    r"((?:\./|\.\./|/)?\w[\w./-]*)"
 )  # a file by path, or a folder a tool runs from (`terraform -chdir=./tf`, `helm upgrade --install x ./chart`); a
 # folder by name only (`.` alone is wherever the tool runs, `pip install -e .` on a CI runner)
 
@@ -1209,6 +1226,12 @@ def _local_files(text: str, bases: list[pathlib.Path]) -> list[pathlib.Path]:
     its own `dir` (the first of `bases`) when it runs a tool that deploys a folder (`_RUNS_FOLDER`)."""
     out: list[pathlib.Path] = []
     text = text.replace("file://", " ")  # `--cli-input-json file://req.json` names a local file
+    # `python3 -m ops.launch` runs ops/launch.py, or ops/launch/__main__.py for a package
+    text = re.sub(
+        r"(?<=\s)-m\s+([A-Za-z_][\w.]*)",
+        lambda m: f" {m.group(1).replace('.', '/')}.py {m.group(1).replace('.', '/')}/__main__.py ",
+        text,
+    )
     for tool, names in _TOOL_FILES:  # a tool that reads its own file from where it runs (`make`: the Makefile)
         if tool.search(text):
             for f in (bases[0] / n for n in names):

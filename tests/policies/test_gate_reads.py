@@ -565,3 +565,65 @@ def test_terraform_variable_files_kept_in_a_secret_count(pack_stub):
         {"stringData": {"gpu.auto.tfvars": 'instance_type = "p5.48xlarge"\nnode_count = 4\n'}},
     )
     assert any("p5.48xlarge" in m for m in gpu_findings(pack_stub, [row]))
+
+
+# --- round S ----------------------------------------------------------------------------------------------------
+def test_buying_a_capacity_block_is_accelerated_capacity(pack_stub):
+    """The offering is found by a read (which asks for nothing) and bought by id: Capacity Blocks for ML are P
+    and Trn instances only, so the purchase itself is the evidence."""
+    script = (
+        "OID=$(aws ec2 describe-capacity-block-offerings --instance-type p5.48xlarge --instance-count 16 "
+        "--capacity-duration-hours 48 --query 'CapacityBlockOfferings[0].CapacityBlockOfferingId' --output text)\n"
+        'aws ec2 purchase-capacity-block --capacity-block-offering-id "$OID" --instance-platform Linux/UNIX\n'
+    )
+    found = gpu_findings(pack_stub, [R(CMD, "c", {"create": script})])
+    assert any("purchase-capacity-block" in m for m in found), found
+
+
+@pytest.mark.parametrize(
+    "command, files",
+    [
+        (
+            "python3 -m launcher",
+            {"launcher/__main__.py": "boto3.client('ec2').run_instances(InstanceType='p5.48xlarge')\n"},
+        ),
+        ("uv run -m ops.launch", {"ops/launch.py": "boto3.client('ec2').run_instances(InstanceType='p4d.24xlarge')\n"}),
+        (
+            "go run ./launcher",
+            {
+                "launcher/main.go": "c.RunInstances(ctx, &ec2.RunInstancesInput{InstanceType: types.InstanceTypeP548xlarge})\n"
+            },
+        ),
+        ("just train", {"justfile": "train:\n    eksctl create nodegroup --cluster c --node-type p5.48xlarge\n"}),
+        (
+            "task train",
+            {
+                "Taskfile.yml": "tasks:\n  train:\n    cmds: [eksctl create nodegroup --cluster c --node-type p5.48xlarge]\n"
+            },
+        ),
+        (
+            "npm run launch",
+            {
+                "package.json": '{"scripts": {"launch": "node launch.mjs"}}',
+                "launch.mjs": "await c.send(new RunInstancesCommand({InstanceType: 'p5.48xlarge'}));\n",
+            },
+        ),
+    ],
+)
+def test_what_a_run_form_runs_is_read(pack_stub, tmp_path, command, files):
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert gpu_findings(pack_stub, [R(CMD, "c", {"create": command, "dir": str(tmp_path)})]), command
+
+
+def test_a_machine_image_a_command_launches_from_is_a_template(pack_stub):
+    command = "gcloud compute instances create w --zone us-central1-a --source-machine-image=projects/ml/global/machineImages/a3-trainer"
+    found = gpu_findings(pack_stub, [R(CMD, "c", {"create": command})])
+    assert any("template" in m for m in found), found
+
+
+def test_a_python_program_with_a_shebang_still_launches(pack_stub):
+    """A comment line (`#!/usr/bin/env python3`) is no read: the SageMaker estimator below it launches."""
+    script = "#!/usr/bin/env python3\nfrom sagemaker.estimator import Estimator\nEstimator(image_uri='x', role='r', instance_count=8, instance_type='ml.p4d.24xlarge').fit()\n"
+    assert any("p4d.24xlarge" in m for m in gpu_findings(pack_stub, [R(CMD, "c", {"create": script})]))
