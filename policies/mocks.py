@@ -161,6 +161,9 @@ class MockCloud(pulumi.runtime.Mocks):
         outputs.setdefault("name", args.name)
         outputs.setdefault("email", f"{args.name}@mock.iam.gserviceaccount.com")
         outputs.setdefault("selfLinkUnique", f"https://compute.mock/{args.name}?uid=1")
+        if args.typ.startswith("kubernetes:") and isinstance(outputs.get("metadata", {}), dict):
+            # the Kubernetes provider auto-names an object the program did not name: `cm.metadata.name` reads it
+            outputs["metadata"] = {"name": f"{args.name}-mock", **(outputs.get("metadata") or {})}
         registered.outputs = outputs
         return f"{args.name}-id", outputs
 

@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 import textwrap
 
+import pulumi_kubernetes as k8s
 import pytest
 
+from gpusizer.policies import mocks
 from tests.policies import cases
 from tests.policies.test_gate import SECURE, R, gpu_findings, mandatory
 
@@ -627,3 +629,29 @@ def test_a_python_program_with_a_shebang_still_launches(pack_stub):
     """A comment line (`#!/usr/bin/env python3`) is no read: the SageMaker estimator below it launches."""
     script = "#!/usr/bin/env python3\nfrom sagemaker.estimator import Estimator\nEstimator(image_uri='x', role='r', instance_count=8, instance_type='ml.p4d.24xlarge').fit()\n"
     assert any("p4d.24xlarge" in m for m in gpu_findings(pack_stub, [R(CMD, "c", {"create": script})]))
+
+
+def test_an_unnamed_kubernetes_object_has_the_name_the_provider_gives_it():
+    """The offline run answers as the Kubernetes provider does: an object the program did not name is auto-named,
+    so `cm.metadata["name"]` is a name, not a crash (a Deployment mounting a ConfigMap by it)."""
+
+    def program():
+        cm = k8s.core.v1.ConfigMap("conf", data={"a": "b"})
+        name = cm.metadata.apply(lambda m: m["name"])
+        k8s.apps.v1.Deployment(
+            "web",
+            spec={
+                "selector": {"matchLabels": {"a": "w"}},
+                "template": {
+                    "metadata": {"labels": {"a": "w"}},
+                    "spec": {
+                        "containers": [{"name": "c", "image": "nginx"}],
+                        "volumes": [{"name": "v", "configMap": {"name": name}}],
+                    },
+                },
+            },
+        )
+
+    recorder, _ = mocks.run_program(program)
+    (dep,) = [r for r in recorder.resources if r.typ == "kubernetes:apps/v1:Deployment"]
+    assert dep.inputs["spec"]["template"]["spec"]["volumes"][0]["configMap"]["name"] == "conf-mock"
