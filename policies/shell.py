@@ -180,6 +180,8 @@ def evaluated(text: str) -> str:
     """`text` with each expression of literals that builds a string computed, as the program computes it
     (`'{}.{}'.format('p5', '48xlarge')` is `'p5.48xlarge'`; `[concat('Standard_NC', '24ads_A100_v4')]` is
     `['Standard_NC24ads_A100_v4']`)."""
+    if "(" not in text:
+        return text  # every expression here is a call
     for pattern, compute in _EXPRESSIONS:
 
         def one(m: re.Match, compute=compute) -> str:
@@ -242,6 +244,8 @@ def calls_joined(text: str, blocks: bool = False) -> str:
     arguments) is one command to the readers that take text a command at a time; with `blocks`, each braced
     block's lines too (a Terraform resource's attributes)."""
     opening, closing = ("({", ")}") if blocks else ("(", ")")
+    if "\n" not in text or not any(c in text for c in opening):
+        return text  # one line, or no call: nothing to join (most strings)
     out, depth = [], 0
     for c in text:
         depth = max(0, depth + (c in opening) - (c in closing))
