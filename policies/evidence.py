@@ -172,8 +172,11 @@ VISIBLE = frozenset({"nvidia_visible_devices", "cuda_visible_devices", "nvidia_d
 # Karpenter's instance-category values of accelerated families (EC2 naming: g, p, inf, trn, dl, gr, vt, f).
 _ACCELERATED_CATEGORIES = frozenset({"g", "p", "inf", "trn", "dl", "gr", "vt", "f"})
 _CODE = re.compile(
-    r"\.(py|js|mjs|ts|sh|go|rb|java|cs|ya?ml|json|tf|tfvars|hcl|bicep|ps1)$|(?:^|/)(?:makefile|dockerfile)$", re.I
+    r"\.(py|js|mjs|ts|sh|go|rb|java|kt|rs|cs|scala|ya?ml|json|tf|tfvars|hcl|bicep|ps1)$|(?:^|/)(?:makefile|dockerfile)$",
+    re.I,
 )
+# A project's build manifest: a command naming one builds and runs the project's code.
+_PROJECT_FILES = frozenset({"Cargo.toml", "go.mod", "package.json", "pyproject.toml", "pom.xml", "build.gradle"})
 # Tools that read a file of a known name where they run, and the files it names (a helmfile's charts and values).
 _TOOL_FILES = (
     (re.compile(r"(?<![\w-])make\b(?!\s+-C)"), ("Makefile", "makefile", "GNUmakefile")),
@@ -1161,9 +1164,10 @@ def _environment(props) -> dict[str, str]:
 
 _PATH_TOKEN = re.compile(
     r"(?<![\w/.=-])((?:/|\./|\.\./)?[\w.-]+(?:/[\w.-]+)*\.(?:ya?ml|json|sh|py|tf|tfvars|template|txt|bicep|hcl|ps1|"
-    r"js|mjs|cjs|ts|go|rb))\b"
+    r"js|mjs|cjs|ts|go|rb|java|kt|rs|cs|scala|toml))\b"
     r"|(?:-chdir=|--chart[= ]|helm\s+upgrade\s+--install\s+\S+\s+|helm\s+install\s+\S+\s+|make\s+-C\s*|\s-k\s+|"
-    r"--kustomize[= ]|--cwd[= ]|--dir[= ]|-C\s+|\bchart:\s*|-var-file[= ]|\bgo\s+run\s+|\bpython3?\s+(?:-u\s+)?)"
+    r"--kustomize[= ]|--cwd[= ]|--dir[= ]|-C\s+|\bchart:\s*|-var-file[= ]|\bgo\s+run\s+|\bpython3?\s+(?:-u\s+)?|"
+    r"--manifest-path[= ](?=\S*Cargo\.toml)|--project-dir[= ])"
     r"((?:\./|\.\./|/)?\w[\w./-]*)"
 )  # a file by path, or a folder a tool runs from (`terraform -chdir=./tf`, `helm upgrade --install x ./chart`); a
 # folder by name only (`.` alone is wherever the tool runs, `pip install -e .` on a CI runner)
@@ -1252,6 +1256,8 @@ def _local_files(text: str, bases: list[pathlib.Path]) -> list[pathlib.Path]:
         for base in bases:
             try:
                 p = located(token, base)
+                if p.name in _PROJECT_FILES and p.is_file():
+                    p = p.parent  # a build manifest (`--manifest-path launcher/Cargo.toml`): the project it builds
                 found = (
                     [p] if p.is_file() else [f for f in sorted(p.rglob("*"))[:200] if f.is_file()] if p.is_dir() else []
                 )

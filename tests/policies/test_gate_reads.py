@@ -598,6 +598,19 @@ def test_buying_a_capacity_block_is_accelerated_capacity(pack_stub):
         ),
         ("just train", {"justfile": "train:\n    eksctl create nodegroup --cluster c --node-type p5.48xlarge\n"}),
         (
+            "java Launch.java",
+            {
+                "Launch.java": "ec2.runInstances(RunInstancesRequest.builder().instanceType(InstanceType.P5_48_XLARGE).build());\n"
+            },
+        ),
+        (
+            "cargo run --release --manifest-path launcher/Cargo.toml",
+            {
+                "launcher/Cargo.toml": "[package]\nname = 'launcher'\n",
+                "launcher/src/main.rs": "client.run_instances().instance_type(InstanceType::P548xlarge).send().await?;\n",
+            },
+        ),
+        (
             "task train",
             {
                 "Taskfile.yml": "tasks:\n  train:\n    cmds: [eksctl create nodegroup --cluster c --node-type p5.48xlarge]\n"
