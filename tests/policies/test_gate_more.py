@@ -198,6 +198,14 @@ L4_DEP = R(
     },
 )
 BUDGET = {"gpusizer-gpu-budget": {"enforcementLevel": "mandatory", "maxHourlyUsd": 20}}
+
+
+def _one_l4_replica(name: str, template: dict):
+    """L4_DEP with one replica of `template`, recreated on update (no surge)."""
+    typ, _, props, deps, parent = L4_DEP
+    return R(
+        typ, name, {**props, "spec": {"replicas": 1, "strategy": {"type": "Recreate"}, "template": template}}, deps, parent
+    )
 # The engine's wire form of assets and archives: pulumi.runtime.rpc's _special_sig_key, _special_asset_sig and
 # _special_archive_sig (pulumi 3.x SDK), written out so a test does not lean on the pack's own copy.
 SIG = "4dabf18193072939515e22adb298388d"
@@ -1668,17 +1676,10 @@ def test_a_kustomize_component_is_read(pack_stub, tmp_path):
 
 def test_a_gpu_count_label_buys_nodes_of_that_many_gpus(pack_stub):
     """A one-L4 pod selecting `nvidia.com/gpu.count: 8` makes an autoscaler buy an eight-GPU node."""
-    typ, _, props, deps, parent = L4_DEP
     template = pod(
         {"nvidia.com/gpu": 1}, {"nvidia.com/gpu.product": "NVIDIA-L4", "nvidia.com/gpu.count": "8"}, need="18"
     )
-    row = R(
-        typ,
-        "g",
-        {**props, "spec": {"replicas": 1, "strategy": {"type": "Recreate"}, "template": template}},
-        deps,
-        parent,
-    )
+    row = _one_l4_replica("g", template)
     assert any("7 of 8 GPUs stay idle" in m for _, m in mandatory(pack_stub, [row]))
 
 
@@ -1884,16 +1885,8 @@ def test_helm_values_read_as_helm_reads_them(tmp_path):
 
 
 def test_karpenter_size_and_gpu_name_pick_the_node_the_pod_buys(pack_stub):
-    typ, _, props, deps, parent = L4_DEP
     selector = {"karpenter.k8s.aws/instance-gpu-name": "l4", "karpenter.k8s.aws/instance-size": "48xlarge"}
-    template = pod({"nvidia.com/gpu": 1}, selector, need="18")
-    row = R(
-        typ,
-        "k",
-        {**props, "spec": {"replicas": 1, "strategy": {"type": "Recreate"}, "template": template}},
-        deps,
-        parent,
-    )
+    row = _one_l4_replica("k", pod({"nvidia.com/gpu": 1}, selector, need="18"))
     assert any("g6.48xlarge" in m and "7 of 8" in m for _, m in mandatory(pack_stub, [row]))
 
 

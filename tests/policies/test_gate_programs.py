@@ -17,6 +17,7 @@ import pytest
 from gpusizer.policies import offline
 from tests.policies import cases
 from tests.policies.test_gate import SECURE, R, gpu_findings, mandatory
+from tests.policies.test_gate_more import BUDGET, L4_DEP
 
 CMD = "command:local:Command"
 
@@ -223,7 +224,6 @@ def test_attribute_selection_of_inferentia_is_unverifiable_not_a_pass(pack_stub)
 
 
 # --- resizes written as code or documents -------------------------------------------------------------------------
-BUDGET = {"gpusizer-gpu-budget": {"enforcementLevel": "mandatory", "maxHourlyUsd": 20}}
 L4_LT = R(
     "aws:ec2/launchTemplate:LaunchTemplate",
     "l4-lt",
@@ -243,23 +243,6 @@ L4_ASG = R(
         "maxSize": 2,
         "launchTemplate": {"name": "l4-lt", "version": "$Latest"},
         "tags": [{"key": cases.REQ, "value": "18", "propagateAtLaunch": True}],
-    },
-)
-L4_DEP = R(
-    "kubernetes:apps/v1:Deployment",
-    "llm",
-    {
-        "metadata": {"name": "llm", "namespace": "ml", "annotations": {cases.K8S_REQ: "18"}},
-        "spec": {
-            "replicas": 1,
-            "template": {
-                "metadata": {"annotations": {cases.K8S_REQ: "18"}},
-                "spec": {
-                    "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-L4"},
-                    "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": 1}}}],
-                },
-            },
-        },
     },
 )
 
