@@ -204,8 +204,14 @@ def _one_l4_replica(name: str, template: dict):
     """L4_DEP with one replica of `template`, recreated on update (no surge)."""
     typ, _, props, deps, parent = L4_DEP
     return R(
-        typ, name, {**props, "spec": {"replicas": 1, "strategy": {"type": "Recreate"}, "template": template}}, deps, parent
+        typ,
+        name,
+        {**props, "spec": {"replicas": 1, "strategy": {"type": "Recreate"}, "template": template}},
+        deps,
+        parent,
     )
+
+
 # The engine's wire form of assets and archives: pulumi.runtime.rpc's _special_sig_key, _special_asset_sig and
 # _special_archive_sig (pulumi 3.x SDK), written out so a test does not lean on the pack's own copy.
 SIG = "4dabf18193072939515e22adb298388d"
