@@ -38,6 +38,17 @@ _FORMAT = re.compile(r"^\s*States\.Format\((.*)\)\s*$", re.S)
 _ARG = re.compile(r"\s*(?:'((?:[^'\\]|\\.)*)'|(-?\d+(?:\.\d+)?))\s*(?:,|$)")
 
 
+# What a text holding a deploy-time expression shows: an intrinsic's name (long form, or a short-form tag), a
+# `{{ }}` reference, a Step Functions `.$` field, a JSONata `{% %}` expression, a CloudFormation template (whose
+# declarations `resolved` drops).
+_MARKS = re.compile(r"Fn::|\bRef\b|\bResources\b|!(?:[A-Z][A-Za-z]+|Ref)\b|\{\{|\.\$|\{%|\bCondition\b")
+
+
+def may_compute(text: str) -> bool:
+    """Whether a document's text may hold an expression `resolved` evaluates (a cheap test before the walk)."""
+    return bool(_MARKS.search(text))
+
+
 def intrinsic(value) -> str | None:
     """The function name of a CloudFormation intrinsic (`{"Fn::Join": [...]}`, `{"Ref": "X"}`), or None."""
     if isinstance(value, Mapping) and len(value) == 1:
@@ -241,7 +252,7 @@ def resolved(doc, given: Mapping[str, str] | None = None) -> tuple[object, list[
         return x
 
     out = walk(doc, "", 0)
-    if _cfn_template(doc) and isinstance(out, dict):
+    if cfn_template(doc) and isinstance(out, dict):
         # what a template launches is in its Resources, with the expressions above evaluated into them: its
         # parameter declarations (allowed values, defaults), mappings and conditions launch nothing of their own
         out = {k: x for k, x in out.items() if str(k).lower() not in _DECLARATIONS}
@@ -251,7 +262,8 @@ def resolved(doc, given: Mapping[str, str] | None = None) -> tuple[object, list[
 _DECLARATIONS = frozenset({"parameters", "mappings", "conditions", "outputs", "metadata", "rules"})
 
 
-def _cfn_template(doc: Mapping) -> bool:
+def cfn_template(doc: Mapping) -> bool:
+    """Whether a document is a CloudFormation template: its `Resources` map names to typed resources."""
     res = next((doc[k] for k in doc if isinstance(k, str) and k.lower() == "resources"), None)
     return isinstance(res, Mapping) and any(
         isinstance(r, Mapping) and isinstance(r.get("Type"), str) and "::" in r["Type"] for r in res.values()

@@ -390,10 +390,8 @@ def launcher(doc) -> bool:
         # SkyPilot's task YAML (`resources: {accelerators: H100:8}`, docs.skypilot.co "YAML spec"); dstack's
         # (`type: task`, `resources: {gpu: ...}`)
         return True
-    if isinstance(res, Mapping) and any(
-        isinstance(r, Mapping) and isinstance(r.get("Type"), str) and "::" in r["Type"] for r in res.values()
-    ):
-        return True  # a CloudFormation template: `Resources` maps names to typed resources
+    if deploytime.cfn_template(doc):
+        return True
     return isinstance(keys.get("resource"), Mapping)  # Terraform JSON (`{"resource": {"aws_instance": ...}}`)
 
 
@@ -610,7 +608,7 @@ class _Walk:
         if s.startswith("[") and s.endswith("]") and "(" in s and len(s) < 1000:
             # an ARM template expression (`[if(equals(parameters('env'), 'prod'), 'Standard_ND96asr_v4', ...)]`):
             # any literal it holds may be its value
-            for lit in re.findall(r"'([^']{2,80})'", s):
+            for lit in _literals(s):
                 t = accelerated_type(lit, loose=True)
                 if t or (_sizes(last) and _names_a_gpu(lit)):
                     self.add(where, "type", f"{t or lit} (a value the ARM expression {s[:50]}... may take)")
@@ -630,8 +628,7 @@ class _Walk:
         if last == "expression" and "device." in s:
             # a DRA request's CEL selector (`device.attributes['productName'] == 'NVIDIA H100 80GB HBM3'`): the
             # device it picks, by the model a literal names (Kubernetes docs, "Dynamic Resource Allocation")
-            literals = [x for pair in re.findall(r"'([^']{2,80})'|\"([^\"]{2,80})\"", s) for x in pair if x]
-            models = [x for x in literals if _names_a_gpu(x)]
+            models = [x for x in _literals(s) if _names_a_gpu(x)]
             if models:
                 self.add(where, "selector", f"DRA device selector naming {models[0]}")
                 return
@@ -659,8 +656,9 @@ class _Walk:
             self.add(where, "accelerator", f"a value of {len(s):,} characters, more than the pack reads")
             return
         docs = documents(s)
+        computes = deploytime.may_compute(s)  # most documents hold no deploy-time expression: not walked for one
         for i, doc in enumerate(docs):
-            doc, opened = deploytime.resolved(doc, self.parameters)
+            doc, opened = deploytime.resolved(doc, self.parameters) if computes else (doc, [])
             here = f"{where}<{LAUNCHER if launcher(doc) else ''}doc {i}>"
             for path, expr in opened:  # a type the engine computes when it deploys, from what the pack cannot read
                 self.add(
@@ -681,7 +679,7 @@ class _Walk:
                 # release's `postrender`): read it too
                 for path in [f for f in _local_files(s, self.bases) if f not in self.read]:
                     self.read.add(path)
-                    stack.append((path.read_text(errors="replace")[:MAX_DOCUMENT], f"{where}<{path}>", field))
+                    stack.append((read(path), f"{where}<{path}>", field))
             for token in _B64_TOKEN.findall(s) if " " in s.strip() else ():  # `$(echo cDUu... | base64 -d)`
                 inner = _base64(token, shortest=12)
                 if inner is None:
@@ -811,6 +809,11 @@ def _names_a_gpu(value: str) -> bool:
     # a cloud's accelerator name (`nvidia-l4`, `nvidia-tesla-t4`: two-letter models only beside their maker), or a
     # model glued to a count or a suffix (`8xh100ib`, `8H100.80S`, `h100x8`)
     return bool(_ACCELERATOR_NAME.match(normal(value))) or any(_GLUED_GPU.search(t) for t in tokens)
+
+
+def _literals(expression: str) -> list[str]:
+    """The string literals an expression holds, single- or double-quoted (an ARM or CEL expression)."""
+    return [x for pair in re.findall(r"'([^']{2,80})'|\"([^\"]{2,80})\"", expression) for x in pair if x]
 
 
 def _names_a_family(value: str) -> bool:
@@ -1042,16 +1045,11 @@ def _squeezed() -> dict[str, str]:
     return {re.sub(r"[^a-z0-9]", "", t): t for t in audit.types_of("aws")}
 
 
-# The AWS CDK's `ec2.InstanceType.of(ec2.InstanceClass.P5, ec2.InstanceSize.XLARGE48)` (aws-cdk-lib aws_ec2,
-# InstanceClass and InstanceSize: the size's digits follow XLARGE).
-_CDK_OF = re.compile(r"InstanceClass\.([A-Z][A-Z0-9_]*)\W+(?:\w+\.)*InstanceSize\.([A-Z][A-Z0-9_]*)")
-
-
 def _enum_types(text: str) -> list[str]:
     """Accelerated types an SDK names by enum constant: Java `InstanceType.P5_48_XLARGE`, Go
     `types.InstanceTypeP548xlarge`, the CDK's `InstanceType.of(InstanceClass.P5, InstanceSize.XLARGE48)`."""
     names = [m.group(1) for m in _ENUM.finditer(text)]
-    for m in _CDK_OF.finditer(text):
+    for m in shell.CDK_OF.finditer(text):  # (the size's digits follow XLARGE: XLARGE48 is 48xlarge)
         size = re.sub(r"^XLARGE(\d+)$", r"\1XLARGE", m.group(2))
         names.append(m.group(1) + size)
     found = (_squeezed().get(re.sub(r"[^a-z0-9]", "", n.lower())) for n in names)
@@ -1138,9 +1136,7 @@ def extract(props, path: str = "", local_files: bool = False, base: pathlib.Path
     w = _Walk(local_files, _environment(props))
     given = props.get("parameters") if isinstance(props, Mapping) else None
     w.parameters = given if isinstance(given, Mapping) else {}
-    here = base or pathlib.Path.cwd()
-    where = props.get("dir") if isinstance(props, Mapping) and isinstance(props.get("dir"), str) else None
-    w.bases = [here / where, here] if where and not v.is_unknown(where) else [here]
+    w.bases = _bases(props, base or pathlib.Path.cwd())
     w.run(props, path)
     return w.out
 
@@ -1173,6 +1169,18 @@ _PATH_TOKEN = re.compile(
 # folder by name only (`.` alone is wherever the tool runs, `pip install -e .` on a CI runner)
 
 
+def read(path: pathlib.Path) -> str:
+    """A local file's text as the pack reads it (at most MAX_DOCUMENT characters), read once per version: the
+    evidence walk and the resize reader (scaling.commanded) both read the files a command runs."""
+    st = path.stat()
+    return _read(path.resolve(), st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=256)
+def _read(path: pathlib.Path, mtime_ns: int, size: int) -> str:
+    return path.read_text(errors="replace")[:MAX_DOCUMENT]
+
+
 def located(name: str | pathlib.Path, base: pathlib.Path | None) -> pathlib.Path:
     """A path as a tool run from `base` (the program's directory) reads it: absolute as given, else from
     `base`; with no base, as given (from the working directory). One rule for every file the pack reads."""
@@ -1180,14 +1188,20 @@ def located(name: str | pathlib.Path, base: pathlib.Path | None) -> pathlib.Path
     return p if p.is_absolute() or base is None else base / p
 
 
+def _bases(props, base: pathlib.Path) -> list[pathlib.Path]:
+    """Where a resource's relative paths are read from: a Command's `dir` (under the program's directory), then
+    the program's directory."""
+    where = props.get("dir") if isinstance(props, Mapping) and isinstance(props.get("dir"), str) else None
+    return [base / where, base] if where and not v.is_unknown(where) else [base]
+
+
 def code_of(props, base: pathlib.Path) -> list[str]:
     """The text of the code a resource runs from files: what its assets and archives name by path (a
     function's code folder or zip), as the cloud deploys them, and the local files its commands run or deploy
     (`_local_files`, from its `dir` and `base`); inline code is in the properties themselves."""
     out: list[str] = []
-    where = props.get("dir") if isinstance(props, Mapping) and isinstance(props.get("dir"), str) else None
-    bases = [base / where, base] if where and not v.is_unknown(where) else [base]
-    stack, seen, read = [props], 0, set()
+    bases = _bases(props, base)
+    stack, seen, done = [props], 0, set()
     while stack and seen < 10_000:
         x, seen = stack.pop(), seen + 1
         if isinstance(x, Mapping):
@@ -1198,9 +1212,9 @@ def code_of(props, base: pathlib.Path) -> list[str]:
             stack += [y for y in x if isinstance(y, (Mapping, list, str))]
         elif isinstance(x, str) and " " in x.strip() and not v.is_unknown(x):
             for f in _local_files(x, bases):
-                if f not in read:
-                    read.add(f)
-                    out.append(f.read_text(errors="replace")[:MAX_DOCUMENT])
+                if f not in done:
+                    done.add(f)
+                    out.append(read(f))
     return out
 
 
@@ -1212,13 +1226,13 @@ def _archived(path: str, base: pathlib.Path, most: int = 50) -> list[tuple[str, 
         p = located(path, base)
         if p.is_dir():
             files = [f for f in sorted(p.rglob("*"))[: most * 10] if f.is_file() and _CODE.search(f.name)]
-            out = [(str(f.relative_to(p)), f.read_text(errors="replace")[:MAX_DOCUMENT]) for f in files[:most]]
+            out = [(str(f.relative_to(p)), read(f)) for f in files[:most]]
         elif p.is_file() and zipfile.is_zipfile(p):
             with zipfile.ZipFile(p) as z:
                 names = [n for n in z.namelist() if _CODE.search(n)][:most]
                 out = [(n, z.read(n)[:MAX_DOCUMENT].decode(errors="replace")) for n in names]
         elif p.is_file() and p.stat().st_size <= MAX_DOCUMENT:
-            out = [(p.name, p.read_text(errors="replace"))]
+            out = [(p.name, read(p))]
     except (OSError, ValueError, zipfile.BadZipFile):
         return [(path, "unreadable")]
     return out
@@ -1241,7 +1255,7 @@ def _local_files(text: str, bases: list[pathlib.Path]) -> list[pathlib.Path]:
             for f in (bases[0] / n for n in names):
                 if f.is_file() and f.stat().st_size <= MAX_DOCUMENT and f not in out:
                     out.append(f)
-                    out += [x for x in _local_files(" " + f.read_text(errors="replace"), [f.parent]) if x not in out]
+                    out += [x for x in _local_files(" " + read(f), [f.parent]) if x not in out]
     if len(bases) > 1 and _RUNS_FOLDER.search(text):  # a tool run in the command's own `dir` deploys its code
         try:
             out += [

@@ -292,17 +292,18 @@ def _python(value: str) -> str:
     return "${" + v + "}" if re.fullmatch(r"[A-Za-z_]\w*", v) else "$(" + v + ")"
 
 
-# The AWS CDK's type of two enum constants (`ec2.InstanceType.of(ec2.InstanceClass.M7I, ec2.InstanceSize.LARGE)`):
-# a literal, which evidence._enum_types reads.
-_CDK_OF = re.compile(
-    r"(?:\w+\.)*InstanceType\.of\(\s*(?:\w+\.)*InstanceClass\.\w+\s*,\s*(?:\w+\.)*InstanceSize\.\w+\s*\)"
+# The AWS CDK's type of two enum constants (`ec2.InstanceType.of(ec2.InstanceClass.M7I, ec2.InstanceSize.LARGE)`;
+# aws-cdk-lib aws_ec2, InstanceClass and InstanceSize): a literal, whose class and size evidence._enum_types reads.
+CDK_OF = re.compile(
+    r"(?:\w+\.)*InstanceType\.of\(\s*(?:\w+\.)*InstanceClass\.([A-Z][A-Z0-9_]*)\s*,\s*"
+    r"(?:\w+\.)*InstanceSize\.([A-Z][A-Z0-9_]*)\s*\)"
 )
 
 
 def _readable(value: str, more: str, assigned: Mapping[str, list[str]], sdk: bool) -> bool:
     """Whether a launch's type argument is a literal (or resolves to one); one built by `+` is read only when
     every part is a literal (`'p5.' + '48xlarge'`; `'p5.' + size` is built at run time)."""
-    if _CDK_OF.fullmatch(value.strip()):
+    if CDK_OF.fullmatch(value.strip()):
         return True
     if more.strip():
         parts = [value, *re.split(r"\s*\+\s*", more.strip().lstrip("+").strip())]
