@@ -171,8 +171,16 @@ _KIND_VALUES = frozenset({"gpu", "tpu", "neuron", "inferenceaccelerator", "accel
 VISIBLE = frozenset({"nvidia_visible_devices", "cuda_visible_devices", "nvidia_driver_capabilities"})
 # Karpenter's instance-category values of accelerated families (EC2 naming: g, p, inf, trn, dl, gr, vt, f).
 _ACCELERATED_CATEGORIES = frozenset({"g", "p", "inf", "trn", "dl", "gr", "vt", "f"})
+# The one list of file extensions of code a tool runs or deploys (scripts, programs, infrastructure as code), and
+# of the documents beside it a command may name: `_CODE` (what a folder's walk reads), `_PATH_TOKEN` (what a
+# command names) and model._SCRIPT (what a record holding a file runs) are built from them.
+CODE_EXTENSIONS = (
+    "py", "sh", "bash", "js", "mjs", "cjs", "ts", "go", "rb", "java", "kt", "rs", "cs", "scala", "ps1",
+    "tf", "tfvars", "hcl", "bicep",
+)  # fmt: skip
+DOCUMENT_EXTENSIONS = ("yaml", "yml", "json", "toml", "template", "txt")
 _CODE = re.compile(
-    r"\.(py|js|mjs|ts|sh|go|rb|java|kt|rs|cs|scala|ya?ml|json|tf|tfvars|hcl|bicep|ps1)$|(?:^|/)(?:makefile|dockerfile)$",
+    rf"\.(?:{'|'.join(CODE_EXTENSIONS)}|ya?ml|json)$|(?:^|/)(?:makefile|dockerfile)$",
     re.I,
 )
 # A project's build manifest: a command naming one builds and runs the project's code.
@@ -775,9 +783,18 @@ def _sizes(key: str) -> bool:
 
 # GPU model stems inside a longer token: a count before (`8x`, `8`) or after (`x8`), or a fabric suffix (`ib`,
 # `sxm`), never letters on both sides (`bl4ck`).
-_GLUED_GPU = re.compile(
-    r"(?:^|\d|x)(h100|h200|h800|b200|b300|gb200|gb300|a100|a800|l40s|mi300x|mi325x|mi250x|mi355x)(?=$|x|\d|ib|sxm|pcie|nvl)"
-)
+# The registry's models (gpusizer/data/gpus.yaml) and accelerators it does not price yet (AMD Instinct, Blackwell
+# superchips, China-market Hopper/Ampere parts), as four-character-or-longer stems.
+_UNPRICED_MODELS = ("h800", "a800", "b300", "gb200", "gb300", "mi250x", "mi300x", "mi325x", "mi355x")
+
+
+@functools.cache
+def _glued_gpu() -> re.Pattern[str]:
+    stems = {g.split("-")[0].lower() for g in hardware.load_gpus()} | set(_UNPRICED_MODELS)
+    alternation = "|".join(sorted((x for x in stems if len(x) >= 4), key=len, reverse=True))
+    return re.compile(rf"(?:^|\d|x)({alternation})(?=$|x|\d|ib|sxm|pcie|nvl)")
+
+
 _GPU_TOKEN = re.compile(r"^(?:gpus?\d*|[a-z]*gpu[a-z]?\d*)$")  # `gpu3`, `vgpu`, Exoscale's `gpua5000`
 
 
@@ -808,7 +825,7 @@ def _names_a_gpu(value: str) -> bool:
         return True
     # a cloud's accelerator name (`nvidia-l4`, `nvidia-tesla-t4`: two-letter models only beside their maker), or a
     # model glued to a count or a suffix (`8xh100ib`, `8H100.80S`, `h100x8`)
-    return bool(_ACCELERATOR_NAME.match(normal(value))) or any(_GLUED_GPU.search(t) for t in tokens)
+    return bool(_ACCELERATOR_NAME.match(normal(value))) or any(_glued_gpu().search(t) for t in tokens)
 
 
 def _literals(expression: str) -> list[str]:
@@ -913,8 +930,6 @@ def _base64(s: str, shortest: int = 24) -> str | None:
 # A type-shaped token with a placeholder another engine fills (`p${var.gen}.48xlarge`, `p{{ gen }}.48xlarge`,
 # `Standard_ND${gen}isr_H100_v5`, `p%s.48xlarge`).
 _PLACEHOLDER_TOKEN = re.compile(r"(?<![\w.-])[\w.-]*(?:" + shell.PLACEHOLDER.pattern + r")[\w.${}%-]*", re.I)
-# Family prefixes only accelerated EC2 families begin with (p, g, inf, trn, dl: accelerator_families.yaml).
-_ACCELERATED_PREFIX = ("p", "g", "inf", "trn", "dl")
 
 
 def templated_type(token: str, loose: bool) -> str | None:
@@ -927,7 +942,7 @@ def templated_type(token: str, loose: bool) -> str | None:
     if _names_a_gpu(wild.replace("*", "-")):
         return f"{token} (names a GPU, with a placeholder filled when deployed)"
     prefix = wild.split("*", 1)[0]
-    if not loose and not (prefix and prefix.rstrip(".-") in _ACCELERATED_PREFIX):
+    if not loose and not (prefix and prefix.rstrip(".-") in _ACCELERATED_CATEGORIES):
         return None
     fams = wildcard_families(wild)
     return f"{token} (a type filled in when deployed; it admits {', '.join(fams[:4])})" if fams else None
@@ -963,8 +978,7 @@ def requests_in_text(text: str) -> list[str]:
     plain = shell.plain(text)
     if not _REQUEST_IN_TEXT.search(plain):
         return []
-    commands = re.split(r"[\n;|&]", re.sub(r"\\\r?\n", " ", shell.calls_joined(plain)))
-    asking = "\n".join(c for c in commands if not _read_only(c))
+    asking = "\n".join(c for c in _command_lines(plain) if not _read_only(c))
     return list(dict.fromkeys(m.group(0) for m in _REQUEST_IN_TEXT.finditer(asking)))
 
 
@@ -1025,6 +1039,13 @@ def _only_reads(text: str) -> bool:
     return bool(_READING.search(text)) and not _WRITES.search(text) and not shell.launches_from_template(text)
 
 
+def _command_lines(text: str) -> list[str]:
+    """`text` a command at a time, for the readers that judge each command on its own: continued lines and a
+    call's arguments joined, split at a newline, `;`, `&&`, `||` and also at a pipe (each side of a pipe is a
+    command of its own to them: `kubectl get ... | grep nvidia.com/gpu` reads on both sides)."""
+    return re.split(r"[\n;|&]", re.sub(r"\\\r?\n", " ", shell.calls_joined(text)))
+
+
 def _read_only(command: str) -> bool:
     """Whether a command (or an SDK call) only reads, prints or stops (`_READS`), and launches nothing: a line
     that also holds a launch (`run_instances(..., ImageId=describe_images(...))`) is read."""
@@ -1070,7 +1091,7 @@ def in_text(text: str) -> list[str]:
         re.sub(r"\\\r?\n", " ", shell.calls_joined(text).lower()).replace('"', "").replace("'", "").replace(":-", ":- ")
     )
     joined = re.sub(r"(?<![a-z0-9-])ml\.(?=[a-z][a-z0-9-]*\.)", "", joined)
-    low = "\n".join(c for c in re.split(r"[\n;|&]", joined) if not _read_only(c))
+    low = "\n".join(c for c in _command_lines(joined) if not _read_only(c))
     fam = families()
     out = []
 
@@ -1094,7 +1115,7 @@ def in_text(text: str) -> list[str]:
         if accelerated_type(m.group(0)) and asks(m):
             out.append(m.group(0))
     # (enum constants are read in the text's own case, from the commands that are not read-only or comments)
-    out += _enum_types("\n".join(c for c in re.split(r"[\n;|&]", text) if not _read_only(c)))
+    out += _enum_types("\n".join(c for c in _command_lines(text) if not _read_only(c)))
     if "*" in low:
         out += [
             f"{m.group(0)} admits {', '.join(w[:4])}"
@@ -1159,8 +1180,7 @@ def _environment(props) -> dict[str, str]:
 
 
 _PATH_TOKEN = re.compile(
-    r"(?<![\w/.=-])((?:/|\./|\.\./)?[\w.-]+(?:/[\w.-]+)*\.(?:ya?ml|json|sh|py|tf|tfvars|template|txt|bicep|hcl|ps1|"
-    r"js|mjs|cjs|ts|go|rb|java|kt|rs|cs|scala|toml))\b"
+    rf"(?<![\w/.=-])((?:/|\./|\.\./)?[\w.-]+(?:/[\w.-]+)*\.(?:{'|'.join(CODE_EXTENSIONS + DOCUMENT_EXTENSIONS)}))\b"
     r"|(?:-chdir=|--chart[= ]|helm\s+upgrade\s+--install\s+\S+\s+|helm\s+install\s+\S+\s+|make\s+-C\s*|\s-k\s+|"
     r"--kustomize[= ]|--cwd[= ]|--dir[= ]|-C\s+|\bchart:\s*|-var-file[= ]|\bgo\s+run\s+|\bpython3?\s+(?:-u\s+)?|"
     r"--manifest-path[= ](?=\S*Cargo\.toml)|--project-dir[= ])"

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import functools
 import hashlib
 import json
 import math
@@ -264,6 +265,24 @@ def _semver(version) -> tuple[int, ...]:
     return tuple(int(x) for x in re.findall(r"\d+", str(version).split("-")[0])[:3]) or (0,)
 
 
+def _merged_under(dst: dict, src) -> dict:
+    """Sprig's `merge`: `src` fills what `dst` lacks, mappings merged deeply, `dst` winning (Sprig docs, "Dictionaries
+    and Dict Functions": merge, which uses mergo without overwrite; read 2026-11-26)."""
+    out = dict(dst)
+    for k, x in (src or {}).items():
+        if isinstance(out.get(k), dict) and isinstance(x, Mapping):
+            out[k] = _merged_under(out[k], x)
+        elif k not in out:
+            out[k] = x
+    return out
+
+
+def _go_replacement(repl: str) -> str:
+    """Go's regexp replacement (`$1`, `${1}`, `${name}`) as Python's `re.sub` reads one (`\\g<1>`)."""
+    repl = repl.replace("\\", "\\\\")
+    return re.sub(r"\$\{(\w+)\}|\$(\w+)", lambda m: f"\\g<{m.group(1) or m.group(2)}>", repl)
+
+
 def _semver_compare(constraint, version) -> bool:
     """Masterminds semver for the one-clause constraints charts use (`>=1.19-0`, `<1.22`)."""
     m = re.fullmatch(r"\s*(>=|<=|>|<|=|==|!=|\^|~)?\s*v?([\d.]+)(?:-[\w.]+)?\s*", str(constraint))
@@ -316,9 +335,9 @@ _FUNCTIONS.update(
         "join": lambda sep, xs: _text(sep).join(_text(x) for x in (xs or [])),
         "splitList": lambda sep, s: _text(s).split(_text(sep)),
         "keys": lambda m: sorted(m) if isinstance(m, Mapping) else [],
-        "merge": lambda dst, *srcs: {**{k: v for src in reversed(srcs) for k, v in (src or {}).items()}, **(dst or {})},
+        "merge": lambda dst, *srcs: functools.reduce(_merged_under, srcs, dict(dst or {})),
         "toYamlPretty": _to_yaml,
-        "regexReplaceAll": lambda pat, s, repl: re.sub(pat, repl.replace("$", "\\"), _text(s)),
+        "regexReplaceAll": lambda pat, s, repl: re.sub(pat, _go_replacement(_text(repl)), _text(s)),
         "regexMatch": lambda pat, s: re.search(pat, _text(s)) is not None,
         "add": lambda *xs: sum(int(x) for x in xs),
         "sub": lambda a, b: int(a) - int(b),

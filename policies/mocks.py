@@ -47,20 +47,13 @@ def _catalog_zones(instance_type: str) -> frozenset[str]:
     return frozenset(o.zone for o in gpusizer.load_catalog().offers if o.instance_type == instance_type and o.zone)
 
 
-@functools.cache
-def declared_outputs(token: str) -> frozenset[str]:
-    """The output properties (engine names) the provider SDK's class declares for a resource type
-    ("gcp:compute/regionInstanceGroupManager:RegionInstanceGroupManager" -> targetSize, selfLink, ...),
-    read from its `pulumi.getter`s; empty when the class is not found (a component, another SDK).
-
-    A first preview does not create anything: the engine hands stack policies a new resource's inputs
-    with every other declared output unknown (a provider computes them at create), so a rule reading
-    one (a group's targetSize left to its autoscaler) must cope with an unknown there.
-    """
+def _sdk_properties(token: str, suffix: str = "") -> frozenset[str]:
+    """The properties (engine names, from `pulumi.getter`s) the provider SDK's class `<Class><suffix>` declares
+    for a resource type, its bases' included; empty when the class is not found (a component, another SDK)."""
     pkg, module, cls = (token.split(":") + ["", ""])[:3]
     for fqn in (f"pulumi_{pkg}.{module.split('/')[0]}", f"pulumi_{pkg}.{module.replace('/', '.')}"):  # aws/gcp, k8s
         try:
-            klass = getattr(importlib.import_module(fqn), cls)
+            klass = getattr(importlib.import_module(fqn), cls + suffix)
         except (ImportError, AttributeError, ValueError):
             continue
         return frozenset(
@@ -73,21 +66,21 @@ def declared_outputs(token: str) -> frozenset[str]:
 
 
 @functools.cache
+def declared_outputs(token: str) -> frozenset[str]:
+    """The output properties the provider SDK's class declares for a resource type
+    ("gcp:compute/regionInstanceGroupManager:RegionInstanceGroupManager" -> targetSize, selfLink, ...).
+
+    A first preview does not create anything: the engine hands stack policies a new resource's inputs
+    with every other declared output unknown (a provider computes them at create), so a rule reading
+    one (a group's targetSize left to its autoscaler) must cope with an unknown there.
+    """
+    return _sdk_properties(token)
+
+
+@functools.cache
 def declared_inputs(token: str) -> frozenset[str]:
-    """The input properties (engine names) the provider SDK's `<Class>Args` declares for a resource type; empty
-    when it is not found."""
-    pkg, module, cls = (token.split(":") + ["", ""])[:3]
-    for fqn in (f"pulumi_{pkg}.{module.split('/')[0]}", f"pulumi_{pkg}.{module.replace('/', '.')}"):
-        try:
-            klass = getattr(importlib.import_module(fqn), f"{cls}Args")
-        except (ImportError, AttributeError, ValueError):
-            continue
-        return frozenset(
-            p.fget._pulumi_name
-            for p in vars(klass).values()
-            if isinstance(p, property) and hasattr(p.fget, "_pulumi_name")
-        )
-    return frozenset()
+    """The input properties the provider SDK's `<Class>Args` declares for a resource type."""
+    return _sdk_properties(token, "Args")
 
 
 # Inputs a provider computes when they are not given, that the rules count with: a group's target or desired

@@ -108,7 +108,7 @@ RECORDS = (
 
 # a script, code or infrastructure-as-code file a record holds (`data.run.sh`, a bucket object's code archive
 # `source.path<index.py>`, a Terraform or Packer file `main.tf`, `gpu.pkr.hcl`): what it asks for is launched
-_SCRIPT = re.compile(r"\.(?:sh|bash|py|js|mjs|ts|go|rb|ps1|tf|tfvars|hcl)(?:$|[.<>\[])")
+_SCRIPT = re.compile(rf"\.(?:{'|'.join(evidence.CODE_EXTENSIONS)})(?:$|[.<>\[])")
 
 
 def records(resource_type: str) -> bool:

@@ -14,7 +14,7 @@ import textwrap
 
 import pytest
 
-from gpusizer.policies import offline
+from gpusizer.policies import gotemplate, offline
 from tests.policies import cases
 from tests.policies.test_gate import SECURE, R, gpu_findings, mandatory
 from tests.policies.test_gate_more import BUDGET, L4_DEP
@@ -628,3 +628,13 @@ def test_a_dra_request_selecting_a_gpu_model_by_cel_is_evidence(pack_stub, expre
     }
     found = mandatory(pack_stub, [R("kubernetes:resource.k8s.io/v1beta1:ResourceClaim", "c", claim)])
     assert any(p == "gpusizer-gpu-evidence" for p, _ in found) == blocked, found
+
+
+def test_sprig_merge_and_regex_replace_render_as_helm_renders_them():
+    """Sprig's `merge` is deep with the destination winning; Go's `regexReplaceAll` takes `${1}` groups."""
+    tree = gotemplate.parse(
+        '{{ $m := merge (dict "a" (dict "x" 1)) (dict "a" (dict "y" 2) "b" 3) }}{{ $m.a.x }}{{ $m.a.y }}{{ $m.b }}'
+        ' {{ regexReplaceAll "(l)(4)" "nvidia-l4" "${2}${1}" }}',
+        {},
+    )
+    assert gotemplate.Renderer({}, {}).render(tree, {}) == "123 nvidia-4l"
