@@ -28,7 +28,14 @@ from collections.abc import Mapping
 # A type field: the instance, machine or accelerator type an engine launches (a `.$` suffix is a Step Functions
 # path or intrinsic for that field).
 TYPE_FIELD = re.compile(r"^(?:instance_?types?|machine_?type|accelerator_?type|node_?type|instance_?class)$", re.I)
-MOST = 32  # values one expression is expanded into (every branch and mapping key); past it, unreadable
+# Values one expression is expanded into (every branch and mapping key): a template's mapping has a row per
+# environment or region (tens); past it the expression is judged unreadable, as a type computed when deployed.
+MOST = 32
+# (Nesting bounds: intrinsics nest a few deep in real templates and a document a few tens; deeper is a crafted
+# input, judged unreadable rather than walked.)
+_CALL_DEPTH = 20
+_DOC_DEPTH = 60
+SHOWN = 60  # characters of an unreadable expression shown in the finding (its reason follows it)
 _OPEN = object()  # an expression whose value is known only when deployed
 _FN = re.compile(r"^(?:Ref|Condition|Fn::[A-Za-z]+)$")
 _DYNAMIC = re.compile(r"\{\{resolve:[^}]*\}\}")
@@ -88,7 +95,7 @@ class _Template:
 
     def values(self, x, depth: int = 0) -> list:
         """Every value `x` may take when deployed (`_OPEN` for one unknown until then)."""
-        if depth > 20:
+        if depth > _CALL_DEPTH:
             return [_OPEN]
         fn = intrinsic(x)
         if fn is None:
@@ -100,7 +107,7 @@ class _Template:
             out = self._call(fn, arg, depth + 1)
         except (TypeError, ValueError, IndexError, KeyError):
             out = [_OPEN]
-        return out[:MOST] if len(out) <= MOST else [_OPEN]
+        return out if len(out) <= MOST else [_OPEN]
 
     def text(self, s: str):
         """A literal string as the engine reads it: a dynamic reference is resolved only when deployed, and a
@@ -211,13 +218,13 @@ def resolved(doc, given: Mapping[str, str] | None = None) -> tuple[object, list[
     opened: list[tuple[str, str]] = []
 
     def walk(x, path: str, depth: int):
-        if depth > 60:
+        if depth > _DOC_DEPTH:
             return x
         if intrinsic(x) is not None:
             vals = t.values(x)
             known = [v for v in vals if v is not _OPEN]
             if len(known) < len(vals) and TYPE_FIELD.match(path.rsplit(".", 1)[-1].removesuffix(".$")):
-                opened.append((path, str(x)[:120]))
+                opened.append((path, str(x)[:SHOWN]))
             return known[0] if len(known) == 1 else known
         if isinstance(x, Mapping):
             out = {}
@@ -229,7 +236,7 @@ def resolved(doc, given: Mapping[str, str] | None = None) -> tuple[object, list[
                     v = _step_functions(val)
                     if v is _OPEN:
                         if TYPE_FIELD.match(base):
-                            opened.append((here, val[:120]))
+                            opened.append((here, val[:SHOWN]))
                         out[k] = val
                     else:
                         out[base] = v
@@ -240,13 +247,13 @@ def resolved(doc, given: Mapping[str, str] | None = None) -> tuple[object, list[
             return [walk(val, f"{path}[{i}]", depth + 1) for i, val in enumerate(x)]
         if isinstance(x, str) and x.strip().startswith("{%") and x.strip().endswith("%}"):
             if TYPE_FIELD.match(path.rsplit(".", 1)[-1]):  # a JSONata expression (Step Functions): known when run
-                opened.append((path, x[:120]))
+                opened.append((path, x[:SHOWN]))
             return x
         if isinstance(x, str) and ("{{" in x):
             v = t.text(x)
             if v is _OPEN:
                 if TYPE_FIELD.match(path.rsplit(".", 1)[-1]):
-                    opened.append((path, x[:120]))
+                    opened.append((path, x[:SHOWN]))
                 return x
             return v
         return x

@@ -99,7 +99,8 @@ _OWN_KEYS = frozenset(
 )
 # Step Functions' AWS SDK integrations that read or stop (Step Functions Developer Guide, "AWS SDK service
 # integrations": arn:aws:states:::aws-sdk:<service>:<apiAction>).
-_SFN_READS = re.compile(r":aws-sdk:[a-z0-9]+:(?:describe|list|get|stop|terminate|delete)[A-Za-z]*$", re.I)
+_READ_VERBS = r"describe|list|get|stop|terminate|reboot|delete"  # what reads, or takes capacity away
+_SFN_READS = re.compile(rf":aws-sdk:[a-z0-9]+:(?:{_READ_VERBS})[A-Za-z]*$", re.I)
 _EXCLUDING = re.compile(r"exclud|tolerat|antiaffinity|anti_affinity", re.I)
 # Metadata that records, never provisions: tags, resource labels, annotations, descriptions.
 METADATA = frozenset(
@@ -210,6 +211,13 @@ _RUNS_FOLDER = re.compile(
 COMMANDED = "<command>"  # marks the path of a template a command in text launches from
 MAX_DOCUMENT = 1_000_000  # characters of an embedded YAML/JSON document read (a manifest bundle fits)
 MAX_NODES = 200_000  # values walked per resource: a larger property tree is itself a finding
+# Bounds on what one value or one command makes the pack read. A type value is a short token (a placeholder type is
+# under `_VALUE` characters); an ARM or program expression that builds one is a line (`_EXPRESSION`); a folder a
+# tool deploys is read for its first `_FOLDER_FILES` code files (a function or a small IaC project: larger is a
+# repository the pack does not read whole), and a command names at most 5 more files.
+_VALUE = 120
+_EXPRESSION = 1000
+_FOLDER_FILES = 20
 
 
 @dataclasses.dataclass(frozen=True)
@@ -574,7 +582,7 @@ class _Walk:
         for t in in_text(s) + shell.unreadable_launches(s, self.env):
             self.add(where, "mention", f"{t} (in the dynamic provider's code)")
         try:
-            blob = base64.b64decode("".join(s.split()), validate=False)[: MAX_DOCUMENT * 4]
+            blob = base64.b64decode("".join(s.split()), validate=False)[: MAX_DOCUMENT * 4]  # a pickle: 4 bytes a char
         except ValueError:
             return
         words = [t.decode("ascii").strip() for t in re.findall(rb"[\x20-\x7e]{4,}", blob)]
@@ -608,12 +616,16 @@ class _Walk:
             if wild:
                 self.add(where, "type", f"{s.strip()} admits {', '.join(wild[:4])}")
                 return
-        if len(s) < 120 and shell.PLACEHOLDER.search(s) and not any(c.isspace() for c in shell.PLACEHOLDER.sub("", s)):
+        if (
+            len(s) < _VALUE
+            and shell.PLACEHOLDER.search(s)
+            and not any(c.isspace() for c in shell.PLACEHOLDER.sub("", s))
+        ):
             t = templated_type(s, loose)
             if t:
                 self.add(where, "type", t)
                 return
-        if s.startswith("[") and s.endswith("]") and "(" in s and len(s) < 1000:
+        if s.startswith("[") and s.endswith("]") and "(" in s and len(s) < _EXPRESSION:
             # an ARM template expression (`[if(equals(parameters('env'), 'prod'), 'Standard_ND96asr_v4', ...)]`):
             # any literal it holds may be its value
             for lit in _literals(s):
@@ -621,7 +633,7 @@ class _Walk:
                 if t or (_sizes(last) and _names_a_gpu(lit)):
                     self.add(where, "type", f"{t or lit} (a value the ARM expression {s[:50]}... may take)")
                     return
-        computed = shell.evaluated(s) if "(" in s and len(s) < 400 else s  # (an expression, not a document)
+        computed = shell.evaluated(s) if "(" in s and len(s) < _EXPRESSION else s  # (an expression, not a document)
         if computed != s:  # an expression of literals (`[concat('Standard_NC', '24ads_A100_v4')]`), computed
             value = computed.strip().strip("[]").strip("'\"")
             t = accelerated_type(value, loose=loose)
@@ -1222,7 +1234,7 @@ def code_of(props, base: pathlib.Path) -> list[str]:
     out: list[str] = []
     bases = _bases(props, base)
     stack, seen, done = [props], 0, set()
-    while stack and seen < 10_000:
+    while stack and seen < MAX_NODES:
         x, seen = stack.pop(), seen + 1
         if isinstance(x, Mapping):
             if x.get(v.SIG_KEY) in (v.ASSET_SIG, v.ARCHIVE_SIG) and isinstance(x.get("path"), str):
@@ -1280,9 +1292,9 @@ def _local_files(text: str, bases: list[pathlib.Path]) -> list[pathlib.Path]:
         try:
             out += [
                 f
-                for f in sorted(bases[0].rglob("*"))[:400]
+                for f in sorted(bases[0].rglob("*"))[: _FOLDER_FILES * 20]
                 if f.is_file() and _CODE.search(f.name) and f.stat().st_size <= MAX_DOCUMENT
-            ][:20]
+            ][:_FOLDER_FILES]
         except OSError:
             pass
     for m in _PATH_TOKEN.finditer(text):
@@ -1301,4 +1313,4 @@ def _local_files(text: str, bases: list[pathlib.Path]) -> list[pathlib.Path]:
             out += [f for f in found if f not in out]
             if found:
                 break
-    return out[:25]
+    return out[: _FOLDER_FILES + 5]

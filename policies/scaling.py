@@ -397,7 +397,7 @@ def _segments(text: str) -> list[str]:
     text = _arithmetic(text.lower())
     out = shell.commands(shell.calls_joined(text, blocks=True))
     stack: list = evidence.documents(text)
-    while stack and len(out) < 5_000:
+    while stack and len(out) < 5_000:  # a runbook's steps number in tens: more is not a resize document
         x = stack.pop()
         if isinstance(x, dict):
             out.append(json.dumps(x, default=str))

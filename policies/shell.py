@@ -132,7 +132,7 @@ _ADJACENT = re.compile(r"\(\s*([\"'])([^\"'\n]*)\1\s+([\"'])([^\"'\n]*)\3")
 def joined_literals(text: str) -> str:
     """String literals a program concatenates, as one (`'run_' + 'instances'` is `'run_instances'`,
     `('p5' '.48xlarge')` is `('p5.48xlarge')`)."""
-    for _ in range(8):  # `'a' + 'b' + 'c'`: one join per pass
+    for _ in range(8):  # `'a' + 'b' + 'c'`: one join per pass; eight parts is more than code writes by hand
         joined = _CONCATENATED.sub(lambda m: m.group(1) + m.group(2) + m.group(4) + m.group(1), text)
         joined = _ADJACENT.sub(lambda m: "(" + m.group(1) + m.group(2) + m.group(4) + m.group(1), joined)
         if joined == text:

@@ -339,7 +339,11 @@ RESIZES = {
 def test_a_resize_or_launch_written_as_code_counts(pack_stub, tmp_path, case):
     assert mandatory(pack_stub, [L4_LT, L4_ASG], BUDGET) == []
     rows = [L4_LT, L4_ASG, *RESIZES[case](tmp_path)]
-    assert gpu_findings(pack_stub, rows, BUDGET), case
+    found = mandatory(pack_stub, rows, BUDGET)
+    # a resize is over the budget; a launch from the template is one gpusizer cannot count or price
+    assert any(
+        p == "gpusizer-gpu-budget" or (p == "gpusizer-no-overprovisioning" and "launches" in m) for p, m in found
+    ), (case, found)
 
 
 @pytest.mark.parametrize(
@@ -544,7 +548,10 @@ def test_a_size_flag_naming_a_gpu_counts_on_any_cloud(pack_stub, command):
 )
 def test_the_files_a_command_deploys_are_read(pack_stub, tmp_path, command, files):
     found = gpu_findings(pack_stub, _cmd(command, dir=_files(tmp_path, files)))
-    assert found, (command, found)
+    assert any(t in m for m in found for t in ("p5.48xlarge", "p4d.24xlarge", "nvidia.com/gpu", "H100")), (
+        command,
+        found,
+    )
 
 
 def test_a_gpu_request_in_a_script_kept_as_data_counts(pack_stub):
@@ -601,7 +608,7 @@ def test_a_type_read_from_an_offline_secret_is_unknown_not_a_pass(pack_stub):
         {"instanceType": offline.SECRET_PLACEHOLDER, "ami": "ami-1", "tags": {cases.REQ: "20"}, **SECURE},
     )
     found = gpu_findings(pack_stub, [inst])
-    assert found, found
+    assert any("instanceType" in m and "sizing requirement" in m for m in found), found
 
 
 @pytest.mark.parametrize(

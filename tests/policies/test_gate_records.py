@@ -118,7 +118,8 @@ def test_what_names_watches_or_measures_gpus_passes(pack_stub, case):
 
 def test_the_gpu_ami_type_of_a_right_sized_node_group_passes(pack_stub):
     """EKS's AL2_x86_64_GPU and AL2023_x86_64_NVIDIA AMI types pick the image GPU nodes boot; the group's
-    instance types are what it launches (one L4, 22.05 GiB: 18 GiB needed passes)."""
+    instance types are what it launches (one L4: 22.35 GiB as the catalog lists g6.xlarge's, EC2 DescribeInstanceTypes;
+    0.90 of it holds the 18 GiB needed)."""
     for ami in ("AL2_x86_64_GPU", "AL2023_x86_64_NVIDIA"):
         ng = R(
             "aws:eks/nodeGroup:NodeGroup",
@@ -175,3 +176,24 @@ def test_a_gpu_field_outside_a_measuring_folder_still_counts(pack_stub):
         },
     )
     assert any(p == "gpusizer-gpu-evidence" for p, _ in mandatory(pack_stub, [rel]))
+
+
+def test_an_event_target_that_starts_gpu_work_still_counts(pack_stub):
+    """The blocked twin of the event-rule control: a rule's target runs an ECS task with 8 GPUs per container."""
+    target = R(
+        "aws:cloudwatch/eventTarget:EventTarget",
+        "t",
+        {
+            "rule": "nightly",
+            "arn": "arn:aws:ecs:us-east-1:123456789012:cluster/gpu",
+            "roleArn": ROLE,
+            "ecsTarget": {
+                "taskDefinitionArn": "arn:aws:ecs:us-east-1:123456789012:task-definition/ft:1",
+                "taskCount": 16,
+            },
+            "input": json.dumps(
+                {"containerOverrides": [{"name": "ft", "resourceRequirements": [{"type": "GPU", "value": "8"}]}]}
+            ),
+        },
+    )
+    assert any(p == "gpusizer-gpu-evidence" for p, _ in mandatory(pack_stub, [target]))
