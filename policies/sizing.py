@@ -87,6 +87,13 @@ class Findings:
         return self.out
 
 
+def _gpus(offer) -> str:
+    """An offer's GPUs as a reader counts them: `1 x L4`, or the share of one for a fractional GPU (g6f.large is
+    1/8 of an L4: `0.125 x L4`)."""
+    share = offer.gpu_count * offer.gpu_fraction
+    return f"{share:g} x {offer.gpu}" + (" (a fraction of one GPU)" if share < 1 else "")
+
+
 def over_memory(r: res.GpuResource, max_ratio: float, need: float | None = None) -> list[str]:
     """GPU memory above max_ratio x the requirement while a cheaper adequate catalog offer exists
     (memory alone: whatever the resource says set its size). The requirement is `need` when given
@@ -111,7 +118,7 @@ def over_memory(r: res.GpuResource, max_ratio: float, need: float | None = None)
         shown = f"{ratio:.0f}" if round(ratio) > max_ratio else f"{ratio:.2f}"  # never "(2x, limit 2x)"
         return [
             f"{s.capacity.label} = {s.capacity.total_gib:,.0f} GiB for a {need:g} GiB requirement ({shown}x, "
-            f"limit {max_ratio:g}x); {cheaper.instance_type} ({cheaper.gpu_count} x {cheaper.gpu}, "
+            f"limit {max_ratio:g}x); {cheaper.instance_type} ({_gpus(cheaper)}, "
             f"{cheaper.provider} {cheaper.region}) at ${cheaper.on_demand_usd:.2f}/h fits. "
             "To fix: size with gpusizer (gpusizer.components.GpuWorkload) or pick the cheaper offer"
         ]

@@ -700,3 +700,27 @@ def test_an_unnamed_kubernetes_object_has_the_name_the_provider_gives_it():
     (dep,) = [r for r in recorder.resources if r.typ == "kubernetes:apps/v1:Deployment"]
     name = dep.inputs["spec"]["template"]["spec"]["volumes"][0]["configMap"]["name"]
     assert isinstance(name, str) and name.startswith("conf")  # a name, as the provider's `conf-<suffix>` is
+
+
+def test_a_fractional_gpu_offer_is_named_as_a_fraction(pack_stub):
+    """One L4 for a 1 GiB smoke test: the cheaper offer named is g6f.large, 1/8 of an L4 (gpu_fraction 0.125 in
+    gpusizer/data/catalog/aws.csv), which the finding must not call a whole L4."""
+    dep = R(
+        "kubernetes:apps/v1:Deployment",
+        "smoke",
+        {
+            "metadata": {"name": "smoke", "annotations": {cases.K8S_REQ: "1"}},
+            "spec": {
+                "replicas": 1,
+                "template": {
+                    "metadata": {"annotations": {cases.K8S_REQ: "1"}},
+                    "spec": {
+                        "nodeSelector": {"nvidia.com/gpu.product": "NVIDIA-L4"},
+                        "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": 1}}}],
+                    },
+                },
+            },
+        },
+    )
+    found = [m for p, m in mandatory(pack_stub, [dep]) if p == "gpusizer-no-overprovisioning"]
+    assert any("g6f." in m and "x L4 (a fraction of one GPU)" in m for m in found), found
